@@ -1,0 +1,117 @@
+/* crashpoint.c - see crashpoint.h
+ *
+ * Counting is per process lifetime: a restarted cairnd starts from zero, so
+ * NAME:K always means "the K-th pass since this process started".
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "journal/crashpoint.h"
+
+bool crashpoint_active;
+
+static char crash_name[128];
+static long crash_k;
+static long crash_seen;
+static int count_fd = -1;
+
+static char fault_name[128];
+static long fault_k; /* 0 means every call */
+static int fault_errno = EIO;
+static long fault_seen;
+
+/* Parse "NAME:K[:ERRNO]". K may be '*' (returned as 0). */
+static int parse_spec (const char *spec,
+                       char *name,
+                       size_t namesz,
+                       long *k,
+                       int *errnum)
+{
+    const char *colon = strchr (spec, ':');
+    if (!colon || colon == spec || (size_t)(colon - spec) >= namesz)
+        return -1;
+    memcpy (name, spec, colon - spec);
+    name[colon - spec] = '\0';
+    const char *ks = colon + 1;
+    char *end;
+    if (ks[0] == '*') {
+        *k = 0;
+        end = (char *)ks + 1;
+    } else {
+        *k = strtol (ks, &end, 10);
+        if (end == ks || *k < 1)
+            return -1;
+    }
+    if (*end == ':' && errnum) {
+        long e = strtol (end + 1, &end, 10);
+        if (e <= 0)
+            return -1;
+        *errnum = (int)e;
+    }
+    return *end == '\0' ? 0 : -1;
+}
+
+void crashpoint_init (void)
+{
+    const char *s;
+
+    crash_name[0] = fault_name[0] = '\0';
+    if ((s = getenv ("CAIRN_CRASH_AT")) && *s) {
+        if (parse_spec (s, crash_name, sizeof (crash_name), &crash_k, NULL)
+                < 0
+            || crash_k == 0) {
+            fprintf (stderr, "cairn: ignoring malformed CAIRN_CRASH_AT=%s\n", s);
+            crash_name[0] = '\0';
+        }
+    }
+    if ((s = getenv ("CAIRN_FAULT")) && *s) {
+        if (parse_spec (s, fault_name, sizeof (fault_name), &fault_k,
+                        &fault_errno)
+            < 0) {
+            fprintf (stderr, "cairn: ignoring malformed CAIRN_FAULT=%s\n", s);
+            fault_name[0] = '\0';
+        }
+    }
+    if (count_fd < 0 && (s = getenv ("CAIRN_CRASH_COUNT")) && *s) {
+        count_fd = open (s, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+        if (count_fd < 0)
+            fprintf (stderr, "cairn: CAIRN_CRASH_COUNT=%s: %s\n", s,
+                     strerror (errno));
+    }
+    crashpoint_active = crash_name[0] || fault_name[0] || count_fd >= 0;
+}
+
+void crashpoint_pass (const char *name)
+{
+    int saved = errno;
+    if (count_fd >= 0) {
+        char line[160];
+        int n = snprintf (line, sizeof (line), "%s\n", name);
+        if (n > 0 && (size_t)n < sizeof (line))
+            (void)!write (count_fd, line, n);
+    }
+    if (crash_name[0] && strcmp (name, crash_name) == 0
+        && ++crash_seen == crash_k) {
+        kill (getpid (), SIGKILL);
+        pause ();
+    }
+    errno = saved;
+}
+
+int fault_inject (const char *name)
+{
+    if (!crashpoint_active)
+        return 0;
+    crashpoint_pass (name);
+    if (fault_name[0] && strcmp (name, fault_name) == 0) {
+        fault_seen++;
+        if (fault_k == 0 || fault_seen == fault_k)
+            return fault_errno;
+    }
+    return 0;
+}

@@ -1,0 +1,40 @@
+/* crashpoint.h - named crash points and fault injection.
+ *
+ * Every journal write and every side effect cairnd performs passes a named
+ * point (e.g. "journal.commit.after", "exec.spawn.before"). The points cost
+ * one predictable branch when no variable below is set.
+ *
+ * Environment (read once by crashpoint_init):
+ *   CAIRN_CRASH_AT=NAME:K     SIGKILL ourselves the K-th time NAME is passed
+ *                             (K counts from 1, in this process's lifetime).
+ *   CAIRN_CRASH_COUNT=FILE    append "NAME\n" to FILE each time a point is
+ *                             passed (O_APPEND, one write each), so a harness
+ *                             can enumerate (NAME, K) pairs.
+ *   CAIRN_FAULT=NAME:K[:ERRNO] make fault_inject(NAME) return ERRNO (default
+ *                             EIO) the K-th time it is called; K may be '*'
+ *                             for every time.
+ */
+#ifndef CAIRN_CRASHPOINT_H
+#define CAIRN_CRASHPOINT_H
+
+#include <stdbool.h>
+
+extern bool crashpoint_active;
+
+/* Read the environment. Safe to call more than once. */
+void crashpoint_init (void);
+
+/* Slow path of CRASHPOINT(); call the macro instead. */
+void crashpoint_pass (const char *name);
+
+#define CRASHPOINT(name)                                                       \
+    do {                                                                       \
+        if (crashpoint_active)                                                 \
+            crashpoint_pass (name);                                            \
+    } while (0)
+
+/* Return 0, or the errno value that CAIRN_FAULT asks this call of NAME to
+ * fail with. Fault points are also crash points (counted and crashable). */
+int fault_inject (const char *name);
+
+#endif /* CAIRN_CRASHPOINT_H */
