@@ -1,0 +1,28 @@
+# The programs. Each is added once its main file exists.
+set(CLI ${CMAKE_SOURCE_DIR}/src/cli)
+
+# cairn-shim links nothing but libc: it is spawned for every process.
+if(EXISTS ${CLI}/cairn-shim.c)
+  add_executable(cairn-shim ${CLI}/cairn-shim.c)
+  install(TARGETS cairn-shim DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/cairn)
+endif()
+
+if(TARGET cairn_exec AND EXISTS ${CLI}/cairnd.c)
+  add_executable(cairnd ${CLI}/cairnd.c)
+  target_link_libraries(cairnd PRIVATE cairn_exec)
+  install(TARGETS cairnd DESTINATION ${CMAKE_INSTALL_SBINDIR})
+endif()
+
+file(GLOB CAIRN_CMD_SRC CONFIGURE_DEPENDS ${CLI}/cmd_*.c)
+if(TARGET cairn_exec AND EXISTS ${CLI}/cairn.c)
+  add_executable(cairn ${CLI}/cairn.c ${CAIRN_CMD_SRC})
+  target_link_libraries(cairn PRIVATE cairn_exec)
+  install(TARGETS cairn DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
+
+file(GLOB CRASHTEST_SRC CONFIGURE_DEPENDS ${CLI}/crashtest*.c)
+if(TARGET cairn_exec AND CRASHTEST_SRC)
+  add_executable(cairn-crashtest ${CRASHTEST_SRC})
+  target_link_libraries(cairn-crashtest PRIVATE cairn_exec)
+  install(TARGETS cairn-crashtest DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
