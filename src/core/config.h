@@ -1,0 +1,159 @@
+/* config.h - cairnd's configuration.
+ *
+ * Pure: parses a jansson object, never reads a file (the daemon does).
+ *
+ * The file is one JSON object. Durations are Flux Standard Durations (a
+ * string such as "30", "2.5s", "5m", "1h", "1d", "inf") or a number of
+ * seconds; sizes are a non-negative integer of bytes or a string with a
+ * K, M or G suffix (powers of 1024: "64K", "512M", "2G"). Keys:
+ *
+ *   statedir (string), shim (string)
+ *   prolog   { command, per-rank, timeout, kill-timeout,
+ *              cancel-on-exception, tolerable-exit-codes }
+ *   epilog   { command, per-rank, timeout, kill-timeout,
+ *              cancel-on-exception }
+ *   exec     { job-shell, kill-timeout, max-kill-timeout, term-signal,
+ *              kill-signal, max-kill-count }
+ *   release-after (duration, or -1 / "-1")
+ *   output   { max-bytes }
+ *   journal  { max-size, retention }
+ *   limits   { max-request-size, max-ranks, max-connections, max-jobs }
+ *
+ * A command (prolog/epilog command, exec job-shell) may be null: not
+ * configured. See the field comments below for types, ranges and defaults.
+ */
+#ifndef CAIRN_CONFIG_H
+#define CAIRN_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <jansson.h>
+
+#include "core/error.h"
+
+struct perilog_config {
+    char **command;            /* NULL-terminated argv (non-empty array of
+                                  strings, argv[0] non-empty), or NULL when
+                                  not configured */
+    bool per_rank;             /* default false (Flux) */
+    double timeout;            /* seconds; 0 = none. prolog default 30m,
+                                  epilog default none; "0" and "inf" both
+                                  mean none (stored as 0) */
+    double kill_timeout;       /* seconds, finite and > 0; default 60 */
+    bool cancel_on_exception;  /* prolog default true, epilog false */
+    int *tolerable_exit_codes; /* prolog only (the epilog rejects the key);
+                                  sorted ascending, no duplicates, 1..255;
+                                  NULL when ntolerable is 0 */
+    size_t ntolerable;
+};
+
+struct exec_config {
+    char **job_shell;        /* NULL = run the jobspec's command directly;
+                                the file gives a string (one path, not
+                                split) or a non-empty array */
+    double kill_timeout;     /* seconds, finite and > 0; default 5 */
+    double max_kill_timeout; /* default 0 = same as kill_timeout (no
+                                back-off); else the interval between kill
+                                signals doubles up to this; must be 0 or
+                                >= kill_timeout */
+    int term_signal;         /* default SIGTERM */
+    int kill_signal;         /* default SIGKILL */
+    int max_kill_count;      /* default 8, >= 1 */
+};
+
+/* Everything that decides how a job runs. cairnd snapshots it into each
+ * job's first journal event, so a job finishes under the rules it started
+ * with even if the file changes before a restart.
+ */
+struct job_config {
+    struct perilog_config prolog;
+    struct perilog_config epilog;
+    struct exec_config exec;
+    double release_after;    /* -1 = release everything at the end
+                                (default); 0 = each rank as soon as it is
+                                done; > 0 seconds: timer from the first done
+                                rank, then each at once. Never inf. */
+    size_t output_max_bytes; /* per job cap on captured stdout/stderr
+                                journaled as log events; default 64 KiB */
+};
+
+struct cairn_config {
+    char *statedir; /* NULL = caller's default */
+    char *shim;     /* path of cairn-shim, NULL = default lookup */
+    struct job_config job;
+    size_t journal_max_size;  /* bytes, >= 1 MiB; default 1 GiB */
+    double journal_retention; /* seconds finished jobs are kept; default 7d;
+                                 0 = purge at once; INFINITY ("inf") =
+                                 keep forever */
+    size_t max_request_size;  /* bytes, >= 4 KiB; default 1 MiB */
+    size_t max_ranks;         /* per job, >= 1; default 65536 */
+    int max_connections;      /* >= 1; default 256 */
+    int max_jobs;             /* active jobs, >= 1; default 10000 */
+};
+
+/* Set every field of cfg to its default. Allocates nothing, so it cannot
+ * fail; cfg's previous contents are overwritten, not freed.
+ */
+void config_init (struct cairn_config *cfg);
+
+/* Free the memory cfg owns and zero it, so it can be config_init()ed
+ * again. Safe on a zeroed or config_init()ed struct and on NULL.
+ * Preserves errno.
+ */
+void config_free (struct cairn_config *cfg);
+
+/* Apply the keys present in o over cfg's current values (keys absent from
+ * o keep their values, so config_init() then config_parse() gives the
+ * defaults for what the file leaves out). Strict: an unknown key is an
+ * error naming its dotted path ("unknown key 'prolog.comand'"), and so is
+ * a wrong type or value ("prolog.timeout: invalid duration ...",
+ * "exec.max-kill-count: must be an integer >= 1").
+ * Returns 0, or -1 with errno = EINVAL (ENOMEM if out of memory) and a
+ * message in err; on error cfg is unchanged.
+ */
+int config_parse (struct cairn_config *cfg,
+                  const json_t *o,
+                  struct cairn_error *err);
+
+/* NULL-terminated list of every dotted key config_parse() accepts, e.g.
+ * "prolog.command", each once, in the order of the file description above.
+ * Static storage: do not free. Thread-safe.
+ */
+const char *const *config_keys (void);
+
+/* Set jc to the defaults (the job part of config_init()). Allocates
+ * nothing; jc's previous contents are overwritten, not freed.
+ */
+void job_config_init (struct job_config *jc);
+
+/* Free what jc owns and zero it. Safe on a zeroed or initialized struct
+ * and on NULL. Preserves errno.
+ */
+void job_config_free (struct job_config *jc);
+
+/* Deep-copy src into dst. dst is an output: its previous contents are
+ * overwritten, not freed, and it is only written on success. The caller
+ * frees dst with job_config_free(). Returns 0, or -1 with errno = ENOMEM.
+ */
+int job_config_copy (struct job_config *dst, const struct job_config *src);
+
+/* Encode jc as canonical JSON with the same keys as the file: "prolog",
+ * "epilog", "exec", "release-after", "output": {"max-bytes"}. Nothing is
+ * omitted: unset commands are null, durations are numbers of seconds,
+ * signals are names. Returns a new reference (caller decrefs), or NULL
+ * with errno = ENOMEM, or EINVAL if jc holds a value that cannot be
+ * encoded (a signal with no name, an infinite duration).
+ */
+json_t *job_config_encode (const struct job_config *jc);
+
+/* Decode an object as produced by job_config_encode() (the same strict
+ * rules as config_parse(); keys absent from o take their defaults, so an
+ * older snapshot still decodes). decode (encode (x)) equals x.
+ * jc is an output: overwritten (not freed) on success, untouched on error.
+ * Returns 0, or -1 with errno = EINVAL (ENOMEM) and a message in err.
+ */
+int job_config_decode (struct job_config *jc,
+                       const json_t *o,
+                       struct cairn_error *err);
+
+#endif /* CAIRN_CONFIG_H */

@@ -1,0 +1,742 @@
+/* job.c - a job's state as the fold of its events.
+ *
+ * Every function here is a step of the fold: it may only look at the event
+ * and the state built so far. Decisions live in job_decide.c; they emit
+ * events through job_emit(), which folds them here, so live operation and
+ * replay go through the very same code.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/eventlog.h"
+#include "core/job_private.h"
+
+struct job *job_create (uint64_t id)
+{
+    struct job *job = calloc (1, sizeof (*job));
+    if (!job)
+        return NULL;
+    job->id = id;
+    job->exc_wait_status = -1;
+    job_config_init (&job->cfg);
+    if (!(job->all = idset_create ()) || !(job->critical = idset_create ())
+        || !(job->marked = idset_create ())
+        || !(job->tolerated = idset_create ())
+        || !(job->run = idset_create ()) || !(job->cleanup = idset_create ())
+        || !(job->epilog_ranks = idset_create ())
+        || !(job->epilog_covered = idset_create ())
+        || !(job->done = idset_create ())
+        || !(job->released = idset_create ())
+        || !(job->drained = idset_create ())
+        || !(job->procidx = json_object ())) {
+        job_destroy (job);
+        errno = ENOMEM;
+        return NULL;
+    }
+    return job;
+}
+
+void job_destroy (struct job *job)
+{
+    if (!job)
+        return;
+    int saved = errno;
+    for (size_t i = 0; i < job->nprocs; i++) {
+        idset_destroy (job->procs[i].ranks);
+        free (job->procs[i].note);
+    }
+    free (job->procs);
+    json_decref (job->procidx);
+    idset_destroy (job->all);
+    idset_destroy (job->critical);
+    idset_destroy (job->marked);
+    idset_destroy (job->tolerated);
+    idset_destroy (job->run);
+    idset_destroy (job->cleanup);
+    idset_destroy (job->epilog_ranks);
+    idset_destroy (job->epilog_covered);
+    idset_destroy (job->done);
+    idset_destroy (job->released);
+    idset_destroy (job->drained);
+    rv1_destroy (job->R);
+    jobspec_destroy (job->jobspec);
+    job_config_free (&job->cfg);
+    free (job);
+    errno = saved;
+}
+
+struct job_proc *job_proc_lookup (struct job *job, const char *execid)
+{
+    json_t *o = execid ? json_object_get (job->procidx, execid) : NULL;
+    if (!o) {
+        errno = ENOENT;
+        return NULL;
+    }
+    return &job->procs[json_integer_value (o)];
+}
+
+/* ---- helpers for fold steps ---- */
+
+static int ctx_idset (json_t *ctx,
+                      const char *key,
+                      struct idset **set,
+                      struct cairn_error *err)
+{
+    const char *s;
+    if (json_unpack (ctx, "{s:s}", key, &s) < 0)
+        return errset (err, EINVAL, "missing %s", key);
+    if (strcmp (s, "all") == 0)
+        return errset (err, EINVAL, "%s: \"all\" is not expected here", key);
+    if (!(*set = idset_decode (s, err)))
+        return -1;
+    return 0;
+}
+
+/* Add ranks named by ctx[key] to set. */
+static int ctx_add_ranks (json_t *ctx,
+                          const char *key,
+                          struct idset *set,
+                          struct cairn_error *err)
+{
+    struct idset *ranks;
+    if (ctx_idset (ctx, key, &ranks, err) < 0)
+        return -1;
+    int rc = idset_add (set, ranks);
+    idset_destroy (ranks);
+    return rc;
+}
+
+static struct job_proc *ctx_proc (struct job *job,
+                                  json_t *ctx,
+                                  struct cairn_error *err)
+{
+    const char *execid;
+    struct job_proc *p;
+    if (json_unpack (ctx, "{s:s}", "execid", &execid) < 0) {
+        errset (err, EINVAL, "missing execid");
+        return NULL;
+    }
+    if (!(p = job_proc_lookup (job, execid))) {
+        errset (err, EINVAL, "unknown execid %s", execid);
+        return NULL;
+    }
+    return p;
+}
+
+static void mark_done (struct job *job, const struct idset *ranks, double t)
+{
+    if (idset_empty (ranks))
+        return;
+    idset_add (job->done, ranks);
+    if (job->t_first_done == 0)
+        job->t_first_done = t;
+}
+
+/* ---- fold steps, one per event name ---- */
+
+typedef int (*fold_f) (struct job *job,
+                       double t,
+                       json_t *ctx,
+                       struct cairn_error *err);
+
+static int fold_accept (struct job *job,
+                        double t,
+                        json_t *ctx,
+                        struct cairn_error *err)
+{
+    json_t *R, *jobspec, *config;
+    int userid;
+
+    if (job->R)
+        return errset (err, EINVAL, "accept: job already accepted");
+    if (json_unpack (ctx, "{s:i s:o s:o s:o}", "userid", &userid, "R", &R,
+                     "jobspec", &jobspec, "config", &config)
+        < 0)
+        return errset (err, EINVAL, "accept: missing userid/R/jobspec/config");
+    if (!(job->R = rv1_decode (R, err))
+        || !(job->jobspec = jobspec_decode (jobspec, err))
+        || job_config_decode (&job->cfg, config, err) < 0)
+        return errprefix (err, "accept");
+    idset_add (job->all, rv1_ranks (job->R));
+    idset_add (job->critical, job->all);
+    job->userid = userid;
+    job->expiration = rv1_expiration (job->R);
+    job->t_accept = t;
+    job->state = JOB_NEW;
+    return 0;
+}
+
+static int fold_prolog_start (struct job *job,
+                              double t,
+                              json_t *ctx,
+                              struct cairn_error *err)
+{
+    job->prolog_started = true;
+    job->state = JOB_PROLOG;
+    return 0;
+}
+
+static int fold_prolog_finish (struct job *job,
+                               double t,
+                               json_t *ctx,
+                               struct cairn_error *err)
+{
+    job->prolog_finished = true;
+    /* a `start` follows at once if the job goes on */
+    job->state = JOB_CLEANUP;
+    return 0;
+}
+
+static int fold_start (struct job *job,
+                       double t,
+                       json_t *ctx,
+                       struct cairn_error *err)
+{
+    job->started = true;
+    job->state = JOB_RUN;
+    return 0;
+}
+
+static int fold_finish (struct job *job,
+                        double t,
+                        json_t *ctx,
+                        struct cairn_error *err)
+{
+    if (json_unpack (ctx, "{s:i}", "status", &job->finish_status) < 0)
+        return errset (err, EINVAL, "finish: missing status");
+    job->finished = true;
+    job->state = JOB_CLEANUP;
+    return 0;
+}
+
+static int fold_epilog_start (struct job *job,
+                              double t,
+                              json_t *ctx,
+                              struct cairn_error *err)
+{
+    job->epilog_started = true;
+    return 0;
+}
+
+static int fold_epilog_finish (struct job *job,
+                               double t,
+                               json_t *ctx,
+                               struct cairn_error *err)
+{
+    job->epilog_finished = true;
+    return 0;
+}
+
+static int fold_exception (struct job *job,
+                           double t,
+                           json_t *ctx,
+                           struct cairn_error *err)
+{
+    const char *type;
+    int severity;
+    int ws = -1;
+    if (json_unpack (ctx, "{s:s s:i s?i}", "type", &type, "severity",
+                     &severity, "wait_status", &ws)
+        < 0)
+        return errset (err, EINVAL, "exception: missing type/severity");
+    if (severity == 0) {
+        if (!job->fatal)
+            snprintf (job->fatal_type, sizeof (job->fatal_type), "%s", type);
+        job->fatal = true;
+        if (strcmp (type, "timeout") == 0)
+            job->expired = true;
+        if (ws >= 0)
+            job->exc_wait_status = ws;
+    }
+    return 0;
+}
+
+static int fold_release (struct job *job,
+                         double t,
+                         json_t *ctx,
+                         struct cairn_error *err)
+{
+    int final = 0;
+    if (json_unpack (ctx, "{s:b}", "final", &final) < 0)
+        return errset (err, EINVAL, "release: missing final");
+    if (ctx_add_ranks (ctx, "ranks", job->released, err) < 0)
+        return errprefix (err, "release");
+    if (final)
+        job->final_released = true;
+    return 0;
+}
+
+static int fold_clean (struct job *job,
+                       double t,
+                       json_t *ctx,
+                       struct cairn_error *err)
+{
+    job->state = JOB_DONE;
+    job->t_clean = t;
+    return 0;
+}
+
+static int fold_drain (struct job *job,
+                       double t,
+                       json_t *ctx,
+                       struct cairn_error *err)
+{
+    if (ctx_add_ranks (ctx, "ranks", job->drained, err) < 0)
+        return errprefix (err, "drain");
+    return 0;
+}
+
+static int fold_cleanup (struct job *job,
+                         double t,
+                         json_t *ctx,
+                         struct cairn_error *err)
+{
+    struct idset *ranks;
+    int epilog = 0;
+    if (json_unpack (ctx, "{s:b}", "epilog", &epilog) < 0)
+        return errset (err, EINVAL, "cleanup: missing epilog");
+    if (ctx_idset (ctx, "ranks", &ranks, err) < 0)
+        return errprefix (err, "cleanup");
+    idset_add (job->cleanup, ranks);
+    if (epilog)
+        idset_add (job->epilog_ranks, ranks);
+    else
+        mark_done (job, ranks, t);
+    idset_destroy (ranks);
+    if (job->state == JOB_NEW)
+        job->state = JOB_CLEANUP;
+    return 0;
+}
+
+static int fold_tolerate (struct job *job,
+                          double t,
+                          json_t *ctx,
+                          struct cairn_error *err)
+{
+    if (ctx_add_ranks (ctx, "ranks", job->tolerated, err) < 0)
+        return errprefix (err, "tolerate");
+    return 0;
+}
+
+static int fold_fail_ranks (struct job *job,
+                            double t,
+                            json_t *ctx,
+                            struct cairn_error *err)
+{
+    if (ctx_add_ranks (ctx, "ranks", job->marked, err) < 0)
+        return errprefix (err, "fail-ranks");
+    return 0;
+}
+
+static int fold_critical_ranks (struct job *job,
+                                double t,
+                                json_t *ctx,
+                                struct cairn_error *err)
+{
+    struct idset *ranks;
+    if (ctx_idset (ctx, "ranks", &ranks, err) < 0)
+        return errprefix (err, "critical-ranks");
+    idset_destroy (job->critical);
+    job->critical = ranks;
+    return 0;
+}
+
+static int fold_expiration (struct job *job,
+                            double t,
+                            json_t *ctx,
+                            struct cairn_error *err)
+{
+    if (json_unpack (ctx, "{s:F}", "expiration", &job->expiration) < 0)
+        return errset (err, EINVAL, "expiration: missing expiration");
+    return 0;
+}
+
+static int fold_log (struct job *job,
+                     double t,
+                     json_t *ctx,
+                     struct cairn_error *err)
+{
+    const char *data = NULL;
+    int trunc = 0;
+    (void)json_unpack (ctx, "{s?s s?b}", "data", &data, "truncated", &trunc);
+    if (data)
+        job->output_bytes += strlen (data);
+    if (trunc)
+        job->output_truncated = true;
+    return 0;
+}
+
+static int fold_proc_intent (struct job *job,
+                             double t,
+                             json_t *ctx,
+                             struct cairn_error *err)
+{
+    const char *execid, *phase;
+    struct idset *ranks;
+    enum proc_phase ph;
+
+    if (json_unpack (ctx, "{s:s s:s}", "execid", &execid, "phase", &phase)
+        < 0)
+        return errset (err, EINVAL, "proc-intent: missing execid/phase");
+    if (strlen (execid) != EXECID_LEN)
+        return errset (err, EINVAL, "proc-intent: bad execid %s", execid);
+    if (json_object_get (job->procidx, execid))
+        return errset (err, EINVAL, "proc-intent: duplicate execid %s", execid);
+    if (strcmp (phase, "prolog") == 0)
+        ph = PHASE_PROLOG;
+    else if (strcmp (phase, "shell") == 0)
+        ph = PHASE_SHELL;
+    else if (strcmp (phase, "epilog") == 0)
+        ph = PHASE_EPILOG;
+    else
+        return errset (err, EINVAL, "proc-intent: unknown phase %s", phase);
+    if (ctx_idset (ctx, "ranks", &ranks, err) < 0)
+        return errprefix (err, "proc-intent");
+    if (job->nprocs == job->procs_alloc) {
+        size_t n = job->procs_alloc ? job->procs_alloc * 2 : 8;
+        struct job_proc *np = realloc (job->procs, n * sizeof (*np));
+        if (!np) {
+            idset_destroy (ranks);
+            return errset (err, ENOMEM, "out of memory");
+        }
+        job->procs = np;
+        job->procs_alloc = n;
+    }
+    struct job_proc *p = &job->procs[job->nprocs];
+    memset (p, 0, sizeof (*p));
+    memcpy (p->execid, execid, EXECID_LEN + 1);
+    p->phase = ph;
+    p->state = PROC_INTENT;
+    p->ranks = ranks;
+    p->rank = idset_first (ranks);
+    p->t_intent = t;
+    json_object_set_new (job->procidx, execid, json_integer (job->nprocs));
+    job->nprocs++;
+    job->nactive[ph]++;
+    if (ph == PHASE_SHELL)
+        idset_add (job->run, ranks);
+    else if (ph == PHASE_EPILOG)
+        idset_add (job->epilog_covered, ranks);
+    return 0;
+}
+
+static int fold_proc_spawn (struct job *job,
+                            double t,
+                            json_t *ctx,
+                            struct cairn_error *err)
+{
+    struct job_proc *p = ctx_proc (job, ctx, err);
+    json_int_t pid, start;
+    const char *bootid;
+    if (!p)
+        return errprefix (err, "proc-spawn");
+    if (json_unpack (ctx, "{s:I s:I s:s}", "pid", &pid, "starttime", &start,
+                     "bootid", &bootid)
+        < 0)
+        return errset (err, EINVAL, "proc-spawn: missing pid/starttime/bootid");
+    if (p->state != PROC_INTENT)
+        return errset (err, EINVAL, "proc-spawn: %s is not an intent",
+                       p->execid);
+    p->state = PROC_RUNNING;
+    p->pid = (pid_t)pid;
+    p->starttime = (unsigned long long)start;
+    snprintf (p->bootid, sizeof (p->bootid), "%s", bootid);
+    p->t_spawn = t;
+    return 0;
+}
+
+static int fold_proc_signal (struct job *job,
+                             double t,
+                             json_t *ctx,
+                             struct cairn_error *err)
+{
+    struct job_proc *p = ctx_proc (job, ctx, err);
+    const char *reason = "request";
+    int kill = 0;
+    if (!p)
+        return errprefix (err, "proc-signal");
+    (void)json_unpack (ctx, "{s?s s?b}", "reason", &reason, "kill", &kill);
+    p->nsignals++;
+    p->t_signal = t;
+    if (kill)
+        p->nkills++;
+    if (strcmp (reason, "request") != 0)
+        p->terminating = true;
+    if (strcmp (reason, "timeout") == 0)
+        p->timed_out = true;
+    return 0;
+}
+
+/* A process ended (exit, lost, never started). Epilog ends complete the
+ * ranks' cleanup. */
+static void proc_done (struct job *job, struct job_proc *p, double t)
+{
+    p->state = PROC_DONE;
+    job->nactive[p->phase]--;
+    if (p->phase == PHASE_EPILOG)
+        mark_done (job, p->ranks, t);
+}
+
+static int fold_proc_exit (struct job *job,
+                           double t,
+                           json_t *ctx,
+                           struct cairn_error *err)
+{
+    struct job_proc *p = ctx_proc (job, ctx, err);
+    const char *error = NULL;
+    if (!p)
+        return errprefix (err, "proc-exit");
+    if (p->state == PROC_DONE)
+        return errset (err, EINVAL, "proc-exit: %s already ended", p->execid);
+    if (json_unpack (ctx, "{s:i s?s}", "status", &p->status, "error", &error)
+        < 0)
+        return errset (err, EINVAL, "proc-exit: missing status");
+    if (error && !(p->note = strdup (error)))
+        return errset (err, ENOMEM, "out of memory");
+    proc_done (job, p, t);
+    return 0;
+}
+
+/* proc-lost (outcome unknown) and proc-fail (never started) */
+static int proc_unknown (struct job *job,
+                         double t,
+                         json_t *ctx,
+                         bool never_started,
+                         struct cairn_error *err)
+{
+    struct job_proc *p = ctx_proc (job, ctx, err);
+    const char *note = "";
+    if (!p)
+        return -1;
+    if (p->state == PROC_DONE)
+        return errset (err, EINVAL, "%s already ended", p->execid);
+    (void)json_unpack (ctx, "{s?s}", "note", &note);
+    if (!(p->note = strdup (note)))
+        return errset (err, ENOMEM, "out of memory");
+    if (never_started)
+        p->error = true;
+    else
+        p->lost = true;
+    proc_done (job, p, t);
+    return 0;
+}
+
+static int fold_proc_lost (struct job *job,
+                           double t,
+                           json_t *ctx,
+                           struct cairn_error *err)
+{
+    if (proc_unknown (job, t, ctx, false, err) < 0)
+        return errprefix (err, "proc-lost");
+    return 0;
+}
+
+static int fold_proc_fail (struct job *job,
+                           double t,
+                           json_t *ctx,
+                           struct cairn_error *err)
+{
+    if (proc_unknown (job, t, ctx, true, err) < 0)
+        return errprefix (err, "proc-fail");
+    return 0;
+}
+
+/* The transition table: event name -> fold step. */
+static const struct {
+    const char *name;
+    fold_f fold;
+    bool response; /* becomes an RFC 32 response */
+} fold_table[] = {
+    {"accept", fold_accept, false},
+    {"prolog-start", fold_prolog_start, false},
+    {"prolog-finish", fold_prolog_finish, false},
+    {"start", fold_start, true},
+    {"finish", fold_finish, true},
+    {"epilog-start", fold_epilog_start, false},
+    {"epilog-finish", fold_epilog_finish, false},
+    {"exception", fold_exception, true},
+    {"release", fold_release, true},
+    {"clean", fold_clean, false},
+    {"drain", fold_drain, false},
+    {"cleanup", fold_cleanup, false},
+    {"tolerate", fold_tolerate, false},
+    {"fail-ranks", fold_fail_ranks, false},
+    {"critical-ranks", fold_critical_ranks, false},
+    {"expiration", fold_expiration, false},
+    {"log", fold_log, false},
+    {"proc-intent", fold_proc_intent, false},
+    {"proc-spawn", fold_proc_spawn, false},
+    {"proc-signal", fold_proc_signal, false},
+    {"proc-exit", fold_proc_exit, false},
+    {"proc-lost", fold_proc_lost, false},
+    {"proc-fail", fold_proc_fail, false},
+};
+
+static int fold_lookup (const char *name)
+{
+    for (size_t i = 0; i < sizeof (fold_table) / sizeof (fold_table[0]); i++)
+        if (strcmp (fold_table[i].name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+bool job_event_is_response (const char *name)
+{
+    int i = fold_lookup (name);
+    return i >= 0 && fold_table[i].response;
+}
+
+int job_apply (struct job *job, const json_t *entry, struct cairn_error *err)
+{
+    double t;
+    const char *name;
+    json_t *ctx;
+    json_t *empty = NULL;
+    int rc = 0;
+
+    if (eventlog_entry_parse (entry, &t, &name, &ctx) < 0)
+        return errset (err, EINVAL, "malformed event");
+    if (job->state == JOB_DONE)
+        return errset (err, EINVAL, "event %s after clean", name);
+    int i = fold_lookup (name);
+    if (i < 0)
+        goto out; /* unknown names are allowed by RFC 18 */
+    if (i != 0 && !job->R)
+        return errset (err, EINVAL, "event %s before accept", name);
+    if (!ctx)
+        ctx = empty = json_object ();
+    rc = fold_table[i].fold (job, t, ctx, err);
+    json_decref (empty);
+    if (rc < 0)
+        return -1;
+    if (fold_table[i].response)
+        job->nresponses++;
+out:
+    job->nevents++;
+    return 0;
+}
+
+int job_emit (struct job *job,
+              const struct job_ctx *ctx,
+              json_t *out,
+              const char *name,
+              json_t *context)
+{
+    struct cairn_error err;
+    json_t *entry = eventlog_entry_create (ctx->now, name, context);
+    if (!entry)
+        return -1;
+    if (job_apply (job, entry, &err) < 0) {
+        /* a decision produced an event the fold rejects: a bug */
+        json_decref (entry);
+        errno = EINVAL;
+        return -1;
+    }
+    if (json_array_append_new (out, entry) < 0)
+        return -1;
+    return 0;
+}
+
+/* ---- queries ---- */
+
+uint64_t job_id (const struct job *job)
+{
+    return job->id;
+}
+
+enum job_state job_state (const struct job *job)
+{
+    return job->state;
+}
+
+const char *job_state_name (enum job_state state)
+{
+    static const char *names[] = {"new", "prolog", "run", "cleanup", "done"};
+    if (state < 0 || state > JOB_DONE)
+        return "unknown";
+    return names[state];
+}
+
+uint32_t job_nevents (const struct job *job)
+{
+    return job->nevents;
+}
+
+uint32_t job_nresponses (const struct job *job)
+{
+    return job->nresponses;
+}
+
+uint32_t job_userid (const struct job *job)
+{
+    return job->userid;
+}
+
+const struct idset *job_ranks (const struct job *job)
+{
+    return job->all;
+}
+
+const struct idset *job_released (const struct job *job)
+{
+    return job->released;
+}
+
+const struct idset *job_drained (const struct job *job)
+{
+    return job->drained;
+}
+
+const struct job_config *job_config (const struct job *job)
+{
+    return &job->cfg;
+}
+
+bool job_started (const struct job *job)
+{
+    return job->started;
+}
+
+bool job_finished (const struct job *job)
+{
+    return job->finished;
+}
+
+int job_finish_status (const struct job *job)
+{
+    return job->finish_status;
+}
+
+double job_t_accept (const struct job *job)
+{
+    return job->t_accept;
+}
+
+double job_t_clean (const struct job *job)
+{
+    return job->t_clean;
+}
+
+size_t job_output_room (const struct job *job)
+{
+    size_t cap = job->cfg.output_max_bytes;
+    return job->output_bytes >= cap ? 0 : cap - job->output_bytes;
+}
+
+size_t job_nprocs (const struct job *job)
+{
+    return job->nprocs;
+}
+
+const struct job_proc *job_proc_at (const struct job *job, size_t i)
+{
+    return i < job->nprocs ? &job->procs[i] : NULL;
+}
+
+const struct job_proc *job_proc_find (const struct job *job,
+                                      const char *execid)
+{
+    return job_proc_lookup ((struct job *)job, execid);
+}

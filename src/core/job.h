@@ -1,0 +1,253 @@
+/* job.h - a job's state machine: pure, no I/O.
+ *
+ * A job's state is the fold of its journal events (RFC 18 entries):
+ * job_apply() folds one event, and replaying a job's journal through it
+ * rebuilds exactly the state the daemon had. Everything else in this file
+ * *decides*: an input (a request, a process exit, a timer) plus the current
+ * state gives new events. Decisions never act; they only emit events into
+ * `out` (a JSON array the caller owns) and fold them into the job at once,
+ * so the next decision sees them. The caller journals the emitted events,
+ * commits, and only then carries out their effects (DESIGN.md, the
+ * write-ahead rule):
+ *
+ *   proc-intent        spawn the process (job_proc_command says what to run)
+ *   proc-signal        send context.signum to the process
+ *   proc-exit/lost     forget the process, remove its exit files
+ *   start, release,    send the matching RFC 32 response (job_response)
+ *   exception, finish
+ *   clean              the job is over: end its response streams
+ *
+ * Event names and contexts are listed in cairn-journal(5).
+ *
+ * Time is wall-clock epoch seconds, passed in through job_ctx.now; all
+ * timers are deadlines derived from journaled timestamps
+ * (job_next_deadline), so they survive a restart unchanged.
+ */
+#ifndef CAIRN_JOB_H
+#define CAIRN_JOB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <jansson.h>
+
+#include "core/config.h"
+#include "core/error.h"
+#include "core/idset.h"
+
+#define EXECID_LEN 36
+
+enum job_state {
+    JOB_NEW = 0, /* accepted, nothing decided yet (transient) */
+    JOB_PROLOG,  /* prolog running */
+    JOB_RUN,     /* shells running */
+    JOB_CLEANUP, /* shells done (or never started); epilogs, releases */
+    JOB_DONE,    /* clean posted */
+};
+
+enum proc_phase { PHASE_PROLOG = 0, PHASE_SHELL, PHASE_EPILOG };
+
+enum proc_state {
+    PROC_INTENT = 0, /* journaled, not (known to be) spawned */
+    PROC_RUNNING,    /* spawned: pid, start time and boot id known */
+    PROC_DONE,       /* exited, lost, or never started */
+};
+
+/* A process as the journal knows it. Read-only for callers. */
+struct job_proc {
+    char execid[EXECID_LEN + 1];
+    enum proc_phase phase;
+    enum proc_state state;
+    struct idset *ranks; /* ranks this process works for */
+    uint32_t rank;       /* first of ranks (CAIRN_RANK for per-rank ones) */
+    double t_intent;
+    double t_spawn; /* 0 until spawned */
+    pid_t pid;
+    unsigned long long starttime; /* /proc/PID/stat field 22 */
+    char bootid[40];
+
+    /* signalling */
+    int nsignals;
+    int nkills;       /* kill-signal deliveries */
+    double t_signal;  /* last signal */
+    bool terminating; /* being stopped by cairn (timeout, cancel) */
+    bool timed_out;
+
+    /* outcome, once PROC_DONE */
+    int status;   /* wait(2) status, valid when !lost && !error */
+    bool lost;    /* outcome unknown (note says why) */
+    bool error;   /* never started (spawn failed; note says why) */
+    char *note;   /* lost or error reason */
+};
+
+struct job;
+
+/* Inputs to decisions that come from outside the pure world. */
+struct job_ctx {
+    double now;      /* wall clock, epoch seconds */
+    uid_t owner_uid; /* the service's uid: jobs of other users are refused */
+    /* Write a fresh execid (canonical lowercase uuid) into buf. */
+    void (*new_execid) (char buf[EXECID_LEN + 1], void *arg);
+    void *arg;
+};
+
+struct job *job_create (uint64_t id);
+void job_destroy (struct job *job);
+
+/* Fold one journal event into the job. Unknown event names are ignored
+ * (RFC 18 allows them). Returns -1 with EINVAL and a message if the event
+ * contradicts the state (e.g. an exit for an unknown execid): the journal
+ * is then not one this code wrote. */
+int job_apply (struct job *job, const json_t *entry, struct cairn_error *err);
+
+/* ---- decisions (each may emit events into the array `out`) ---- */
+
+/* A new job: validates R and jobspec, emits `accept` (which snapshots jc)
+ * and the first decisions. -1 EINVAL with a message naming the field when
+ * the request is malformed: then nothing was emitted. A userid other than
+ * ctx->owner_uid is accepted and ended at once with a fatal exec exception
+ * (multi-user is not supported). */
+int job_accept (struct job *job,
+                const struct job_ctx *ctx,
+                uint32_t userid,
+                const json_t *R,
+                const json_t *jobspec,
+                const struct job_config *jc,
+                json_t *out,
+                struct cairn_error *err);
+
+/* The process behind execid was spawned. */
+int job_proc_spawned (struct job *job,
+                      const struct job_ctx *ctx,
+                      const char *execid,
+                      pid_t pid,
+                      unsigned long long starttime,
+                      const char *bootid,
+                      json_t *out);
+
+/* The process could not be started (errnum, reason): it never ran. */
+int job_proc_failed (struct job *job,
+                     const struct job_ctx *ctx,
+                     const char *execid,
+                     const char *reason,
+                     json_t *out);
+
+/* The process exited with wait status `status`. `error` is the shim's
+ * report that it could not exec the command (or NULL). outdata/errdata
+ * are its captured output (may be NULL), already capped by the caller to
+ * job_output_room(); *_trunc says more was there. */
+int job_proc_exited (struct job *job,
+                     const struct job_ctx *ctx,
+                     const char *execid,
+                     int status,
+                     const char *error,
+                     const char *outdata,
+                     bool out_trunc,
+                     const char *errdata,
+                     bool err_trunc,
+                     json_t *out);
+
+/* The process is gone and its outcome is unknown (note says why). */
+int job_proc_lost (struct job *job,
+                   const struct job_ctx *ctx,
+                   const char *execid,
+                   const char *note,
+                   json_t *out);
+
+/* An exception from outside (RFC 32 `exception` request). wait_status < 0
+ * means none. Severity 0 terminates the job. EINVAL for bad arguments,
+ * ENOENT-like EALREADY if the job is done. */
+int job_raise (struct job *job,
+               const struct job_ctx *ctx,
+               const char *type,
+               int severity,
+               const char *note,
+               int wait_status,
+               json_t *out,
+               struct cairn_error *err);
+
+/* Send signum to the job's running shells (`kill` request). EINVAL if the
+ * job has no running shells. */
+int job_kill (struct job *job,
+              const struct job_ctx *ctx,
+              int signum,
+              json_t *out,
+              struct cairn_error *err);
+
+/* New time limit (epoch seconds, 0 = none). */
+int job_set_expiration (struct job *job,
+                        const struct job_ctx *ctx,
+                        double expiration,
+                        json_t *out,
+                        struct cairn_error *err);
+
+/* Mark ranks as failed (tolerable) during the prolog. EINVAL if the job is
+ * not in its prolog or ranks are not the job's. */
+int job_fail_ranks (struct job *job,
+                    const struct job_ctx *ctx,
+                    const struct idset *ranks,
+                    const char *note,
+                    json_t *out,
+                    struct cairn_error *err);
+
+/* Ranks whose loss is fatal (default: all). */
+int job_set_critical (struct job *job,
+                      const struct job_ctx *ctx,
+                      const struct idset *ranks,
+                      json_t *out,
+                      struct cairn_error *err);
+
+/* Handle every deadline <= ctx->now (timeouts, kill escalation, time
+ * limit, release-after) and take any decision that is due. Also the first
+ * call after a replay: it is idempotent when nothing is due. */
+int job_advance (struct job *job, const struct job_ctx *ctx, json_t *out);
+
+/* ---- queries ---- */
+
+uint64_t job_id (const struct job *job);
+enum job_state job_state (const struct job *job);
+const char *job_state_name (enum job_state state);
+uint32_t job_nevents (const struct job *job);    /* events folded */
+uint32_t job_nresponses (const struct job *job); /* response events */
+uint32_t job_userid (const struct job *job);
+const struct idset *job_ranks (const struct job *job);
+const struct idset *job_released (const struct job *job);
+const struct idset *job_drained (const struct job *job);
+const struct job_config *job_config (const struct job *job);
+bool job_started (const struct job *job);
+bool job_finished (const struct job *job);
+int job_finish_status (const struct job *job); /* valid once finished */
+double job_t_accept (const struct job *job);
+double job_t_clean (const struct job *job);
+
+/* Earliest deadline of the job, or 0 when nothing is timed. */
+double job_next_deadline (const struct job *job);
+
+/* Captured output the job may still journal before its cap. */
+size_t job_output_room (const struct job *job);
+
+/* Processes, in intent order. */
+size_t job_nprocs (const struct job *job);
+const struct job_proc *job_proc_at (const struct job *job, size_t i);
+const struct job_proc *job_proc_find (const struct job *job,
+                                      const char *execid);
+
+/* What to run for a process: argv (NULL-terminated, caller frees with
+ * job_argv_free), cwd (borrowed, may be NULL), and the variables to add to
+ * the environment as a JSON object name -> string (new ref; the caller adds
+ * them to the daemon's own environment). */
+int job_proc_command (const struct job *job,
+                      const struct job_proc *proc,
+                      char ***argv,
+                      const char **cwd,
+                      json_t **env);
+void job_argv_free (char **argv);
+
+/* The RFC 32 response payload for a response event (start, release,
+ * exception, finish), or NULL (ENOENT) for any other event. New ref. */
+json_t *job_response (const struct job *job, const json_t *entry);
+
+/* Is this event name one that becomes a response? */
+bool job_event_is_response (const char *name);
+
+#endif /* CAIRN_JOB_H */

@@ -1,0 +1,966 @@
+/* job_decide.c - what a job does next.
+ *
+ * Inputs (a process outcome, a request, the clock) emit the events that
+ * record them, then step() takes every decision the new state allows,
+ * until none is left. Every condition step() tests is recorded by the
+ * event it emits, so running it again emits nothing: that makes it safe
+ * to call after any input and after a replay.
+ *
+ * The phase rules (DESIGN.md, PROTOCOL.md):
+ *   NEW      -> prolog-start + prolog intents, or start + shell intents
+ *   PROLOG   -> when every prolog process is done: conclude (fatal,
+ *               tolerated, or ok) and go to RUN or CLEANUP
+ *   RUN      -> when every shell is done: finish, cleanup of the run ranks
+ *   CLEANUP  -> epilogs; releases paced by release-after; the final
+ *               release and clean once every rank is done
+ * A fatal exception terminates the running phase's processes (the prolog's
+ * and epilog's only if their cancel-on-exception says so).
+ */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "core/job_private.h"
+
+static const char *phase_name[] = {"prolog", "shell", "epilog"};
+
+static int step (struct job *job, const struct job_ctx *ctx, json_t *out);
+
+/* ---- small emitters ---- */
+
+static json_t *ranks_str (const struct idset *ranks)
+{
+    char *s = idset_encode (ranks);
+    json_t *o = s ? json_string (s) : NULL;
+    free (s);
+    return o;
+}
+
+static int emit_intent (struct job *job,
+                        const struct job_ctx *ctx,
+                        json_t *out,
+                        enum proc_phase phase,
+                        const struct idset *ranks)
+{
+    char execid[EXECID_LEN + 1];
+    ctx->new_execid (execid, ctx->arg);
+    return job_emit (job, ctx, out, "proc-intent",
+                     json_pack ("{s:s s:s s:o}", "execid", execid, "phase",
+                                phase_name[phase], "ranks",
+                                ranks_str (ranks)));
+}
+
+/* One intent per rank, or one for them all. */
+static int emit_intents (struct job *job,
+                         const struct job_ctx *ctx,
+                         json_t *out,
+                         enum proc_phase phase,
+                         const struct idset *ranks,
+                         bool per_rank)
+{
+    if (!per_rank)
+        return emit_intent (job, ctx, out, phase, ranks);
+    struct idset *one = idset_create ();
+    if (!one)
+        return -1;
+    for (uint32_t r = idset_first (ranks); r != IDSET_INVALID_ID;
+         r = idset_next (ranks, r)) {
+        idset_clear (one, idset_first (one));
+        idset_set (one, r);
+        if (emit_intent (job, ctx, out, phase, one) < 0) {
+            idset_destroy (one);
+            return -1;
+        }
+    }
+    idset_destroy (one);
+    return 0;
+}
+
+static int emit_signal (struct job *job,
+                        const struct job_ctx *ctx,
+                        json_t *out,
+                        const struct job_proc *p,
+                        int signum,
+                        const char *reason,
+                        bool kill)
+{
+    json_t *o = json_pack ("{s:s s:i s:s}", "execid", p->execid, "signum",
+                           signum, "reason", reason);
+    if (o && kill)
+        json_object_set_new (o, "kill", json_true ());
+    return job_emit (job, ctx, out, "proc-signal", o);
+}
+
+static int emit_exception (struct job *job,
+                           const struct job_ctx *ctx,
+                           json_t *out,
+                           const char *type,
+                           int severity,
+                           const char *note,
+                           const struct idset *ranks)
+{
+    json_t *o = json_pack ("{s:s s:i s:s}", "type", type, "severity",
+                           severity, "note", note ? note : "");
+    if (o && ranks)
+        json_object_set_new (o, "ranks", ranks_str (ranks));
+    return job_emit (job, ctx, out, "exception", o);
+}
+
+static int emit_drain (struct job *job,
+                       const struct job_ctx *ctx,
+                       json_t *out,
+                       const struct idset *ranks,
+                       const char *reason)
+{
+    return job_emit (job, ctx, out, "drain",
+                     json_pack ("{s:o s:s}", "ranks", ranks_str (ranks),
+                                "reason", reason));
+}
+
+static int emit_cleanup (struct job *job,
+                         const struct job_ctx *ctx,
+                         json_t *out,
+                         const struct idset *ranks)
+{
+    /* The epilog runs where the job did something: not for a job refused
+     * before its prolog or shells were even attempted. */
+    bool epilog = job->cfg.epilog.command
+                  && (job->prolog_started || job->started);
+    return job_emit (job, ctx, out, "cleanup",
+                     json_pack ("{s:o s:b}", "ranks", ranks_str (ranks),
+                                "epilog", epilog));
+}
+
+/* ---- describing outcomes ---- */
+
+static bool proc_failed (const struct job_proc *p)
+{
+    return p->lost || p->error || p->timed_out || p->status != 0;
+}
+
+static void describe (const struct job_proc *p, char *buf, size_t len)
+{
+    if (p->lost)
+        snprintf (buf, len, "%s", p->note ? p->note : "lost");
+    else if (p->error)
+        snprintf (buf, len, "failed to start: %s", p->note ? p->note : "");
+    else if (p->timed_out)
+        snprintf (buf, len, "timed out");
+    else if (p->note)
+        snprintf (buf, len, "%s", p->note);
+    else if (WIFEXITED (p->status))
+        snprintf (buf, len, "exit %d", WEXITSTATUS (p->status));
+    else if (WIFSIGNALED (p->status))
+        snprintf (buf, len, "killed by signal %d", WTERMSIG (p->status));
+    else
+        snprintf (buf, len, "wait status %d", p->status);
+}
+
+static const char *rank_word (const struct idset *ranks)
+{
+    return idset_count (ranks) == 1 ? "rank" : "ranks";
+}
+
+/* ---- termination and escalation ---- */
+
+static double kill_interval (const struct job *job, const struct job_proc *p)
+{
+    double kt = p->phase == PHASE_SHELL ? job->cfg.exec.kill_timeout
+                : p->phase == PHASE_PROLOG ? job->cfg.prolog.kill_timeout
+                                           : job->cfg.epilog.kill_timeout;
+    double max = job->cfg.exec.max_kill_timeout;
+    if (max > kt) {
+        kt = kt * pow (2, p->nkills);
+        if (kt > max)
+            kt = max;
+    }
+    return kt;
+}
+
+static double proc_deadline (const struct job *job, const struct job_proc *p)
+{
+    if (p->state != PROC_RUNNING)
+        return 0;
+    if (p->terminating)
+        return p->t_signal + kill_interval (job, p);
+    double timeout = p->phase == PHASE_PROLOG   ? job->cfg.prolog.timeout
+                     : p->phase == PHASE_EPILOG ? job->cfg.epilog.timeout
+                                                : 0;
+    if (timeout > 0 && isfinite (timeout))
+        return p->t_spawn + timeout;
+    return 0;
+}
+
+/* Start terminating every running process of `phase`. */
+static int terminate_phase (struct job *job,
+                            const struct job_ctx *ctx,
+                            json_t *out,
+                            enum proc_phase phase,
+                            int signum,
+                            const char *reason)
+{
+    if (job->nactive[phase] == 0)
+        return 0;
+    for (size_t i = 0; i < job->nprocs; i++) {
+        const struct job_proc *p = &job->procs[i];
+        if (p->phase == phase && p->state == PROC_RUNNING && !p->terminating) {
+            if (emit_signal (job, ctx, out, p, signum, reason, false) < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* A process that survived max-kill-count kill signals: give up on it,
+ * drain its ranks, and let the job move on. */
+static int give_up (struct job *job,
+                    const struct job_ctx *ctx,
+                    json_t *out,
+                    struct job_proc *p);
+
+static int proc_timers (struct job *job, const struct job_ctx *ctx, json_t *out)
+{
+    for (size_t i = 0; i < job->nprocs; i++) {
+        struct job_proc *p = &job->procs[i];
+        double due = proc_deadline (job, p);
+        if (due == 0 || ctx->now < due)
+            continue;
+        if (!p->terminating) { /* prolog/epilog timeout */
+            if (emit_signal (job, ctx, out, p, job->cfg.exec.term_signal,
+                             "timeout", false)
+                < 0)
+                return -1;
+        } else if (p->nkills >= job->cfg.exec.max_kill_count) {
+            if (give_up (job, ctx, out, p) < 0)
+                return -1;
+        } else {
+            if (emit_signal (job, ctx, out, p, job->cfg.exec.kill_signal,
+                             "kill", true)
+                < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- consequences of one process ending ---- */
+
+static int proc_ended (struct job *job,
+                       const struct job_ctx *ctx,
+                       json_t *out,
+                       const struct job_proc *p)
+{
+    char what[160], note[320];
+    char *rs = idset_encode (p->ranks);
+    int rc = -1;
+
+    if (!rs)
+        return -1;
+    describe (p, what, sizeof (what));
+    if (p->lost) {
+        snprintf (note, sizeof (note), "%s for job %ju: %s", phase_name[p->phase],
+                  (uintmax_t)job->id, what);
+        if (emit_drain (job, ctx, out, p->ranks, note) < 0)
+            goto done;
+    }
+    switch (p->phase) {
+    case PHASE_PROLOG: /* judged when the whole prolog is done */
+        break;
+    case PHASE_SHELL:
+        if (!p->lost && !p->error)
+            break;
+        snprintf (note, sizeof (note), "shell on %s %s: %s",
+                  rank_word (p->ranks), rs, what);
+        if (idset_test (job->critical, p->rank)) {
+            if (emit_exception (job, ctx, out, "exec", 0, note, p->ranks) < 0)
+                goto done;
+        } else if (emit_exception (job, ctx, out, "node-failure", 2, note,
+                                   p->ranks)
+                   < 0)
+            goto done;
+        break;
+    case PHASE_EPILOG:
+        if (!proc_failed (p))
+            break;
+        snprintf (note, sizeof (note), "epilog failed on %s %s: %s",
+                  rank_word (p->ranks), rs, what);
+        if (emit_exception (job, ctx, out, "epilog", 2, note, p->ranks) < 0)
+            goto done;
+        if (!p->lost) {
+            snprintf (note, sizeof (note), "epilog failed for job %ju: %s",
+                      (uintmax_t)job->id, what);
+            if (emit_drain (job, ctx, out, p->ranks, note) < 0)
+                goto done;
+        }
+        break;
+    }
+    rc = 0;
+done:
+    free (rs);
+    return rc;
+}
+
+static int give_up (struct job *job,
+                    const struct job_ctx *ctx,
+                    json_t *out,
+                    struct job_proc *p)
+{
+    char note[160];
+    snprintf (note, sizeof (note),
+              "unkillable: still running after %d kill signals", p->nkills);
+    if (job_emit (job, ctx, out, "proc-lost",
+                  json_pack ("{s:s s:s}", "execid", p->execid, "note", note))
+        < 0)
+        return -1;
+    return proc_ended (job, ctx, out, p);
+}
+
+/* ---- phase steps ---- */
+
+static int start_shells (struct job *job,
+                         const struct job_ctx *ctx,
+                         json_t *out,
+                         const struct idset *ranks)
+{
+    if (job_emit (job, ctx, out, "start", json_object ()) < 0)
+        return -1;
+    return emit_intents (job, ctx, out, PHASE_SHELL, ranks, true);
+}
+
+/* Largest known wait status of a phase's processes; -1 if some failed
+ * with no status known and none is known. */
+static int phase_status (const struct job *job, enum proc_phase phase)
+{
+    int status = 0;
+    bool unknown = false;
+    for (size_t i = 0; i < job->nprocs; i++) {
+        const struct job_proc *p = &job->procs[i];
+        if (p->phase != phase || p->state != PROC_DONE)
+            continue;
+        if (p->lost || p->error)
+            unknown = true;
+        else if (p->status > status)
+            status = p->status;
+    }
+    return (status == 0 && unknown) ? -1 : status;
+}
+
+static bool tolerable (const struct job *job, const struct job_proc *p)
+{
+    if (p->lost || p->error || p->timed_out || !WIFEXITED (p->status))
+        return false;
+    int code = WEXITSTATUS (p->status);
+    for (size_t i = 0; i < job->cfg.prolog.ntolerable; i++)
+        if (job->cfg.prolog.tolerable_exit_codes[i] == code)
+            return true;
+    return false;
+}
+
+static int prolog_finish (struct job *job,
+                          const struct job_ctx *ctx,
+                          json_t *out,
+                          int status)
+{
+    return job_emit (job, ctx, out, "prolog-finish",
+                     json_pack ("{s:s s:i}", "description", "cairn.prolog",
+                                "status", status));
+}
+
+static int prolog_fail (struct job *job,
+                        const struct job_ctx *ctx,
+                        json_t *out,
+                        const char *note)
+{
+    int status = phase_status (job, PHASE_PROLOG);
+    /* Flux raises the exception before posting prolog-finish */
+    if (emit_exception (job, ctx, out, "prolog", 0, note, NULL) < 0
+        || prolog_finish (job, ctx, out, status ? status : -1) < 0
+        || emit_cleanup (job, ctx, out, job->all) < 0)
+        return -1;
+    return 0;
+}
+
+static int prolog_conclude (struct job *job,
+                            const struct job_ctx *ctx,
+                            json_t *out)
+{
+    struct idset *fatal = idset_create ();
+    struct idset *tol = idset_copy (job->marked);
+    struct idset *rest = NULL;
+    char what[160] = "", note[512];
+    char *fs = NULL, *ts = NULL;
+    int rc = -1;
+
+    if (!fatal || !tol)
+        goto done;
+    for (size_t i = 0; i < job->nprocs; i++) {
+        const struct job_proc *p = &job->procs[i];
+        if (p->phase != PHASE_PROLOG || !proc_failed (p))
+            continue;
+        if (tolerable (job, p))
+            idset_add (tol, p->ranks);
+        else {
+            if (idset_empty (fatal))
+                describe (p, what, sizeof (what));
+            idset_add (fatal, p->ranks);
+        }
+    }
+    idset_subtract (tol, fatal);
+    if (job->fatal) { /* canceled: the exception is already out */
+        rc = prolog_finish (job, ctx, out, phase_status (job, PHASE_PROLOG))
+                     < 0
+                 || emit_cleanup (job, ctx, out, job->all) < 0
+                 ? -1
+                 : 0;
+        goto done;
+    }
+    if (!idset_empty (fatal)) {
+        if (!(fs = idset_encode (fatal)))
+            goto done;
+        snprintf (note, sizeof (note), "prolog failed on %s %s: %s",
+                  rank_word (fatal), fs, what);
+        rc = prolog_fail (job, ctx, out, note);
+        goto done;
+    }
+    if (!idset_empty (tol)) {
+        int allowed = jobspec_prolog_failures_allowed (job->jobspec);
+        size_t n = idset_count (tol);
+        if (!(ts = idset_encode (tol)))
+            goto done;
+        if (n > (size_t)allowed) {
+            snprintf (note, sizeof (note),
+                      "prolog failed on %zu %s (%s), more than the %d allowed",
+                      n, rank_word (tol), ts, allowed);
+            rc = prolog_fail (job, ctx, out, note);
+            goto done;
+        }
+        if (idset_equal (tol, job->all)) {
+            snprintf (note, sizeof (note), "prolog failed on every rank (%s)",
+                      ts);
+            rc = prolog_fail (job, ctx, out, note);
+            goto done;
+        }
+        if (!(rest = idset_copy (job->all)))
+            goto done;
+        idset_subtract (rest, tol);
+        snprintf (note, sizeof (note),
+                  "prolog failed on %s %s (tolerated, %zu of %d allowed)",
+                  rank_word (tol), ts, n, allowed);
+        char reason[600];
+        snprintf (reason, sizeof (reason), "job %ju: %s", (uintmax_t)job->id,
+                  note);
+        if (job_emit (job, ctx, out, "tolerate",
+                      json_pack ("{s:o}", "ranks", ranks_str (tol)))
+                < 0
+            || emit_drain (job, ctx, out, tol, reason) < 0
+            || emit_exception (job, ctx, out, "prolog", 2, note, tol) < 0
+            || prolog_finish (job, ctx, out, 0) < 0
+            || emit_cleanup (job, ctx, out, tol) < 0
+            || start_shells (job, ctx, out, rest) < 0)
+            goto done;
+        rc = 0;
+        goto done;
+    }
+    rc = prolog_finish (job, ctx, out, 0) < 0
+                 || start_shells (job, ctx, out, job->all) < 0
+             ? -1
+             : 0;
+done:
+    idset_destroy (fatal);
+    idset_destroy (tol);
+    idset_destroy (rest);
+    free (fs);
+    free (ts);
+    return rc;
+}
+
+static int run_finish (struct job *job, const struct job_ctx *ctx, json_t *out)
+{
+    int status = 0;
+    struct idset *lost = idset_create ();
+    if (!lost)
+        return -1;
+    for (size_t i = 0; i < job->nprocs; i++) {
+        const struct job_proc *p = &job->procs[i];
+        if (p->phase != PHASE_SHELL)
+            continue;
+        if (p->lost || p->error)
+            idset_add (lost, p->ranks);
+        else if (p->status > status)
+            status = p->status;
+    }
+    if (job->exc_wait_status >= 0)
+        status = job->exc_wait_status;
+    json_t *o = json_pack ("{s:i}", "status", status);
+    if (o && !idset_empty (lost))
+        json_object_set_new (o, "lost-ranks", ranks_str (lost));
+    idset_destroy (lost);
+    if (job_emit (job, ctx, out, "finish", o) < 0)
+        return -1;
+    return emit_cleanup (job, ctx, out, job->run);
+}
+
+static int start_epilogs (struct job *job,
+                          const struct job_ctx *ctx,
+                          json_t *out)
+{
+    if (idset_is_subset (job->epilog_ranks, job->epilog_covered))
+        return 0;
+    struct idset *pending = idset_copy (job->epilog_ranks);
+    int rc = -1;
+    if (!pending)
+        return -1;
+    idset_subtract (pending, job->epilog_covered);
+    if (!job->epilog_started
+        && job_emit (job, ctx, out, "epilog-start",
+                     json_pack ("{s:s}", "description", "cairn.epilog"))
+               < 0)
+        goto done;
+    rc = emit_intents (job, ctx, out, PHASE_EPILOG, pending,
+                       job->cfg.epilog.per_rank);
+done:
+    idset_destroy (pending);
+    return rc;
+}
+
+static bool job_complete (const struct job *job)
+{
+    return job->state == JOB_CLEANUP && idset_equal (job->cleanup, job->all)
+           && idset_equal (job->done, job->all) && job->nactive[0] == 0
+           && job->nactive[1] == 0 && job->nactive[2] == 0;
+}
+
+static int releases (struct job *job, const struct job_ctx *ctx, json_t *out)
+{
+    struct idset *ready, *now = NULL;
+    int rc = -1;
+
+    if (job->final_released || !(ready = idset_copy (job->done)))
+        return job->final_released ? 0 : -1;
+    idset_subtract (ready, job->released);
+    if (job_complete (job)) {
+        if (job->epilog_started && !job->epilog_finished
+            && job_emit (job, ctx, out, "epilog-finish",
+                         json_pack ("{s:s s:i}", "description", "cairn.epilog",
+                                    "status",
+                                    phase_status (job, PHASE_EPILOG)))
+                   < 0)
+            goto done;
+        if (job_emit (job, ctx, out, "release",
+                      json_pack ("{s:o s:b}", "ranks", ranks_str (ready),
+                                 "final", 1))
+                < 0
+            || job_emit (job, ctx, out, "clean", json_object ()) < 0)
+            goto done;
+        rc = 0;
+        goto done;
+    }
+    if (idset_empty (ready)) {
+        rc = 0;
+        goto done;
+    }
+    double ra = job->cfg.release_after;
+    if (ra == 0 || (ra > 0 && ctx->now >= job->t_first_done + ra))
+        now = idset_copy (ready);
+    else /* ranks left out after a tolerated prolog failure go at once */
+        now = idset_intersect (ready, job->tolerated);
+    if (!now)
+        goto done;
+    if (!idset_empty (now)
+        && job_emit (job, ctx, out, "release",
+                     json_pack ("{s:o s:b}", "ranks", ranks_str (now), "final",
+                                0))
+               < 0)
+        goto done;
+    rc = 0;
+done:
+    idset_destroy (ready);
+    idset_destroy (now);
+    return rc;
+}
+
+static int step_once (struct job *job, const struct job_ctx *ctx, json_t *out)
+{
+    const struct exec_config *ec = &job->cfg.exec;
+
+    switch (job->state) {
+    case JOB_NEW:
+        if (job->fatal)
+            return emit_cleanup (job, ctx, out, job->all);
+        if (job->cfg.prolog.command) {
+            if (job_emit (job, ctx, out, "prolog-start",
+                          json_pack ("{s:s}", "description", "cairn.prolog"))
+                < 0)
+                return -1;
+            return emit_intents (job, ctx, out, PHASE_PROLOG, job->all,
+                                 job->cfg.prolog.per_rank);
+        }
+        return start_shells (job, ctx, out, job->all);
+    case JOB_PROLOG:
+        if (job->fatal && job->cfg.prolog.cancel_on_exception
+            && terminate_phase (job, ctx, out, PHASE_PROLOG, ec->term_signal,
+                                "terminate")
+                   < 0)
+            return -1;
+        if (job->nactive[PHASE_PROLOG] == 0)
+            return prolog_conclude (job, ctx, out);
+        return 0;
+    case JOB_RUN:
+        if (!job->expired && job->expiration > 0
+            && ctx->now >= job->expiration
+            && emit_exception (job, ctx, out, "timeout", 0,
+                               "job time limit expired", NULL)
+                   < 0)
+            return -1;
+        if (job->fatal) {
+            bool expired = strcmp (job->fatal_type, "timeout") == 0;
+            if (terminate_phase (job, ctx, out, PHASE_SHELL,
+                                 expired ? SIGALRM : ec->term_signal,
+                                 expired ? "expired" : "terminate")
+                < 0)
+                return -1;
+        }
+        if (job->nactive[PHASE_SHELL] == 0)
+            return run_finish (job, ctx, out);
+        return 0;
+    case JOB_CLEANUP:
+        if (job->fatal && job->cfg.epilog.cancel_on_exception
+            && terminate_phase (job, ctx, out, PHASE_EPILOG, ec->term_signal,
+                                "terminate")
+                   < 0)
+            return -1;
+        return 0;
+    case JOB_DONE:
+        return 0;
+    }
+    return 0;
+}
+
+static int step (struct job *job, const struct job_ctx *ctx, json_t *out)
+{
+    size_t n;
+    do {
+        n = json_array_size (out);
+        if (job->state == JOB_DONE)
+            break;
+        if (step_once (job, ctx, out) < 0 || start_epilogs (job, ctx, out) < 0
+            || releases (job, ctx, out) < 0)
+            return -1;
+    } while (json_array_size (out) != n);
+    return 0;
+}
+
+/* ---- inputs ---- */
+
+int job_accept (struct job *job,
+                const struct job_ctx *ctx,
+                uint32_t userid,
+                const json_t *R,
+                const json_t *jobspec,
+                const struct job_config *jc,
+                json_t *out,
+                struct cairn_error *err)
+{
+    struct rv1 *r;
+    struct jobspec *js;
+    json_t *config;
+
+    if (job->nevents > 0)
+        return errset (err, EEXIST, "job %ju already exists",
+                       (uintmax_t)job->id);
+    if (!(r = rv1_decode (R, err)))
+        return -1;
+    rv1_destroy (r);
+    if (!(js = jobspec_decode (jobspec, err)))
+        return -1;
+    jobspec_destroy (js);
+    if (!(config = job_config_encode (jc)))
+        return errset (err, ENOMEM, "cannot encode the job's config");
+    if (job_emit (job, ctx, out, "accept",
+                  json_pack ("{s:i s:O s:O s:o}", "userid", (int)userid, "R",
+                             R, "jobspec", jobspec, "config", config))
+        < 0)
+        return errset (err, errno, "cannot record the job");
+    if (userid != ctx->owner_uid) {
+        char note[160];
+        snprintf (note, sizeof (note),
+                  "multi-user is not supported: this cairn runs jobs of uid "
+                  "%u only, not %u",
+                  (unsigned)ctx->owner_uid, (unsigned)userid);
+        if (emit_exception (job, ctx, out, "exec", 0, note, NULL) < 0)
+            return -1;
+    }
+    return step (job, ctx, out);
+}
+
+int job_proc_spawned (struct job *job,
+                      const struct job_ctx *ctx,
+                      const char *execid,
+                      pid_t pid,
+                      unsigned long long starttime,
+                      const char *bootid,
+                      json_t *out)
+{
+    struct job_proc *p = job_proc_lookup (job, execid);
+    if (!p)
+        return -1;
+    if (p->state != PROC_INTENT) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (job_emit (job, ctx, out, "proc-spawn",
+                  json_pack ("{s:s s:I s:I s:s}", "execid", execid, "pid",
+                             (json_int_t)pid, "starttime",
+                             (json_int_t)starttime, "bootid", bootid))
+        < 0)
+        return -1;
+    return step (job, ctx, out);
+}
+
+int job_proc_failed (struct job *job,
+                     const struct job_ctx *ctx,
+                     const char *execid,
+                     const char *reason,
+                     json_t *out)
+{
+    struct job_proc *p = job_proc_lookup (job, execid);
+    if (!p)
+        return -1;
+    if (p->state == PROC_DONE)
+        return 0;
+    if (job_emit (job, ctx, out, "proc-fail",
+                  json_pack ("{s:s s:s}", "execid", execid, "note", reason))
+            < 0
+        || proc_ended (job, ctx, out, p) < 0)
+        return -1;
+    return step (job, ctx, out);
+}
+
+/* Journal captured output as one log event per stream. */
+static int emit_output (struct job *job,
+                        const struct job_ctx *ctx,
+                        json_t *out,
+                        const struct job_proc *p,
+                        const char *stream,
+                        const char *data,
+                        bool trunc)
+{
+    if (data && *data) {
+        json_t *s = json_string (data);
+        if (!s) /* not UTF-8: keep what is printable */
+            s = json_string ("(output not valid UTF-8)");
+        if (job_emit (job, ctx, out, "log",
+                      json_pack ("{s:s s:I s:s s:o}", "stream", stream, "rank",
+                                 (json_int_t)p->rank, "phase",
+                                 phase_name[p->phase], "data", s))
+            < 0)
+            return -1;
+    }
+    if (trunc && !job->output_truncated) {
+        char msg[128];
+        snprintf (msg, sizeof (msg),
+                  "output truncated: the job's cap of %zu bytes is reached",
+                  job->cfg.output_max_bytes);
+        if (job_emit (job, ctx, out, "log",
+                      json_pack ("{s:s s:I s:s s:s s:b}", "stream", "cairn",
+                                 "rank", (json_int_t)p->rank, "phase",
+                                 phase_name[p->phase], "data", msg,
+                                 "truncated", 1))
+            < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int job_proc_exited (struct job *job,
+                     const struct job_ctx *ctx,
+                     const char *execid,
+                     int status,
+                     const char *error,
+                     const char *outdata,
+                     bool out_trunc,
+                     const char *errdata,
+                     bool err_trunc,
+                     json_t *out)
+{
+    struct job_proc *p = job_proc_lookup (job, execid);
+    if (!p)
+        return -1;
+    if (p->state == PROC_DONE) /* given up on earlier; ended after all */
+        return 0;
+    json_t *o = json_pack ("{s:s s:i}", "execid", execid, "status", status);
+    if (o && error)
+        json_object_set_new (o, "error", json_string (error));
+    if (emit_output (job, ctx, out, p, "stdout", outdata, out_trunc) < 0
+        || emit_output (job, ctx, out, p, "stderr", errdata, err_trunc) < 0
+        || job_emit (job, ctx, out, "proc-exit", o) < 0
+        || proc_ended (job, ctx, out, p) < 0)
+        return -1;
+    return step (job, ctx, out);
+}
+
+int job_proc_lost (struct job *job,
+                   const struct job_ctx *ctx,
+                   const char *execid,
+                   const char *note,
+                   json_t *out)
+{
+    struct job_proc *p = job_proc_lookup (job, execid);
+    if (!p)
+        return -1;
+    if (p->state == PROC_DONE)
+        return 0;
+    if (job_emit (job, ctx, out, "proc-lost",
+                  json_pack ("{s:s s:s}", "execid", execid, "note", note))
+            < 0
+        || proc_ended (job, ctx, out, p) < 0)
+        return -1;
+    return step (job, ctx, out);
+}
+
+static int check_active (const struct job *job, struct cairn_error *err)
+{
+    if (job->state == JOB_DONE)
+        return errset (err, EINVAL, "job %ju is already clean",
+                       (uintmax_t)job->id);
+    return 0;
+}
+
+int job_raise (struct job *job,
+               const struct job_ctx *ctx,
+               const char *type,
+               int severity,
+               const char *note,
+               int wait_status,
+               json_t *out,
+               struct cairn_error *err)
+{
+    if (check_active (job, err) < 0)
+        return -1;
+    if (!type || !*type || strlen (type) >= 32)
+        return errset (err, EINVAL, "type: must be a non-empty string");
+    if (severity < 0 || severity > 7)
+        return errset (err, EINVAL, "severity: must be 0..7, not %d",
+                       severity);
+    json_t *o = json_pack ("{s:s s:i s:s}", "type", type, "severity",
+                           severity, "note", note ? note : "");
+    if (o && wait_status >= 0)
+        json_object_set_new (o, "wait_status", json_integer (wait_status));
+    if (job_emit (job, ctx, out, "exception", o) < 0)
+        return errset (err, errno, "cannot record the exception");
+    return step (job, ctx, out);
+}
+
+int job_kill (struct job *job,
+              const struct job_ctx *ctx,
+              int signum,
+              json_t *out,
+              struct cairn_error *err)
+{
+    if (check_active (job, err) < 0)
+        return -1;
+    if (signum <= 0 || signum >= 65)
+        return errset (err, EINVAL, "signum: %d is not a signal", signum);
+    if (job->state != JOB_RUN || job->nactive[PHASE_SHELL] == 0)
+        return errset (err, EINVAL, "job %ju has no running shells",
+                       (uintmax_t)job->id);
+    for (size_t i = 0; i < job->nprocs; i++) {
+        const struct job_proc *p = &job->procs[i];
+        if (p->phase == PHASE_SHELL && p->state == PROC_RUNNING
+            && emit_signal (job, ctx, out, p, signum, "request", false) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int job_set_expiration (struct job *job,
+                        const struct job_ctx *ctx,
+                        double expiration,
+                        json_t *out,
+                        struct cairn_error *err)
+{
+    if (check_active (job, err) < 0)
+        return -1;
+    if (!(expiration >= 0) || !isfinite (expiration))
+        return errset (err, EINVAL, "expiration: must be >= 0");
+    if (job_emit (job, ctx, out, "expiration",
+                  json_pack ("{s:f}", "expiration", expiration))
+        < 0)
+        return -1;
+    return step (job, ctx, out);
+}
+
+int job_fail_ranks (struct job *job,
+                    const struct job_ctx *ctx,
+                    const struct idset *ranks,
+                    const char *note,
+                    json_t *out,
+                    struct cairn_error *err)
+{
+    if (check_active (job, err) < 0)
+        return -1;
+    if (job->state != JOB_PROLOG)
+        return errset (err, EINVAL, "job %ju is not in its prolog (%s)",
+                       (uintmax_t)job->id, job_state_name (job->state));
+    if (idset_empty (ranks) || !idset_is_subset (ranks, job->all))
+        return errset (err, EINVAL, "ranks: not a non-empty subset of the "
+                                    "job's ranks");
+    if (job_emit (job, ctx, out, "fail-ranks",
+                  json_pack ("{s:o s:s}", "ranks", ranks_str (ranks), "note",
+                             note ? note : ""))
+        < 0)
+        return -1;
+    return step (job, ctx, out);
+}
+
+int job_set_critical (struct job *job,
+                      const struct job_ctx *ctx,
+                      const struct idset *ranks,
+                      json_t *out,
+                      struct cairn_error *err)
+{
+    if (check_active (job, err) < 0)
+        return -1;
+    if (!idset_is_subset (ranks, job->all))
+        return errset (err, EINVAL, "ranks: not a subset of the job's ranks");
+    if (job_emit (job, ctx, out, "critical-ranks",
+                  json_pack ("{s:o}", "ranks", ranks_str (ranks)))
+        < 0)
+        return -1;
+    return step (job, ctx, out);
+}
+
+int job_advance (struct job *job, const struct job_ctx *ctx, json_t *out)
+{
+    if (job->state == JOB_DONE)
+        return 0;
+    if (proc_timers (job, ctx, out) < 0)
+        return -1;
+    return step (job, ctx, out);
+}
+
+double job_next_deadline (const struct job *job)
+{
+    double next = 0;
+    if (job->state == JOB_DONE)
+        return 0;
+    for (size_t i = 0; i < job->nprocs; i++) {
+        double d = proc_deadline (job, &job->procs[i]);
+        if (d > 0 && (next == 0 || d < next))
+            next = d;
+    }
+    if (job->state == JOB_RUN && !job->expired && job->expiration > 0
+        && (next == 0 || job->expiration < next))
+        next = job->expiration;
+    if (job->cfg.release_after > 0 && job->t_first_done > 0
+        && !idset_is_subset (job->done, job->released)) {
+        double d = job->t_first_done + job->cfg.release_after;
+        if (next == 0 || d < next)
+            next = d;
+    }
+    return next;
+}

@@ -1,0 +1,70 @@
+/* job_private.h - the job struct, shared by job*.c only. */
+#ifndef CAIRN_JOB_PRIVATE_H
+#define CAIRN_JOB_PRIVATE_H
+
+#include "core/job.h"
+#include "core/jobspec.h"
+#include "core/rv1.h"
+
+struct job {
+    uint64_t id;
+    enum job_state state;
+    uint32_t nevents;
+    uint32_t nresponses;
+    uint32_t userid;
+
+    struct rv1 *R;
+    struct jobspec *jobspec;
+    struct job_config cfg;
+
+    /* rank sets; all are subsets of `all` */
+    struct idset *all;
+    struct idset *critical;     /* loss is fatal */
+    struct idset *marked;       /* fail-ranks during the prolog */
+    struct idset *tolerated;    /* prolog failed tolerably: left out */
+    struct idset *run;          /* ranks with a shell */
+    struct idset *cleanup;      /* finished with the job's work */
+    struct idset *epilog_ranks; /* cleanup ranks that get an epilog */
+    struct idset *epilog_covered; /* ranks with an epilog process */
+    struct idset *done;         /* cleanup complete: may be released */
+    struct idset *released;
+    struct idset *drained;
+
+    struct job_proc *procs;
+    size_t nprocs;
+    size_t procs_alloc;
+    json_t *procidx; /* execid -> index in procs */
+    int nactive[3];  /* processes not done, per phase */
+
+    bool prolog_started;
+    bool prolog_finished;
+    bool started;
+    bool finished;
+    bool epilog_started;
+    bool epilog_finished;
+    bool final_released;
+
+    bool fatal;          /* a severity-0 exception was raised */
+    char fatal_type[32]; /* type of the first one */
+    bool expired;        /* the time limit exception was raised */
+    int exc_wait_status; /* from an exception, or -1 */
+    int finish_status;
+
+    double expiration;
+    double t_accept;
+    double t_first_done;
+    double t_clean;
+
+    size_t output_bytes;
+    bool output_truncated;
+};
+
+/* job_decide.c needs these from job.c */
+struct job_proc *job_proc_lookup (struct job *job, const char *execid);
+int job_emit (struct job *job,
+              const struct job_ctx *ctx,
+              json_t *out,
+              const char *name,
+              json_t *context);
+
+#endif /* CAIRN_JOB_PRIVATE_H */

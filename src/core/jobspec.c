@@ -1,0 +1,326 @@
+/* jobspec.c - the exec service's view of a jobspec.
+ *
+ * Strings from the jobspec end up in execve() arguments and environment,
+ * where a NUL byte would silently cut them short and a name with '=' would
+ * set a different variable than the user wrote; both are refused here, at
+ * the boundary, rather than by whoever builds the environment later.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/jobspec.h"
+
+struct jobspec {
+    json_t *js;
+    char **argv;
+    const json_t *environment;
+    const char *cwd;
+    double duration;
+    int prolog_failures_allowed;
+};
+
+void jobspec_destroy (struct jobspec *js)
+{
+    if (js) {
+        int saved = errno;
+        if (js->argv) {
+            for (char **p = js->argv; *p; p++)
+                free (*p);
+            free (js->argv);
+        }
+        json_decref (js->js);
+        free (js);
+        errno = saved;
+    }
+}
+
+static bool has_nul (const json_t *s)
+{
+    return strlen (json_string_value (s)) != json_string_length (s);
+}
+
+static int decode_command (struct jobspec *js,
+                           const json_t *tasks,
+                           struct cairn_error *err)
+{
+    const json_t *task;
+    const json_t *cmd;
+    size_t n;
+
+    if (!tasks)
+        return errset (err, EINVAL, "jobspec: tasks: missing");
+    if (!json_is_array (tasks) || json_array_size (tasks) == 0)
+        return errset (err, EINVAL, "jobspec: tasks: not a non-empty array");
+    task = json_array_get (tasks, 0);
+    if (!json_is_object (task))
+        return errset (err, EINVAL, "jobspec: tasks[0]: not an object");
+    if (!(cmd = json_object_get (task, "command")))
+        return errset (err, EINVAL, "jobspec: tasks[0].command: missing");
+    if (!json_is_array (cmd) || (n = json_array_size (cmd)) == 0)
+        return errset (err, EINVAL,
+                       "jobspec: tasks[0].command: not a non-empty array");
+    if (!(js->argv = calloc (n + 1, sizeof (*js->argv))))
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *arg = json_array_get (cmd, i);
+        if (!json_is_string (arg))
+            return errset (err, EINVAL,
+                           "jobspec: tasks[0].command[%zu]: not a string", i);
+        if (has_nul (arg))
+            return errset (err, EINVAL,
+                           "jobspec: tasks[0].command[%zu]: contains NUL", i);
+        if (!(js->argv[i] = strdup (json_string_value (arg))))
+            return -1;
+    }
+    return 0;
+}
+
+static int decode_environment (const json_t *env, struct cairn_error *err)
+{
+    const char *name;
+    size_t len;
+    json_t *val;
+
+    if (!json_is_object (env))
+        return errset (err, EINVAL,
+                       "jobspec: attributes.system.environment: not an"
+                       " object");
+    json_object_keylen_foreach ((json_t *)env, name, len, val)
+    {
+        if (len == 0 || strlen (name) != len || strchr (name, '='))
+            return errset (err, EINVAL,
+                           "jobspec: attributes.system.environment: invalid"
+                           " variable name \"%.64s\"",
+                           name);
+        if (!json_is_string (val))
+            return errset (err, EINVAL,
+                           "jobspec: attributes.system.environment.%.64s:"
+                           " not a string",
+                           name);
+        if (has_nul (val))
+            return errset (err, EINVAL,
+                           "jobspec: attributes.system.environment.%.64s:"
+                           " contains NUL",
+                           name);
+    }
+    return 0;
+}
+
+static int
+decode_exec (struct jobspec *js, const json_t *exec, struct cairn_error *err)
+{
+    const json_t *o;
+
+    if (!json_is_object (exec))
+        return errset (err, EINVAL,
+                       "jobspec: attributes.system.exec: not an object");
+    if (!(o = json_object_get (exec, "prolog-failures-allowed")))
+        return 0;
+    if (!json_is_integer (o))
+        return errset (err, EINVAL,
+                       "jobspec: attributes.system.exec.prolog-failures-"
+                       "allowed: not an integer");
+    if (json_integer_value (o) < 0 || json_integer_value (o) > INT_MAX)
+        return errset (err, EINVAL,
+                       "jobspec: attributes.system.exec.prolog-failures-"
+                       "allowed: must be between 0 and %d",
+                       INT_MAX);
+    js->prolog_failures_allowed = (int)json_integer_value (o);
+    return 0;
+}
+
+static int
+decode_system (struct jobspec *js, const json_t *attrs, struct cairn_error *err)
+{
+    const json_t *system;
+    const json_t *o;
+
+    if (!attrs)
+        return 0;
+    if (!json_is_object (attrs))
+        return errset (err, EINVAL, "jobspec: attributes: not an object");
+    if (!(system = json_object_get (attrs, "system")))
+        return 0;
+    if (!json_is_object (system))
+        return errset (err, EINVAL,
+                       "jobspec: attributes.system: not an object");
+    if ((o = json_object_get (system, "duration"))) {
+        if (!json_is_number (o))
+            return errset (err, EINVAL,
+                           "jobspec: attributes.system.duration: not a"
+                           " number");
+        if (!(json_number_value (o) >= 0))
+            return errset (err, EINVAL,
+                           "jobspec: attributes.system.duration: must be"
+                           " >= 0");
+        js->duration = json_number_value (o);
+    }
+    if ((o = json_object_get (system, "cwd"))) {
+        if (!json_is_string (o))
+            return errset (err, EINVAL,
+                           "jobspec: attributes.system.cwd: not a string");
+        if (has_nul (o))
+            return errset (err, EINVAL,
+                           "jobspec: attributes.system.cwd: contains NUL");
+        js->cwd = json_string_value (o);
+    }
+    if ((o = json_object_get (system, "environment"))) {
+        if (decode_environment (o, err) < 0)
+            return -1;
+        js->environment = o;
+    }
+    if ((o = json_object_get (system, "exec")) && decode_exec (js, o, err) < 0)
+        return -1;
+    return 0;
+}
+
+struct jobspec *jobspec_decode (const json_t *o, struct cairn_error *err)
+{
+    struct jobspec *js;
+
+    if (!json_is_object (o)) {
+        errset (err, EINVAL, "jobspec: not an object");
+        return NULL;
+    }
+    if (!(js = calloc (1, sizeof (*js)))) {
+        errset (err, ENOMEM, "jobspec: out of memory");
+        return NULL;
+    }
+    js->js = json_incref ((json_t *)o);
+    errno = 0;
+    if (decode_command (js, json_object_get (o, "tasks"), err) < 0 ||
+        decode_system (js, json_object_get (o, "attributes"), err) < 0) {
+        if (errno == ENOMEM)
+            errset (err, ENOMEM, "jobspec: out of memory");
+        jobspec_destroy (js);
+        return NULL;
+    }
+    return js;
+}
+
+const json_t *jobspec_json (const struct jobspec *js)
+{
+    return js ? js->js : NULL;
+}
+
+char **jobspec_argv (const struct jobspec *js)
+{
+    return js ? js->argv : NULL;
+}
+
+const json_t *jobspec_environment (const struct jobspec *js)
+{
+    return js ? js->environment : NULL;
+}
+
+const char *jobspec_cwd (const struct jobspec *js)
+{
+    return js ? js->cwd : NULL;
+}
+
+double jobspec_duration (const struct jobspec *js)
+{
+    return js ? js->duration : 0.;
+}
+
+int jobspec_prolog_failures_allowed (const struct jobspec *js)
+{
+    return js ? js->prolog_failures_allowed : 0;
+}
+
+static json_t *create_system (const char *cwd,
+                              const json_t *environment,
+                              double duration,
+                              int prolog_failures_allowed)
+{
+    json_t *system = json_pack ("{s:f}", "duration", duration);
+    json_t *o;
+
+    if (!system)
+        goto nomem;
+    if (cwd) {
+        if (!(o = json_string (cwd))) { // invalid UTF-8
+            json_decref (system);
+            errno = EINVAL;
+            return NULL;
+        }
+        if (json_object_set_new (system, "cwd", o) < 0)
+            goto nomem;
+    }
+    if (environment && json_object_set_new (system, "environment",
+                                            json_deep_copy (environment)) < 0)
+        goto nomem;
+    if (prolog_failures_allowed > 0 &&
+        json_object_set_new (system, "exec",
+                             json_pack ("{s:i}", "prolog-failures-allowed",
+                                        prolog_failures_allowed)) < 0)
+        goto nomem;
+    return system;
+nomem:
+    json_decref (system);
+    errno = ENOMEM;
+    return NULL;
+}
+
+json_t *jobspec_create (char **argv,
+                        uint32_t nranks,
+                        const char *cwd,
+                        const json_t *environment,
+                        double duration,
+                        int prolog_failures_allowed)
+{
+    json_t *cmd = NULL;
+    json_t *system = NULL;
+    json_t *o = NULL;
+    struct jobspec *check;
+
+    if (!argv || !argv[0] || nranks == 0 || !(duration >= 0) ||
+        !isfinite (duration) || prolog_failures_allowed < 0) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (!(cmd = json_array ()))
+        goto nomem;
+    for (char **p = argv; *p; p++) {
+        /* json_string() also fails on invalid UTF-8. */
+        json_t *s = json_string (*p);
+        if (!s) {
+            errno = EINVAL;
+            goto error;
+        }
+        if (json_array_append_new (cmd, s) < 0)
+            goto nomem;
+    }
+    if (!(system = create_system (cwd, environment, duration,
+                                  prolog_failures_allowed)))
+        goto error;
+    if (!(o = json_pack ("{s:i s:[{s:s s:I s:[{s:s s:i s:s s:[{s:s s:i}]}]}]"
+                         " s:[{s:O s:s s:{s:i}}] s:{s:O}}",
+                         "version", 1, "resources", "type", "node", "count",
+                         (json_int_t)nranks, "with", "type", "slot", "count", 1,
+                         "label", "task", "with", "type", "core", "count", 1,
+                         "tasks", "command", cmd, "slot", "task", "count",
+                         "per_slot", 1, "attributes", "system", system)))
+        goto nomem;
+    /* Refuse anything the decoder would refuse (e.g. environment names),
+     * so that a jobspec built here is always accepted by cairnd.
+     */
+    if (!(check = jobspec_decode (o, NULL)))
+        goto error;
+    jobspec_destroy (check);
+    json_decref (cmd);
+    json_decref (system);
+    return o;
+nomem:
+    errno = ENOMEM;
+error:
+    json_decref (cmd);
+    json_decref (system);
+    json_decref (o);
+    return NULL;
+}

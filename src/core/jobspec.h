@@ -1,0 +1,75 @@
+/* jobspec.h - what the exec service reads from a jobspec (RFC 14, RFC 25 v1).
+ *
+ *   {"version": 1, "resources": [...],
+ *    "tasks": [{"command": ["hostname"], "slot": "task",
+ *               "count": {"per_slot": 1}}],
+ *    "attributes": {"system": {"duration": 60, "cwd": "/home/u",
+ *                              "environment": {"PATH": "/bin"},
+ *                              "exec": {"prolog-failures-allowed": 1}}}}
+ *
+ * Only the fields above are read and checked; everything else (resources,
+ * other attributes) belongs to the scheduler and is kept as it is.
+ */
+#ifndef CAIRN_JOBSPEC_H
+#define CAIRN_JOBSPEC_H
+
+#include <stdint.h>
+#include <jansson.h>
+
+#include "core/error.h"
+
+struct jobspec;
+
+/* Validate js and extract its fields. Checked: tasks is a non-empty array;
+ * tasks[0].command is a non-empty array of strings without NUL bytes;
+ * attributes and attributes.system, when present, are objects; in system,
+ * "duration" is a number >= 0 (0 = unset), "cwd" a string, "environment"
+ * an object whose names are non-empty without '=' and whose values are
+ * strings, and "exec" an object whose "prolog-failures-allowed" is an
+ * integer 0..INT_MAX (default 0).
+ * The result holds its own reference to js, which must not be modified
+ * while the result lives.
+ * Returns a new jobspec (free with jobspec_destroy), or NULL with errno =
+ * EINVAL and a message naming the field in err
+ * ("jobspec: tasks[0].command[2]: not a string"), or ENOMEM.
+ */
+struct jobspec *jobspec_decode (const json_t *js, struct cairn_error *err);
+
+/* Free js. NULL is fine. errno is preserved. */
+void jobspec_destroy (struct jobspec *js);
+
+/* The object js was decoded from (borrowed). */
+const json_t *jobspec_json (const struct jobspec *js);
+
+/* tasks[0].command as a NULL-terminated argv, owned by js. */
+char **jobspec_argv (const struct jobspec *js);
+
+/* attributes.system.environment (borrowed), or NULL when absent. */
+const json_t *jobspec_environment (const struct jobspec *js);
+
+/* attributes.system.cwd (borrowed), or NULL when absent. */
+const char *jobspec_cwd (const struct jobspec *js);
+
+/* attributes.system.duration in seconds; 0 when unset. */
+double jobspec_duration (const struct jobspec *js);
+
+/* attributes.system.exec.prolog-failures-allowed; 0 when absent. */
+int jobspec_prolog_failures_allowed (const struct jobspec *js);
+
+/* Build a minimal valid v1 jobspec for `cairn run`: nranks nodes with one
+ * one-core task slot each, tasks[0].command = argv, and attributes.system
+ * with duration, cwd (if non-NULL), a copy of environment (if non-NULL)
+ * and exec.prolog-failures-allowed (if > 0).
+ * Returns a new reference (caller must json_decref), or NULL with errno =
+ * EINVAL (argv NULL or empty, nranks 0, duration negative or not finite,
+ * prolog_failures_allowed < 0, or a result that jobspec_decode() refuses,
+ * e.g. a bad environment name) or ENOMEM.
+ */
+json_t *jobspec_create (char **argv,
+                        uint32_t nranks,
+                        const char *cwd,
+                        const json_t *environment,
+                        double duration,
+                        int prolog_failures_allowed);
+
+#endif /* CAIRN_JOBSPEC_H */

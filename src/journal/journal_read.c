@@ -1,0 +1,178 @@
+/* journal_read.c - walking committed events and jobs.
+ *
+ * Each call is one read txn, held only while the walk and its callbacks
+ * run: LMDB keeps every page a reader can see, so a reader parked for long
+ * would make the file grow under a busy writer.
+ */
+#include <errno.h>
+#include <lmdb.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "journal/journal_private.h"
+
+int journal_read_job (struct journal *j,
+                      uint64_t id,
+                      uint32_t from_seq,
+                      journal_event_f cb,
+                      void *arg,
+                      struct cairn_error *err)
+{
+    unsigned char kbuf[JOURNAL_KEY_EVENT];
+    MDB_val k = {sizeof (kbuf), kbuf}, v;
+    struct journal_jobrec rec;
+    MDB_cursor *cur = NULL;
+    MDB_txn *txn;
+    int rc;
+
+    if (!j || !cb)
+        return errset (err, EINVAL, "journal: read: invalid argument");
+    if ((rc = journal_rtxn_begin (j, &txn)))
+        return journal_err (err, rc, "journal at %s: read", j->path);
+    if ((rc = journal_jobrec_get (j, txn, id, &rec))) {
+        if (rc == MDB_NOTFOUND)
+            errset (err, ENOENT, "journal: job %ju is not in the journal",
+                    (uintmax_t)id);
+        else
+            journal_err (err, rc, "journal at %s: job %ju", j->path,
+                         (uintmax_t)id);
+        goto done;
+    }
+    if ((rc = mdb_cursor_open (txn, j->dbi_events, &cur)))
+        goto error;
+    journal_put_be64 (kbuf, id);
+    journal_put_be32 (kbuf + 8, from_seq);
+    rc = mdb_cursor_get (cur, &k, &v, MDB_SET_RANGE);
+    while (rc == 0) {
+        if (k.mv_size != JOURNAL_KEY_EVENT) {
+            rc = MDB_CORRUPTED;
+            goto error;
+        }
+        if (journal_get_be64 (k.mv_data) != id)
+            break;
+        uint32_t seq = journal_get_be32 ((unsigned char *)k.mv_data + 8);
+        int r = cb (id, seq, v.mv_data, v.mv_size, arg);
+        if (r < 0) {
+            errprintf (err, "journal: reading job %ju, event %u: %s",
+                       (uintmax_t)id, seq, strerror (errno));
+            goto done;
+        }
+        if (r > 0)
+            break;
+        rc = mdb_cursor_get (cur, &k, &v, MDB_NEXT);
+    }
+    if (rc && rc != MDB_NOTFOUND)
+        goto error;
+    mdb_cursor_close (cur);
+    journal_rtxn_end (j, txn);
+    return 0;
+error:
+    journal_err (err, rc, "journal at %s: reading job %ju", j->path,
+                 (uintmax_t)id);
+done : {
+    int saved = errno;
+    if (cur)
+        mdb_cursor_close (cur);
+    journal_rtxn_end (j, txn);
+    errno = saved;
+    return -1;
+}
+}
+
+int journal_job_info (struct journal *j,
+                      uint64_t id,
+                      struct journal_jobinfo *info)
+{
+    struct journal_jobrec rec;
+    MDB_txn *txn;
+    int rc;
+
+    if (!j || !info) {
+        errno = EINVAL;
+        return -1;
+    }
+    if ((rc = journal_rtxn_begin (j, &txn)) == 0) {
+        rc = journal_jobrec_get (j, txn, id, &rec);
+        journal_rtxn_end (j, txn);
+    }
+    if (rc) {
+        errno = journal_errno (rc);
+        return -1;
+    }
+    journal_info_from_rec (id, &rec, info);
+    return 0;
+}
+
+int journal_foreach_job (struct journal *j,
+                         bool active_only,
+                         journal_job_f cb,
+                         void *arg,
+                         struct cairn_error *err)
+{
+    struct journal_jobinfo info;
+    struct journal_jobrec rec;
+    MDB_cursor *cur = NULL;
+    MDB_txn *txn;
+    MDB_val k, v;
+    uint64_t id = 0;
+    int rc;
+
+    if (!j || !cb)
+        return errset (err, EINVAL, "journal: foreach: invalid argument");
+    if ((rc = journal_rtxn_begin (j, &txn)))
+        return journal_err (err, rc, "journal at %s: read", j->path);
+    if ((rc = mdb_cursor_open (txn, active_only ? j->dbi_active : j->dbi_jobs,
+                               &cur)))
+        goto error;
+    rc = mdb_cursor_get (cur, &k, &v, MDB_FIRST);
+    while (rc == 0) {
+        if (k.mv_size != JOURNAL_KEY_JOB) {
+            rc = MDB_CORRUPTED;
+            goto error;
+        }
+        id = journal_get_be64 (k.mv_data);
+        if (active_only) {
+            if ((rc = journal_jobrec_get (j, txn, id, &rec))) {
+                if (rc != MDB_NOTFOUND)
+                    goto error;
+                errset (err, EUCLEAN,
+                        "journal at %s: job %ju is in the active index but "
+                        "has no record",
+                        j->path, (uintmax_t)id);
+                goto done;
+            }
+        } else {
+            if (v.mv_size != sizeof (rec)) {
+                rc = MDB_CORRUPTED;
+                goto error;
+            }
+            memcpy (&rec, v.mv_data, sizeof (rec));
+        }
+        journal_info_from_rec (id, &rec, &info);
+        int r = cb (&info, arg);
+        if (r < 0) {
+            errprintf (err, "journal: at job %ju: %s", (uintmax_t)id,
+                       strerror (errno));
+            goto done;
+        }
+        if (r > 0)
+            break;
+        rc = mdb_cursor_get (cur, &k, &v, MDB_NEXT);
+    }
+    if (rc && rc != MDB_NOTFOUND)
+        goto error;
+    mdb_cursor_close (cur);
+    journal_rtxn_end (j, txn);
+    return 0;
+error:
+    journal_err (err, rc, "journal at %s: listing jobs (at job %ju)", j->path,
+                 (uintmax_t)id);
+done : {
+    int saved = errno;
+    if (cur)
+        mdb_cursor_close (cur);
+    journal_rtxn_end (j, txn);
+    errno = saved;
+    return -1;
+}
+}
