@@ -130,7 +130,10 @@ static void mark_done (struct job *job, const struct idset *ranks, double t)
     if (idset_empty (ranks))
         return;
     idset_add (job->done, ranks);
-    if (job->t_first_done == 0)
+    /* release-after times the job's own cleanup: ranks left out after a
+     * tolerated prolog failure are released on their own and do not start
+     * the clock */
+    if (job->t_first_done == 0 && !idset_is_subset (ranks, job->tolerated))
         job->t_first_done = t;
 }
 
@@ -325,8 +328,12 @@ static int fold_fail_ranks (struct job *job,
                             json_t *ctx,
                             struct cairn_error *err)
 {
+    const char *note = NULL;
     if (ctx_add_ranks (ctx, "ranks", job->marked, err) < 0)
         return errprefix (err, "fail-ranks");
+    (void)json_unpack (ctx, "{s?s}", "note", &note);
+    if (note && *note)
+        snprintf (job->mark_note, sizeof (job->mark_note), "%s", note);
     return 0;
 }
 
@@ -459,11 +466,15 @@ static int fold_proc_signal (struct job *job,
         return errprefix (err, "proc-signal");
     (void)json_unpack (ctx, "{s?s s?b}", "reason", &reason, "kill", &kill);
     p->nsignals++;
-    p->t_signal = t;
     if (kill)
         p->nkills++;
-    if (strcmp (reason, "request") != 0)
+    /* A signal a client asked for does not move the escalation clock: a
+     * `kill` request in the middle of a termination must not postpone the
+     * next kill signal. */
+    if (strcmp (reason, "request") != 0) {
         p->terminating = true;
+        p->t_signal = t;
+    }
     if (strcmp (reason, "timeout") == 0)
         p->timed_out = true;
     return 0;

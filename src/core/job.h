@@ -155,8 +155,8 @@ int job_proc_lost (struct job *job,
                    json_t *out);
 
 /* An exception from outside (RFC 32 `exception` request). wait_status < 0
- * means none. Severity 0 terminates the job. EINVAL for bad arguments,
- * ENOENT-like EALREADY if the job is done. */
+ * means none. Severity 0 terminates the job. EINVAL for bad arguments.
+ * This and every request below fail with EALREADY once the job is clean. */
 int job_raise (struct job *job,
                const struct job_ctx *ctx,
                const char *type,

@@ -409,6 +409,10 @@ static int prolog_conclude (struct job *job,
             idset_add (fatal, p->ranks);
         }
     }
+    /* A rank an outside service marked failed is excluded and drained
+     * however its prolog ends (on a dead node it is usually lost or timed
+     * out): the job never runs there, so tolerating it is safe. */
+    idset_subtract (fatal, job->marked);
     idset_subtract (tol, fatal);
     if (job->fatal) { /* canceled: the exception is already out */
         rc = prolog_finish (job, ctx, out, phase_status (job, PHASE_PROLOG))
@@ -448,8 +452,9 @@ static int prolog_conclude (struct job *job,
             goto done;
         idset_subtract (rest, tol);
         snprintf (note, sizeof (note),
-                  "prolog failed on %s %s (tolerated, %zu of %d allowed)",
-                  rank_word (tol), ts, n, allowed);
+                  "prolog failed on %s %s (tolerated, %zu of %d allowed)%s%s",
+                  rank_word (tol), ts, n, allowed,
+                  job->mark_note[0] ? ": " : "", job->mark_note);
         char reason[600];
         snprintf (reason, sizeof (reason), "job %ju: %s", (uintmax_t)job->id,
                   note);
@@ -825,7 +830,7 @@ int job_proc_lost (struct job *job,
 static int check_active (const struct job *job, struct cairn_error *err)
 {
     if (job->state == JOB_DONE)
-        return errset (err, EINVAL, "job %ju is already clean",
+        return errset (err, EALREADY, "job %ju is already clean",
                        (uintmax_t)job->id);
     return 0;
 }

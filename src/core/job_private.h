@@ -21,6 +21,7 @@ struct job {
     struct idset *all;
     struct idset *critical;     /* loss is fatal */
     struct idset *marked;       /* fail-ranks during the prolog */
+    char mark_note[128];        /* the last fail-ranks note */
     struct idset *tolerated;    /* prolog failed tolerably: left out */
     struct idset *run;          /* ranks with a shell */
     struct idset *cleanup;      /* finished with the job's work */

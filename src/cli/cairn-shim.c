@@ -1,0 +1,405 @@
+/* cairn-shim - run one command for cairnd and keep its exit status.
+ *
+ * The contract (arguments, files, signals) is in src/exec/shim_proto.h.
+ *
+ * Why a separate process: the shim stays the command's parent when cairnd
+ * dies, so the wait status is never lost (it lands in the exit file), and
+ * because the shim has not reaped the command, the command's pid - which is
+ * also its process group id - cannot be reused while the shim signals the
+ * group. The shim is spawned once per process, so it links libc only, does
+ * no allocation and waits for signals with sigwaitinfo() (no handlers).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdbool.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "exec/shim_proto.h"
+
+/* What the command's process failed to do before exec, sent to the shim
+ * over a close-on-exec pipe: EOF on the pipe means the exec succeeded. */
+enum step { STEP_STDIO = 1, STEP_CHDIR, STEP_MARKER, STEP_EXEC };
+
+struct report {
+    int step;
+    int errnum;
+};
+
+struct shim {
+    const char *exitdir;
+    const char *cwd;
+    const char *execid;
+    char **argv;
+    int dirfd;
+    sigset_t waitset; /* the signals we wait for, blocked */
+    pid_t child;
+    char error[400]; /* why the command could not run, or "" */
+    char name_out[SHIM_NAME_MAX];
+    char name_err[SHIM_NAME_MAX];
+    char name_started[SHIM_NAME_MAX];
+    char name_tmp[SHIM_NAME_MAX];
+};
+
+static int usage (const char *why)
+{
+    fprintf (stderr,
+             "cairn-shim: %s\n"
+             "Usage: CAIRN_EXECID=UUID cairn-shim --exitdir DIR [--cwd DIR]"
+             " -- COMMAND [ARGS...]\n",
+             why);
+    return -1;
+}
+
+static int parse_args (struct shim *s, int argc, char *argv[])
+{
+    int i = 1;
+
+    while (i < argc) {
+        if (!strcmp (argv[i], "--")) {
+            i++;
+            break;
+        }
+        if (i + 1 >= argc)
+            return usage ("missing argument or command");
+        if (!strcmp (argv[i], "--exitdir"))
+            s->exitdir = argv[i + 1];
+        else if (!strcmp (argv[i], "--cwd"))
+            s->cwd = argv[i + 1];
+        else
+            return usage ("unknown option");
+        i += 2;
+    }
+    if (!s->exitdir || !s->exitdir[0])
+        return usage ("--exitdir is required");
+    if (i >= argc)
+        return usage ("no command given");
+    s->argv = &argv[i];
+
+    s->execid = getenv (SHIM_ENV_EXECID);
+    if (!shim_execid_valid (s->execid))
+        return usage ("CAIRN_EXECID must be a canonical lowercase UUID");
+    snprintf (s->name_out, SHIM_NAME_MAX, "%s" SHIM_SUFFIX_OUT, s->execid);
+    snprintf (s->name_err, SHIM_NAME_MAX, "%s" SHIM_SUFFIX_ERR, s->execid);
+    snprintf (s->name_started, SHIM_NAME_MAX, "%s" SHIM_SUFFIX_STARTED,
+              s->execid);
+    snprintf (s->name_tmp, SHIM_NAME_MAX, "%s" SHIM_SUFFIX_TMP, s->execid);
+    return 0;
+}
+
+/* Block what we wait for before anything else, so that a signal sent early
+ * is queued and relayed once the command runs instead of killing us (our
+ * launcher should already have blocked them: see shim_sigset()). SIGCHLD
+ * must not be SIG_IGN, or the kernel would reap the child and lose its
+ * status, so the waited-for signals get SIG_DFL. SIGPIPE stays blocked so a
+ * closed stderr cannot kill the shim. */
+static void signals_setup (struct shim *s)
+{
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    sigset_t block;
+
+    shim_sigset (&block);
+    sigprocmask (SIG_BLOCK, &block, NULL);
+    s->waitset = block;
+    sigdelset (&s->waitset, SIGPIPE);
+    for (int sig = 1; sig < NSIG; sig++) {
+        if (sigismember (&s->waitset, sig) == 1)
+            sigaction (sig, &dfl, NULL);
+    }
+}
+
+static void __attribute__ ((noreturn)) child_fail (int fd, enum step step)
+{
+    struct report r = {.step = step, .errnum = errno};
+    (void)!write (fd, &r, sizeof (r));
+    _exit (127);
+}
+
+/* In the command's process, between fork and exec. */
+static void __attribute__ ((noreturn)) child_run (
+    struct shim *s, pid_t shim, int repfd, int nullfd, int outfd, int errfd)
+{
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    sigset_t empty;
+    int fd;
+
+    setpgid (0, 0);
+    /* If the shim is killed, the command goes with it; if it died before
+     * the prctl, nobody is left to record what the command does. */
+    prctl (PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid () != shim)
+        _exit (127);
+    /* A fresh process: default dispositions (ignored signals would survive
+     * exec) and nothing blocked, whatever the shim was started with.
+     * glibc's sigaction() refuses its two internal signals (EINVAL), yet its
+     * posix_spawn() leaves them SIG_IGN in the process it starts (us): reset
+     * those with the raw syscall. An all-zero kernel sigaction is SIG_DFL
+     * whatever the architecture's layout of the struct. */
+    for (int sig = 1; sig < NSIG; sig++) {
+        if (sig == SIGKILL || sig == SIGSTOP)
+            continue;
+        if (sigaction (sig, &dfl, NULL) < 0 && errno == EINVAL) {
+            unsigned long ksa[8] = {0};
+            syscall (SYS_rt_sigaction, sig, ksa, NULL, NSIG / 8);
+        }
+    }
+    sigemptyset (&empty);
+    sigprocmask (SIG_SETMASK, &empty, NULL);
+    if (dup2 (nullfd, 0) < 0 || dup2 (outfd, 1) < 0 || dup2 (errfd, 2) < 0)
+        child_fail (repfd, STEP_STDIO);
+    if (s->cwd && chdir (s->cwd) < 0)
+        child_fail (repfd, STEP_CHDIR);
+    /* The "about to exec" promise. O_EXCL: an execid runs at most once. */
+    fd = openat (s->dirfd, s->name_started,
+                 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        child_fail (repfd, STEP_MARKER);
+    close (fd);
+    execvp (s->argv[0], s->argv);
+    child_fail (repfd, STEP_EXEC);
+}
+
+static int open_output (struct shim *s, const char *name)
+{
+    int fd =
+        openat (s->dirfd, name,
+                O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        snprintf (s->error, sizeof (s->error), "open %s: %s", name,
+                  strerror (errno));
+    return fd;
+}
+
+/* Start the command. Returns 0 if a child was forked (s->error says if it
+ * failed before exec), -1 with s->error set if nothing was started. */
+static int start (struct shim *s)
+{
+    int outfd = -1, errfd = -1, nullfd = -1, pfd[2] = {-1, -1};
+    struct report r;
+    pid_t shim = getpid ();
+    ssize_t n;
+    int rc = -1;
+
+    if ((outfd = open_output (s, s->name_out)) < 0 ||
+        (errfd = open_output (s, s->name_err)) < 0)
+        goto done;
+    if ((nullfd = open ("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
+        snprintf (s->error, sizeof (s->error), "open /dev/null: %s",
+                  strerror (errno));
+        goto done;
+    }
+    if (pipe2 (pfd, O_CLOEXEC) < 0) {
+        snprintf (s->error, sizeof (s->error), "pipe: %s", strerror (errno));
+        goto done;
+    }
+    if ((s->child = fork ()) < 0) {
+        snprintf (s->error, sizeof (s->error), "fork: %s", strerror (errno));
+        goto done;
+    }
+    if (s->child == 0)
+        child_run (s, shim, pfd[1], nullfd, outfd, errfd);
+    /* Also here, so the group exists whichever of us runs first. */
+    setpgid (s->child, s->child);
+    close (pfd[1]);
+    pfd[1] = -1;
+    do {
+        n = read (pfd[0], &r, sizeof (r));
+    } while (n < 0 && errno == EINTR);
+    if (n == sizeof (r) && r.step >= STEP_STDIO && r.step <= STEP_EXEC) {
+        const char *what[] = {"", "dup2", "chdir", "create", "execvp"};
+        const char *arg[] = {"", "stdio", s->cwd, s->name_started, s->argv[0]};
+        snprintf (s->error, sizeof (s->error), "%s %s: %s", what[r.step],
+                  arg[r.step], strerror (r.errnum));
+    }
+    rc = 0;
+done:
+    if (pfd[0] >= 0)
+        close (pfd[0]);
+    if (pfd[1] >= 0)
+        close (pfd[1]);
+    if (nullfd >= 0)
+        close (nullfd);
+    if (errfd >= 0)
+        close (errfd);
+    if (outfd >= 0)
+        close (outfd);
+    return rc;
+}
+
+/* Relay signals until the command's process exits; return its wait status.
+ */
+static int supervise (struct shim *s)
+{
+    pid_t pgid = s->child;
+
+    for (;;) {
+        siginfo_t si;
+        int sig = sigwaitinfo (&s->waitset, &si);
+        if (sig < 0)
+            continue; /* EINTR, e.g. after SIGSTOP/SIGCONT of the shim */
+        if (sig == SIGCHLD) {
+            siginfo_t w;
+            int status;
+
+            /* Peek first: while the leader is an unreaped zombie its pid,
+             * the group id, cannot be reused, so killing the group's
+             * stragglers cannot hit a stranger. */
+            memset (&w, 0, sizeof (w));
+            if (waitid (P_PID, s->child, &w, WEXITED | WNOHANG | WNOWAIT) < 0 ||
+                w.si_pid != s->child)
+                continue; /* stopped or continued, not exited */
+            kill (-pgid, SIGKILL);
+            while (waitpid (s->child, &status, 0) < 0) {
+                if (errno != EINTR)
+                    return SHIM_STATUS_NOEXEC; /* cannot happen */
+            }
+            return status;
+        }
+        if (sig == SHIM_RELAY_SIGNAL) {
+            if (si.si_code != SI_QUEUE)
+                continue;
+            sig = si.si_value.sival_int;
+            if (sig <= 0 || sig >= NSIG)
+                continue;
+        }
+        /* The leader may have left its group (setpgid): reach it anyway. */
+        if (kill (-pgid, sig) < 0 && errno == ESRCH)
+            kill (s->child, sig);
+    }
+}
+
+/* JSON string body: escape '"', '\' and control characters; bytes above
+ * 0x7f become '?' so the file is valid JSON whatever the error holds. */
+static size_t json_escape (char *out, size_t size, const char *in)
+{
+    size_t n = 0;
+
+    for (const unsigned char *p = (const unsigned char *)in; *p; p++) {
+        if (n + 7 > size)
+            break;
+        if (*p == '"' || *p == '\\') {
+            out[n++] = '\\';
+            out[n++] = (char)*p;
+        } else if (*p < 0x20)
+            n += snprintf (out + n, size - n, "\\u%04x", *p);
+        else
+            out[n++] = *p < 0x80 ? (char)*p : '?';
+    }
+    out[n] = '\0';
+    return n;
+}
+
+static int write_exitfile (struct shim *s, int status)
+{
+    char buf[4096];
+    const char *what = s->name_tmp;
+    size_t len, off = 0;
+    int fd;
+
+    len = (size_t)snprintf (buf, sizeof (buf), "{\"status\":%d", status);
+    if (s->error[0]) {
+        len +=
+            (size_t)snprintf (buf + len, sizeof (buf) - len, ",\"error\":\"");
+        len += json_escape (buf + len, sizeof (buf) - len - 4, s->error);
+        buf[len++] = '"';
+    }
+    buf[len++] = '}';
+    buf[len++] = '\n';
+
+    /* Write then rename: a reader sees no file or a whole one. No fsync: a
+     * reboot changes the boot id and cairnd then treats everything as lost
+     * anyway. */
+    fd = openat (s->dirfd, s->name_tmp,
+                 O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        goto error;
+    while (off < len) {
+        ssize_t n = write (fd, buf + off, len - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (n == 0)
+                errno = EIO;
+            close (fd);
+            goto error;
+        }
+        off += (size_t)n;
+    }
+    if (close (fd) < 0)
+        goto error;
+    what = s->execid;
+    if (renameat (s->dirfd, s->name_tmp, s->dirfd, s->execid) < 0)
+        goto error;
+    return 0;
+error:
+    fprintf (stderr, "cairn-shim: %s/%s: %s\n", s->exitdir, what,
+             strerror (errno));
+    unlinkat (s->dirfd, s->name_tmp, 0);
+    return -1;
+}
+
+/* An execid runs at most once. If it has a marker or an exit file, someone
+ * (a confused cairnd) is starting it again: touch nothing, so the first
+ * run's output and status survive. The marker's O_EXCL in the child still
+ * settles a race between two shims of the same execid. */
+static bool already_used (struct shim *s)
+{
+    const char *names[] = {s->name_started, s->execid};
+    struct stat st;
+
+    for (int i = 0; i < 2; i++) {
+        const char *why = "exists: execid already used";
+        if (fstatat (s->dirfd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0) {
+            if (errno == ENOENT)
+                continue;
+            why = strerror (errno);
+        }
+        fprintf (stderr, "cairn-shim: %s/%s: %s\n", s->exitdir, names[i], why);
+        return true;
+    }
+    return false;
+}
+
+int main (int argc, char *argv[])
+{
+    struct shim s;
+    int status;
+
+    memset (&s, 0, sizeof (s));
+    s.dirfd = -1;
+    signals_setup (&s);
+    if (parse_args (&s, argc, argv) < 0)
+        return 2;
+    /* Leave cairnd's session and process group: a Ctrl-C or a signal to
+     * cairnd's group must not reach us. EPERM means we already lead a group
+     * (cairnd spawns us with POSIX_SPAWN_SETSID): fine. */
+    if (setsid () < 0 && errno != EPERM)
+        fprintf (stderr, "cairn-shim: setsid: %s\n", strerror (errno));
+    /* With 0-2 closed, our own opens would land there and the command's
+     * dup2 onto them would be a no-op that keeps O_CLOEXEC. */
+    for (int fd = 0; fd < 3; fd++) {
+        if (fcntl (fd, F_GETFD) < 0 && open ("/dev/null", O_RDWR) < 0)
+            return 3;
+    }
+    s.dirfd = open (s.exitdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (s.dirfd < 0) {
+        fprintf (stderr, "cairn-shim: %s: %s\n", s.exitdir, strerror (errno));
+        return 3;
+    }
+    if (already_used (&s))
+        return 4;
+    if (start (&s) == 0)
+        status = supervise (&s);
+    else
+        status = SHIM_STATUS_NOEXEC;
+    if (write_exitfile (&s, status) < 0)
+        return 3;
+    return 0;
+}

@@ -1,0 +1,327 @@
+/* cairn.c - the `cairn` command: global options, the subcommand table and
+ * the helpers the subcommands share (see cli.h).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "core/config.h"
+#include "core/jobid.h"
+#include "core/signame.h"
+#include "exec/statedir.h"
+
+#include "cli/cmd_journal.h" /* the journal-reading subcommands */
+
+/* The subcommands, in the order `cairn --help` lists them. One a line, so
+ * that adding one is a one-line change. */
+// clang-format off
+static const struct cli_command *const commands[] = {
+    &cli_cmd_run,
+    &cli_cmd_cancel,
+    &cli_cmd_kill,
+    &cli_cmd_list,
+    &cli_cmd_demo,
+    &cli_cmd_jobs,
+    &cli_cmd_eventlog,
+    &cli_cmd_ranks,
+    &cli_cmd_procs,
+    &cli_cmd_verify,
+    &cli_cmd_dump,
+    &cli_cmd_export,
+    &cli_cmd_stats,
+    &cli_cmd_purge,
+};
+// clang-format on
+#define NCOMMANDS (sizeof (commands) / sizeof (commands[0]))
+
+static const char common_options_help[] =
+    "      --statedir DIR  cairnd's state directory (default: "
+    "$CAIRN_STATEDIR,\n"
+    "                      the config file's statedir, " STATEDIR_SYSTEM
+    " for root,\n"
+    "                      $XDG_STATE_HOME/cairn, ~/.local/state/cairn)\n"
+    "  -c, --config FILE   take the state directory from cairnd's config "
+    "file\n"
+    "  -h, --help          show this help\n";
+
+static void usage_main (FILE *f)
+{
+    fprintf (f, "Usage: cairn [--statedir DIR] [-c CONFIG] COMMAND [ARGS]\n"
+                "\n"
+                "Run jobs through cairnd, the crash-safe job execution "
+                "service.\n"
+                "\n"
+                "Commands:\n");
+    int w = 0;
+    for (size_t i = 0; i < NCOMMANDS; i++) {
+        int n = strlen (commands[i]->name);
+        w = n > w ? n : w;
+    }
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        fprintf (f, "  %-*s  %s\n", w, commands[i]->name,
+                 commands[i]->description);
+    fprintf (f, "\nOptions:\n%s", common_options_help);
+    fprintf (f, "      --version       print the version\n"
+                "\n"
+                "Run 'cairn COMMAND --help' for a command's options.\n");
+}
+
+static void usage_cmd (FILE *f, const struct cli_command *cmd)
+{
+    fprintf (f, "Usage: cairn %s %s\n\n%s\n\nOptions:\n%s%s", cmd->name,
+             cmd->usage, cmd->description, common_options_help,
+             cmd->options ? cmd->options : "");
+}
+
+void cli_error (const char *fmt, ...)
+{
+    va_list ap;
+
+    fflush (stdout); /* keep the order of stdout and stderr lines */
+    fputs ("cairn: ", stderr);
+    va_start (ap, fmt);
+    vfprintf (stderr, fmt, ap);
+    va_end (ap);
+    fputc ('\n', stderr);
+}
+
+void cli_usage_error (struct cli *cli, const char *fmt, ...)
+{
+    va_list ap;
+
+    fflush (stdout);
+    fprintf (stderr, "cairn %s: ", cli->cmd->name);
+    va_start (ap, fmt);
+    vfprintf (stderr, fmt, ap);
+    va_end (ap);
+    fprintf (stderr, "\nUsage: cairn %s %s\nTry 'cairn %s --help'.\n",
+             cli->cmd->name, cli->cmd->usage, cli->cmd->name);
+    exit (2);
+}
+
+void cli_common_option (struct cli *cli, int opt, const char *arg)
+{
+    switch (opt) {
+    case CLI_OPT_STATEDIR:
+        cli->statedir_opt = arg;
+        return;
+    case 'c':
+        cli->config_path = arg;
+        return;
+    case 'h':
+        usage_cmd (stdout, cli->cmd);
+        exit (0);
+    default: /* getopt already said what was wrong */
+        fprintf (stderr, "Usage: cairn %s %s\nTry 'cairn %s --help'.\n",
+                 cli->cmd->name, cli->cmd->usage, cli->cmd->name);
+        exit (2);
+    }
+}
+
+/* The "statedir" of the -c file, or NULL (malloc'd into *out). The daemon
+ * validates the whole file; a client reads it strictly too, so that a typo
+ * is reported the same way wherever the file is used. */
+static int config_statedir (const char *path, char **out)
+{
+    struct cairn_config cfg;
+    struct cairn_error err = {{0}};
+    json_error_t jerr;
+    json_t *o;
+
+    *out = NULL;
+    if (!(o = json_load_file (path, 0, &jerr))) {
+        cli_error ("%s: %s", path, jerr.text);
+        return -1;
+    }
+    config_init (&cfg);
+    if (config_parse (&cfg, o, &err) < 0) {
+        cli_error ("%s: %s", path, err.text);
+        json_decref (o);
+        return -1;
+    }
+    json_decref (o);
+    if (cfg.statedir && !(*out = strdup (cfg.statedir))) {
+        cli_error ("%s: out of memory", path);
+        config_free (&cfg);
+        return -1;
+    }
+    config_free (&cfg);
+    return 0;
+}
+
+char *cli_statedir (struct cli *cli)
+{
+    struct cairn_error err = {{0}};
+    char *cfg_dir = NULL;
+    char *dir;
+
+    if (cli->config_path && config_statedir (cli->config_path, &cfg_dir) < 0)
+        return NULL;
+    if (!(dir = statedir_resolve (cli->statedir_opt, cfg_dir, &err)))
+        cli_error ("%s", err.text);
+    free (cfg_dir);
+    return dir;
+}
+
+struct client *cli_connect (struct cli *cli, char **path_out)
+{
+    struct client *c;
+    char *dir, *path;
+
+    if (path_out)
+        *path_out = NULL;
+    if (!(dir = cli_statedir (cli)))
+        return NULL;
+    path = statedir_socket (dir);
+    free (dir);
+    if (!path) {
+        cli_error ("%s", strerror (errno));
+        return NULL;
+    }
+    if (!(c = client_connect (path, NULL))) {
+        int e = errno;
+        cli_error ("cannot connect to cairnd at %s: %s%s", path, strerror (e),
+                   e == ENOENT || e == ECONNREFUSED ? " (is cairnd running?)"
+                                                    : "");
+    }
+    if (path_out)
+        *path_out = path;
+    else
+        free (path);
+    return c;
+}
+
+int cli_parse_jobid (struct cli *cli, const char *s, uint64_t *id)
+{
+    struct cairn_error err = {{0}};
+
+    if (jobid_parse (s, id, &err) < 0) {
+        cli_error ("%s: %s", cli->cmd->name, err.text);
+        return -1;
+    }
+    return 0;
+}
+
+json_t *cli_rpc (struct cli *cli,
+                 struct client *c,
+                 const char *topic,
+                 const json_t *payload)
+{
+    struct cairn_error err = {{0}};
+    json_t *resp;
+
+    if (!(resp = client_rpc (c, topic, payload, CLI_RPC_TIMEOUT, &err)))
+        cli_error ("%s: %s", cli->cmd->name, err.text);
+    return resp;
+}
+
+double cli_monotime (void)
+{
+    struct timespec ts;
+
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void cli_wait_status_str (int status, char *buf, size_t len)
+{
+    if (WIFEXITED (status))
+        snprintf (buf, len, "exit %d", WEXITSTATUS (status));
+    else if (WIFSIGNALED (status)) {
+        const char *name = signame_str (WTERMSIG (status));
+        if (name)
+            snprintf (buf, len, "killed by %s%s", name,
+                      WCOREDUMP (status) ? ", core dumped" : "");
+        else
+            snprintf (buf, len, "killed by signal %d", WTERMSIG (status));
+    } else
+        snprintf (buf, len, "status 0x%x", (unsigned)status);
+}
+
+/* 2020-01-01T00:00:00Z */
+#define JOBID_EPOCH 1577836800LL
+
+int cli_jobid_generate (uint64_t *id)
+{
+    struct timespec ts;
+    uint32_t rnd;
+
+    if (clock_gettime (CLOCK_REALTIME, &ts) < 0)
+        return -1;
+    /* GRND_NONBLOCK: never wait for the entropy pool at boot; the clock's
+     * nanoseconds are random enough for this. */
+    if (getrandom (&rnd, sizeof (rnd), GRND_NONBLOCK) != sizeof (rnd))
+        rnd = (uint32_t)ts.tv_nsec;
+    uint64_t ms = (uint64_t)(ts.tv_sec - JOBID_EPOCH) * 1000 +
+                  (uint64_t)ts.tv_nsec / 1000000;
+    uint64_t low = ((uint64_t)(getpid () & 0x3ff) << 10) | (rnd & 0x3ff);
+    *id = (ms << 20) | low;
+    return 0;
+}
+
+static const struct cli_command *command_find (const char *name)
+{
+    for (size_t i = 0; i < NCOMMANDS; i++) {
+        if (strcmp (commands[i]->name, name) == 0)
+            return commands[i];
+    }
+    return NULL;
+}
+
+int main (int argc, char **argv)
+{
+    enum { OPT_VERSION = 0x2000 };
+    static const struct option longopts[] = {
+        CLI_COMMON_LONGOPTS,
+        {"version", no_argument, NULL, OPT_VERSION},
+        {0},
+    };
+    struct cli cli = {.prog = "cairn"};
+    int opt;
+
+    /* '+': stop at the subcommand, whose options are its own. */
+    while ((opt = getopt_long (argc, argv, "+" CLI_COMMON_SHORTOPTS, longopts,
+                               NULL)) != -1) {
+        switch (opt) {
+        case CLI_OPT_STATEDIR:
+            cli.statedir_opt = optarg;
+            break;
+        case 'c':
+            cli.config_path = optarg;
+            break;
+        case 'h':
+            usage_main (stdout);
+            return 0;
+        case OPT_VERSION:
+            printf ("cairn %s\n", CAIRN_VERSION);
+            return 0;
+        default:
+            usage_main (stderr);
+            return 2;
+        }
+    }
+    if (optind >= argc) {
+        usage_main (stderr);
+        return 2;
+    }
+    if (!(cli.cmd = command_find (argv[optind]))) {
+        fprintf (stderr, "cairn: unknown command '%s'\n\n", argv[optind]);
+        usage_main (stderr);
+        return 2;
+    }
+    /* A job's output may be piped: write each progress line as it comes. */
+    setvbuf (stdout, NULL, _IOLBF, 0);
+    argc -= optind;
+    argv += optind;
+    optind = 0; /* glibc: full reinitialization for the subcommand */
+    return cli.cmd->fn (&cli, argc, argv);
+}

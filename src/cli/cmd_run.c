@@ -1,0 +1,501 @@
+/* cmd_run.c - `cairn run`: submit a job and follow its responses to the
+ * final release, surviving a restart of cairnd on the way.
+ *
+ * Also the response bookkeeping (struct jobwatch) that `cairn demo` shares.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "core/fsd.h"
+#include "core/jobid.h"
+#include "core/jobspec.h"
+#include "core/rv1.h"
+
+extern char **environ;
+
+#define RECONNECT_TIMEOUT_DEFAULT 60.
+#define RECONNECT_INTERVAL 0.2
+
+/* jobwatch */
+
+int jobwatch_init (struct jobwatch *jw, uint64_t id, int64_t matchtag)
+{
+    memset (jw, 0, sizeof (*jw));
+    jw->id = id;
+    jw->matchtag = matchtag;
+    if (!(jw->releases = json_array ()) || !(jw->exceptions = json_array ())) {
+        jobwatch_clear (jw);
+        errno = ENOMEM;
+        return -1;
+    }
+    return 0;
+}
+
+void jobwatch_clear (struct jobwatch *jw)
+{
+    if (jw) {
+        int saved = errno;
+        json_decref (jw->releases);
+        json_decref (jw->exceptions);
+        jw->releases = jw->exceptions = NULL;
+        errno = saved;
+    }
+}
+
+int jobwatch_update (struct jobwatch *jw,
+                     const json_t *payload,
+                     struct cairn_error *err)
+{
+    const char *type = NULL;
+    json_t *data = NULL;
+    json_error_t jerr;
+
+    if (json_unpack_ex ((json_t *)payload, &jerr, 0, "{s:s s?o}", "type", &type,
+                        "data", &data) < 0 ||
+        (data && !json_is_object (data)))
+        return errset (err, EPROTO, "malformed start response: %s",
+                       data ? "data is not an object" : jerr.text);
+    if (strcmp (type, "start") == 0) {
+        jw->started = true;
+    } else if (strcmp (type, "release") == 0) {
+        const char *ranks;
+        int final = 0;
+        if (json_unpack_ex (data, &jerr, 0, "{s:s s?b}", "ranks", &ranks,
+                            "final", &final) < 0)
+            return errset (err, EPROTO, "malformed release response: %s",
+                           jerr.text);
+        if (json_array_append_new (jw->releases, json_string (ranks)) < 0)
+            return errset (err, ENOMEM, "out of memory");
+        if (final)
+            jw->final = true;
+    } else if (strcmp (type, "exception") == 0) {
+        const char *etype;
+        int severity;
+        if (json_unpack_ex (data, &jerr, 0, "{s:i s:s}", "severity", &severity,
+                            "type", &etype) < 0)
+            return errset (err, EPROTO, "malformed exception response: %s",
+                           jerr.text);
+        if (json_array_append (jw->exceptions, data) < 0)
+            return errset (err, ENOMEM, "out of memory");
+        if (severity == 0 && !jw->fatal) {
+            jw->fatal = true;
+            snprintf (jw->fatal_type, sizeof (jw->fatal_type), "%s", etype);
+        }
+    } else if (strcmp (type, "finish") == 0) {
+        int status;
+        if (json_unpack_ex (data, &jerr, 0, "{s:i}", "status", &status) < 0)
+            return errset (err, EPROTO, "malformed finish response: %s",
+                           jerr.text);
+        jw->finished = true;
+        jw->status = status;
+    } else {
+        /* "reattached", or a type this client does not know: not one of
+         * the responses a reattach's `since` counts. */
+        return 0;
+    }
+    jw->nresp++;
+    return 0;
+}
+
+void jobwatch_describe (const json_t *payload, char *buf, size_t len)
+{
+    const char *type = json_string_value (json_object_get (payload, "type"));
+    json_t *data = json_object_get (payload, "data");
+    const char *s;
+    char ws[64];
+
+    if (!type)
+        type = "?";
+    if (strcmp (type, "release") == 0) {
+        s = json_string_value (json_object_get (data, "ranks"));
+        snprintf (buf, len, "release ranks %s%s", s ? s : "?",
+                  json_is_true (json_object_get (data, "final")) ? " final"
+                                                                 : "");
+    } else if (strcmp (type, "exception") == 0) {
+        const char *etype = json_string_value (json_object_get (data, "type"));
+        const char *note = json_string_value (json_object_get (data, "note"));
+        json_t *sev = json_object_get (data, "severity");
+        snprintf (buf, len, "exception %s (severity %lld)%s%s",
+                  etype ? etype : "?",
+                  json_is_integer (sev) ? json_integer_value (sev) : -1LL,
+                  note && *note ? ": " : "", note && *note ? note : "");
+    } else if (strcmp (type, "finish") == 0) {
+        json_t *st = json_object_get (data, "status");
+        if (json_is_integer (st)) {
+            cli_wait_status_str (json_integer_value (st), ws, sizeof (ws));
+            snprintf (buf, len, "finish status %lld (%s)",
+                      json_integer_value (st), ws);
+        } else
+            snprintf (buf, len, "finish status ?");
+    } else if (!data || json_object_size (data) == 0) {
+        snprintf (buf, len, "%s", type);
+    } else {
+        char *d = json_dumps (data, JSON_COMPACT);
+        snprintf (buf, len, "%s %s", type, d ? d : "");
+        free (d);
+    }
+}
+
+int jobwatch_exit_code (const struct jobwatch *jw)
+{
+    if (jw->finished && jw->status != 0) {
+        if (WIFSIGNALED (jw->status))
+            return 128 + WTERMSIG (jw->status);
+        if (WIFEXITED (jw->status))
+            return WEXITSTATUS (jw->status);
+        return 1;
+    }
+    if (!jw->finished || jw->fatal)
+        return 1;
+    return 0;
+}
+
+/* cairn run */
+
+struct run {
+    struct cli *cli;
+    uint64_t id;
+    json_t *jobspec;
+    json_t *R;
+    bool json;
+    bool detach;
+    double t0;
+    char *path; /* the socket */
+    struct client *c;
+    bool reattaching; /* the last start sent was a reattach */
+    struct jobwatch jw;
+};
+
+static int send_start (struct run *r, bool reattach)
+{
+    json_t *p;
+    int rc;
+
+    if (!(p = json_pack ("{s:I s:I s:O s:O}", "id", (json_int_t)r->id, "userid",
+                         (json_int_t)getuid (), "jobspec", r->jobspec, "R",
+                         r->R)) ||
+        (reattach &&
+         (json_object_set_new (p, "reattach", json_true ()) < 0 ||
+          json_object_set_new (p, "since", json_integer (r->jw.nresp)) < 0))) {
+        json_decref (p);
+        errno = ENOMEM;
+        return -1;
+    }
+    rc = client_send (r->c, "start", r->jw.matchtag, p);
+    json_decref (p);
+    r->reattaching = reattach;
+    return rc;
+}
+
+static double reconnect_timeout (void)
+{
+    const char *s = getenv ("CAIRN_RECONNECT_TIMEOUT");
+    struct cairn_error err = {{0}};
+    double t;
+
+    if (!s || !*s)
+        return RECONNECT_TIMEOUT_DEFAULT;
+    if (fsd_parse (s, &t, &err) < 0) {
+        cli_error ("CAIRN_RECONNECT_TIMEOUT: %s; using %gs", err.text,
+                   RECONNECT_TIMEOUT_DEFAULT);
+        return RECONNECT_TIMEOUT_DEFAULT;
+    }
+    return t;
+}
+
+/* cairnd closed the connection before the final release: wait for it to
+ * come back and ask for the rest of the job's responses. */
+static int reconnect (struct run *r)
+{
+    double timeout = reconnect_timeout ();
+    double deadline = cli_monotime () + timeout;
+    struct cairn_error err = {{0}};
+
+    client_close (r->c);
+    r->c = NULL;
+    cli_error ("cairnd went away; reconnecting");
+    for (;;) {
+        if ((r->c = client_connect (r->path, &err))) {
+            if (send_start (r, true) == 0)
+                return 0;
+            snprintf (err.text, sizeof (err.text), "sending start: %s",
+                      strerror (errno));
+            client_close (r->c);
+            r->c = NULL;
+        }
+        if (cli_monotime () >= deadline) {
+            cli_error ("gave up reconnecting after %gs: %s", timeout, err.text);
+            return -1;
+        }
+        nanosleep (&(struct timespec){0, RECONNECT_INTERVAL * 1e9}, NULL);
+    }
+}
+
+static void print_response (struct run *r, const json_t *resp)
+{
+    char line[1024];
+
+    if (r->json) {
+        char *s = json_dumps (resp, JSON_COMPACT);
+        if (s)
+            printf ("%s\n", s);
+        free (s);
+        return;
+    }
+    jobwatch_describe (json_object_get (resp, "payload"), line, sizeof (line));
+    printf ("%.3fs %s\n", cli_monotime () - r->t0, line);
+}
+
+/* Follow the job's stream. Returns the exit code. */
+static int run_follow (struct run *r)
+{
+    struct cairn_error err = {{0}};
+
+    for (;;) {
+        json_t *resp = client_recv (r->c, -1., &err);
+        if (!resp) {
+            if (errno == ECONNRESET) {
+                if (reconnect (r) < 0)
+                    return 1;
+                continue;
+            }
+            int e = errno;
+            cli_error ("start: %s", err.text);
+            if (e == EPROTO) /* that line is dropped; go on */
+                continue;
+            return 1;
+        }
+        int64_t tag = json_integer_value (json_object_get (resp, "matchtag"));
+        json_t *errnum = json_object_get (resp, "errnum");
+        if (tag != r->jw.matchtag && !(tag == 0 && errnum)) {
+            json_decref (resp);
+            continue;
+        }
+        if (errnum) {
+            int e = json_integer_value (errnum);
+            const char *s =
+                json_string_value (json_object_get (resp, "errstr"));
+            if (r->reattaching && r->jw.nresp == 0 && e == ENOENT) {
+                /* cairnd went away before it took the job: submit again */
+                json_decref (resp);
+                if (send_start (r, false) < 0 && reconnect (r) < 0)
+                    return 1;
+                continue;
+            }
+            if (r->reattaching && e == EAGAIN) {
+                /* "cairnd is stopping": this one is on its way out */
+                json_decref (resp);
+                if (reconnect (r) < 0)
+                    return 1;
+                continue;
+            }
+            if (r->json)
+                print_response (r, resp);
+            cli_error ("start: %s", s ? s : strerror (e));
+            json_decref (resp);
+            return 1;
+        }
+        json_t *payload = json_object_get (resp, "payload");
+        if (jobwatch_update (&r->jw, payload, &err) < 0) {
+            cli_error ("start: %s", err.text);
+            json_decref (resp);
+            continue;
+        }
+        print_response (r, resp);
+        json_decref (resp);
+        if (r->detach)
+            return 0;
+        if (r->jw.final)
+            return jobwatch_exit_code (&r->jw);
+    }
+}
+
+static int env_add (json_t *env, const char *s)
+{
+    const char *eq = strchr (s, '=');
+
+    if (!eq || eq == s)
+        return -1;
+    char *name = strndup (s, eq - s);
+    int rc = name ? json_object_set_new (env, name, json_string (eq + 1)) : -1;
+    free (name);
+    return rc;
+}
+
+static int parse_uint (const char *s, unsigned long max, unsigned long *out)
+{
+    char *end;
+
+    errno = 0;
+    unsigned long v = strtoul (s, &end, 10);
+    if (errno || end == s || *end || *s == '-' || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int cmd_run (struct cli *cli, int argc, char **argv)
+{
+    enum { OPT_PFA = 0x100, OPT_CWD, OPT_ENV, OPT_ID, OPT_JSON, OPT_DETACH };
+    static const struct option longopts[] = {
+        {"nranks", required_argument, NULL, 'N'},
+        {"prolog-failures-allowed", required_argument, NULL, OPT_PFA},
+        {"time-limit", required_argument, NULL, 't'},
+        {"cwd", required_argument, NULL, OPT_CWD},
+        {"env", required_argument, NULL, OPT_ENV},
+        {"id", required_argument, NULL, OPT_ID},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"detach", no_argument, NULL, OPT_DETACH},
+        CLI_COMMON_LONGOPTS,
+        {0},
+    };
+    struct run r = {.cli = cli};
+    struct cairn_error err = {{0}};
+    unsigned long nranks = 1, pfa = 0;
+    double limit = 0;
+    char *cwd = NULL;
+    bool id_given = false;
+    json_t *env = NULL;
+    int rc = 1, opt;
+
+    if (!(env = json_object ()))
+        goto nomem;
+    /* Like flux run: the job gets the submitter's environment. */
+    for (char **e = environ; e && *e; e++)
+        env_add (env, *e);
+    while ((opt = getopt_long (argc, argv, "+N:t:" CLI_COMMON_SHORTOPTS,
+                               longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'N':
+            if (parse_uint (optarg, RV1_MAX_RANKS, &nranks) < 0 || nranks == 0)
+                cli_usage_error (cli, "-N: expected 1..%u, got '%s'",
+                                 RV1_MAX_RANKS, optarg);
+            break;
+        case OPT_PFA:
+            if (parse_uint (optarg, INT_MAX, &pfa) < 0)
+                cli_usage_error (cli,
+                                 "--prolog-failures-allowed: expected a "
+                                 "number >= 0, got '%s'",
+                                 optarg);
+            break;
+        case 't':
+            if (fsd_parse (optarg, &limit, &err) < 0)
+                cli_usage_error (cli, "--time-limit: %s", err.text);
+            break;
+        case OPT_CWD:
+            free (cwd);
+            if (!(cwd = strdup (optarg)))
+                goto nomem;
+            break;
+        case OPT_ENV:
+            if (env_add (env, optarg) < 0)
+                cli_usage_error (cli, "--env: expected NAME=VALUE, got '%s'",
+                                 optarg);
+            break;
+        case OPT_ID:
+            if (cli_parse_jobid (cli, optarg, &r.id) < 0)
+                goto done;
+            id_given = true;
+            break;
+        case OPT_JSON:
+            r.json = true;
+            break;
+        case OPT_DETACH:
+            r.detach = true;
+            break;
+        default:
+            cli_common_option (cli, opt, optarg);
+        }
+    }
+    if (optind >= argc)
+        cli_usage_error (cli, "no command given");
+    if (isinf (limit))
+        limit = 0;
+    if (!cwd && !(cwd = getcwd (NULL, 0))) {
+        cli_error ("run: getcwd: %s", strerror (errno));
+        goto done;
+    }
+    char host[256] = "";
+    if (gethostname (host, sizeof (host) - 1) < 0) {
+        cli_error ("run: gethostname: %s", strerror (errno));
+        goto done;
+    }
+    struct timespec now;
+    clock_gettime (CLOCK_REALTIME, &now);
+    double expiration = limit > 0 ? now.tv_sec + now.tv_nsec * 1e-9 + limit : 0;
+    if (!(r.R = rv1_create (nranks, 1, host, expiration))) {
+        cli_error ("run: cannot describe resources: %s", strerror (errno));
+        goto done;
+    }
+    if (!(r.jobspec = jobspec_create (argv + optind, nranks, cwd, env, limit,
+                                      (int)pfa))) {
+        cli_error ("run: cannot build the jobspec: %s", strerror (errno));
+        goto done;
+    }
+    if (!id_given && cli_jobid_generate (&r.id) < 0) {
+        cli_error ("run: cannot make a job id: %s", strerror (errno));
+        goto done;
+    }
+    if (jobwatch_init (&r.jw, r.id, 1) < 0)
+        goto nomem;
+    if (!(r.c = cli_connect (cli, &r.path)))
+        goto done;
+    r.t0 = cli_monotime ();
+    if (send_start (&r, false) < 0) {
+        if (errno != EPIPE && errno != ECONNRESET) {
+            cli_error ("start: %s", strerror (errno));
+            goto done;
+        }
+        if (reconnect (&r) < 0)
+            goto done;
+    }
+    if (!r.json) {
+        char f58[JOBID_STRLEN];
+        jobid_encode_f58 (r.id, f58, sizeof (f58));
+        printf ("job %ju (%s) submitted\n", (uintmax_t)r.id, f58);
+    }
+    rc = run_follow (&r);
+    goto done;
+nomem:
+    cli_error ("run: out of memory");
+    rc = 1;
+done:
+    client_close (r.c);
+    jobwatch_clear (&r.jw);
+    json_decref (r.R);
+    json_decref (r.jobspec);
+    json_decref (env);
+    free (r.path);
+    free (cwd);
+    return rc;
+}
+
+const struct cli_command cli_cmd_run = {
+    "run",
+    cmd_run,
+    "[OPTIONS] -- CMD [ARGS...]",
+    "Run a job and follow it to the end; exit with its status.",
+    "  -N, --nranks N      ranks to run on (default 1)\n"
+    "      --prolog-failures-allowed N\n"
+    "                      ranks the job may lose to tolerable prolog "
+    "failures\n"
+    "  -t, --time-limit FSD  time limit (e.g. 30s, 5m, 1h)\n"
+    "      --cwd DIR       working directory (default: the current one)\n"
+    "      --env NAME=VALUE  set a variable in the job's environment (the\n"
+    "                      job gets a copy of this one); may be repeated\n"
+    "      --id JOBID      the job's id (default: a fresh one)\n"
+    "      --json          print the raw responses, one JSON object a line\n"
+    "      --detach        exit 0 once cairnd answers (the job goes on)\n"
+    "\nExits with the job's exit code (128+N for signal N), 1 if it failed\n"
+    "to run. Follows the job across a restart of cairnd (waiting up to\n"
+    "$CAIRN_RECONNECT_TIMEOUT seconds, default 60).\n",
+};

@@ -1,0 +1,634 @@
+/* daemon.c - cairnd's loop: group commit, then effects.
+ *
+ * The invariant this file keeps: no effect (spawn, signal, response,
+ * exit-file removal) happens before the journal commit that records its
+ * cause has returned. Everything that reaches a client or the system goes
+ * through flush(), which commits first.
+ */
+#include <errno.h>
+#include <math.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <uuid/uuid.h>
+
+#include "core/eventlog.h"
+#include "exec/daemon_private.h"
+#include "exec/exitfile.h"
+#include "exec/log.h"
+#include "exec/procfs.h"
+#include "journal/crashpoint.h"
+
+double cairnd_now (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_REALTIME, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void new_execid (char buf[EXECID_LEN + 1], void *arg)
+{
+    uuid_t u;
+    uuid_generate_random (u);
+    uuid_unparse_lower (u, buf);
+}
+
+void cairnd_ctx (struct cairnd *d, struct job_ctx *ctx)
+{
+    ctx->now = cairnd_now ();
+    ctx->owner_uid = d->uid;
+    ctx->new_execid = new_execid;
+    ctx->arg = d;
+}
+
+/* ---- jobs in memory ---- */
+
+static void timer_cb (struct ev_loop *loop, ev_timer *w, int revents);
+
+struct jobentry *cairnd_job (struct cairnd *d, uint64_t id)
+{
+    char key[24];
+    snprintf (key, sizeof (key), "%ju", (uintmax_t)id);
+    return hashmap_get (d->jobs, key);
+}
+
+struct jobentry *cairnd_job_add (struct cairnd *d, struct job *job)
+{
+    struct jobentry *je = calloc (1, sizeof (*je));
+    if (!je || !(je->pending = json_array ()))
+        goto error;
+    je->d = d;
+    je->job = job;
+    snprintf (je->key, sizeof (je->key), "%ju", (uintmax_t)job_id (job));
+    ev_timer_init (&je->timer, timer_cb, 0, 0);
+    je->timer.data = je;
+    if (hashmap_put (d->jobs, je->key, je) < 0)
+        goto error;
+    return je;
+error:
+    if (je)
+        json_decref (je->pending);
+    free (je);
+    errno = ENOMEM;
+    return NULL;
+}
+
+/* Forget a job (clean, or a refused start). Not on the dirty list. */
+void cairnd_job_remove (struct jobentry *je)
+{
+    struct cairnd *d = je->d;
+    ev_timer_stop (d->loop, &je->timer);
+    while (je->subs) {
+        struct sub *s = je->subs;
+        je->subs = s->next;
+        free (s);
+    }
+    /* processes we gave up on (unkillable) are still watched */
+    for (size_t i = 0; i < job_nprocs (je->job); i++)
+        proc_unwatch (d, job_proc_at (je->job, i)->execid);
+    hashmap_del (d->jobs, je->key);
+    json_decref (je->pending);
+    job_destroy (je->job);
+    free (je);
+}
+
+void cairnd_dirty (struct jobentry *je)
+{
+    if (!je->dirty && json_array_size (je->pending) > 0) {
+        je->dirty = true;
+        je->dirty_next = je->d->dirty;
+        je->d->dirty = je;
+    }
+}
+
+void cairnd_sub_add (struct jobentry *je, struct conn *c, int64_t matchtag)
+{
+    struct sub *s = calloc (1, sizeof (*s));
+    if (!s) {
+        log_msg (LOG_ERR, "out of memory adding a subscriber");
+        return;
+    }
+    s->conn = c;
+    s->matchtag = matchtag;
+    s->next = je->subs;
+    je->subs = s;
+}
+
+void cairnd_ack (struct cairnd *d,
+                 struct conn *c,
+                 int64_t matchtag,
+                 json_t *payload_new)
+{
+    struct ack *a = calloc (1, sizeof (*a));
+    if (!a) {
+        json_decref (payload_new);
+        return;
+    }
+    a->conn = c;
+    a->matchtag = matchtag;
+    a->payload = payload_new;
+    *d->acks_tail = a;
+    d->acks_tail = &a->next;
+}
+
+void cairnd_conn_gone (struct cairnd *d, struct conn *c)
+{
+    for (struct ack *a = d->acks; a; a = a->next)
+        if (a->conn == c)
+            a->conn = NULL;
+    size_t pos = 0;
+    struct jobentry *je;
+    while ((je = hashmap_next (d->jobs, &pos, NULL))) {
+        struct sub **sp = &je->subs;
+        while (*sp) {
+            if ((*sp)->conn == c) {
+                struct sub *s = *sp;
+                *sp = s->next;
+                free (s);
+            } else
+                sp = &(*sp)->next;
+        }
+    }
+}
+
+/* ---- timers ---- */
+
+void cairnd_timer_rearm (struct jobentry *je)
+{
+    struct cairnd *d = je->d;
+    double deadline = job_next_deadline (je->job);
+    ev_timer_stop (d->loop, &je->timer);
+    if (deadline > 0) {
+        double delay = deadline - cairnd_now ();
+        /* a hair late rather than early: an early wake-up decides nothing */
+        ev_timer_set (&je->timer, (delay > 0 ? delay : 0) + 0.001, 0);
+        ev_timer_start (d->loop, &je->timer);
+    }
+}
+
+static void timer_cb (struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct jobentry *je = w->data;
+    struct job_ctx ctx;
+    cairnd_ctx (je->d, &ctx);
+    if (job_advance (je->job, &ctx, je->pending) < 0)
+        log_msg (LOG_ERR, "job %s: advance: %s", je->key, strerror (errno));
+    if (json_array_size (je->pending) > 0)
+        cairnd_dirty (je);
+    else
+        cairnd_timer_rearm (je);
+}
+
+/* ---- effects ---- */
+
+static void respond_subs (struct jobentry *je, const json_t *entry)
+{
+    json_t *payload = job_response (je->job, entry);
+    if (!payload)
+        return;
+    for (struct sub *s = je->subs; s; s = s->next) {
+        CRASHPOINT ("exec.respond.before");
+        if (conn_respond (s->conn, s->matchtag, payload) < 0)
+            log_msg (LOG_WARNING, "job %s: response to client %ju: %s",
+                     je->key, (uintmax_t)conn_id (s->conn), strerror (errno));
+        CRASHPOINT ("exec.respond.after");
+    }
+    json_decref (payload);
+}
+
+static void log_event (struct jobentry *je, const char *name, json_t *ctx)
+{
+    if (strcmp (name, "drain") == 0) {
+        const char *ranks = "", *reason = "";
+        (void)json_unpack (ctx, "{s?s s?s}", "ranks", &ranks, "reason",
+                           &reason);
+        log_msg (LOG_WARNING, "drain rank(s) %s: %s", ranks, reason);
+    } else if (strcmp (name, "exception") == 0) {
+        const char *type = "", *note = "";
+        int sev = 0;
+        (void)json_unpack (ctx, "{s?s s?i s?s}", "type", &type, "severity",
+                           &sev, "note", &note);
+        log_msg (LOG_INFO, "job %s: exception %s severity %d: %s", je->key,
+                 type, sev, note);
+    }
+}
+
+/* Carry out what committed events ask for. Spawns and signals go first so
+ * that a `start` response means the shells are on their way. */
+static void effects (struct jobentry *je, json_t *events)
+{
+    size_t i;
+    json_t *entry;
+    const char *name;
+    json_t *ctx;
+    const char *execid;
+
+    json_array_foreach (events, i, entry) {
+        if (eventlog_entry_parse (entry, NULL, &name, &ctx) < 0 || !ctx)
+            continue;
+        execid = json_string_value (json_object_get (ctx, "execid"));
+        if (strcmp (name, "proc-intent") == 0)
+            (void)proc_spawn (je, execid);
+        else if (strcmp (name, "proc-signal") == 0) {
+            int signum = json_integer_value (json_object_get (ctx, "signum"));
+            proc_signal (je->d, execid, signum);
+        } else if (strcmp (name, "proc-exit") == 0
+                   || strcmp (name, "proc-lost") == 0
+                   || strcmp (name, "proc-fail") == 0)
+            proc_finished (je, execid);
+        else
+            log_event (je, name, ctx);
+    }
+    json_array_foreach (events, i, entry) {
+        if (eventlog_entry_parse (entry, NULL, &name, NULL) == 0
+            && job_event_is_response (name))
+            respond_subs (je, entry);
+    }
+    if (job_state (je->job) == JOB_DONE) {
+        je->d->njobs_done++;
+        cairnd_job_remove (je);
+    } else
+        cairnd_timer_rearm (je);
+}
+
+static void journal_failed (struct cairnd *d, const char *why)
+{
+    log_msg (LOG_ERR,
+             "journal commit failed: %s; nothing of this batch was acted on; "
+             "exiting with status %d so that a restart replays the journal",
+             why, CAIRND_EXIT_JOURNAL);
+    /* Do not run effects, do not respond: exit now. The processes keep
+     * running under their shims; the next cairnd reconciles them. */
+    _exit (CAIRND_EXIT_JOURNAL);
+}
+
+/* Append every dirty job's pending events to the journal batch. */
+static void stage (struct cairnd *d)
+{
+    for (struct jobentry *je = d->dirty; je; je = je->dirty_next) {
+        size_t n = json_array_size (je->pending);
+        uint32_t seq = job_nevents (je->job) - (uint32_t)n;
+        size_t i;
+        json_t *entry;
+        json_array_foreach (je->pending, i, entry) {
+            char *line = eventlog_entry_encode (entry);
+            const char *name = "";
+            double t = 0;
+            if (!line) {
+                journal_failed (d, "cannot encode an event");
+                return;
+            }
+            if (journal_append (d->journal, job_id (je->job), seq + (uint32_t)i,
+                                line, strlen (line))
+                < 0) {
+                free (line);
+                journal_failed (d, strerror (errno));
+                return;
+            }
+            free (line);
+            (void)eventlog_entry_parse (entry, &t, &name, NULL);
+            if (strcmp (name, "accept") == 0)
+                (void)journal_set_active (d->journal, job_id (je->job), true, 0);
+            else if (strcmp (name, "clean") == 0)
+                (void)journal_set_active (d->journal, job_id (je->job), false,
+                                          t);
+        }
+    }
+}
+
+static void commit (struct cairnd *d)
+{
+    struct cairn_error err;
+    if (journal_pending (d->journal) > 0) {
+        if (journal_commit (d->journal, &err) < 0)
+            journal_failed (d, err.text);
+        d->ncommits++;
+    }
+}
+
+/* Commit the turn's events, then act on them; repeat while acting produced
+ * more events. */
+static void flush (struct cairnd *d)
+{
+    while (d->dirty || d->acks) {
+        stage (d);
+        if (!d->unsafe_effects_first)
+            commit (d);
+        struct jobentry *list = d->dirty;
+        struct ack *acks = d->acks;
+        d->dirty = NULL;
+        d->acks = NULL;
+        d->acks_tail = &d->acks;
+        while (list) {
+            struct jobentry *je = list;
+            list = je->dirty_next;
+            je->dirty = false;
+            json_t *events = je->pending;
+            je->pending = json_array ();
+            effects (je, events);
+            json_decref (events);
+        }
+        while (acks) {
+            struct ack *a = acks;
+            acks = a->next;
+            if (a->conn) {
+                CRASHPOINT ("exec.respond.before");
+                (void)conn_respond (a->conn, a->matchtag, a->payload);
+                CRASHPOINT ("exec.respond.after");
+            }
+            json_decref (a->payload);
+            free (a);
+        }
+        if (d->unsafe_effects_first)
+            commit (d);
+    }
+}
+
+/* ---- journal space and retention ---- */
+
+/* Refuse new jobs before the map is full, so that the jobs already running
+ * can always journal their way to the end: the last 10% (at least 1 MiB)
+ * of the largest map is theirs. */
+bool cairnd_journal_full (struct cairnd *d)
+{
+    struct journal_stats st;
+    if (journal_stats (d->journal, &st) < 0 || st.max_map_size == 0)
+        return false;
+    size_t reserve = st.max_map_size / 10;
+    if (reserve < (1 << 20))
+        reserve = 1 << 20;
+    return st.map_used + reserve >= st.max_map_size;
+}
+
+struct purge {
+    double cutoff;
+    uint64_t ids[256];
+    size_t n;
+};
+
+static int purge_cb (const struct journal_jobinfo *info, void *arg)
+{
+    struct purge *p = arg;
+    if (!info->active && info->t_end > 0 && info->t_end < p->cutoff)
+        p->ids[p->n++] = info->id;
+    return p->n == sizeof (p->ids) / sizeof (p->ids[0]) ? 1 : 0;
+}
+
+/* Remove finished jobs older than the retention; a bounded number per
+ * tick, so a huge backlog never stalls the loop. */
+static void purge_cb_timer (struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct cairnd *d = w->data;
+    struct purge p = {.cutoff = cairnd_now () - d->cfg.journal_retention};
+    struct cairn_error err;
+
+    if (journal_foreach_job (d->journal, false, purge_cb, &p, &err) < 0) {
+        log_msg (LOG_WARNING, "retention: %s", err.text);
+        return;
+    }
+    for (size_t i = 0; i < p.n; i++)
+        (void)journal_purge (d->journal, p.ids[i]);
+    if (p.n > 0) {
+        CRASHPOINT ("journal.purge");
+        if (journal_commit (d->journal, &err) < 0)
+            journal_failed (d, err.text);
+        log_msg (LOG_DEBUG, "retention: purged %zu finished jobs", p.n);
+        if (p.n == sizeof (p.ids) / sizeof (p.ids[0]))
+            ev_feed_event (loop, w, EV_TIMER); /* more to do: next turn */
+    }
+}
+
+static void prepare_cb (struct ev_loop *loop, ev_prepare *w, int revents)
+{
+    flush (w->data);
+}
+
+static void signal_cb (struct ev_loop *loop, ev_signal *w, int revents)
+{
+    struct cairnd *d = w->data;
+    log_msg (LOG_INFO, "%s: stopping; running processes are left to the next "
+                       "start",
+             strsignal (w->signum));
+    d->stopping = true;
+    server_stop_accepting (d->server);
+    ev_break (loop, EVBREAK_ALL);
+}
+
+/* ---- state dir ---- */
+
+static int statedir_check (const char *dir, uid_t uid, struct cairn_error *err)
+{
+    struct stat st;
+    if (mkdir (dir, 0700) < 0 && errno != EEXIST)
+        return errprintf (err, "cannot create state dir %s: %s", dir,
+                          strerror (errno));
+    if (lstat (dir, &st) < 0)
+        return errprintf (err, "%s: %s", dir, strerror (errno));
+    if (S_ISLNK (st.st_mode))
+        return errset (err, EPERM, "state dir %s is a symlink; refusing it",
+                       dir);
+    if (!S_ISDIR (st.st_mode))
+        return errset (err, ENOTDIR, "state dir %s is not a directory", dir);
+    if (st.st_uid != uid)
+        return errset (err, EPERM,
+                       "state dir %s belongs to uid %u, not to us (uid %u)",
+                       dir, (unsigned)st.st_uid, (unsigned)uid);
+    if (st.st_mode & 022)
+        return errset (err, EPERM,
+                       "state dir %s is group or world writable (mode %04o); "
+                       "chmod 700 it",
+                       dir, (unsigned)(st.st_mode & 07777));
+    return 0;
+}
+
+static int statedir_lock (struct cairnd *d, struct cairn_error *err)
+{
+    char path[4096], buf[32];
+    snprintf (path, sizeof (path), "%s/cairnd.lock", d->statedir);
+    d->lockfd = open (path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (d->lockfd < 0)
+        return errprintf (err, "%s: %s", path, strerror (errno));
+    if (flock (d->lockfd, LOCK_EX | LOCK_NB) < 0) {
+        int e = errno;
+        ssize_t n = pread (d->lockfd, buf, sizeof (buf) - 1, 0);
+        buf[n > 0 ? n : 0] = '\0';
+        buf[strcspn (buf, "\n")] = '\0';
+        return errset (err, e == EWOULDBLOCK ? EBUSY : e,
+                       "another cairnd (pid %s) is using %s", buf[0] ? buf : "?",
+                       d->statedir);
+    }
+    int n = snprintf (buf, sizeof (buf), "%d\n", (int)getpid ());
+    if (ftruncate (d->lockfd, 0) < 0 || pwrite (d->lockfd, buf, n, 0) != n)
+        return errprintf (err, "%s: %s", path, strerror (errno));
+    return 0;
+}
+
+/* cairn-shim: the config's, else next to our own executable, else the
+ * install location. */
+static char *find_shim (const struct cairn_config *cfg)
+{
+    char self[4096];
+    if (cfg->shim)
+        return strdup (cfg->shim);
+    ssize_t n = readlink ("/proc/self/exe", self, sizeof (self) - 32);
+    if (n > 0) {
+        self[n] = '\0';
+        char *slash = strrchr (self, '/');
+        if (slash) {
+            strcpy (slash + 1, "cairn-shim");
+            if (access (self, X_OK) == 0)
+                return strdup (self);
+        }
+    }
+    return strdup (CAIRN_LIBEXECDIR "/cairn-shim");
+}
+
+struct cairnd *cairnd_create (const struct cairn_config *cfg,
+                              const char *statedir,
+                              struct cairn_error *err)
+{
+    struct cairnd *d = calloc (1, sizeof (*d));
+    char path[4096];
+
+    if (!d)
+        return NULL;
+    d->lockfd = d->exitdir = -1;
+    d->acks_tail = &d->acks;
+    d->uid = getuid ();
+    d->t_start = cairnd_now ();
+    config_init (&d->cfg);
+    if (job_config_copy (&d->cfg.job, &cfg->job) < 0)
+        goto nomem;
+    d->cfg.journal_max_size = cfg->journal_max_size;
+    d->cfg.journal_retention = cfg->journal_retention;
+    d->cfg.max_request_size = cfg->max_request_size;
+    d->cfg.max_ranks = cfg->max_ranks;
+    d->cfg.max_connections = cfg->max_connections;
+    d->cfg.max_jobs = cfg->max_jobs;
+    if (!(d->statedir = strdup (statedir)) || !(d->shim = find_shim (cfg))
+        || !(d->jobs = hashmap_create ()) || !(d->watches = hashmap_create ()))
+        goto nomem;
+    snprintf (path, sizeof (path), "%s/cairn.sock", statedir);
+    if (!(d->sockpath = strdup (path)))
+        goto nomem;
+    d->procroot = getenv ("CAIRN_PROCROOT");
+    d->bootid_path = getenv ("CAIRN_BOOTID_FILE");
+    crashpoint_init ();
+
+    if (access (d->shim, X_OK) < 0) {
+        errprintf (err, "cairn-shim not found or not executable at %s: %s",
+                   d->shim, strerror (errno));
+        goto error;
+    }
+    if (procfs_bootid (d->bootid_path, d->bootid, sizeof (d->bootid)) < 0) {
+        errprintf (err, "cannot read the boot id: %s", strerror (errno));
+        goto error;
+    }
+    if (statedir_check (statedir, d->uid, err) < 0
+        || statedir_lock (d, err) < 0)
+        goto error;
+    struct journal_opts jo = {.max_map_size = d->cfg.journal_max_size,
+                              .nosync = getenv ("CAIRN_BENCH_NOSYNC") != NULL};
+    if (!(d->journal = journal_open (statedir, &jo, err)))
+        goto error;
+    if ((d->exitdir = exitfile_open_dir (statedir, err)) < 0)
+        goto error;
+    if (!(d->loop = ev_loop_new (EVFLAG_SIGNALFD | EVFLAG_NOSIGMASK))) {
+        errset (err, ENOMEM, "cannot create the event loop");
+        goto error;
+    }
+    ev_prepare_init (&d->prepare, prepare_cb);
+    d->prepare.data = d;
+    ev_prepare_start (d->loop, &d->prepare);
+    ev_signal_init (&d->sigterm, signal_cb, SIGTERM);
+    ev_signal_init (&d->sigint, signal_cb, SIGINT);
+    d->sigterm.data = d->sigint.data = d;
+    ev_signal_start (d->loop, &d->sigterm);
+    ev_signal_start (d->loop, &d->sigint);
+    signal (SIGPIPE, SIG_IGN);
+    d->unsafe_effects_first = getenv ("CAIRN_TEST_UNSAFE_EFFECTS_FIRST") != NULL;
+    if (d->unsafe_effects_first)
+        log_msg (LOG_WARNING, "CAIRN_TEST_UNSAFE_EFFECTS_FIRST: acting before "
+                              "committing; for testing the crash harness only");
+    if (isfinite (d->cfg.journal_retention)) {
+        double every = d->cfg.journal_retention / 10;
+        every = every < 1 ? 1 : every > 60 ? 60 : every;
+        ev_timer_init (&d->purge_timer, purge_cb_timer, every, every);
+        d->purge_timer.data = d;
+        ev_timer_start (d->loop, &d->purge_timer);
+    }
+
+    if (reconcile (d, err) < 0)
+        goto error;
+    flush (d); /* what replay decided is committed before we listen */
+
+    struct server_limits lim = {.max_request_size = d->cfg.max_request_size,
+                                .max_output = 0,
+                                .max_connections = d->cfg.max_connections};
+    struct server_ops ops = {.request = service_request,
+                             .disconnect = service_disconnect};
+    if (!(d->server = server_create (d->loop, d->sockpath, &lim, &ops, d, err)))
+        goto error;
+    log_msg (LOG_INFO, "listening on %s (journal %s, %zu active jobs)",
+             d->sockpath, journal_instance (d->journal),
+             hashmap_count (d->jobs));
+    return d;
+nomem:
+    errset (err, ENOMEM, "out of memory");
+error:
+    cairnd_destroy (d);
+    return NULL;
+}
+
+int cairnd_run (struct cairnd *d)
+{
+    ev_run (d->loop, 0);
+    flush (d);
+    return d->exit_code;
+}
+
+void cairnd_destroy (struct cairnd *d)
+{
+    if (!d)
+        return;
+    int saved = errno;
+    server_destroy (d->server);
+    if (d->jobs) {
+        size_t pos = 0;
+        struct jobentry *je;
+        while ((je = hashmap_next (d->jobs, &pos, NULL)))
+            cairnd_job_remove (je);
+        hashmap_destroy (d->jobs);
+    }
+    hashmap_destroy (d->watches);
+    while (d->acks) {
+        struct ack *a = d->acks;
+        d->acks = a->next;
+        json_decref (a->payload);
+        free (a);
+    }
+    if (d->loop) {
+        ev_prepare_stop (d->loop, &d->prepare);
+        ev_timer_stop (d->loop, &d->purge_timer);
+        ev_signal_stop (d->loop, &d->sigterm);
+        ev_signal_stop (d->loop, &d->sigint);
+        ev_loop_destroy (d->loop);
+    }
+    journal_close (d->journal);
+    if (d->exitdir >= 0)
+        close (d->exitdir);
+    if (d->lockfd >= 0)
+        close (d->lockfd);
+    config_free (&d->cfg);
+    free (d->statedir);
+    free (d->sockpath);
+    free (d->shim);
+    free (d);
+    errno = saved;
+}

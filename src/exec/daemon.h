@@ -1,0 +1,38 @@
+/* daemon.h - cairnd: the service, its loop and its write-ahead discipline.
+ *
+ * One libev loop. Every input (request, process exit, timer) goes through
+ * the pure job state machine (core/job.h), whose events are collected per
+ * job for the current loop turn. Before the loop sleeps (ev_prepare) the
+ * whole turn's events are committed in one LMDB transaction, and only then
+ * are their effects carried out: spawns, signals, responses, exit-file
+ * removal. Effects may produce new events (a spawn's pid); those are
+ * committed by the next round of the same flush, before the loop sleeps.
+ */
+#ifndef CAIRN_DAEMON_H
+#define CAIRN_DAEMON_H
+
+#include "core/config.h"
+#include "core/error.h"
+
+/* Exit status when the journal cannot be written: nothing uncommitted was
+ * acted on; a supervisor should restart cairnd, whose replay takes over.
+ * (EX_TEMPFAIL from sysexits.h.) */
+#define CAIRND_EXIT_JOURNAL 75
+
+struct cairnd;
+
+/* Open the state dir (checking it is ours and private), lock it, open the
+ * journal, replay it and reconcile every process it knows, and listen on
+ * the socket. cfg is copied. NULL with errno and a message on failure. */
+struct cairnd *cairnd_create (const struct cairn_config *cfg,
+                              const char *statedir,
+                              struct cairn_error *err);
+
+/* Run until SIGTERM/SIGINT (clean stop: stop accepting, commit, return 0;
+ * processes keep running for the next start) or a journal failure
+ * (CAIRND_EXIT_JOURNAL). */
+int cairnd_run (struct cairnd *d);
+
+void cairnd_destroy (struct cairnd *d);
+
+#endif /* CAIRN_DAEMON_H */

@@ -1,0 +1,126 @@
+/* daemon_private.h - cairnd's internals, shared by daemon*.c, service.c
+ * and reconcile.c. */
+#ifndef CAIRN_DAEMON_PRIVATE_H
+#define CAIRN_DAEMON_PRIVATE_H
+
+#include <ev.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/job.h"
+#include "exec/daemon.h"
+#include "exec/hashmap.h"
+#include "exec/server.h"
+#include "journal/journal.h"
+
+/* A client waiting for a job's responses (a `start` stream). */
+struct sub {
+    struct sub *next;
+    struct conn *conn;
+    int64_t matchtag;
+};
+
+/* A job in memory (active jobs only). */
+struct jobentry {
+    struct cairnd *d;
+    struct job *job;
+    char key[24];      /* decimal id, the key in d->jobs */
+    json_t *pending;   /* events emitted this turn, not yet committed */
+    bool dirty;        /* on d->dirty */
+    struct jobentry *dirty_next;
+    ev_timer timer;
+    struct sub *subs;
+};
+
+/* A process we watch through its shim's pidfd. */
+struct watch {
+    struct cairnd *d;
+    struct jobentry *je;
+    char execid[EXECID_LEN + 1];
+    pid_t pid;
+    int pidfd;
+    ev_io io;
+};
+
+/* A reply held back until the events that justify it are committed. */
+struct ack {
+    struct ack *next;
+    struct conn *conn; /* NULL once the client went away */
+    int64_t matchtag;
+    json_t *payload;
+};
+
+struct cairnd {
+    struct ev_loop *loop;
+    struct cairn_config cfg;
+    char *statedir;
+    char *sockpath;
+    char *shim;
+    const char *procroot;    /* /proc, or CAIRN_PROCROOT for tests */
+    const char *bootid_path; /* or CAIRN_BOOTID_FILE for tests */
+    char bootid[40];
+    uid_t uid;
+    int lockfd;
+    int exitdir;
+    struct journal *journal;
+    struct server *server;
+    struct hashmap *jobs;    /* key -> jobentry */
+    struct hashmap *watches; /* execid -> watch */
+    struct jobentry *dirty;
+    struct ack *acks;
+    struct ack **acks_tail;
+    ev_prepare prepare;
+    ev_signal sigterm;
+    ev_signal sigint;
+    ev_timer purge_timer;
+    bool unsafe_effects_first; /* test switch: break the write-ahead rule */
+    bool stopping;
+    int exit_code;
+    double t_start;
+    /* counters for `stats` */
+    uint64_t nspawned;
+    uint64_t ncommits;
+    uint64_t njobs_done;
+};
+
+/* daemon.c */
+double cairnd_now (void);
+void cairnd_ctx (struct cairnd *d, struct job_ctx *ctx);
+struct jobentry *cairnd_job (struct cairnd *d, uint64_t id);
+struct jobentry *cairnd_job_add (struct cairnd *d, struct job *job);
+void cairnd_job_remove (struct jobentry *je);
+void cairnd_dirty (struct jobentry *je);
+void cairnd_ack (struct cairnd *d,
+                 struct conn *c,
+                 int64_t matchtag,
+                 json_t *payload_new);
+void cairnd_timer_rearm (struct jobentry *je);
+void cairnd_sub_add (struct jobentry *je, struct conn *c, int64_t matchtag);
+void cairnd_conn_gone (struct cairnd *d, struct conn *c);
+bool cairnd_journal_full (struct cairnd *d);
+
+/* daemon_proc.c */
+int proc_spawn (struct jobentry *je, const char *execid);
+int proc_watch (struct jobentry *je,
+                const char *execid,
+                pid_t pid,
+                int pidfd);
+void proc_unwatch (struct cairnd *d, const char *execid);
+void proc_signal (struct cairnd *d, const char *execid, int signum);
+void proc_finished (struct jobentry *je, const char *execid);
+void proc_collect (struct jobentry *je, const char *execid, int shim_status);
+
+/* service.c */
+void service_request (struct conn *c,
+                      const char *topic,
+                      int64_t matchtag,
+                      json_t *payload,
+                      void *arg);
+void service_disconnect (struct conn *c, void *arg);
+
+/* reconcile.c */
+int reconcile (struct cairnd *d, struct cairn_error *err);
+
+#endif /* CAIRN_DAEMON_PRIVATE_H */

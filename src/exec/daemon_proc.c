@@ -1,0 +1,254 @@
+/* daemon_proc.c - starting, watching and signalling processes.
+ *
+ * Processes run under cairn-shim (DESIGN.md "Processes and the shim"). We
+ * hold a pidfd per shim: it cannot be fooled by pid reuse, it tells us the
+ * shim ended (readable), and it signals exactly that shim.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "exec/daemon_private.h"
+#include "exec/exitfile.h"
+#include "exec/log.h"
+#include "exec/procfs.h"
+#include "exec/spawn.h"
+#include "journal/crashpoint.h"
+
+extern char **environ;
+
+/* Variables of the daemon's own that must not leak into jobs. */
+static bool env_private (const char *entry)
+{
+    return strncmp (entry, "CAIRN_CRASH_", 12) == 0
+           || strncmp (entry, "CAIRN_FAULT=", 12) == 0
+           || strncmp (entry, "CAIRN_BENCH_", 12) == 0;
+}
+
+/* environ, minus the names in `add`, plus `add`. */
+static char **build_env (json_t *add)
+{
+    size_t n = 0, k = 0;
+    while (environ[n])
+        n++;
+    char **envp = calloc (n + json_object_size (add) + 1, sizeof (*envp));
+    if (!envp)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        const char *eq = strchr (environ[i], '=');
+        if (!eq || env_private (environ[i]))
+            continue;
+        char name[256];
+        size_t len = (size_t)(eq - environ[i]);
+        if (len >= sizeof (name))
+            continue;
+        memcpy (name, environ[i], len);
+        name[len] = '\0';
+        if (json_object_get (add, name))
+            continue;
+        if (!(envp[k++] = strdup (environ[i])))
+            goto nomem;
+    }
+    const char *name;
+    json_t *val;
+    json_object_foreach (add, name, val) {
+        if (asprintf (&envp[k++], "%s=%s", name, json_string_value (val)) < 0) {
+            envp[--k] = NULL;
+            goto nomem;
+        }
+    }
+    return envp;
+nomem:
+    job_argv_free (envp);
+    return NULL;
+}
+
+static void watch_cb (struct ev_loop *loop, ev_io *w, int revents);
+
+int proc_watch (struct jobentry *je, const char *execid, pid_t pid, int pidfd)
+{
+    struct cairnd *d = je->d;
+    struct watch *w = calloc (1, sizeof (*w));
+    if (!w)
+        return -1;
+    w->d = d;
+    w->je = je;
+    w->pid = pid;
+    w->pidfd = pidfd;
+    snprintf (w->execid, sizeof (w->execid), "%s", execid);
+    if (hashmap_put (d->watches, w->execid, w) < 0) {
+        free (w);
+        return -1;
+    }
+    ev_io_init (&w->io, watch_cb, pidfd, EV_READ);
+    w->io.data = w;
+    ev_io_start (d->loop, &w->io);
+    return 0;
+}
+
+void proc_unwatch (struct cairnd *d, const char *execid)
+{
+    struct watch *w = execid ? hashmap_get (d->watches, execid) : NULL;
+    if (!w)
+        return;
+    ev_io_stop (d->loop, &w->io);
+    close (w->pidfd);
+    hashmap_del (d->watches, execid);
+    free (w);
+}
+
+/* A process ended: read what its shim left and tell the job. A missing
+ * exit file means the outcome is lost (shim_status: the shim's own wait
+ * status, or -1 when it is not our child). */
+void proc_collect (struct jobentry *je, const char *execid, int shim_status)
+{
+    struct cairnd *d = je->d;
+    struct job_ctx ctx;
+    int status;
+    char *error = NULL;
+
+    const struct job_proc *p = job_proc_find (je->job, execid);
+    if (!p || p->state == PROC_DONE) { /* given up on long ago */
+        (void)exitfile_remove (d->exitdir, execid);
+        return;
+    }
+    cairnd_ctx (d, &ctx);
+    CRASHPOINT ("exec.exitfile.read");
+    if (exitfile_read (d->exitdir, execid, &status, &error) == 0) {
+        size_t room = job_output_room (je->job), olen = 0, elen = 0;
+        bool otrunc = false, etrunc = false;
+        char *out = exitfile_read_output (d->exitdir, execid, "out", room,
+                                          &olen, &otrunc);
+        char *err = exitfile_read_output (d->exitdir, execid, "err",
+                                          room > olen ? room - olen : 0, &elen,
+                                          &etrunc);
+        if (job_proc_exited (je->job, &ctx, execid, status, error, out, otrunc,
+                             err, etrunc, je->pending)
+            < 0)
+            log_msg (LOG_ERR, "job %s: exit of %s: %s", je->key, execid,
+                     strerror (errno));
+        free (out);
+        free (err);
+        free (error);
+    } else {
+        char note[160];
+        if (shim_status >= 0)
+            snprintf (note, sizeof (note),
+                      "cairn-shim ended (wait status %d) without recording "
+                      "the command's exit status",
+                      shim_status);
+        else
+            snprintf (note, sizeof (note),
+                      "cairn-shim (pid %d) is gone and left no exit status",
+                      (int)p->pid);
+        if (job_proc_lost (je->job, &ctx, execid, note, je->pending) < 0)
+            log_msg (LOG_ERR, "job %s: loss of %s: %s", je->key, execid,
+                     strerror (errno));
+    }
+    cairnd_dirty (je);
+}
+
+static void watch_cb (struct ev_loop *loop, ev_io *io, int revents)
+{
+    struct watch *w = io->data;
+    struct jobentry *je = w->je;
+    int shim_status = -1;
+    char execid[EXECID_LEN + 1];
+
+    snprintf (execid, sizeof (execid), "%s", w->execid);
+    if (shim_reap (w->pidfd, &shim_status) < 0 && errno == EAGAIN)
+        return; /* spurious wake-up */
+    proc_unwatch (w->d, execid);
+    proc_collect (je, execid, shim_status);
+}
+
+int proc_spawn (struct jobentry *je, const char *execid)
+{
+    struct cairnd *d = je->d;
+    const struct job_proc *p = job_proc_find (je->job, execid);
+    char **argv = NULL, **envp = NULL;
+    const char *cwd;
+    json_t *env = NULL;
+    struct cairn_error err = {{0}};
+    struct job_ctx ctx;
+    pid_t pid;
+    int pidfd = -1;
+    unsigned long long start;
+
+    if (!p || p->state != PROC_INTENT)
+        return 0;
+    if (job_proc_command (je->job, p, &argv, &cwd, &env) < 0
+        || !(envp = build_env (env))) {
+        errprintf (&err, "cannot build the command: %s", strerror (errno));
+        goto failed;
+    }
+    struct shim_spec spec = {.shim = d->shim,
+                             .exitdir = NULL,
+                             .execid = execid,
+                             .argv = argv,
+                             .envp = envp,
+                             .cwd = cwd};
+    char exitdir[4096];
+    snprintf (exitdir, sizeof (exitdir), "%s/exits", d->statedir);
+    spec.exitdir = exitdir;
+    CRASHPOINT ("exec.spawn.before");
+    if (shim_spawn (&spec, &pid, &pidfd, &err) < 0)
+        goto failed;
+    CRASHPOINT ("exec.spawn.after");
+    d->nspawned++;
+    if (procfs_starttime (d->procroot, pid, &start) < 0) {
+        /* it is our child and not reaped: this cannot fail but for a
+         * broken /proc; the process exists, so watch it anyway */
+        log_msg (LOG_WARNING, "%s: no start time for pid %d: %s", execid,
+                 (int)pid, strerror (errno));
+        start = 0;
+    }
+    if (proc_watch (je, execid, pid, pidfd) < 0) {
+        close (pidfd);
+        log_msg (LOG_ERR, "%s: cannot watch pid %d", execid, (int)pid);
+    }
+    cairnd_ctx (d, &ctx);
+    if (job_proc_spawned (je->job, &ctx, execid, pid, start, d->bootid,
+                          je->pending)
+        < 0)
+        log_msg (LOG_ERR, "job %s: spawn record: %s", je->key,
+                 strerror (errno));
+    cairnd_dirty (je);
+    job_argv_free (argv);
+    job_argv_free (envp);
+    json_decref (env);
+    return 0;
+failed:
+    log_msg (LOG_WARNING, "job %s: %s: %s", je->key, execid, err.text);
+    cairnd_ctx (d, &ctx);
+    (void)job_proc_failed (je->job, &ctx, execid, err.text, je->pending);
+    cairnd_dirty (je);
+    job_argv_free (argv);
+    job_argv_free (envp);
+    json_decref (env);
+    return -1;
+}
+
+void proc_signal (struct cairnd *d, const char *execid, int signum)
+{
+    struct watch *w = execid ? hashmap_get (d->watches, execid) : NULL;
+    if (!w)
+        return; /* ended meanwhile: its exit is on its way */
+    CRASHPOINT ("exec.signal.before");
+    if (shim_signal (w->pidfd, signum) < 0 && errno != ESRCH)
+        log_msg (LOG_WARNING, "%s: signal %d: %s", execid, signum,
+                 strerror (errno));
+    CRASHPOINT ("exec.signal.after");
+}
+
+/* The end of a process is committed: its files can go. A process we gave
+ * up on (unkillable) may still be running: keep watching it so that its
+ * files are removed when it finally ends. */
+void proc_finished (struct jobentry *je, const char *execid)
+{
+    if (execid && hashmap_get (je->d->watches, execid))
+        return;
+    (void)exitfile_remove (je->d->exitdir, execid);
+}

@@ -1,0 +1,222 @@
+/* exitfile.c - see exitfile.h
+ *
+ * The exit dir is written by shims that may be killed at any instant, and
+ * read by a cairnd that may be recovering from a crash: treat its contents
+ * as untrusted input. No symlinks are followed, only regular files are read
+ * (O_NONBLOCK so a FIFO planted there cannot hang the reader), and reads
+ * are bounded.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "exec/exitfile.h"
+#include "exec/shim_proto.h"
+#include "journal/crashpoint.h"
+
+/* An exit file is one short line; anything longer is not one. */
+#define EXITFILE_MAX 8192
+
+int exitfile_open_dir (const char *statedir, struct cairn_error *err)
+{
+    char path[PATH_MAX];
+    int fd;
+
+    if (!statedir)
+        return errset (err, EINVAL, "exit dir: no state directory");
+    if (snprintf (path, sizeof (path), "%s/exits", statedir) >=
+        (int)sizeof (path))
+        return errset (err, ENAMETOOLONG, "exit dir %s/exits: %s", statedir,
+                       strerror (ENAMETOOLONG));
+    if (mkdir (path, 0700) < 0 && errno != EEXIST)
+        return errprintf (err, "mkdir %s: %s", path, strerror (errno));
+    fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return errprintf (err, "open %s: %s", path, strerror (errno));
+    return fd;
+}
+
+/* Build "<execid><suffix>" into name; EINVAL for a non-canonical execid. */
+static int
+make_name (char *name, size_t size, const char *execid, const char *suffix)
+{
+    if (!shim_execid_valid (execid)) {
+        errno = EINVAL;
+        return -1;
+    }
+    snprintf (name, size, "%s%s", execid, suffix);
+    return 0;
+}
+
+/* Read at most max bytes of a regular file, NUL-terminated. */
+static char *
+read_at (int dirfd, const char *name, size_t max, size_t *lenp, bool *truncp)
+{
+    size_t len = 0, cap;
+    char *buf = NULL, *tmp, extra;
+    struct stat st;
+    ssize_t n;
+    int fd, saved;
+
+    fd = openat (dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    if (fstat (fd, &st) < 0)
+        goto error;
+    if (!S_ISREG (st.st_mode)) {
+        errno = EINVAL;
+        goto error;
+    }
+    /* The size is a hint only: the file may still be growing. */
+    cap = (size_t)st.st_size < max ? (size_t)st.st_size : max;
+    if (!(buf = malloc (cap + 1)))
+        goto error;
+    for (;;) {
+        if (len == cap) {
+            if (cap == max)
+                break;
+            cap = cap > max / 2 ? max : cap * 2 + 4096;
+            if (cap > max)
+                cap = max;
+            if (!(tmp = realloc (buf, cap + 1)))
+                goto error;
+            buf = tmp;
+        }
+        n = read (fd, buf + len, cap - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            goto error;
+        if (n == 0)
+            break;
+        len += (size_t)n;
+    }
+    buf[len] = '\0';
+    if (truncp) {
+        *truncp = false;
+        if (len == max) {
+            while ((n = read (fd, &extra, 1)) < 0 && errno == EINTR)
+                ;
+            *truncp = n > 0;
+        }
+    }
+    close (fd);
+    if (lenp)
+        *lenp = len;
+    return buf;
+error:
+    saved = errno;
+    free (buf);
+    close (fd);
+    errno = saved;
+    return NULL;
+}
+
+int exitfile_read (int dirfd, const char *execid, int *status, char **error)
+{
+    char name[SHIM_NAME_MAX];
+    const char *msg = NULL;
+    json_int_t st;
+    json_t *o = NULL;
+    bool truncated;
+    char *buf;
+    size_t len;
+
+    if (error)
+        *error = NULL;
+    if (make_name (name, sizeof (name), execid, "") < 0)
+        return -1;
+    if (!(buf = read_at (dirfd, name, EXITFILE_MAX, &len, &truncated)))
+        return -1;
+    if (truncated || !(o = json_loadb (buf, len, 0, NULL)) ||
+        json_unpack (o, "{s:I s?:s}", "status", &st, "error", &msg) < 0 ||
+        st < 0 || st > 0xffff)
+        goto inval;
+    if (error && msg && !(*error = strdup (msg)))
+        goto nomem;
+    *status = (int)st;
+    json_decref (o);
+    free (buf);
+    return 0;
+inval:
+    errno = EINVAL;
+nomem:
+    json_decref (o);
+    free (buf);
+    if (errno != EINVAL)
+        errno = ENOMEM;
+    return -1;
+}
+
+bool exitfile_started (int dirfd, const char *execid)
+{
+    char name[SHIM_NAME_MAX];
+    struct stat st;
+
+    if (make_name (name, sizeof (name), execid, SHIM_SUFFIX_STARTED) < 0)
+        return true;
+    if (fstatat (dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+        return true;
+    return errno != ENOENT;
+}
+
+char *exitfile_read_output (int dirfd,
+                            const char *execid,
+                            const char *stream,
+                            size_t max,
+                            size_t *len,
+                            bool *truncated)
+{
+    char name[SHIM_NAME_MAX];
+    const char *suffix;
+
+    if (stream && !strcmp (stream, "out"))
+        suffix = SHIM_SUFFIX_OUT;
+    else if (stream && !strcmp (stream, "err"))
+        suffix = SHIM_SUFFIX_ERR;
+    else {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (make_name (name, sizeof (name), execid, suffix) < 0)
+        return NULL;
+    return read_at (dirfd, name, max, len, truncated);
+}
+
+int exitfile_remove (int dirfd, const char *execid)
+{
+    /* The exit file goes last: until then a crash leaves a status to
+     * recover and a record that the command ran. */
+    static const char *const suffixes[] = {
+        SHIM_SUFFIX_TMP,
+        SHIM_SUFFIX_OUT,
+        SHIM_SUFFIX_ERR,
+        SHIM_SUFFIX_STARTED,
+        "",
+    };
+    char name[SHIM_NAME_MAX];
+    int first = 0;
+
+    if (!shim_execid_valid (execid)) {
+        errno = EINVAL;
+        return -1;
+    }
+    CRASHPOINT ("exec.exitfile.remove.before");
+    for (size_t i = 0; i < sizeof (suffixes) / sizeof (suffixes[0]); i++) {
+        make_name (name, sizeof (name), execid, suffixes[i]);
+        if (unlinkat (dirfd, name, 0) < 0 && errno != ENOENT && !first)
+            first = errno;
+    }
+    CRASHPOINT ("exec.exitfile.remove.after");
+    if (first) {
+        errno = first;
+        return -1;
+    }
+    return 0;
+}

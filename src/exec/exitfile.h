@@ -1,0 +1,58 @@
+/* exitfile.h - read what cairn-shim left in <statedir>/exits.
+ *
+ * File names and formats are defined in shim_proto.h. Every function here
+ * works relative to the exit dir's fd and refuses execids that are not
+ * canonical UUIDs, so a bad id can never name a file outside the dir.
+ */
+#ifndef CAIRN_EXEC_EXITFILE_H
+#define CAIRN_EXEC_EXITFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/error.h"
+
+/* Create <statedir>/exits (mode 0700) if needed and open it (O_DIRECTORY,
+ * O_NOFOLLOW, close-on-exec). Returns the dir fd (the caller closes it), or
+ * -1 with errno and err: the error of mkdir or open (ENOTDIR if "exits"
+ * is not a directory or is a symlink, which is not followed; EACCES...). */
+int exitfile_open_dir (const char *statedir, struct cairn_error *err);
+
+/* Read the exit file of execid. Returns 0, sets *status to the command's
+ * wait status and *error to the shim's reason for not running it (malloc'd,
+ * the caller frees) or NULL. On error returns -1 with errno, *error NULL:
+ *   ENOENT  no exit file (yet)
+ *   EINVAL  execid not canonical, or the content is not an object with an
+ *           integer "status" in 0..65535 and an optional string "error"
+ *   ELOOP   the name is a symlink (not followed)
+ *   ENOMEM, or the error of open/read */
+int exitfile_read (int dirfd, const char *execid, int *status, char **error);
+
+/* Is the "about to exec" marker of execid present? Answers false only when
+ * it is known to be absent (ENOENT); any other doubt (execid not canonical,
+ * EACCES, EIO...) answers true with errno set, because "may have started"
+ * is the answer that never runs a command twice. */
+bool exitfile_started (int dirfd, const char *execid);
+
+/* Read up to max bytes of the command's output, stream "out" or "err".
+ * Returns a malloc'd buffer (the caller frees) holding *len bytes plus a
+ * terminating NUL (the output itself may contain NULs); *truncated is set
+ * if the file holds more than max bytes. len and truncated may be NULL.
+ * Returns NULL with errno: ENOENT (no such file), EINVAL (bad execid or
+ * stream), ELOOP (symlink), ENOMEM, or the error of open/read. */
+char *exitfile_read_output (int dirfd,
+                            const char *execid,
+                            const char *stream,
+                            size_t max,
+                            size_t *len,
+                            bool *truncated);
+
+/* Remove every file of execid: output, temp, marker, then the exit file
+ * last, so that a crash half way leaves the most telling file in place.
+ * Call only once the exit is journaled. Absent files are fine. Passes the
+ * crash points "exec.exitfile.remove.before" and ".after". Returns 0, or
+ * -1 with errno: EINVAL (bad execid) or the first unlink error (the other
+ * files are still tried). */
+int exitfile_remove (int dirfd, const char *execid);
+
+#endif /* CAIRN_EXEC_EXITFILE_H */

@@ -1,0 +1,326 @@
+/* procfs.c - see procfs.h */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "exec/procfs.h"
+#include "exec/shim_proto.h"
+
+#define PROCROOT_DEFAULT "/proc"
+#define BOOTID_DEFAULT "/proc/sys/kernel/random/boot_id"
+
+struct pstat {
+    pid_t pid;
+    pid_t ppid;
+    unsigned long long start;
+    bool is_shim; /* comm is "cairn-shim" */
+};
+
+bool uuid_is_canonical (const char *s)
+{
+    return shim_execid_valid (s);
+}
+
+/* Read up to size-1 bytes of a small file and NUL-terminate. Returns the
+ * length or -1. */
+static ssize_t read_small (int dirfd, const char *path, char *buf, size_t size)
+{
+    ssize_t n, total = 0;
+    int fd, saved;
+
+    if ((fd = openat (dirfd, path, O_RDONLY | O_CLOEXEC)) < 0)
+        return -1;
+    while ((size_t)total < size - 1) {
+        n = read (fd, buf + total, size - 1 - (size_t)total);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            saved = errno;
+            close (fd);
+            errno = saved;
+            return -1;
+        }
+        if (n == 0)
+            break;
+        total += n;
+    }
+    close (fd);
+    buf[total] = '\0';
+    return total;
+}
+
+static int parse_ull (const char *s, size_t len, unsigned long long *val)
+{
+    unsigned long long v = 0;
+
+    if (len == 0 || len > 20)
+        return -1;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        unsigned d = (unsigned)(s[i] - '0');
+        if (v > (ULLONG_MAX - d) / 10)
+            return -1;
+        v = v * 10 + d;
+    }
+    *val = v;
+    return 0;
+}
+
+/* Parse a stat line: "pid (comm) state ppid ... starttime ...". The comm
+ * may hold anything, including ") (", so fields are counted from the last
+ * ')'. */
+static int pstat_parse (const char *line, struct pstat *ps)
+{
+    const char *lp = strchr (line, '(');
+    const char *rp = strrchr (line, ')');
+    const char *p;
+    unsigned long long v;
+
+    if (!lp || !rp || rp < lp)
+        goto inval;
+    ps->is_shim = (size_t)(rp - lp - 1) == strlen ("cairn-shim") &&
+                  !strncmp (lp + 1, "cairn-shim", (size_t)(rp - lp - 1));
+    p = rp + 1;
+    for (int field = 3; field <= 22; field++) {
+        if (*p++ != ' ')
+            goto inval;
+        size_t len = strcspn (p, " \n");
+        if (field == 4) {
+            if (parse_ull (p, len, &v) < 0 || v > INT_MAX)
+                goto inval;
+            ps->ppid = (pid_t)v;
+        } else if (field == 22) {
+            if (parse_ull (p, len, &ps->start) < 0)
+                goto inval;
+            return 0;
+        } else if (len == 0)
+            goto inval;
+        p += len;
+    }
+inval:
+    errno = EINVAL;
+    return -1;
+}
+
+static int pstat_read (int dirfd, pid_t pid, struct pstat *ps)
+{
+    char path[32], buf[4096];
+    ssize_t n;
+
+    snprintf (path, sizeof (path), "%d/stat", (int)pid);
+    if ((n = read_small (dirfd, path, buf, sizeof (buf))) < 0)
+        return -1;
+    if (n == 0) { /* the process went away between open and read */
+        errno = ESRCH;
+        return -1;
+    }
+    ps->pid = pid;
+    return pstat_parse (buf, ps);
+}
+
+int procfs_starttime (const char *procroot,
+                      pid_t pid,
+                      unsigned long long *start)
+{
+    struct pstat ps;
+    int dirfd, rc, saved;
+
+    if (pid <= 0 || !start) {
+        errno = EINVAL;
+        return -1;
+    }
+    dirfd = open (procroot ? procroot : PROCROOT_DEFAULT,
+                  O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dirfd < 0)
+        return -1;
+    rc = pstat_read (dirfd, pid, &ps);
+    saved = errno;
+    close (dirfd);
+    errno = saved;
+    if (rc == 0)
+        *start = ps.start;
+    return rc;
+}
+
+int procfs_bootid (const char *path, char *buf, size_t len)
+{
+    char tmp[256];
+    ssize_t n;
+
+    if (!buf || len == 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    n = read_small (AT_FDCWD, path ? path : BOOTID_DEFAULT, tmp, sizeof (tmp));
+    if (n < 0)
+        return -1;
+    while (n > 0 && (tmp[n - 1] == '\n' || tmp[n - 1] == ' '))
+        tmp[--n] = '\0';
+    if (n == 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    if ((size_t)n >= len) {
+        errno = ERANGE;
+        return -1;
+    }
+    memcpy (buf, tmp, (size_t)n + 1);
+    return 0;
+}
+
+/* Does the NUL-separated environ file hold exactly the entry `want`?
+ * Streamed: environ can be large, and an entry may straddle two reads. */
+static bool environ_has (int dirfd, const char *name, const char *want)
+{
+    size_t wlen = strlen (want), m = 0;
+    const size_t mismatch = (size_t)-1;
+    char path[32], buf[8192];
+    bool found = false;
+    ssize_t n;
+    int fd;
+
+    snprintf (path, sizeof (path), "%s/environ", name);
+    if ((fd = openat (dirfd, path, O_RDONLY | O_CLOEXEC)) < 0)
+        return false;
+    while (!found && (n = read (fd, buf, sizeof (buf))) != 0) {
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            m = mismatch;
+            break;
+        }
+        for (ssize_t i = 0; i < n; i++) {
+            if (buf[i] == '\0') {
+                if (m == wlen) {
+                    found = true;
+                    break;
+                }
+                m = 0;
+            } else if (m != mismatch)
+                m = (m < wlen && buf[i] == want[m]) ? m + 1 : mismatch;
+        }
+    }
+    if (m == wlen) /* last entry without a terminating NUL */
+        found = true;
+    close (fd);
+    return found;
+}
+
+/* Is a a better guess than b for "the shim"? */
+static bool pstat_better (const struct pstat *a,
+                          bool a_root,
+                          const struct pstat *b,
+                          bool b_root)
+{
+    if (a_root != b_root)
+        return a_root;
+    if (a->start != b->start)
+        return a->start < b->start;
+    if (a->is_shim != b->is_shim)
+        return a->is_shim;
+    return a->pid < b->pid;
+}
+
+static bool is_match_pid (const struct pstat *v, size_t n, pid_t pid)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].pid == pid)
+            return true;
+    }
+    return false;
+}
+
+pid_t procfs_find_execid (const char *procroot, const char *execid)
+{
+    char want[sizeof (SHIM_ENV_EXECID) + SHIM_EXECID_LEN + 1];
+    struct pstat *v = NULL, *tmp;
+    size_t n = 0, cap = 0, best = 0;
+    uid_t uid = geteuid ();
+    struct dirent *de;
+    pid_t result = -1;
+    int saved;
+    DIR *dir;
+
+    if (!uuid_is_canonical (execid)) {
+        errno = EINVAL;
+        return -1;
+    }
+    snprintf (want, sizeof (want), SHIM_ENV_EXECID "=%s", execid);
+    if (!(dir = opendir (procroot ? procroot : PROCROOT_DEFAULT)))
+        return -1;
+    while ((de = readdir (dir))) {
+        unsigned long long pid;
+        struct stat st;
+        struct pstat ps;
+
+        if (parse_ull (de->d_name, strlen (de->d_name), &pid) < 0 || pid == 0 ||
+            pid > INT_MAX)
+            continue;
+        if (fstatat (dirfd (dir), de->d_name, &st, 0) < 0 || st.st_uid != uid ||
+            !environ_has (dirfd (dir), de->d_name, want) ||
+            pstat_read (dirfd (dir), (pid_t)pid, &ps) < 0)
+            continue; /* not ours, not it, or gone meanwhile */
+        if (n == cap) {
+            cap = cap ? cap * 2 : 8;
+            if (!(tmp = realloc (v, cap * sizeof (*v)))) {
+                errno = ENOMEM;
+                goto done;
+            }
+            v = tmp;
+        }
+        v[n++] = ps;
+    }
+    if (n == 0) {
+        errno = ENOENT;
+        goto done;
+    }
+    for (size_t i = 1; i < n; i++) {
+        if (pstat_better (&v[i], !is_match_pid (v, n, v[i].ppid), &v[best],
+                          !is_match_pid (v, n, v[best].ppid)))
+            best = i;
+    }
+    result = v[best].pid;
+done:
+    saved = errno;
+    free (v);
+    closedir (dir);
+    errno = saved;
+    return result;
+}
+
+int procfs_pidfd_verify (const char *procroot,
+                         pid_t pid,
+                         unsigned long long start,
+                         int *pidfd)
+{
+    unsigned long long now;
+    int fd, e;
+
+    if (pid <= 0 || !pidfd) {
+        errno = EINVAL;
+        return -1;
+    }
+    if ((fd = pidfd_open (pid, 0)) < 0)
+        return -1; /* ESRCH: gone */
+    if (procfs_starttime (procroot, pid, &now) < 0) {
+        e = errno;
+        close (fd);
+        errno = (e == ENOENT || e == ESRCH) ? ESRCH : e;
+        return -1;
+    }
+    if (now != start) {
+        close (fd);
+        errno = ESRCH; /* the pid was reused */
+        return -1;
+    }
+    *pidfd = fd;
+    return 0;
+}

@@ -1,0 +1,58 @@
+/* procfs.h - what the live system says about processes.
+ *
+ * Used when cairnd records a spawn (start time, boot id) and by the
+ * reconciler after a restart. Every function takes the proc root (or a file
+ * path) so tests can point it at a fake tree; NULL means the real one.
+ */
+#ifndef CAIRN_EXEC_PROCFS_H
+#define CAIRN_EXEC_PROCFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Set *start to field 22 (starttime, clock ticks since boot) of
+ * <procroot>/<pid>/stat. The line is parsed after its LAST ')' since the
+ * command name may contain spaces and parentheses. procroot NULL = "/proc".
+ * Returns 0, or -1 with errno: ENOENT or ESRCH (no such process, or it
+ * vanished while being read), EINVAL (unparsable line), or the error of
+ * open/read. */
+int procfs_starttime (const char *procroot,
+                      pid_t pid,
+                      unsigned long long *start);
+
+/* Read the boot id from path (NULL = /proc/sys/kernel/random/boot_id) into
+ * buf, without the trailing newline. Returns 0, or -1 with errno: ERANGE
+ * (buf too small), EINVAL (empty file), or the error of open/read. */
+int procfs_bootid (const char *path, char *buf, size_t len);
+
+/* Find the shim of execid among the live processes: scan <procroot>/<pid>
+ * for processes owned by our effective uid whose environ holds exactly the
+ * entry "CAIRN_EXECID=<execid>". The command and its descendants inherit
+ * that entry, so among the matches pick the shim: a match whose parent is
+ * not itself a match, then the oldest (smallest start time), then one named
+ * "cairn-shim", then the lowest pid. Processes that vanish or cannot be
+ * read during the scan are skipped. Used at restart only, for intents that
+ * have no pid recorded.
+ * Returns the pid, or -1 with errno: ENOENT (no match), EINVAL (execid not
+ * canonical), ENOMEM, or the error of opening procroot. */
+pid_t procfs_find_execid (const char *procroot, const char *execid);
+
+/* Open a pidfd on pid FIRST, then check that <procroot>/<pid>/stat still
+ * shows start time `start`: in that order a reused pid cannot slip through
+ * (the pidfd pins the process the check then looks at).
+ * Returns 0 and *pidfd (close-on-exec, the caller closes it) if pid is still
+ * the process that was recorded; -1 with errno ESRCH if it is gone or the
+ * pid now belongs to another process (no fd is left open); -1 with another
+ * errno (EMFILE, EACCES, EINVAL...) if it could not be told, in which case
+ * the caller must not conclude that the process is gone. */
+int procfs_pidfd_verify (const char *procroot,
+                         pid_t pid,
+                         unsigned long long start,
+                         int *pidfd);
+
+/* True if s is a canonical UUID: 36 characters, lowercase hex digits and
+ * dashes in the 8-4-4-4-12 pattern. NULL is not. */
+bool uuid_is_canonical (const char *s);
+
+#endif /* CAIRN_EXEC_PROCFS_H */

@@ -1,0 +1,513 @@
+/* service.c - RFC 32 requests (PROTOCOL.md) as cairnd serves them.
+ *
+ * A request that changes a job is answered only after the events it caused
+ * are committed (cairnd_ack), so a client is never told something a crash
+ * could take back. Requests that cannot be understood get EPROTO, bad
+ * values EINVAL, unknown jobs ENOENT; per-job failures after a job was
+ * accepted travel as `exception` responses, never as errors.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/eventlog.h"
+#include "core/rv1.h"
+#include "exec/daemon_private.h"
+#include "exec/log.h"
+
+typedef void (*handler_f) (struct cairnd *d,
+                           struct conn *c,
+                           int64_t matchtag,
+                           json_t *payload);
+
+static int get_id (struct conn *c,
+                   int64_t matchtag,
+                   json_t *payload,
+                   uint64_t *id)
+{
+    json_t *o = json_object_get (payload, "id");
+    if (!o) {
+        conn_respond_error (c, matchtag, EPROTO, "id: missing");
+        return -1;
+    }
+    if (!json_is_integer (o) || json_integer_value (o) < 0) {
+        conn_respond_error (c, matchtag, EPROTO,
+                            "id: must be a non-negative integer");
+        return -1;
+    }
+    *id = (uint64_t)json_integer_value (o);
+    return 0;
+}
+
+/* The active job named by payload.id, or an error response. */
+static struct jobentry *get_job (struct cairnd *d,
+                                 struct conn *c,
+                                 int64_t matchtag,
+                                 json_t *payload)
+{
+    uint64_t id;
+    struct journal_jobinfo info;
+    if (get_id (c, matchtag, payload, &id) < 0)
+        return NULL;
+    struct jobentry *je = cairnd_job (d, id);
+    if (je)
+        return je;
+    if (journal_job_info (d->journal, id, &info) == 0)
+        conn_respond_error (c, matchtag, EINVAL, "job %ju is already clean",
+                            (uintmax_t)id);
+    else
+        conn_respond_error (c, matchtag, ENOENT, "job %ju not found",
+                            (uintmax_t)id);
+    return NULL;
+}
+
+static json_t *response (uint64_t id, const char *type, json_t *data)
+{
+    return json_pack ("{s:I s:s s:o}", "id", (json_int_t)id, "type", type,
+                      "data", data ? data : json_object ());
+}
+
+/* ---- start ---- */
+
+struct backlog {
+    struct conn *c;
+    int64_t matchtag;
+    uint64_t id;
+    int64_t since;
+    int64_t count;
+    const struct job *job;
+};
+
+static int backlog_cb (uint64_t id,
+                       uint32_t seq,
+                       const char *line,
+                       size_t len,
+                       void *arg)
+{
+    struct backlog *b = arg;
+    json_t *entry = eventlog_entry_decode (line, len, NULL);
+    const char *name;
+    if (!entry)
+        return 0;
+    if (eventlog_entry_parse (entry, NULL, &name, NULL) == 0
+        && job_event_is_response (name)) {
+        b->count++;
+        if (b->count > b->since && strcmp (name, "start") != 0) {
+            json_t *ctx = json_object_get (entry, "context");
+            json_t *data;
+            if (strcmp (name, "exception") == 0)
+                data = json_pack ("{s:O s:O s:O}", "severity",
+                                  json_object_get (ctx, "severity"), "type",
+                                  json_object_get (ctx, "type"), "note",
+                                  json_object_get (ctx, "note"));
+            else
+                data = ctx ? json_deep_copy (ctx) : json_object ();
+            json_t *r = response (b->id, name, data);
+            if (r)
+                conn_respond (b->c, b->matchtag, r);
+            json_decref (r);
+        }
+    }
+    json_decref (entry);
+    return 0;
+}
+
+static void start_reattach (struct cairnd *d,
+                            struct conn *c,
+                            int64_t matchtag,
+                            uint64_t id,
+                            int64_t since)
+{
+    struct journal_jobinfo info;
+    struct cairn_error err;
+    struct jobentry *je = cairnd_job (d, id);
+
+    if (!je && journal_job_info (d->journal, id, &info) < 0) {
+        conn_respond_error (c, matchtag, ENOENT, "job %ju not found",
+                            (uintmax_t)id);
+        return;
+    }
+    json_t *r = response (id, "reattached", NULL);
+    conn_respond (c, matchtag, r);
+    json_decref (r);
+    /* Everything committed so far; what this turn adds reaches the new
+     * subscriber through the normal effects after the next commit. */
+    struct backlog b = {.c = c,
+                        .matchtag = matchtag,
+                        .id = id,
+                        .since = since};
+    if (journal_read_job (d->journal, id, 0, backlog_cb, &b, &err) < 0)
+        log_msg (LOG_ERR, "reattach %ju: %s", (uintmax_t)id, err.text);
+    if (je)
+        cairnd_sub_add (je, c, matchtag);
+}
+
+static void req_start (struct cairnd *d,
+                       struct conn *c,
+                       int64_t matchtag,
+                       json_t *payload)
+{
+    uint64_t id;
+    json_int_t userid = -1, since = 0;
+    json_t *jobspec = NULL, *R = NULL;
+    int reattach = 0;
+    json_error_t jerr;
+    struct cairn_error err = {{0}};
+    struct journal_jobinfo info;
+
+    if (get_id (c, matchtag, payload, &id) < 0)
+        return;
+    if (json_unpack_ex (payload, &jerr, 0, "{s?I s?o s?o s?b s?I}", "userid",
+                        &userid, "jobspec", &jobspec, "R", &R, "reattach",
+                        &reattach, "since", &since)
+        < 0) {
+        conn_respond_error (c, matchtag, EPROTO, "start: %s", jerr.text);
+        return;
+    }
+    if (since < 0) {
+        conn_respond_error (c, matchtag, EPROTO, "since: must be >= 0");
+        return;
+    }
+    if (reattach) {
+        start_reattach (d, c, matchtag, id, since);
+        return;
+    }
+    if (userid < 0 || userid > UINT32_MAX) {
+        conn_respond_error (c, matchtag, EPROTO,
+                            "userid: missing or not a valid uid");
+        return;
+    }
+    if (!json_is_object (R) || !json_is_object (jobspec)) {
+        conn_respond_error (c, matchtag, EPROTO, "%s: missing or not an object",
+                            json_is_object (R) ? "jobspec" : "R");
+        return;
+    }
+    if (cairnd_job (d, id) || journal_job_info (d->journal, id, &info) == 0) {
+        /* never run a job twice: a client that lost track must reattach */
+        json_t *r = response (
+            id, "exception",
+            json_pack ("{s:i s:s s:s}", "severity", 0, "type", "exec", "note",
+                       "job already exists; send start with reattach to "
+                       "follow it"));
+        conn_respond (c, matchtag, r);
+        json_decref (r);
+        conn_respond_error (c, matchtag, EEXIST, "job %ju already exists",
+                            (uintmax_t)id);
+        return;
+    }
+    if (cairnd_journal_full (d)) {
+        /* Not journaled (there is no room): the job never existed here.
+         * A fatal exception and the final release end its stream as
+         * RFC 32 wants, so the resource manager frees its resources. */
+        log_msg (LOG_WARNING, "refusing job %ju: the journal is full",
+                 (uintmax_t)id);
+        json_t *r = response (
+            id, "exception",
+            json_pack ("{s:i s:s s:s}", "severity", 0, "type", "exec", "note",
+                       "cairnd's journal is full: no new jobs until space is "
+                       "made (cairn purge, or a larger journal.max-size)"));
+        conn_respond (c, matchtag, r);
+        json_decref (r);
+        r = response (id, "release",
+                      json_pack ("{s:s s:b}", "ranks", "all", "final", 1));
+        conn_respond (c, matchtag, r);
+        json_decref (r);
+        return;
+    }
+    if (hashmap_count (d->jobs) >= (size_t)d->cfg.max_jobs) {
+        conn_respond_error (c, matchtag, EAGAIN,
+                            "too many active jobs (limit %d)", d->cfg.max_jobs);
+        return;
+    }
+    struct rv1 *rv = rv1_decode (R, &err);
+    if (!rv) {
+        conn_respond_error (c, matchtag, EINVAL, "%s", err.text);
+        return;
+    }
+    size_t nranks = rv1_nranks (rv);
+    rv1_destroy (rv);
+    if (nranks > d->cfg.max_ranks) {
+        conn_respond_error (c, matchtag, EINVAL,
+                            "R: %zu ranks, more than the limit of %zu", nranks,
+                            d->cfg.max_ranks);
+        return;
+    }
+    struct job *job = job_create (id);
+    struct jobentry *je = job ? cairnd_job_add (d, job) : NULL;
+    struct job_ctx ctx;
+    if (!je) {
+        job_destroy (job);
+        conn_respond_error (c, matchtag, ENOMEM, "out of memory");
+        return;
+    }
+    cairnd_ctx (d, &ctx);
+    if (job_accept (job, &ctx, (uint32_t)userid, R, jobspec, &d->cfg.job,
+                    je->pending, &err)
+        < 0) {
+        conn_respond_error (c, matchtag, errno == EINVAL ? EINVAL : errno,
+                            "%s", err.text);
+        cairnd_job_remove (je);
+        return;
+    }
+    cairnd_sub_add (je, c, matchtag);
+    cairnd_dirty (je);
+}
+
+/* ---- requests on a running job ---- */
+
+/* Finish a request that called into the job: ack after the commit, or
+ * answer the error now. */
+static void finish (struct cairnd *d,
+                    struct jobentry *je,
+                    struct conn *c,
+                    int64_t matchtag,
+                    int rc,
+                    struct cairn_error *err)
+{
+    if (rc < 0) {
+        conn_respond_error (c, matchtag, errno ? errno : EINVAL, "%s",
+                            err->text);
+        return;
+    }
+    cairnd_dirty (je);
+    cairnd_ack (d, c, matchtag, json_object ());
+}
+
+static void req_exception (struct cairnd *d,
+                           struct conn *c,
+                           int64_t matchtag,
+                           json_t *payload)
+{
+    struct jobentry *je = get_job (d, c, matchtag, payload);
+    const char *type = NULL, *note = "";
+    json_int_t severity = -1, ws = -1;
+    json_error_t jerr;
+    struct cairn_error err = {{0}};
+    struct job_ctx ctx;
+
+    if (!je)
+        return;
+    if (json_unpack_ex (payload, &jerr, 0, "{s:s s:I s?s s?I}", "type", &type,
+                        "severity", &severity, "note", &note, "wait_status",
+                        &ws)
+        < 0) {
+        conn_respond_error (c, matchtag, EPROTO, "exception: %s", jerr.text);
+        return;
+    }
+    cairnd_ctx (d, &ctx);
+    errno = 0;
+    int rc = job_raise (je->job, &ctx, type, (int)severity, note, (int)ws,
+                        je->pending, &err);
+    finish (d, je, c, matchtag, rc, &err);
+}
+
+static void req_kill (struct cairnd *d,
+                      struct conn *c,
+                      int64_t matchtag,
+                      json_t *payload)
+{
+    struct jobentry *je = get_job (d, c, matchtag, payload);
+    json_int_t signum;
+    struct cairn_error err = {{0}};
+    struct job_ctx ctx;
+
+    if (!je)
+        return;
+    if (json_unpack (payload, "{s:I}", "signum", &signum) < 0) {
+        conn_respond_error (c, matchtag, EPROTO,
+                            "signum: missing or not an integer");
+        return;
+    }
+    cairnd_ctx (d, &ctx);
+    errno = 0;
+    int rc = job_kill (je->job, &ctx, (int)signum, je->pending, &err);
+    finish (d, je, c, matchtag, rc, &err);
+}
+
+static void req_expiration (struct cairnd *d,
+                            struct conn *c,
+                            int64_t matchtag,
+                            json_t *payload)
+{
+    struct jobentry *je = get_job (d, c, matchtag, payload);
+    double expiration;
+    struct cairn_error err = {{0}};
+    struct job_ctx ctx;
+
+    if (!je)
+        return;
+    if (json_unpack (payload, "{s:F}", "expiration", &expiration) < 0) {
+        conn_respond_error (c, matchtag, EPROTO,
+                            "expiration: missing or not a number");
+        return;
+    }
+    cairnd_ctx (d, &ctx);
+    errno = 0;
+    int rc = job_set_expiration (je->job, &ctx, expiration, je->pending, &err);
+    finish (d, je, c, matchtag, rc, &err);
+}
+
+static struct idset *get_ranks (struct conn *c,
+                                int64_t matchtag,
+                                json_t *payload)
+{
+    const char *s;
+    struct cairn_error err;
+    struct idset *ranks;
+    if (json_unpack (payload, "{s:s}", "ranks", &s) < 0) {
+        conn_respond_error (c, matchtag, EPROTO,
+                            "ranks: missing or not a string");
+        return NULL;
+    }
+    if (!(ranks = idset_decode (s, &err)))
+        conn_respond_error (c, matchtag, EINVAL, "ranks: %s", err.text);
+    return ranks;
+}
+
+static void req_critical_ranks (struct cairnd *d,
+                                struct conn *c,
+                                int64_t matchtag,
+                                json_t *payload)
+{
+    struct jobentry *je = get_job (d, c, matchtag, payload);
+    struct idset *ranks;
+    struct cairn_error err = {{0}};
+    struct job_ctx ctx;
+
+    if (!je || !(ranks = get_ranks (c, matchtag, payload)))
+        return;
+    cairnd_ctx (d, &ctx);
+    errno = 0;
+    int rc = job_set_critical (je->job, &ctx, ranks, je->pending, &err);
+    idset_destroy (ranks);
+    finish (d, je, c, matchtag, rc, &err);
+}
+
+static void req_fail_ranks (struct cairnd *d,
+                            struct conn *c,
+                            int64_t matchtag,
+                            json_t *payload)
+{
+    struct jobentry *je = get_job (d, c, matchtag, payload);
+    struct idset *ranks;
+    const char *note = "";
+    struct cairn_error err = {{0}};
+    struct job_ctx ctx;
+
+    if (!je || !(ranks = get_ranks (c, matchtag, payload)))
+        return;
+    (void)json_unpack (payload, "{s?s}", "note", &note);
+    cairnd_ctx (d, &ctx);
+    errno = 0;
+    int rc = job_fail_ranks (je->job, &ctx, ranks, note, je->pending, &err);
+    idset_destroy (ranks);
+    finish (d, je, c, matchtag, rc, &err);
+}
+
+/* ---- read-only requests ---- */
+
+static json_t *ranks_json (const struct idset *s)
+{
+    char *str = idset_encode (s);
+    json_t *o = json_string (str ? str : "");
+    free (str);
+    return o;
+}
+
+static void req_list (struct cairnd *d,
+                      struct conn *c,
+                      int64_t matchtag,
+                      json_t *payload)
+{
+    json_t *jobs = json_array ();
+    size_t pos = 0;
+    struct jobentry *je;
+    while ((je = hashmap_next (d->jobs, &pos, NULL))) {
+        const struct job *job = je->job;
+        json_array_append_new (
+            jobs, json_pack ("{s:I s:s s:o s:o s:o s:f s:i s:I}", "id",
+                             (json_int_t)job_id (job), "state",
+                             job_state_name (job_state (job)), "ranks",
+                             ranks_json (job_ranks (job)), "released",
+                             ranks_json (job_released (job)), "drained",
+                             ranks_json (job_drained (job)), "t_accept",
+                             job_t_accept (job), "userid",
+                             (int)job_userid (job), "nprocs",
+                             (json_int_t)job_nprocs (job)));
+    }
+    json_t *r = json_pack ("{s:o}", "jobs", jobs);
+    conn_respond (c, matchtag, r);
+    json_decref (r);
+}
+
+static void req_stats (struct cairnd *d,
+                       struct conn *c,
+                       int64_t matchtag,
+                       json_t *payload)
+{
+    struct journal_stats st = {0};
+    (void)journal_stats (d->journal, &st);
+    json_t *r = json_pack (
+        "{s:s s:f s:I s:I s:I s:I s:I s:i s:{s:I s:I s:I s:I s:I}}",
+        "instance", journal_instance (d->journal), "uptime",
+        cairnd_now () - d->t_start, "jobs", (json_int_t)hashmap_count (d->jobs),
+        "processes", (json_int_t)hashmap_count (d->watches), "spawned",
+        (json_int_t)d->nspawned, "commits", (json_int_t)d->ncommits,
+        "jobs-done", (json_int_t)d->njobs_done, "connections",
+        server_nconns (d->server), "journal", "map-size",
+        (json_int_t)st.map_size, "map-used", (json_int_t)st.map_used,
+        "max-map-size", (json_int_t)st.max_map_size, "jobs",
+        (json_int_t)st.njobs, "events", (json_int_t)st.nevents);
+    conn_respond (c, matchtag, r);
+    json_decref (r);
+}
+
+static const struct {
+    const char *topic;
+    handler_f fn;
+    bool guest_ok; /* read-only: other users may call it */
+} handlers[] = {
+    {"start", req_start, false},
+    {"exception", req_exception, false},
+    {"kill", req_kill, false},
+    {"expiration", req_expiration, false},
+    {"critical-ranks", req_critical_ranks, false},
+    {"fail-ranks", req_fail_ranks, false},
+    {"list", req_list, true},
+    {"stats", req_stats, true},
+};
+
+void service_request (struct conn *c,
+                      const char *topic,
+                      int64_t matchtag,
+                      json_t *payload,
+                      void *arg)
+{
+    struct cairnd *d = arg;
+    uid_t uid = conn_uid (c);
+    for (size_t i = 0; i < sizeof (handlers) / sizeof (handlers[0]); i++) {
+        if (strcmp (handlers[i].topic, topic) != 0)
+            continue;
+        if (uid != d->uid && uid != 0 && !handlers[i].guest_ok) {
+            conn_respond_error (c, matchtag, EPERM,
+                                "%s: permission denied: this cairnd serves "
+                                "uid %u only",
+                                topic, (unsigned)d->uid);
+            return;
+        }
+        if (d->stopping) {
+            conn_respond_error (c, matchtag, EAGAIN, "cairnd is stopping");
+            return;
+        }
+        handlers[i].fn (d, c, matchtag, payload);
+        return;
+    }
+    conn_respond_error (c, matchtag, ENOSYS, "unknown topic '%s'", topic);
+}
+
+void service_disconnect (struct conn *c, void *arg)
+{
+    cairnd_conn_gone (arg, c);
+}

@@ -1,0 +1,109 @@
+/* shim_proto.h - the contract between cairnd and cairn-shim.
+ *
+ * cairn-shim is a separate, libc-only program; this header is all it shares
+ * with cairnd, so everything here must stay header-only and libc-only.
+ *
+ * Usage:
+ *   CAIRN_EXECID=<uuid> cairn-shim --exitdir DIR [--cwd DIR] -- COMMAND [ARGS]
+ *
+ * CAIRN_EXECID must be a canonical lowercase UUID (it becomes part of file
+ * names); the shim refuses anything else. Exit codes of the shim itself:
+ *   0  the exit file was written (whatever the command did)
+ *   2  usage error or bad CAIRN_EXECID: nothing was written, nothing was run
+ *   3  the exit file could not be written (reason on stderr); the marker
+ *      tells whether the command was started
+ *   4  the execid was used already (its marker or exit file exists):
+ *      nothing was run and no file was touched
+ *
+ * Files in DIR (<statedir>/exits), all mode 0600:
+ *   <execid>          exit file, written to <execid>.tmp then renamed
+ *   <execid>.started  marker, created (O_EXCL) by the command's process just
+ *                     before exec: "the command may have run". A marker with
+ *                     no exit file after a crash means "started, outcome
+ *                     lost": never run it again. An existing marker also makes
+ *                     the shim refuse to start the command a second time.
+ *   <execid>.out      the command's stdout
+ *   <execid>.err      the command's stderr
+ *   <execid>.tmp      temporary for the exit file
+ *
+ * Exit file content, one line of JSON:
+ *   {"status":N}                 N = the command's wait(2) status
+ *   {"status":N,"error":"..."}   the shim could not run the command (exec,
+ *                                chdir, fork, marker or output file failure);
+ *                                N is 32512 (exit code 127), the error is
+ *                                e.g. "execvp nosuchcmd: No such file or
+ *                                directory". Non-ASCII bytes are written as
+ *                                '?' so the file is always valid JSON.
+ *
+ * Signals: cairnd signals a shim only through its pidfd:
+ *   pidfd_send_signal (pidfd, SHIM_RELAY_SIGNAL, &info, 0)
+ * with info.si_code = SI_QUEUE and info.si_value.sival_int = the signal to
+ * deliver (any signal, SIGKILL and SIGSTOP included). The shim sends it to
+ * the command's whole process group, so SIGKILL reaches the command without
+ * killing the shim. When the command's process exits, the shim SIGKILLs
+ * what is left of its group before writing the exit file, so stragglers
+ * cannot outlive the rank; processes that left the group (setsid, setpgid)
+ * escape both. If the shim is killed, PR_SET_PDEATHSIG kills the command's
+ * process (not the rest of its group). The plain signals in SHIM_PLAIN_SIGNALS
+ * sent straight to the shim are relayed to the group as themselves. SIGRTMIN is
+ * a libc value: cairnd and the shim must be built against the same libc.
+ */
+#ifndef CAIRN_SHIM_PROTO_H
+#define CAIRN_SHIM_PROTO_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <string.h>
+
+#define SHIM_RELAY_SIGNAL (SIGRTMIN + 4)
+
+/* Signals the shim relays to the group as themselves. */
+#define SHIM_PLAIN_SIGNALS                                                     \
+    SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGCONT
+
+#define SHIM_ENV_EXECID "CAIRN_EXECID"
+
+#define SHIM_SUFFIX_STARTED ".started"
+#define SHIM_SUFFIX_OUT ".out"
+#define SHIM_SUFFIX_ERR ".err"
+#define SHIM_SUFFIX_TMP ".tmp"
+
+/* Length of a canonical UUID, and room for "<uuid>.started\0". */
+#define SHIM_EXECID_LEN 36
+#define SHIM_NAME_MAX (SHIM_EXECID_LEN + 16)
+
+/* Wait status the exit file reports when the command could not be run. */
+#define SHIM_STATUS_NOEXEC (127 << 8)
+
+/* Fill set with the signals the shim waits for (SIGCHLD, the relay signal,
+ * the plain ones) plus SIGPIPE, which it keeps blocked. The launcher spawns
+ * the shim with these already blocked, so that none can kill it before it
+ * blocks them itself. The command starts with an empty mask. */
+static inline void shim_sigset (sigset_t *set)
+{
+    const int sigs[] = {SIGCHLD, SIGPIPE, SHIM_PLAIN_SIGNALS};
+
+    sigemptyset (set);
+    sigaddset (set, SHIM_RELAY_SIGNAL);
+    for (size_t i = 0; i < sizeof (sigs) / sizeof (sigs[0]); i++)
+        sigaddset (set, sigs[i]);
+}
+
+/* True if s is 36 characters of lowercase hex and dashes, 8-4-4-4-12.
+ * Shared by the shim and cairnd (see uuid_is_canonical() in procfs.h). */
+static inline bool shim_execid_valid (const char *s)
+{
+    if (!s || strnlen (s, SHIM_EXECID_LEN + 1) != SHIM_EXECID_LEN)
+        return false;
+    for (int i = 0; i < SHIM_EXECID_LEN; i++) {
+        char c = s[i];
+        if (i == 8 || i == 13 || i == 18 || i == 23) {
+            if (c != '-')
+                return false;
+        } else if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+            return false;
+    }
+    return true;
+}
+
+#endif /* CAIRN_SHIM_PROTO_H */

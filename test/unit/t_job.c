@@ -1,0 +1,1897 @@
+/* t_job.c - the job state machine, driven by a fake process backend.
+ *
+ * No process runs: fakebackend.h plays the exec layer and the test decides
+ * when each process starts and how it ends. Every scenario ends with two
+ * checks: the exec protocol's invariants (one final release, the last
+ * response, after finish; every rank released exactly once; clean last)
+ * and replay equivalence (the emitted events, through the journal's line
+ * encoding, fold into a fresh job equal to the live one, on which
+ * job_advance then emits nothing).
+ */
+#include <signal.h>
+#include <stdarg.h>
+#include <sys/wait.h>
+
+#include "tap.h"
+#include "fakebackend.h"
+#include "core/eventlog.h"
+#include "core/jobspec.h"
+#include "core/rv1.h"
+
+#define T0 1700000000.0
+#define OWNER 1000
+#define JOBID 42
+
+#define is_time(got, want, ...)                                                \
+    do {                                                                       \
+        double t_g_ = (got), t_w_ = (want);                                    \
+        if (!ok (t_g_ == t_w_, __VA_ARGS__))                                   \
+            diag ("  expected %.6f, got %.6f", t_w_, t_g_);                    \
+    } while (0)
+
+/* ---- setup ---- */
+
+static char **argv_new (const char *first, ...)
+{
+    va_list ap;
+    size_t n = 1;
+    char **argv;
+
+    va_start (ap, first);
+    while (va_arg (ap, const char *))
+        n++;
+    va_end (ap);
+    if (!(argv = calloc (n + 1, sizeof (*argv))))
+        BAIL_OUT ("out of memory");
+    argv[0] = strdup (first);
+    va_start (ap, first);
+    for (size_t i = 1; i < n; i++)
+        argv[i] = strdup (va_arg (ap, const char *));
+    va_end (ap);
+    return argv;
+}
+
+/* Defaults, plus a per-rank prolog and/or epilog when asked for. */
+static void cfg_init (struct job_config *jc, bool prolog, bool epilog)
+{
+    job_config_init (jc);
+    if (prolog) {
+        jc->prolog.command = argv_new ("/etc/prolog", NULL);
+        jc->prolog.per_rank = true;
+    }
+    if (epilog) {
+        jc->epilog.command = argv_new ("/etc/epilog", "--clean", NULL);
+        jc->epilog.per_rank = true;
+    }
+}
+
+static void cfg_tolerate (struct job_config *jc, int code)
+{
+    jc->prolog.tolerable_exit_codes = malloc (sizeof (int));
+    if (!jc->prolog.tolerable_exit_codes)
+        BAIL_OUT ("out of memory");
+    jc->prolog.tolerable_exit_codes[0] = code;
+    jc->prolog.ntolerable = 1;
+}
+
+/* Accept job JOBID at T0 with jc (freed here), nranks ranks on one host. */
+static void start_job (struct fake *fb,
+                       struct job_config *jc,
+                       uint32_t nranks,
+                       double expiration,
+                       int allowed,
+                       uint32_t userid)
+{
+    struct cairn_error err;
+    char *av[] = {"/bin/app", "arg", NULL};
+    json_t *env = json_pack ("{s:s}", "APPVAR", "1");
+    json_t *R = rv1_create (nranks, 2, "node0", expiration);
+    json_t *js = jobspec_create (av, nranks, "/tmp/work", env, 0, allowed);
+
+    if (fake_init (fb, JOBID, T0, OWNER) < 0 || !R || !js)
+        BAIL_OUT ("cannot set up job: %s", strerror (errno));
+    if (job_accept (fb->job, &fb->ctx, userid, R, js, jc, fb->out, &err) < 0)
+        BAIL_OUT ("job_accept: %s", err.text);
+    fake_walk (fb);
+    json_decref (env);
+    json_decref (R);
+    json_decref (js);
+    job_config_free (jc);
+}
+
+/* "a,b*3,c" -> "a,b,b,b,c": keeps the exact sequences readable. */
+static const char *expand (const char *pattern)
+{
+    static char buf[4096];
+    char tmp[4096], *save = NULL;
+    size_t len = 0;
+
+    snprintf (tmp, sizeof (tmp), "%s", pattern);
+    buf[0] = '\0';
+    for (char *tok = strtok_r (tmp, ",", &save); tok;
+         tok = strtok_r (NULL, ",", &save)) {
+        char *star = strrchr (tok, '*');
+        int n = star ? atoi (star + 1) : 1;
+        if (star)
+            *star = '\0';
+        for (int i = 0; i < n; i++)
+            len += snprintf (buf + len, sizeof (buf) - len, "%s%s",
+                             len ? "," : "", tok);
+    }
+    return buf;
+}
+
+static const char *set_str (const struct idset *s)
+{
+    static char buf[4][256];
+    static int k;
+    char *t = s ? idset_encode (s) : NULL;
+    k = (k + 1) % 4;
+    snprintf (buf[k], sizeof (buf[k]), "%s", t ? t : "(null)");
+    free (t);
+    return buf[k];
+}
+
+static json_t *ctx_get (json_t *ctx, const char *key)
+{
+    return ctx ? json_object_get (ctx, key) : NULL;
+}
+
+static const char *ctx_str (json_t *ctx, const char *key)
+{
+    const char *s = json_string_value (ctx_get (ctx, key));
+    return s ? s : "(none)";
+}
+
+static long long ctx_int (json_t *ctx, const char *key)
+{
+    json_t *v = ctx_get (ctx, key);
+    return json_is_integer (v) ? json_integer_value (v) : -999;
+}
+
+/* "type/severity/note" of an exception event, to compare in one go. */
+static const char *exc_str (json_t *exc)
+{
+    static char buf[512];
+    snprintf (buf, sizeof (buf), "%s/%lld/%s", ctx_str (exc, "type"),
+              ctx_int (exc, "severity"), ctx_str (exc, "note"));
+    return buf;
+}
+
+/* argv (space-joined), cwd, or an environment variable of the process of
+ * phase/rank, as job_proc_command gives them; "(none)" if absent. */
+static const char *proc_cmd (struct fake *fb,
+                             enum proc_phase phase,
+                             uint32_t rank,
+                             const char *what)
+{
+    static char buf[512];
+    const struct job_proc *p = fake_find (fb, phase, rank);
+    char **argv;
+    const char *cwd;
+    json_t *env;
+
+    if (!p || job_proc_command (fb->job, p, &argv, &cwd, &env) < 0)
+        return "(error)";
+    if (strcmp (what, "argv") == 0) {
+        size_t len = 0;
+        buf[0] = '\0';
+        for (char **a = argv; *a; a++)
+            len += snprintf (buf + len, sizeof (buf) - len, "%s%s",
+                             a == argv ? "" : " ", *a);
+    } else if (strcmp (what, "cwd") == 0)
+        snprintf (buf, sizeof (buf), "%s", cwd ? cwd : "(none)");
+    else
+        snprintf (buf, sizeof (buf), "%s", ctx_str (env, what));
+    job_argv_free (argv);
+    json_decref (env);
+    return buf;
+}
+
+/* "ranks:final" of every release, space-separated: "2:0 0-1,3:1". */
+static const char *releases (struct fake *fb)
+{
+    static char buf[512];
+    size_t len = 0;
+    json_t *c;
+    buf[0] = '\0';
+    for (int i = 0; (c = fake_event (fb, 0, "release", i)); i++)
+        len += snprintf (buf + len, sizeof (buf) - len, "%s%s:%d", i ? " " : "",
+                         ctx_str (c, "ranks"),
+                         json_is_true (ctx_get (c, "final")));
+    return buf;
+}
+
+/* Types of the response events, comma-joined. */
+static const char *responses (struct fake *fb)
+{
+    static char buf[512];
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < json_array_size (fb->out); i++) {
+        const char *name = fake_event_name (json_array_get (fb->out, i));
+        if (job_event_is_response (name))
+            len += snprintf (buf + len, sizeof (buf) - len, "%s%s",
+                             len ? "," : "", name);
+    }
+    return buf;
+}
+
+static void spawn_rank (struct fake *fb, enum proc_phase phase, uint32_t rank)
+{
+    char execid[EXECID_LEN + 1];
+    memcpy (execid, fake_find (fb, phase, rank)->execid, sizeof (execid));
+    if (fake_spawn (fb, execid) < 0)
+        BAIL_OUT ("spawn %s failed", execid);
+}
+
+/* Spawn and exit (status 0) everything, a second apart, until clean. */
+static void drive_to_end (struct fake *fb)
+{
+    for (int i = 0; i < 10 && job_state (fb->job) != JOB_DONE; i++) {
+        fb->ctx.now += 1;
+        fake_spawn_all (fb);
+        fake_exit_phase (fb, PHASE_PROLOG, 0);
+        fake_exit_phase (fb, PHASE_SHELL, 0);
+        fake_exit_phase (fb, PHASE_EPILOG, 0);
+    }
+}
+
+/* ---- replay equivalence ---- */
+
+/* Fold the first n events of fb->out into a fresh job, each one encoded
+ * and decoded as the journal stores it. NULL with a reason in why. */
+static struct job *replay (struct fake *fb, size_t n, char *why, size_t len)
+{
+    struct job *job = job_create (JOBID);
+    if (!job)
+        BAIL_OUT ("out of memory");
+    for (size_t i = 0; i < n; i++) {
+        struct cairn_error err = {""};
+        char *line = eventlog_entry_encode (json_array_get (fb->out, i));
+        json_t *e =
+            line ? eventlog_entry_decode (line, strlen (line), &err) : NULL;
+        int rc = e ? job_apply (job, e, &err) : -1;
+        free (line);
+        json_decref (e);
+        if (rc < 0) {
+            snprintf (why, len, "event %zu: %s", i, err.text);
+            job_destroy (job);
+            return NULL;
+        }
+    }
+    return job;
+}
+
+static char diffbuf[512];
+
+#define D_INT(what, a, b)                                                      \
+    do {                                                                       \
+        if ((long long)(a) != (long long)(b)) {                                \
+            snprintf (diffbuf, sizeof (diffbuf), "%s: live %lld, replay %lld", \
+                      what, (long long)(a), (long long)(b));                   \
+            return diffbuf;                                                    \
+        }                                                                      \
+    } while (0)
+#define D_DBL(what, a, b)                                                      \
+    do {                                                                       \
+        if ((a) != (b)) {                                                      \
+            snprintf (diffbuf, sizeof (diffbuf), "%s: live %.6f, replay %.6f", \
+                      what, (double)(a), (double)(b));                         \
+            return diffbuf;                                                    \
+        }                                                                      \
+    } while (0)
+#define D_STR(what, a, b)                                                      \
+    do {                                                                       \
+        const char *d_a_ = (a) ? (a) : "(null)", *d_b_ = (b) ? (b) : "(null)"; \
+        if (strcmp (d_a_, d_b_) != 0) {                                        \
+            snprintf (diffbuf, sizeof (diffbuf), "%s: live %s, replay %s",     \
+                      what, d_a_, d_b_);                                       \
+            return diffbuf;                                                    \
+        }                                                                      \
+    } while (0)
+
+static const char *config_str (const struct job *job)
+{
+    static char buf[2][2048];
+    static int k;
+    json_t *o = job_config_encode (job_config (job));
+    char *s = o ? json_dumps (o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    k = !k;
+    snprintf (buf[k], sizeof (buf[k]), "%s", s ? s : "(null)");
+    free (s);
+    json_decref (o);
+    return buf[k];
+}
+
+/* The first difference between live job a and replayed job b, or NULL. */
+static const char *job_diff (const struct job *a, const struct job *b)
+{
+    char w[64];
+
+    D_INT ("state", job_state (a), job_state (b));
+    D_INT ("nevents", job_nevents (a), job_nevents (b));
+    D_INT ("nresponses", job_nresponses (a), job_nresponses (b));
+    D_INT ("userid", job_userid (a), job_userid (b));
+    D_STR ("ranks", set_str (job_ranks (a)), set_str (job_ranks (b)));
+    D_STR ("released", set_str (job_released (a)), set_str (job_released (b)));
+    D_STR ("drained", set_str (job_drained (a)), set_str (job_drained (b)));
+    D_INT ("started", job_started (a), job_started (b));
+    D_INT ("finished", job_finished (a), job_finished (b));
+    if (job_finished (a))
+        D_INT ("finish status", job_finish_status (a), job_finish_status (b));
+    D_DBL ("t_accept", job_t_accept (a), job_t_accept (b));
+    D_DBL ("t_clean", job_t_clean (a), job_t_clean (b));
+    D_DBL ("next deadline", job_next_deadline (a), job_next_deadline (b));
+    D_INT ("output room", job_output_room (a), job_output_room (b));
+    D_STR ("config", config_str (a), config_str (b));
+    D_INT ("nprocs", job_nprocs (a), job_nprocs (b));
+    for (size_t i = 0; i < job_nprocs (a); i++) {
+        const struct job_proc *p = job_proc_at (a, i);
+        const struct job_proc *q = job_proc_at (b, i);
+#define PW(field) (snprintf (w, sizeof (w), "proc %zu " field, i), w)
+        D_STR (PW ("execid"), p->execid, q->execid);
+        D_INT (PW ("phase"), p->phase, q->phase);
+        D_STR (PW ("ranks"), set_str (p->ranks), set_str (q->ranks));
+        D_INT (PW ("state"), p->state, q->state);
+        D_INT (PW ("status"), p->status, q->status);
+        D_INT (PW ("pid"), p->pid, q->pid);
+        D_INT (PW ("starttime"), p->starttime, q->starttime);
+        D_STR (PW ("bootid"), p->bootid, q->bootid);
+        D_DBL (PW ("t_intent"), p->t_intent, q->t_intent);
+        D_DBL (PW ("t_spawn"), p->t_spawn, q->t_spawn);
+        D_DBL (PW ("t_signal"), p->t_signal, q->t_signal);
+        D_INT (PW ("nsignals"), p->nsignals, q->nsignals);
+        D_INT (PW ("nkills"), p->nkills, q->nkills);
+        D_INT (PW ("terminating"), p->terminating, q->terminating);
+        D_INT (PW ("timed_out"), p->timed_out, q->timed_out);
+        D_INT (PW ("lost"), p->lost, q->lost);
+        D_INT (PW ("error"), p->error, q->error);
+        D_STR (PW ("note"), p->note, q->note);
+#undef PW
+    }
+    return NULL;
+}
+
+static void check_replay (struct fake *fb, const char *label)
+{
+    char why[512] = "";
+    struct job *r = replay (fb, json_array_size (fb->out), why, sizeof (why));
+    const char *diff = r ? job_diff (fb->job, r) : why;
+
+    if (!ok (diff == NULL, "%s: replaying the journal rebuilds the job", label))
+        diag ("  %s", diff);
+    if (r) {
+        json_t *out = json_array ();
+        int rc = job_advance (r, &fb->ctx, out);
+        char *s = json_dumps (out, JSON_COMPACT);
+        if (!ok (rc == 0 && json_array_size (out) == 0,
+                 "%s: job_advance after replay emits nothing", label))
+            diag ("  rc %d, emitted %s", rc, s);
+        free (s);
+        json_decref (out);
+    }
+    job_destroy (r);
+}
+
+/* ---- protocol invariants of a finished job ---- */
+
+static const char *invariant_violation (struct fake *fb)
+{
+    static char why[512];
+    size_t n = json_array_size (fb->out);
+    long finish_at = -1, final_at = -1, last_resp = -1;
+    int nfinal = 0, nresp = 0;
+    struct idset *rel = idset_create ();
+    const char *bad = NULL;
+
+#define BAD(...)                                                               \
+    do {                                                                       \
+        snprintf (why, sizeof (why), __VA_ARGS__);                             \
+        bad = why;                                                             \
+        goto done;                                                             \
+    } while (0)
+    if (job_state (fb->job) != JOB_DONE)
+        BAD ("job is %s, not done", job_state_name (job_state (fb->job)));
+    for (size_t i = 0; i < n; i++) {
+        json_t *e = json_array_get (fb->out, i);
+        const char *name = fake_event_name (e);
+        json_t *c = fake_event_context (e);
+        json_t *resp = job_response (fb->job, e);
+        int errnum = errno;
+        bool is_resp = job_event_is_response (name);
+
+        if (strcmp (name, "clean") == 0 && i != n - 1)
+            BAD ("clean is event %zu of %zu", i, n);
+        if (!is_resp) {
+            json_decref (resp);
+            if (resp || errnum != ENOENT)
+                BAD ("%s (event %zu) gave a response", name, i);
+            continue;
+        }
+        nresp++;
+        last_resp = i;
+        bool match = resp && strcmp (ctx_str (resp, "type"), name) == 0 &&
+                     ctx_int (resp, "id") == JOBID &&
+                     json_is_object (ctx_get (resp, "data"));
+        json_decref (resp);
+        if (!match)
+            BAD ("%s (event %zu): no matching response", name, i);
+        if (strcmp (name, "finish") == 0)
+            finish_at = i;
+        if (strcmp (name, "release") == 0) {
+            struct idset *r = idset_decode (ctx_str (c, "ranks"), NULL);
+            struct idset *both = r ? idset_intersect (r, rel) : NULL;
+            bool twice = !both || !idset_empty (both);
+            if (r)
+                idset_add (rel, r);
+            idset_destroy (r);
+            idset_destroy (both);
+            if (twice)
+                BAD ("release (event %zu) of %s: bad or already released", i,
+                     ctx_str (c, "ranks"));
+            if (json_is_true (ctx_get (c, "final"))) {
+                nfinal++;
+                final_at = i;
+            }
+        }
+    }
+    if (nfinal != 1)
+        BAD ("%d final releases", nfinal);
+    if (final_at != last_resp)
+        BAD ("final release is event %ld, last response %ld", final_at,
+             last_resp);
+    if (finish_at > final_at)
+        BAD ("finish (event %ld) after the final release", finish_at);
+    if (!idset_equal (rel, job_ranks (fb->job)))
+        BAD ("released %s, job has %s", set_str (rel),
+             set_str (job_ranks (fb->job)));
+    if (!idset_equal (rel, job_released (fb->job)))
+        BAD ("releases say %s, job_released %s", set_str (rel),
+             set_str (job_released (fb->job)));
+    if ((int)job_nresponses (fb->job) != nresp)
+        BAD ("job_nresponses %u, %d response events", job_nresponses (fb->job),
+             nresp);
+    if (strcmp (fake_event_name (json_array_get (fb->out, n - 1)), "clean"))
+        BAD ("last event is not clean");
+#undef BAD
+done:
+    idset_destroy (rel);
+    return bad;
+}
+
+/* Both end-of-scenario checks. */
+static void check_end (struct fake *fb, const char *label)
+{
+    const char *why = invariant_violation (fb);
+    if (!ok (why == NULL, "%s: protocol invariants hold", label))
+        diag ("  %s", why);
+    check_replay (fb, label);
+}
+
+/* ---- the happy paths ---- */
+
+static void test_happy_path (void)
+{
+    struct fake fb;
+    struct job_config jc;
+    size_t m;
+
+    cfg_init (&jc, true, true);
+    start_job (&fb, &jc, 4, 0, 0, OWNER);
+    is_str (fake_names (&fb, 0), expand ("accept,prolog-start,proc-intent*4"),
+            "happy: accept starts a per-rank prolog");
+    is_str (job_state_name (job_state (fb.job)), "prolog", "happy: prolog");
+    is_time (job_next_deadline (fb.job), 0, "happy: no timer before spawn");
+
+    fb.ctx.now = T0 + 1;
+    m = fake_mark (&fb);
+    is_int (fake_spawn_all (&fb), 4, "happy: 4 prolog intents spawned");
+    is_str (fake_names (&fb, m), expand ("proc-spawn*4"),
+            "happy: spawns decide nothing else");
+    is_time (job_next_deadline (fb.job), T0 + 1 + 1800,
+             "happy: deadline is the prolog's 30m timeout");
+    is_str (proc_cmd (&fb, PHASE_PROLOG, 2, "argv"), "/etc/prolog",
+            "happy: prolog argv");
+    is_str (proc_cmd (&fb, PHASE_PROLOG, 2, "CAIRN_RANK"), "2",
+            "happy: prolog CAIRN_RANK");
+    is_str (proc_cmd (&fb, PHASE_PROLOG, 2, "CAIRN_JOB_RANKS"), "0-3",
+            "happy: prolog CAIRN_JOB_RANKS");
+    is_str (proc_cmd (&fb, PHASE_PROLOG, 2, "FLUX_JOB_USERID"), "1000",
+            "happy: prolog FLUX_JOB_USERID");
+    is_str (proc_cmd (&fb, PHASE_PROLOG, 2, "APPVAR"), "(none)",
+            "happy: the job's environment is not the prolog's");
+    check_replay (&fb, "happy, prolog running");
+
+    fb.ctx.now = T0 + 2;
+    m = fake_mark (&fb);
+    is_int (fake_exit_phase (&fb, PHASE_PROLOG, 0), 4, "happy: prologs exit");
+    is_str (fake_names (&fb, m),
+            expand ("proc-exit*4,prolog-finish,start,proc-intent*4"),
+            "happy: prolog done -> prolog-finish, start, shell intents");
+    is_int (ctx_int (fake_event (&fb, 0, "prolog-finish", 0), "status"), 0,
+            "happy: prolog-finish status 0");
+    ok (job_state (fb.job) == JOB_RUN && job_started (fb.job),
+        "happy: job runs");
+    fake_spawn_all (&fb);
+    is_str (proc_cmd (&fb, PHASE_SHELL, 1, "argv"), "/bin/app arg",
+            "happy: shell runs the jobspec's command");
+    is_str (proc_cmd (&fb, PHASE_SHELL, 1, "cwd"), "/tmp/work",
+            "happy: shell cwd from the jobspec");
+    is_str (proc_cmd (&fb, PHASE_SHELL, 1, "APPVAR"), "1",
+            "happy: shell gets the jobspec's environment");
+    is_str (proc_cmd (&fb, PHASE_SHELL, 1, "CAIRN_JOB_RANKS"), "0-3",
+            "happy: shell CAIRN_JOB_RANKS");
+    is_str (proc_cmd (&fb, PHASE_SHELL, 1, "CAIRN_PHASE"), "shell",
+            "happy: shell CAIRN_PHASE");
+    is_time (job_next_deadline (fb.job), 0, "happy: no timer for shells");
+    check_replay (&fb, "happy, shells running");
+
+    fb.ctx.now = T0 + 10;
+    m = fake_mark (&fb);
+    fake_exit_phase (&fb, PHASE_SHELL, 0);
+    is_str (fake_names (&fb, m),
+            expand ("proc-exit*4,finish,cleanup,epilog-start,proc-intent*4"),
+            "happy: shells done -> finish, cleanup, epilog");
+    fake_spawn_all (&fb);
+    is_str (proc_cmd (&fb, PHASE_EPILOG, 3, "argv"), "/etc/epilog --clean",
+            "happy: epilog argv");
+    m = fake_mark (&fb);
+    for (uint32_t r = 0; r < 3; r++)
+        fake_exit (&fb, PHASE_EPILOG, r, 0);
+    is_str (fake_names (&fb, m), expand ("proc-exit*3"),
+            "happy: release-after -1 holds the done ranks");
+    fb.ctx.now = T0 + 20;
+    fake_exit (&fb, PHASE_EPILOG, 3, 0);
+    is_str (fake_names (&fb, m + 3), "proc-exit,epilog-finish,release,clean",
+            "happy: last epilog -> epilog-finish, final release, clean");
+    is_str (fake_names (&fb, 0),
+            expand ("accept,prolog-start,proc-intent*4,proc-spawn*4,"
+                    "proc-exit*4,prolog-finish,start,proc-intent*4,"
+                    "proc-spawn*4,proc-exit*4,finish,cleanup,epilog-start,"
+                    "proc-intent*4,proc-spawn*4,proc-exit*4,epilog-finish,"
+                    "release,clean"),
+            "happy: the whole journal, in order");
+    is_str (responses (&fb), "start,finish,release", "happy: responses");
+    is_str (releases (&fb), "0-3:1", "happy: one final release of 0-3");
+    ok (job_finished (fb.job) && job_finish_status (fb.job) == 0,
+        "happy: finish status 0");
+    is_time (job_t_clean (fb.job), T0 + 20, "happy: t_clean");
+    is_str (set_str (job_drained (fb.job)), "", "happy: nothing drained");
+    check_end (&fb, "happy");
+    fake_fini (&fb);
+}
+
+static void test_no_perilog (void)
+{
+    struct fake fb;
+    struct job_config jc;
+    size_t m;
+
+    cfg_init (&jc, false, false);
+    jc.exec.job_shell = argv_new ("/usr/libexec/cairn-shell", "-v", NULL);
+    start_job (&fb, &jc, 4, 0, 0, OWNER);
+    is_str (fake_names (&fb, 0), expand ("accept,start,proc-intent*4"),
+            "bare: accept starts the shells at once");
+    fake_spawn_all (&fb);
+    is_str (proc_cmd (&fb, PHASE_SHELL, 0, "argv"),
+            "/usr/libexec/cairn-shell -v 42",
+            "bare: job-shell argv ends with the job id");
+    m = fake_mark (&fb);
+    fake_exit_phase (&fb, PHASE_SHELL, 0);
+    is_str (fake_names (&fb, m),
+            expand ("proc-exit*4,finish,cleanup,release,clean"),
+            "bare: finish, cleanup, final release, clean");
+    ok (json_is_false (ctx_get (fake_event (&fb, 0, "cleanup", 0), "epilog")),
+        "bare: cleanup without epilog");
+    is_str (releases (&fb), "0-3:1", "bare: one final release");
+    check_end (&fb, "bare");
+    fake_fini (&fb);
+}
+
+/* finish status: the largest shell wait status, or an exception's. */
+static void test_finish_status (void)
+{
+    static const struct {
+        const char *name;
+        int status[4];
+        int severity; /* of an exception raised first, -1 for none */
+        int wait_status;
+        int want;
+    } cases[] = {
+        // clang-format off
+        {"one rank exits 3", {0, 0, 3 << 8, 0}, -1, -1, 768},
+        {"exit 1 beats signal 9", {9, 1 << 8, 0, 0}, -1, -1, 256},
+        {"fatal exception's wait_status wins", {0, 3 << 8, 0, 0},
+         0, 17 << 8, 17 << 8},
+        {"fatal exception's wait_status 0 wins", {0, 3 << 8, 0, 0},
+         0, 0, 0},
+        {"severity-2 wait_status is ignored", {0, 3 << 8, 0, 0},
+         2, 17 << 8, 768},
+        {"fatal exception without wait_status", {15, 15, 15, 15},
+         0, -1, 15},
+        // clang-format on
+    };
+    for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++) {
+        struct fake fb;
+        struct job_config jc;
+        struct cairn_error err;
+
+        cfg_init (&jc, false, false);
+        start_job (&fb, &jc, 4, 0, 0, OWNER);
+        fake_spawn_all (&fb);
+        if (cases[i].severity >= 0 &&
+            job_raise (fb.job, &fb.ctx, "cancel", cases[i].severity, "",
+                       cases[i].wait_status, fb.out, &err) < 0)
+            BAIL_OUT ("job_raise: %s", err.text);
+        fake_walk (&fb);
+        for (uint32_t r = 0; r < 4; r++)
+            fake_exit (&fb, PHASE_SHELL, r, cases[i].status[r]);
+        is_int (ctx_int (fake_event (&fb, 0, "finish", 0), "status"),
+                cases[i].want, "finish status: %s", cases[i].name);
+        is_int (job_finish_status (fb.job), cases[i].want,
+                "job_finish_status: %s", cases[i].name);
+        check_end (&fb, cases[i].name);
+        fake_fini (&fb);
+    }
+}
+
+/* A 4-rank job with a per-rank epilog, at the start of its epilog. */
+static void start_in_epilog (struct fake *fb, double release_after)
+{
+    struct job_config jc;
+    cfg_init (&jc, false, true);
+    jc.release_after = release_after;
+    start_job (fb, &jc, 4, 0, 0, OWNER);
+    fake_spawn_all (fb);
+    fb->ctx.now = T0 + 5;
+    fake_exit_phase (fb, PHASE_SHELL, 0);
+    fake_spawn_all (fb);
+}
+
+static void test_release_after (void)
+{
+    static const struct {
+        double ra;
+        const char *want;
+    } cases[] = {
+        {0, "2:0 0:0 3:0 1:1"},
+        {-1, "0-3:1"},
+    };
+    static const uint32_t order[] = {2, 0, 3, 1};
+    struct fake fb;
+    char label[64];
+    size_t m;
+
+    for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++) {
+        snprintf (label, sizeof (label), "release-after %g", cases[i].ra);
+        start_in_epilog (&fb, cases[i].ra);
+        for (int k = 0; k < 4; k++) {
+            fb.ctx.now = T0 + 10 + k;
+            fake_exit (&fb, PHASE_EPILOG, order[k], 0);
+        }
+        is_str (releases (&fb), cases[i].want, "%s: releases", label);
+        check_end (&fb, label);
+        fake_fini (&fb);
+    }
+
+    /* a duration: a timer from the first done rank, then each at once */
+    start_in_epilog (&fb, 10);
+    fb.ctx.now = T0 + 6;
+    fake_exit (&fb, PHASE_EPILOG, 2, 0);
+    is_time (job_next_deadline (fb.job), T0 + 16,
+             "release-after 10: deadline 10s after the first done rank");
+    fb.ctx.now = T0 + 8;
+    fake_exit (&fb, PHASE_EPILOG, 0, 0);
+    is_str (releases (&fb), "", "release-after 10: nothing released early");
+    is_time (job_next_deadline (fb.job), T0 + 16,
+             "release-after 10: the deadline does not move");
+    check_replay (&fb, "release-after 10, waiting");
+    m = fake_mark (&fb);
+    fake_advance (&fb, T0 + 15.5);
+    is_str (fake_names (&fb, m), "", "release-after 10: not yet at 9.5s");
+    fake_advance (&fb, T0 + 16);
+    is_str (fake_names (&fb, m), "release", "release-after 10: due at 10s");
+    is_str (releases (&fb), "0,2:0", "release-after 10: done ranks go");
+    is_time (job_next_deadline (fb.job), 0, "release-after 10: no timer left");
+    check_replay (&fb, "release-after 10, after the timer");
+    fb.ctx.now = T0 + 20;
+    fake_exit (&fb, PHASE_EPILOG, 3, 0);
+    is_str (releases (&fb), "0,2:0 3:0", "release-after 10: later at once");
+    fb.ctx.now = T0 + 21;
+    fake_exit (&fb, PHASE_EPILOG, 1, 0);
+    is_str (releases (&fb), "0,2:0 3:0 1:1", "release-after 10: final last");
+    check_end (&fb, "release-after 10");
+    fake_fini (&fb);
+}
+
+static void test_not_per_rank (void)
+{
+    struct fake fb;
+    struct job_config jc;
+    const struct job_proc *p;
+    size_t m;
+
+    cfg_init (&jc, true, true);
+    jc.prolog.per_rank = jc.epilog.per_rank = false;
+    start_job (&fb, &jc, 4, 0, 0, OWNER);
+    is_str (fake_names (&fb, 0), "accept,prolog-start,proc-intent",
+            "per-rank false: one prolog");
+    p = job_proc_at (fb.job, 0);
+    is_str (set_str (p ? p->ranks : NULL), "0-3",
+            "per-rank false: the prolog covers every rank");
+    is_str (proc_cmd (&fb, PHASE_PROLOG, 0, "CAIRN_RANKS"), "0-3",
+            "per-rank false: CAIRN_RANKS");
+    is_str (proc_cmd (&fb, PHASE_PROLOG, 0, "CAIRN_RANK"), "(none)",
+            "per-rank false: no CAIRN_RANK");
+    fake_spawn_all (&fb);
+    m = fake_mark (&fb);
+    fake_exit (&fb, PHASE_PROLOG, 0, 0);
+    is_str (fake_names (&fb, m),
+            expand ("proc-exit,prolog-finish,start,"
+                    "proc-intent*4"),
+            "per-rank false: one shell per rank all the same");
+    fake_spawn_all (&fb);
+    m = fake_mark (&fb);
+    fake_exit_phase (&fb, PHASE_SHELL, 0);
+    is_str (fake_names (&fb, m),
+            expand ("proc-exit*4,finish,cleanup,epilog-start,proc-intent"),
+            "per-rank false: one epilog");
+    fake_spawn_all (&fb);
+    m = fake_mark (&fb);
+    fake_exit (&fb, PHASE_EPILOG, 2, 0);
+    is_str (fake_names (&fb, m), "proc-exit,epilog-finish,release,clean",
+            "per-rank false: epilog done -> final release");
+    check_end (&fb, "per-rank false");
+    fake_fini (&fb);
+}
+
+/* ---- prolog failures ---- */
+
+static void test_prolog_fatal (void)
+{
+    struct fake fb;
+    struct job_config jc;
+    json_t *exc;
+    size_t m;
+
+    cfg_init (&jc, true, true);
+    start_job (&fb, &jc, 4, 0, 0, OWNER);
+    fb.ctx.now = T0 + 1;
+    fake_spawn_all (&fb);
+    m = fake_mark (&fb);
+    fake_exit (&fb, PHASE_PROLOG, 0, 0);
+    fake_exit (&fb, PHASE_PROLOG, 1, 1 << 8);
+    fake_exit (&fb, PHASE_PROLOG, 2, 0);
+    is_str (fake_names (&fb, m), expand ("proc-exit*3"),
+            "prolog fails: judged only when every prolog is done");
+    m = fake_mark (&fb);
+    fake_exit (&fb, PHASE_PROLOG, 3, 0);
+    is_str (fake_names (&fb, m),
+            expand ("proc-exit,exception,prolog-finish,cleanup,epilog-start,"
+                    "proc-intent*4"),
+            "prolog fails: exception before prolog-finish, epilog on all");
+    exc = fake_event (&fb, m, "exception", 0);
+    is_str (exc_str (exc), "prolog/0/prolog failed on rank 1: exit 1",
+            "prolog fails: exception");
+    is_int (ctx_int (fake_event (&fb, m, "prolog-finish", 0), "status"), 256,
+            "prolog fails: prolog-finish carries the status");
+    ok (!job_started (fb.job), "prolog fails: the job never starts");
+    check_replay (&fb, "prolog fails, epilog pending");
+    drive_to_end (&fb);
+    is_str (responses (&fb), "exception,release",
+            "prolog fails: responses exception, release");
+    is_str (releases (&fb), "0-3:1", "prolog fails: one final release");
+    is_str (set_str (job_drained (fb.job)), "", "prolog fails: no drain");
+    check_end (&fb, "prolog fails");
+    fake_fini (&fb);
+}
+
+/* Tolerated prolog failures: the exit codes the site lists, or ranks an
+ * outside service marks, up to the jobspec's allowance; anything else, or
+ * every rank, stays fatal. */
+static void test_prolog_tolerance (void)
+{
+    static const struct {
+        const char *name;
+        int allowed;           /* jobspec prolog-failures-allowed */
+        int code;              /* tolerable exit code configured, 0 = none */
+        const char *fail;      /* job_fail_ranks() before the exits, or NULL */
+        int exits[4];          /* prolog exit codes */
+        const char *tolerated; /* NULL: the job fails */
+        const char *note;
+    } cases[] = {
+        // clang-format off
+        {"non-tolerable code with an allowance", 1, 7, NULL, {0, 0, 1, 0},
+         NULL, "prolog failed on rank 2: exit 1"},
+        {"tolerable code within the allowance", 1, 7, NULL, {0, 0, 7, 0},
+         "2", "prolog failed on rank 2 (tolerated, 1 of 1 allowed)"},
+        {"one too many", 1, 7, NULL, {0, 7, 7, 0},
+         NULL, "prolog failed on 2 ranks (1-2), more than the 1 allowed"},
+        {"every rank", 4, 7, NULL, {7, 7, 7, 7},
+         NULL, "prolog failed on every rank (0-3)"},
+        {"none allowed", 0, 7, NULL, {0, 7, 0, 0},
+         NULL, "prolog failed on 1 rank (1), more than the 0 allowed"},
+        {"tolerable and fatal mixed", 1, 7, NULL, {0, 7, 1, 0},
+         NULL, "prolog failed on rank 2: exit 1"},
+        {"fail-ranks", 1, 0, "3", {0, 0, 0, 0},
+         "3", "prolog failed on rank 3 (tolerated, 1 of 1 allowed)"},
+        {"fail-ranks plus a code", 2, 7, "0", {0, 0, 0, 7},
+         "0,3", "prolog failed on ranks 0,3 (tolerated, 2 of 2 allowed)"},
+        {"fail-ranks beyond the allowance", 1, 0, "1-2", {0, 0, 0, 0},
+         NULL, "prolog failed on 2 ranks (1-2), more than the 1 allowed"},
+        // clang-format on
+    };
+    for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++) {
+        const char *name = cases[i].name;
+        struct fake fb;
+        struct job_config jc;
+        struct cairn_error err;
+        json_t *exc;
+        size_t m;
+
+        cfg_init (&jc, true, true);
+        if (cases[i].code)
+            cfg_tolerate (&jc, cases[i].code);
+        start_job (&fb, &jc, 4, 0, cases[i].allowed, OWNER);
+        fb.ctx.now = T0 + 1;
+        fake_spawn_all (&fb);
+        if (cases[i].fail) {
+            struct idset *ranks = idset_decode (cases[i].fail, NULL);
+            m = fake_mark (&fb);
+            ok (job_fail_ranks (fb.job, &fb.ctx, ranks, "node down", fb.out,
+                                &err) == 0,
+                "%s: job_fail_ranks %s", name, cases[i].fail);
+            fake_walk (&fb);
+            is_str (fake_names (&fb, m), "fail-ranks",
+                    "%s: fail-ranks only records", name);
+            idset_destroy (ranks);
+        }
+        fb.ctx.now = T0 + 2;
+        for (uint32_t r = 0; r < 3; r++)
+            fake_exit (&fb, PHASE_PROLOG, r, cases[i].exits[r] << 8);
+        m = fake_mark (&fb);
+        fake_exit (&fb, PHASE_PROLOG, 3, cases[i].exits[3] << 8);
+        exc = fake_event (&fb, m, "exception", 0);
+        like (ctx_str (exc, "note"), cases[i].note, "%s: note", name);
+        if (cases[i].fail && cases[i].tolerated)
+            like (ctx_str (exc, "note"), "node down",
+                  "%s: the note says why the ranks were marked", name);
+
+        if (!cases[i].tolerated) {
+            is_str (fake_names (&fb, m),
+                    expand ("proc-exit,exception,prolog-finish,cleanup,"
+                            "epilog-start,proc-intent*4"),
+                    "%s: fatal", name);
+            is_int (ctx_int (exc, "severity"), 0, "%s: severity 0", name);
+            drive_to_end (&fb);
+            ok (!job_started (fb.job), "%s: never started", name);
+            is_str (releases (&fb), "0-3:1", "%s: one final release", name);
+            check_end (&fb, name);
+            fake_fini (&fb);
+            continue;
+        }
+
+        struct idset *tol = idset_decode (cases[i].tolerated, NULL);
+        struct idset *rest = idset_copy (job_ranks (fb.job));
+        size_t nt = idset_count (tol);
+        char want[256], rs[64];
+        idset_subtract (rest, tol);
+        snprintf (rs, sizeof (rs), "%s", set_str (rest));
+        snprintf (want, sizeof (want),
+                  "proc-exit,tolerate,drain,exception,prolog-finish,cleanup,"
+                  "start,proc-intent*%zu,epilog-start,proc-intent*%zu",
+                  4 - nt, nt);
+        is_str (fake_names (&fb, m), expand (want),
+                "%s: tolerate, drain, notice, start on the rest", name);
+        is_int (ctx_int (exc, "severity"), 2, "%s: severity 2", name);
+        is_str (ctx_str (exc, "ranks"), cases[i].tolerated,
+                "%s: exception names the ranks", name);
+        is_int (ctx_int (fake_event (&fb, m, "prolog-finish", 0), "status"), 0,
+                "%s: prolog-finish status 0", name);
+        is_str (set_str (job_drained (fb.job)), cases[i].tolerated,
+                "%s: the failed ranks are drained", name);
+        for (uint32_t r = 0; r < 4; r++)
+            ok ((fake_find (&fb, PHASE_SHELL, r) != NULL) ==
+                    !idset_test (tol, r),
+                "%s: rank %u %s a shell", name, r,
+                idset_test (tol, r) ? "has no" : "has");
+        is_str (
+            proc_cmd (&fb, PHASE_SHELL, idset_first (rest), "CAIRN_JOB_RANKS"),
+            rs, "%s: shells' CAIRN_JOB_RANKS", name);
+        check_replay (&fb, name);
+
+        /* the failed ranks' epilog ends: they go at once, non-final */
+        fb.ctx.now = T0 + 3;
+        fake_spawn_all (&fb);
+        for (uint32_t r = idset_first (tol); r != IDSET_INVALID_ID;
+             r = idset_next (tol, r))
+            fake_exit (&fb, PHASE_EPILOG, r, 0);
+        is_str (set_str (job_released (fb.job)), cases[i].tolerated,
+                "%s: failed ranks released early", name);
+        is_int (job_state (fb.job), JOB_RUN, "%s: shells still run", name);
+
+        m = fake_mark (&fb);
+        fb.ctx.now = T0 + 4;
+        fake_exit_phase (&fb, PHASE_SHELL, 0);
+        snprintf (want, sizeof (want),
+                  "proc-exit*%zu,finish,cleanup,proc-intent*%zu", 4 - nt,
+                  4 - nt);
+        is_str (fake_names (&fb, m), expand (want),
+                "%s: finish, epilog on the rest", name);
+        drive_to_end (&fb);
+        want[0] = '\0';
+        for (uint32_t r = idset_first (tol); r != IDSET_INVALID_ID;
+             r = idset_next (tol, r))
+            snprintf (want + strlen (want), sizeof (want) - strlen (want),
+                      "%u:0 ", r);
+        snprintf (want + strlen (want), sizeof (want) - strlen (want), "%s:1",
+                  rs);
+        is_str (releases (&fb), want, "%s: releases", name);
+        is_str (responses (&fb),
+                expand (nt == 1 ? "exception,start,release,finish,release"
+                                : "exception,start,release*2,finish,release"),
+                "%s: responses", name);
+        idset_destroy (tol);
+        idset_destroy (rest);
+        check_end (&fb, name);
+        fake_fini (&fb);
+    }
+}
+
+static void test_fail_ranks_errors (void)
+{
+    struct fake fb;
+    struct job_config jc;
+    struct cairn_error err;
+    struct idset *bad = idset_decode ("7", NULL);
+    struct idset *empty = idset_create ();
+    struct idset *one = idset_decode ("1", NULL);
+    size_t m;
+
+    cfg_init (&jc, true, false);
+    start_job (&fb, &jc, 4, 0, 1, OWNER);
+    fake_spawn_all (&fb);
+    m = fake_mark (&fb);
+    is_errno (job_fail_ranks (fb.job, &fb.ctx, bad, "", fb.out, &err), EINVAL,
+              "fail-ranks: a rank not in the job is refused");
+    like (err.text, "ranks: not a non-empty subset of the job's ranks",
+          "fail-ranks: message");
+    is_errno (job_fail_ranks (fb.job, &fb.ctx, empty, "", fb.out, &err), EINVAL,
+              "fail-ranks: an empty set is refused");
+    fake_exit_phase (&fb, PHASE_PROLOG, 0);
+    is_int (job_state (fb.job), JOB_RUN, "fail-ranks: job runs");
+    m = fake_mark (&fb);
+    is_errno (job_fail_ranks (fb.job, &fb.ctx, one, "", fb.out, &err), EINVAL,
+              "fail-ranks: refused outside the prolog");
+    like (err.text, "job 42 is not in its prolog (run)",
+          "fail-ranks: message names the state");
+    is_str (fake_names (&fb, m), "", "fail-ranks: refusals emit nothing");
+    drive_to_end (&fb);
+    check_end (&fb, "fail-ranks errors");
+    fake_fini (&fb);
+    idset_destroy (bad);
+    idset_destroy (empty);
+    idset_destroy (one);
+}
+
+/* A rank an outside service marked failed is tolerated however its prolog
+ * then ends: on a dead node the prolog is typically lost or times out. */
+static void test_fail_ranks_then_lost (void)
+{
+    struct fake fb;
+    struct job_config jc;
+    struct idset *two = idset_decode ("2", NULL);
+    json_t *exc;
+    size_t m;
+
+    cfg_init (&jc, true, false);
+    start_job (&fb, &jc, 4, 0, 1, OWNER);
+    fake_spawn_all (&fb);
+    job_fail_ranks (fb.job, &fb.ctx, two, "node2 unreachable", fb.out, NULL);
+    fake_walk (&fb);
+    fake_end (&fb, PHASE_PROLOG, 2, FAKE_LOST, 0, "node rebooted");
+    fake_exit (&fb, PHASE_PROLOG, 0, 0);
+    fake_exit (&fb, PHASE_PROLOG, 1, 0);
+    m = fake_mark (&fb);
+    fake_exit (&fb, PHASE_PROLOG, 3, 0);
+    exc = fake_event (&fb, m, "exception", 0);
+    is_int (ctx_int (exc, "severity"), 2,
+            "marked, then lost: a tolerated failure (severity 2)");
+    ok (job_started (fb.job), "marked, then lost: the job starts on 0-1,3");
+    if (!job_started (fb.job))
+        diag ("BUG: fail-ranks 2 (allowed 1), then rank 2's prolog lost: "
+              "got fatal \"%s\"; expected tolerate 2, start on 0-1,3",
+              ctx_str (exc, "note"));
+    drive_to_end (&fb);
+    check_end (&fb, "marked, then lost");
+    fake_fini (&fb);
+    idset_destroy (two);
+}
+
+/* ---- exceptions from outside ---- */
+
+static void test_cancel (void)
+{
+    static const struct {
+        const char *name;
+        enum proc_phase phase; /* what runs when the exception comes */
+        bool coe;              /* that perilog's cancel-on-exception */
+        int severity;
+        const char *emitted; /* by job_raise */
+        const char *signals;
+        double kill_after; /* escalation interval, 0 if none */
+        int nexc;          /* exception events at the end */
+        const char *drained;
+        bool started;
+        int finish; /* finish status, -1 if no finish */
+    } cases[] = {
+        // clang-format off
+        {"cancel in prolog", PHASE_PROLOG, true, 0,
+         "exception,proc-signal*4", "15/terminate*4", 60, 1, "", false, -1},
+        {"cancel in prolog, no cancel-on-exception", PHASE_PROLOG, false, 0,
+         "exception", "", 0, 1, "", false, -1},
+        {"cancel in shells", PHASE_SHELL, false, 0,
+         "exception,proc-signal*4", "15/terminate*4", 5, 1, "", true, 15},
+        {"cancel in epilog", PHASE_EPILOG, false, 0,
+         "exception", "", 0, 1, "", true, 0},
+        {"cancel in epilog, cancel-on-exception", PHASE_EPILOG, true, 0,
+         "exception,proc-signal*4", "15/terminate*4", 60, 5, "0-3", true, 0},
+        {"severity 2 in prolog", PHASE_PROLOG, true, 2,
+         "exception", "", 0, 1, "", true, 0},
+        {"severity 2 in shells", PHASE_SHELL, false, 2,
+         "exception", "", 0, 1, "", true, 0},
+        // clang-format on
+    };
+    for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++) {
+        const char *name = cases[i].name;
+        struct fake fb;
+        struct job_config jc;
+        struct cairn_error err;
+        int nsig;
+        size_t m;
+
+        cfg_init (&jc, true, true);
+        jc.prolog.cancel_on_exception = cases[i].coe;
+        jc.epilog.cancel_on_exception = cases[i].coe;
+        start_job (&fb, &jc, 4, 0, 0, OWNER);
+        fb.ctx.now = T0 + 1;
+        fake_spawn_all (&fb);
+        if (cases[i].phase >= PHASE_SHELL) {
+            fb.ctx.now = T0 + 2;
+            fake_exit_phase (&fb, PHASE_PROLOG, 0);
+            fake_spawn_all (&fb);
+        }
+        if (cases[i].phase == PHASE_EPILOG) {
+            fb.ctx.now = T0 + 3;
+            fake_exit_phase (&fb, PHASE_SHELL, 0);
+            fake_spawn_all (&fb);
+        }
+        fb.ctx.now = T0 + 10;
+        m = fake_mark (&fb);
+        nsig = fb.nsigs;
+        ok (job_raise (fb.job, &fb.ctx, "cancel", cases[i].severity,
+                       "canceled by user", -1, fb.out, &err) == 0,
+            "%s: job_raise", name);
+        fake_walk (&fb);
+        is_str (fake_names (&fb, m), expand (cases[i].emitted), "%s: emitted",
+                name);
+        is_str (fake_signals (&fb, nsig), expand (cases[i].signals),
+                "%s: signals", name);
+        if (cases[i].kill_after > 0)
+            is_time (job_next_deadline (fb.job), T0 + 10 + cases[i].kill_after,
+                     "%s: kill escalation armed", name);
+        check_replay (&fb, name);
+
+        fb.ctx.now = T0 + 11;
+        fake_exit_phase (&fb, cases[i].phase, *cases[i].signals ? 15 : 0);
+        drive_to_end (&fb);
+        is_int (fake_count (&fb, 0, "exception"), cases[i].nexc,
+                "%s: exceptions", name);
+        is_str (set_str (job_drained (fb.job)), cases[i].drained, "%s: drained",
+                name);
+        is_int (job_started (fb.job), cases[i].started, "%s: started", name);
+        is_int (job_finished (fb.job) ? job_finish_status (fb.job) : -1,
+                cases[i].finish, "%s: finish", name);
+        if (cases[i].phase == PHASE_PROLOG)
+            is_int (ctx_int (fake_event (&fb, 0, "prolog-finish", 0), "status"),
+                    *cases[i].signals ? 15 : 0, "%s: prolog-finish status",
+                    name);
+        check_end (&fb, name);
+        fake_fini (&fb);
+    }
+}
+
+/* A process spawned after a fatal exception is terminated at once. */
+static void test_spawn_after_cancel (void)
+{
+    struct fake fb;
+    struct job_config jc;
+    size_t m;
+
+    cfg_init (&jc, false, false);
+    start_job (&fb, &jc, 4, 0, 0, OWNER);
+    for (uint32_t r = 0; r < 3; r++)
+        spawn_rank (&fb, PHASE_SHELL, r);
+    m = fake_mark (&fb);
+    job_raise (fb.job, &fb.ctx, "cancel", 0, "", -1, fb.out, NULL);
+    fake_walk (&fb);
+    is_str (fake_names (&fb, m), expand ("exception,proc-signal*3"),
+            "late spawn: only running shells are signalled");
+    m = fake_mark (&fb);
+    fb.ctx.now = T0 + 1;
+    spawn_rank (&fb, PHASE_SHELL, 3);
+    is_str (fake_names (&fb, m), "proc-spawn,proc-signal",
+            "late spawn: signalled as soon as it runs");
+    is_str (fake_signals (&fb, 3), "15/terminate", "late spawn: term signal");
+    fake_exit_phase (&fb, PHASE_SHELL, SIGTERM);
+    check_end (&fb, "late spawn");
+    fake_fini (&fb);
+}
+
+static void test_raise_errors (void)
+{
+    struct fake fb;
+    struct job_config jc;
+    struct cairn_error err;
+    size_t m;
+
+    cfg_init (&jc, false, false);
+    start_job (&fb, &jc, 1, 0, 0, OWNER);
+    fake_spawn_all (&fb);
+    m = fake_mark (&fb);
+    is_errno (job_raise (fb.job, &fb.ctx, "", 0, NULL, -1, fb.out, &err),
+              EINVAL, "raise: empty type refused");
+    like (err.text, "type: must be a non-empty string", "raise: message");
+    is_errno (job_raise (fb.job, &fb.ctx, "cancel", 8, NULL, -1, fb.out, &err),
+              EINVAL, "raise: severity 8 refused");
+    like (err.text, "severity: must be 0..7, not 8", "raise: message");
+    is_str (fake_names (&fb, m), "", "raise: refusals emit nothing");
+    drive_to_end (&fb);
+    check_end (&fb, "raise errors");
+    /* job.h: every request fails with EALREADY once the job is clean */
+    struct idset *one = idset_decode ("0", NULL);
+    m = fake_mark (&fb);
+    is_errno (job_raise (fb.job, &fb.ctx, "cancel", 0, NULL, -1, fb.out, &err),
+              EALREADY, "raise on a clean job: EALREADY, as job.h says");
+    if (errno != EALREADY)
+        diag ("BUG: job_raise on a clean job gives %s (%s), job.h promises "
+              "EALREADY",
+              strerror (errno), err.text);
+    is_errno (job_kill (fb.job, &fb.ctx, SIGTERM, fb.out, &err), EALREADY,
+              "kill on a clean job: EALREADY");
+    is_errno (job_set_expiration (fb.job, &fb.ctx, T0 + 99, fb.out, &err),
+              EALREADY, "expiration on a clean job: EALREADY");
+    is_errno (job_fail_ranks (fb.job, &fb.ctx, one, "", fb.out, &err), EALREADY,
+              "fail-ranks on a clean job: EALREADY");
+    is_errno (job_set_critical (fb.job, &fb.ctx, one, fb.out, &err), EALREADY,
+              "critical-ranks on a clean job: EALREADY");
+    like (err.text, "job 42 is already clean", "clean job: message");
+    is_str (fake_names (&fb, m), "", "clean job: nothing emitted");
+    idset_destroy (one);
+    fake_fini (&fb);
+}
+
+/* ---- timers ---- */
+
+static void test_prolog_timeout (void)
+{
+    struct fake fb;
+    struct job_config jc;
+    json_t *exc;
+    size_t m;
+
+    cfg_init (&jc, true, false);
+    jc.prolog.per_rank = false;
+    jc.prolog.timeout = 100;
+    jc.prolog.kill_timeout = 10;
+    start_job (&fb, &jc, 4, 0, 0, OWNER);
+    fb.ctx.now = T0 + 1;
+    fake_spawn_all (&fb);
+    is_time (job_next_deadline (fb.job), T0 + 101,
+             "prolog timeout: deadline is spawn + timeout");
+    m = fake_mark (&fb);
+    fake_advance (&fb, T0 + 100);
+    is_str (fake_names (&fb, m), "", "prolog timeout: nothing before it");
+    fake_advance (&fb, T0 + 101);
+    is_str (fake_names (&fb, m), "proc-signal", "prolog timeout: signalled");
+    is_str (fake_signals (&fb, 0), "15/timeout",
+            "prolog timeout: term signal, reason timeout");
+    is_time (job_next_deadline (fb.job), T0 + 111,
+             "prolog timeout: kill after the prolog's kill-timeout");
+    fake_advance (&fb, T0 + 111);
+    is_str (fake_signals (&fb, 0), "15/timeout,9/kill",
+            "prolog timeout: kill signal");
+    ok (fb.sigs[1].kill, "prolog timeout: marked as a kill");
+    is_time (job_next_deadline (fb.job), T0 + 121,
+             "prolog timeout: next kill armed");
+    check_replay (&fb, "prolog timeout, being killed");
+    fb.ctx.now = T0 + 112;
+    m = fake_mark (&fb);
+    fake_exit (&fb, PHASE_PROLOG, 0, SIGKILL);
+    is_str (fake_names (&fb, m),
+            "proc-exit,exception,prolog-finish,cleanup,release,clean",
+            "prolog timeout: fatal, then cleanup");
+    exc = fake_event (&fb, m, "exception", 0);
+    is_str (exc_str (exc), "prolog/0/prolog failed on ranks 0-3: timed out",
+            "prolog timeout: exception");
+    is_int (ctx_int (fake_event (&fb, m, "prolog-finish", 0), "status"),
+            SIGKILL, "prolog timeout: prolog-finish status");
+    check_end (&fb, "prolog timeout");
+    fake_fini (&fb);
+}
+
+static void test_epilog_timeout (void)
+{
+    struct fake fb;
+    struct job_config jc;
+    json_t *exc;
+    size_t m;
+
+    cfg_init (&jc, false, true);
+    jc.epilog.timeout = 50;
+    jc.epilog.kill_timeout = 10;
+    start_job (&fb, &jc, 4, 0, 0, OWNER);
+    fake_spawn_all (&fb);
+    fb.ctx.now = T0 + 5;
+    fake_exit_phase (&fb, PHASE_SHELL, 0);
+    fb.ctx.now = T0 + 6;
+    fake_spawn_all (&fb);
+    fake_exit (&fb, PHASE_EPILOG, 0, 0);
+    fake_exit (&fb, PHASE_EPILOG, 2, 0);
+    fake_exit (&fb, PHASE_EPILOG, 3, 0);
+    is_time (job_next_deadline (fb.job), T0 + 56, "epilog timeout: deadline");
+    m = fake_mark (&fb);
+    fake_advance (&fb, T0 + 56);
+    is_str (fake_signals (&fb, 0), "15/timeout", "epilog timeout: signalled");
+    fb.ctx.now = T0 + 57;
+    fake_exit (&fb, PHASE_EPILOG, 1, 0); /* caught SIGTERM, exited 0 */
+    is_str (fake_names (&fb, m),
+            "proc-signal,proc-exit,exception,drain,epilog-finish,release,"
+            "clean",
+            "epilog timeout: a failure even with exit 0: notice, drain");
+    exc = fake_event (&fb, m, "exception", 0);
+    is_str (exc_str (exc), "epilog/2/epilog failed on rank 1: timed out",
+            "epilog timeout: exception");
+    is_str (set_str (job_drained (fb.job)), "1", "epilog timeout: drained");
+    check_end (&fb, "epilog timeout");
+    fake_fini (&fb);
+}
+
+static void test_unkillable (void)
+{
+    struct fake fb;
+    struct job_config jc;
+    char execid[EXECID_LEN + 1];
+    size_t m;
+
+    /* a canceled shell that survives max-kill-count kill signals */
+    cfg_init (&jc, false, false);
+    jc.exec.kill_timeout = 5;
+    jc.exec.max_kill_count = 2;
+    start_job (&fb, &jc, 4, 0, 0, OWNER);
+    fake_spawn_all (&fb);
+    fb.ctx.now = T0 + 10;
+    job_raise (fb.job, &fb.ctx, "cancel", 0, "", -1, fb.out, NULL);
+    fake_walk (&fb);
+    fb.ctx.now = T0 + 11;
+    for (uint32_t r = 0; r < 4; r++)
+        if (r != 1)
+            fake_exit (&fb, PHASE_SHELL, r, SIGTERM);
+    memcpy (execid, fake_find (&fb, PHASE_SHELL, 1)->execid, sizeof (execid));
+    fake_advance (&fb, T0 + 15);
+    fake_advance (&fb, T0 + 20);
+    is_str (fake_signals (&fb, 0), expand ("15/terminate*4,9/kill*2"),
+            "unkillable shell: term, then max-kill-count kills");
+    is_time (job_next_deadline (fb.job), T0 + 25,
+             "unkillable shell: one more interval");
+    check_replay (&fb, "unkillable shell, last kill sent");
+    m = fake_mark (&fb);
+    fake_advance (&fb, T0 + 24.5);
+    is_str (fake_names (&fb, m), "", "unkillable shell: not given up early");
+    fake_advance (&fb, T0 + 25);
+    is_str (fake_names (&fb, m),
+            "proc-lost,drain,exception,finish,cleanup,release,clean",
+            "unkillable shell: lost, drained, the job goes on to clean");
+    is_str (ctx_str (fake_event (&fb, m, "proc-lost", 0), "note"),
+            "unkillable: still running after 2 kill signals",
+            "unkillable shell: proc-lost note");
+    like (ctx_str (fake_event (&fb, m, "exception", 0), "note"),
+          "shell on rank 1: unkillable", "unkillable shell: exception note");
+    is_str (ctx_str (fake_event (&fb, m, "finish", 0), "lost-ranks"), "1",
+            "unkillable shell: finish names the lost rank");
+    is_str (set_str (job_drained (fb.job)), "1", "unkillable shell: drained");
+    check_end (&fb, "unkillable shell");
+    m = fake_mark (&fb);
+    is_int (job_proc_exited (fb.job, &fb.ctx, execid, SIGKILL, NULL, NULL,
+                             false, NULL, false, fb.out),
+            0, "unkillable shell: a late exit is accepted");
+    is_str (fake_names (&fb, m), "", "unkillable shell: and ignored");
+    fake_fini (&fb);
+
+    /* a timed-out epilog that cannot be killed: drain, the job goes on */
+    cfg_init (&jc, false, true);
+    jc.epilog.timeout = 50;
+    jc.epilog.kill_timeout = 10;
+    jc.exec.max_kill_count = 1;
+    start_job (&fb, &jc, 2, 0, 0, OWNER);
+    fake_spawn_all (&fb);
+    fake_exit_phase (&fb, PHASE_SHELL, 0);
+    fake_spawn_all (&fb);
+    fake_exit (&fb, PHASE_EPILOG, 1, 0);
+    fake_advance (&fb, T0 + 50);
+    fake_advance (&fb, T0 + 60);
+    m = fake_mark (&fb);
+    fake_advance (&fb, T0 + 70);
+    is_str (fake_signals (&fb, 0), "15/timeout,9/kill",
+            "unkillable epilog: term, kill");
+    is_str (fake_names (&fb, m),
+            "proc-lost,drain,exception,epilog-finish,release,clean",
+            "unkillable epilog: lost, drained once, severity-2 notice");
+    is_int (ctx_int (fake_event (&fb, m, "exception", 0), "severity"), 2,
+            "unkillable epilog: not fatal");
+    is_str (set_str (job_drained (fb.job)), "0", "unkillable epilog: drained");
+    check_end (&fb, "unkillable epilog");
+    fake_fini (&fb);
+}
+
+/* max-kill-timeout: the interval between kill signals doubles up to it. */
+static void test_kill_backoff (void)
+{
+    static const double due[] = {2, 6, 14, 24, 34};
+    struct fake fb;
+    struct job_config jc;
+
+    cfg_init (&jc, false, false);
+    jc.exec.kill_timeout = 2;
+    jc.exec.max_kill_timeout = 10;
+    start_job (&fb, &jc, 1, 0, 0, OWNER);
+    fake_spawn_all (&fb);
+    fb.ctx.now = T0 + 10;
+    job_raise (fb.job, &fb.ctx, "cancel", 0, "", -1, fb.out, NULL);
+    fake_walk (&fb);
+    for (size_t k = 0; k < sizeof (due) / sizeof (due[0]); k++) {
+        size_t m = fake_mark (&fb);
+        is_time (job_next_deadline (fb.job), T0 + 10 + due[k],
+                 "back-off: kill %zu due at +%g", k + 1, due[k]);
+        fake_advance (&fb, T0 + 10 + due[k]);
+        is_str (fake_names (&fb, m), "proc-signal", "back-off: kill %zu sent",
+                k + 1);
+    }
+    is_str (fake_signals (&fb, 0), expand ("15/terminate,9/kill*5"),
+            "back-off: signals");
+    check_replay (&fb, "back-off");
+    fake_exit (&fb, PHASE_SHELL, 0, SIGKILL);
+    check_end (&fb, "back-off");
+    fake_fini (&fb);
+}
+
+static void test_time_limit (void)
+{
+    struct fake fb;
+    struct job_config jc;
+    struct cairn_error err;
+    json_t *exc;
+    size_t m;
+
+    /* from R's expiration */
+    cfg_init (&jc, false, false);
+    start_job (&fb, &jc, 4, T0 + 100, 0, OWNER);
+    fb.ctx.now = T0 + 1;
+    fake_spawn_all (&fb);
+    is_time (job_next_deadline (fb.job), T0 + 100,
+             "time limit: deadline is R's expiration");
+    m = fake_mark (&fb);
+    fake_advance (&fb, T0 + 99);
+    is_str (fake_names (&fb, m), "", "time limit: nothing before it");
+    fake_advance (&fb, T0 + 100);
+    is_str (fake_names (&fb, m), expand ("exception,proc-signal*4"),
+            "time limit: exception, then signals");
+    exc = fake_event (&fb, m, "exception", 0);
+    is_str (exc_str (exc), "timeout/0/job time limit expired",
+            "time limit: exception");
+    is_str (fake_signals (&fb, 0), expand ("14/expired*4"),
+            "time limit: SIGALRM first");
+    is_time (job_next_deadline (fb.job), T0 + 105,
+             "time limit: kill after exec's kill-timeout");
+    fake_advance (&fb, T0 + 105);
+    is_str (fake_signals (&fb, 4), expand ("9/kill*4"),
+            "time limit: then the kill signal");
+    check_replay (&fb, "time limit, killing");
+    fake_exit_phase (&fb, PHASE_SHELL, SIGKILL);
+    is_int (job_finish_status (fb.job), SIGKILL, "time limit: finish status");
+    check_end (&fb, "time limit (R)");
+    fake_fini (&fb);
+
+    /* from job_set_expiration */
+    cfg_init (&jc, false, false);
+    start_job (&fb, &jc, 4, 0, 0, OWNER);
+    fake_spawn_all (&fb);
+    is_time (job_next_deadline (fb.job), 0, "expiration: none in R");
+    fb.ctx.now = T0 + 10;
+    m = fake_mark (&fb);
+    is_errno (job_set_expiration (fb.job, &fb.ctx, -1, fb.out, &err), EINVAL,
+              "expiration: negative refused");
+    like (err.text, "expiration: must be >= 0", "expiration: message");
+    ok (job_set_expiration (fb.job, &fb.ctx, T0 + 50, fb.out, &err) == 0,
+        "expiration: set to +50");
+    fake_walk (&fb);
+    is_str (fake_names (&fb, m), "expiration", "expiration: recorded");
+    is_time (job_next_deadline (fb.job), T0 + 50, "expiration: deadline");
+    check_replay (&fb, "expiration set");
+    m = fake_mark (&fb);
+    fake_advance (&fb, T0 + 50);
+    is_str (fake_names (&fb, m), expand ("exception,proc-signal*4"),
+            "expiration: timeout exception, signals");
+    is_str (fake_signals (&fb, 0), expand ("14/expired*4"),
+            "expiration: SIGALRM");
+    fake_exit_phase (&fb, PHASE_SHELL, SIGALRM);
+    is_int (job_finish_status (fb.job), SIGALRM, "expiration: finish status");
+    check_end (&fb, "time limit (request)");
+    fake_fini (&fb);
+
+    /* a limit already past takes effect at once */
+    cfg_init (&jc, false, false);
+    start_job (&fb, &jc, 1, 0, 0, OWNER);
+    fake_spawn_all (&fb);
+    fb.ctx.now = T0 + 10;
+    m = fake_mark (&fb);
+    job_set_expiration (fb.job, &fb.ctx, T0 + 5, fb.out, &err);
+    fake_walk (&fb);
+    is_str (fake_names (&fb, m), "expiration,exception,proc-signal",
+            "expiration in the past: at once");
+    fake_exit_phase (&fb, PHASE_SHELL, SIGALRM);
+    check_end (&fb, "expiration in the past");
+    fake_fini (&fb);
+}
+
+static void test_kill (void)
+{
+    struct fake fb;
+    struct job_config jc;
+    struct cairn_error err;
+    size_t m;
+
+    cfg_init (&jc, true, true);
+    start_job (&fb, &jc, 4, 0, 0, OWNER);
+    fake_spawn_all (&fb);
+    m = fake_mark (&fb);
+    is_errno (job_kill (fb.job, &fb.ctx, SIGUSR1, fb.out, &err), EINVAL,
+              "kill: refused in the prolog");
+    like (err.text, "job 42 has no running shells", "kill: message");
+    fake_exit_phase (&fb, PHASE_PROLOG, 0);
+    for (uint32_t r = 0; r < 3; r++)
+        spawn_rank (&fb, PHASE_SHELL, r);
+    is_errno (job_kill (fb.job, &fb.ctx, 0, fb.out, &err), EINVAL,
+              "kill: signal 0 refused");
+    like (err.text, "signum: 0 is not a signal", "kill: message");
+    m = fake_mark (&fb);
+    ok (job_kill (fb.job, &fb.ctx, SIGUSR1, fb.out, &err) == 0,
+        "kill: SIGUSR1 to the shells");
+    fake_walk (&fb);
+    is_str (fake_names (&fb, m), expand ("proc-signal*3"),
+            "kill: only the 3 running shells (one is not spawned yet)");
+    is_str (fake_signals (&fb, 0), expand ("10/request*3"),
+            "kill: SIGUSR1, reason request");
+    spawn_rank (&fb, PHASE_SHELL, 3);
+    is_time (job_next_deadline (fb.job), 0, "kill: no escalation");
+    fake_exit_phase (&fb, PHASE_SHELL, 0);
+    is_errno (job_kill (fb.job, &fb.ctx, SIGUSR1, fb.out, &err), EINVAL,
+              "kill: refused once the shells are done");
+    drive_to_end (&fb);
+    check_end (&fb, "kill");
+    fake_fini (&fb);
+}
+
+/* Regression: a `kill` request to a shell that is being terminated must
+ * not push its kill escalation back (else repeated requests keep it from
+ * ever being killed). */
+static void test_kill_keeps_escalation (void)
+{
+    struct fake fb;
+    struct job_config jc;
+    size_t m;
+
+    cfg_init (&jc, false, false);
+    start_job (&fb, &jc, 1, 0, 0, OWNER);
+    fake_spawn_all (&fb);
+    fb.ctx.now = T0 + 10;
+    job_raise (fb.job, &fb.ctx, "cancel", 0, "", -1, fb.out, NULL);
+    fake_walk (&fb);
+    fb.ctx.now = T0 + 13;
+    job_kill (fb.job, &fb.ctx, SIGUSR1, fb.out, NULL);
+    fake_walk (&fb);
+    is_time (job_next_deadline (fb.job), T0 + 15,
+             "kill request keeps the kill due 5s after the term signal");
+    if (job_next_deadline (fb.job) != T0 + 15)
+        diag ("BUG: cancel at +10 (SIGTERM), kill request at +13: kill "
+              "signal due at +%g instead of +15",
+              job_next_deadline (fb.job) - T0);
+    m = fake_mark (&fb);
+    fake_advance (&fb, T0 + 15);
+    is_str (fake_names (&fb, m), "proc-signal",
+            "kill request: the kill signal still goes at +15");
+    fake_advance (&fb, T0 + 18);
+    fake_exit (&fb, PHASE_SHELL, 0, SIGKILL);
+    check_end (&fb, "kill during termination");
+    fake_fini (&fb);
+}
+
+/* ---- lost and failed processes ---- */
+
+static void test_lost_shell (void)
+{
+    struct fake fb;
+    struct job_config jc;
+    struct cairn_error err;
+    struct idset *crit = idset_decode ("0-1", NULL);
+    struct idset *bad = idset_decode ("3-7", NULL);
+    json_t *exc;
+    size_t m;
+
+    /* on a critical rank (all are, by default): fatal */
+    cfg_init (&jc, false, false);
+    start_job (&fb, &jc, 4, 0, 0, OWNER);
+    fb.ctx.now = T0 + 1;
+    fake_spawn_all (&fb);
+    fb.ctx.now = T0 + 2;
+    m = fake_mark (&fb);
+    fake_end (&fb, PHASE_SHELL, 2, FAKE_LOST, 0, "node rebooted");
+    is_str (fake_names (&fb, m),
+            expand ("proc-lost,drain,exception,"
+                    "proc-signal*3"),
+            "lost critical shell: drain, fatal, terminate the rest");
+    exc = fake_event (&fb, m, "exception", 0);
+    is_str (exc_str (exc), "exec/0/shell on rank 2: node rebooted",
+            "lost critical shell: exception");
+    is_str (ctx_str (fake_event (&fb, m, "drain", 0), "reason"),
+            "shell for job 42: node rebooted", "lost critical shell: reason");
+    fake_exit_phase (&fb, PHASE_SHELL, SIGTERM);
+    json_t *fin = fake_event (&fb, 0, "finish", 0);
+    is_int (ctx_int (fin, "status"), SIGTERM, "lost critical shell: status");
+    is_str (ctx_str (fin, "lost-ranks"), "2", "lost critical shell: lost");
+    is_str (set_str (job_drained (fb.job)), "2", "lost critical shell: drain");
+    check_end (&fb, "lost critical shell");
+    fake_fini (&fb);
+
+    /* on a non-critical rank: a notice, the others go on */
+    cfg_init (&jc, false, false);
+    start_job (&fb, &jc, 4, 0, 0, OWNER);
+    fake_spawn_all (&fb);
+    m = fake_mark (&fb);
+    is_errno (job_set_critical (fb.job, &fb.ctx, bad, fb.out, &err), EINVAL,
+              "critical-ranks: ranks outside the job refused");
+    like (err.text, "ranks: not a subset of the job's ranks",
+          "critical-ranks: message");
+    struct idset *none = idset_create ();
+    ok (job_set_critical (fb.job, &fb.ctx, none, fb.out, &err) == 0,
+        "critical-ranks: none");
+    idset_destroy (none);
+    check_replay (&fb, "critical-ranks none");
+    ok (job_set_critical (fb.job, &fb.ctx, crit, fb.out, &err) == 0,
+        "critical-ranks: 0-1");
+    fake_walk (&fb);
+    is_str (fake_names (&fb, m), "critical-ranks,critical-ranks",
+            "critical-ranks: recorded");
+    m = fake_mark (&fb);
+    fake_end (&fb, PHASE_SHELL, 2, FAKE_LOST, 0, "node rebooted");
+    is_str (fake_names (&fb, m), "proc-lost,drain,exception",
+            "lost non-critical shell: drain and a notice only");
+    exc = fake_event (&fb, m, "exception", 0);
+    is_str (exc_str (exc), "node-failure/2/shell on rank 2: node rebooted",
+            "lost non-critical shell: exception");
+    is_int (job_state (fb.job), JOB_RUN, "lost non-critical shell: runs on");
+    check_replay (&fb, "lost non-critical shell");
+    fake_exit_phase (&fb, PHASE_SHELL, 0);
+    fin = fake_event (&fb, 0, "finish", 0);
+    is_int (ctx_int (fin, "status"), 0, "lost non-critical shell: status 0");
+    is_str (ctx_str (fin, "lost-ranks"), "2", "lost non-critical: lost");
+    check_end (&fb, "lost non-critical shell");
+    fake_fini (&fb);
+    idset_destroy (crit);
+    idset_destroy (bad);
+
+    /* a shell that could not be started: fatal, nothing drained */
+    cfg_init (&jc, false, false);
+    start_job (&fb, &jc, 4, 0, 0, OWNER);
+    for (uint32_t r = 1; r < 4; r++)
+        spawn_rank (&fb, PHASE_SHELL, r);
+    m = fake_mark (&fb);
+    fake_end (&fb, PHASE_SHELL, 0, FAKE_FAIL, 0, "exec: No such file");
+    is_str (fake_names (&fb, m), expand ("proc-fail,exception,proc-signal*3"),
+            "shell spawn failure: fatal, terminate the rest");
+    exc = fake_event (&fb, m, "exception", 0);
+    is_str (exc_str (exc),
+            "exec/0/shell on rank 0: failed to start: exec: No such file",
+            "shell spawn failure: exception");
+    is_int (job_proc_at (fb.job, 0)->error, 1, "shell spawn failure: error");
+    fake_exit_phase (&fb, PHASE_SHELL, SIGTERM);
+    is_str (set_str (job_drained (fb.job)), "",
+            "shell spawn failure: no drain");
+    is_str (ctx_str (fake_event (&fb, 0, "finish", 0), "lost-ranks"), "0",
+            "shell spawn failure: finish names rank 0");
+    check_end (&fb, "shell spawn failure");
+    fake_fini (&fb);
+}
+
+/* Intents whose spawn was never recorded (cairnd crashed in between): one
+ * is found to have exited, one is lost. A lost prolog is fatal. */
+static void test_lost_prolog (void)
+{
+    struct fake fb;
+    struct job_config jc;
+    json_t *exc;
+    size_t m;
+
+    cfg_init (&jc, true, false);
+    start_job (&fb, &jc, 4, 0, 0, OWNER);
+    fb.ctx.now = T0 + 1;
+    spawn_rank (&fb, PHASE_PROLOG, 0);
+    spawn_rank (&fb, PHASE_PROLOG, 2);
+    check_replay (&fb, "prolog, two intents unspawned");
+    fb.ctx.now = T0 + 2;
+    m = fake_mark (&fb);
+    fake_end (&fb, PHASE_PROLOG, 1, FAKE_LOST, 0, "started, outcome lost");
+    is_str (fake_names (&fb, m), "proc-lost,drain", "lost prolog: drained");
+    fake_exit (&fb, PHASE_PROLOG, 3, 0);
+    is_int (job_proc_at (fb.job, 3)->state, PROC_DONE,
+            "lost prolog: an unspawned intent may exit");
+    fake_exit (&fb, PHASE_PROLOG, 0, 0);
+    m = fake_mark (&fb);
+    fake_exit (&fb, PHASE_PROLOG, 2, 0);
+    is_str (fake_names (&fb, m),
+            "proc-exit,exception,prolog-finish,cleanup,release,clean",
+            "lost prolog: fatal once the prolog is done");
+    exc = fake_event (&fb, m, "exception", 0);
+    is_str (exc_str (exc),
+            "prolog/0/prolog failed on rank 1: started, outcome lost",
+            "lost prolog: exception");
+    is_int (ctx_int (fake_event (&fb, m, "prolog-finish", 0), "status"), -1,
+            "lost prolog: prolog-finish status unknown (-1)");
+    is_str (set_str (job_drained (fb.job)), "1", "lost prolog: rank 1");
+    check_end (&fb, "lost prolog");
+    fake_fini (&fb);
+}
+
+static void test_multi_user (void)
+{
+    struct fake fb;
+    struct job_config jc;
+    json_t *exc;
+
+    cfg_init (&jc, true, true);
+    start_job (&fb, &jc, 4, 0, 0, OWNER + 1);
+    is_str (fake_names (&fb, 0), "accept,exception,cleanup,release,clean",
+            "multi-user: refused and ended at once");
+    exc = fake_event (&fb, 0, "exception", 0);
+    is_str (exc_str (exc),
+            "exec/0/multi-user is not supported: this cairn runs jobs of uid "
+            "1000 only, not 1001",
+            "multi-user: exception");
+    ok (json_is_false (ctx_get (fake_event (&fb, 0, "cleanup", 0), "epilog")),
+        "multi-user: no epilog");
+    is_int (job_userid (fb.job), OWNER + 1, "multi-user: userid kept");
+    ok (!job_started (fb.job), "multi-user: never started");
+    is_str (responses (&fb), "exception,release", "multi-user: responses");
+    check_end (&fb, "multi-user");
+    fake_fini (&fb);
+}
+
+/* ---- malformed requests and journals ---- */
+
+static void test_accept_errors (void)
+{
+    static const struct {
+        const char *name;
+        const char *R;           /* NULL: a valid one */
+        const char *jobspec_del; /* key deleted from a valid jobspec */
+        bool jobspec_string;
+        const char *msg;
+    } cases[] = {
+        // clang-format off
+        {"R without R_lite",
+         "{\"version\":1,\"execution\":{\"nodelist\":[\"n0\"]}}",
+         NULL, false, "R: execution.R_lite: missing"},
+        {"R version 2", "{\"version\":2,\"execution\":{}}",
+         NULL, false, "R: version: must be 1"},
+        {"R not an object", "[]", NULL, false, "R: not an object"},
+        {"jobspec without tasks", NULL, "tasks", false,
+         "jobspec: tasks: missing"},
+        {"jobspec not an object", NULL, NULL, true,
+         "jobspec: not an object"},
+        // clang-format on
+    };
+    char *av[] = {"/bin/app", NULL};
+    struct job_config jc;
+    struct cairn_error err;
+    struct fake fb;
+
+    job_config_init (&jc);
+    for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++) {
+        json_t *R = cases[i].R ? json_loads (cases[i].R, 0, NULL)
+                               : rv1_create (2, 1, "node0", 0);
+        json_t *js = cases[i].jobspec_string
+                         ? json_string ("nope")
+                         : jobspec_create (av, 2, NULL, NULL, 0, 0);
+        if (cases[i].jobspec_del)
+            json_object_del (js, cases[i].jobspec_del);
+        fake_init (&fb, JOBID, T0, OWNER);
+        err.text[0] = '\0';
+        is_errno (job_accept (fb.job, &fb.ctx, OWNER, R, js, &jc, fb.out, &err),
+                  EINVAL, "accept: %s refused", cases[i].name);
+        like (err.text, cases[i].msg, "accept: %s: message", cases[i].name);
+        ok (json_array_size (fb.out) == 0 && job_nevents (fb.job) == 0,
+            "accept: %s: nothing emitted", cases[i].name);
+        fake_fini (&fb);
+        json_decref (R);
+        json_decref (js);
+    }
+
+    /* a second accept */
+    json_t *R = rv1_create (2, 1, "node0", 0);
+    json_t *js = jobspec_create (av, 2, NULL, NULL, 0, 0);
+    fake_init (&fb, JOBID, T0, OWNER);
+    ok (job_accept (fb.job, &fb.ctx, OWNER, R, js, &jc, fb.out, &err) == 0,
+        "accept: valid request");
+    size_t n = fake_mark (&fb);
+    is_errno (job_accept (fb.job, &fb.ctx, OWNER, R, js, &jc, fb.out, &err),
+              EEXIST, "accept: twice refused");
+    like (err.text, "job 42 already exists", "accept: twice: message");
+    is_int (fake_mark (&fb), n, "accept: twice: nothing emitted");
+    fake_fini (&fb);
+    json_decref (R);
+    json_decref (js);
+    job_config_free (&jc);
+}
+
+static void test_output (void)
+{
+    struct fake fb;
+    struct job_config jc;
+    json_t *log;
+    size_t m;
+
+    cfg_init (&jc, false, false);
+    jc.output_max_bytes = 100;
+    start_job (&fb, &jc, 2, 0, 0, OWNER);
+    fake_spawn_all (&fb);
+    is_int (job_output_room (fb.job), 100, "output: room is the cap");
+    m = fake_mark (&fb);
+    job_proc_exited (fb.job, &fb.ctx, fake_find (&fb, PHASE_SHELL, 0)->execid,
+                     0, NULL, "hello\n", false, "oops\n", false, fb.out);
+    fake_walk (&fb);
+    is_str (fake_names (&fb, m), "log,log,proc-exit",
+            "output: one log per stream, before the exit");
+    log = fake_event (&fb, m, "log", 0);
+    ok (strcmp (ctx_str (log, "stream"), "stdout") == 0 &&
+            strcmp (ctx_str (log, "phase"), "shell") == 0 &&
+            ctx_int (log, "rank") == 0 &&
+            strcmp (ctx_str (log, "data"), "hello\n") == 0,
+        "output: stdout log context");
+    is_str (ctx_str (fake_event (&fb, m, "log", 1), "stream"), "stderr",
+            "output: stderr log");
+    is_int (job_output_room (fb.job), 89, "output: room shrinks by 11");
+    check_replay (&fb, "output");
+
+    m = fake_mark (&fb);
+    job_proc_exited (fb.job, &fb.ctx, fake_find (&fb, PHASE_SHELL, 1)->execid,
+                     0, NULL, "x", true, "y", true, fb.out);
+    fake_walk (&fb);
+    is_str (fake_names (&fb, m),
+            "log,log,log,proc-exit,finish,cleanup,release,clean",
+            "output: truncation noted once, though both streams were");
+    log = fake_event (&fb, m, "log", 1);
+    ok (strcmp (ctx_str (log, "stream"), "cairn") == 0 &&
+            json_is_true (ctx_get (log, "truncated")),
+        "output: the notice is cairn's, marked truncated");
+    like (ctx_str (log, "data"), "output truncated", "output: notice text");
+    is_str (ctx_str (fake_event (&fb, m, "log", 2), "data"), "y",
+            "output: stderr data still logged");
+    ok (job_output_room (fb.job) < 87, "output: room shrinks further");
+    check_end (&fb, "output");
+    fake_fini (&fb);
+}
+
+static json_t *entry_load (const char *line)
+{
+    json_t *e = eventlog_entry_decode (line, strlen (line), NULL);
+    if (!e)
+        BAIL_OUT ("bad test entry %s", line);
+    return e;
+}
+
+static void test_apply_rejects (void)
+{
+    struct fake fb;
+    struct job_config jc;
+    struct cairn_error err;
+    char why[512];
+    struct job *r;
+    json_t *e;
+
+    cfg_init (&jc, false, false);
+    start_job (&fb, &jc, 1, 0, 0, OWNER);
+    fake_spawn_all (&fb);
+    is_errno (fake_spawn (&fb, fake_find (&fb, PHASE_SHELL, 0)->execid), EINVAL,
+              "job_proc_spawned twice refused");
+    is_errno (fake_spawn (&fb, "00000000-0000-4000-8000-000000000999"), ENOENT,
+              "job_proc_spawned of an unknown execid refused");
+    is_errno (job_proc_exited (fb.job, &fb.ctx, "nope", 0, NULL, NULL, false,
+                               NULL, false, fb.out),
+              ENOENT, "job_proc_exited of an unknown execid refused");
+    drive_to_end (&fb);
+    is_str (fake_names (&fb, 0),
+            "accept,start,proc-intent,proc-spawn,proc-exit,finish,cleanup,"
+            "release,clean",
+            "apply: the journal under test");
+
+    r = job_create (JOBID);
+    e = entry_load ("{\"timestamp\":1700000000.0,\"name\":\"start\"}");
+    is_errno (job_apply (r, e, &err), EINVAL, "apply: start before accept");
+    like (err.text, "event start before accept", "apply: message");
+    json_decref (e);
+    ok (job_apply (r, json_array_get (fb.out, 0), &err) == 0, "apply: accept");
+    is_errno (job_apply (r, json_array_get (fb.out, 0), &err), EINVAL,
+              "apply: accept twice");
+    like (err.text, "accept: job already accepted", "apply: message");
+    e = entry_load ("{\"timestamp\":1700000001.0,\"name\":\"proc-exit\","
+                    "\"context\":{\"execid\":"
+                    "\"00000000-0000-4000-8000-000000000999\",\"status\":0}}");
+    is_errno (job_apply (r, e, &err), EINVAL, "apply: exit of unknown execid");
+    like (err.text,
+          "proc-exit: unknown execid "
+          "00000000-0000-4000-8000-000000000999",
+          "apply: message");
+    json_decref (e);
+    e = entry_load ("{\"timestamp\":1700000001.0,\"name\":\"frobnicate\"}");
+    ok (job_apply (r, e, &err) == 0 && job_nevents (r) == 2,
+        "apply: unknown names are counted and ignored");
+    json_decref (e);
+    job_destroy (r);
+
+    r = replay (&fb, 4, why, sizeof (why));
+    ok (r != NULL, "apply: replay up to proc-spawn");
+    is_errno (job_apply (r, json_array_get (fb.out, 3), &err), EINVAL,
+              "apply: proc-spawn twice");
+    like (err.text, "is not an intent", "apply: message");
+    job_destroy (r);
+
+    r = replay (&fb, json_array_size (fb.out), why, sizeof (why));
+    ok (r != NULL, "apply: replay to clean");
+    is_errno (job_apply (r, json_array_get (fb.out, 1), &err), EINVAL,
+              "apply: event after clean");
+    like (err.text, "event start after clean", "apply: message");
+    job_destroy (r);
+    fake_fini (&fb);
+}
+
+int main (void)
+{
+    plan (NO_PLAN);
+    test_happy_path ();
+    test_no_perilog ();
+    test_finish_status ();
+    test_release_after ();
+    test_not_per_rank ();
+    test_prolog_fatal ();
+    test_prolog_tolerance ();
+    test_fail_ranks_errors ();
+    test_fail_ranks_then_lost ();
+    test_cancel ();
+    test_spawn_after_cancel ();
+    test_raise_errors ();
+    test_prolog_timeout ();
+    test_epilog_timeout ();
+    test_unkillable ();
+    test_kill_backoff ();
+    test_time_limit ();
+    test_kill ();
+    test_kill_keeps_escalation ();
+    test_lost_shell ();
+    test_lost_prolog ();
+    test_multi_user ();
+    test_accept_errors ();
+    test_output ();
+    test_apply_rejects ();
+    return done_testing ();
+}

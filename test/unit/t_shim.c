@@ -1,0 +1,488 @@
+/* t_shim - the real cairn-shim, spawned through shim_spawn().
+ *
+ * The test makes itself a child subreaper so that processes orphaned by a
+ * dying shim or command are reparented here and can be reaped: otherwise
+ * they would linger as zombies of an init that may not reap, and
+ * "is it dead" could not be told from "is it a zombie".
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <uuid/uuid.h>
+
+#include "tap.h"
+
+#include "exec/exitfile.h"
+#include "exec/shim_proto.h"
+#include "exec/spawn.h"
+#include "journal/crashpoint.h"
+
+static char shim_path[PATH_MAX];
+static char tmpdir[] = "/tmp/t_shim.XXXXXX";
+static char exitdir[PATH_MAX];
+static int dirfd_exits = -1;
+
+struct run {
+    char execid[SHIM_EXECID_LEN + 1];
+    char envvar[64];
+    pid_t pid;
+    int pidfd;
+};
+
+static void new_execid (char *buf)
+{
+    uuid_t u;
+    uuid_generate (u);
+    uuid_unparse_lower (u, buf);
+}
+
+/* Spawn argv under the shim. BAIL_OUT if that fails: nothing else could
+ * then be tested. */
+static void run_argv (struct run *r, char *const argv[], const char *cwd)
+{
+    struct cairn_error err = {{0}};
+    char *envp[] = {r->envvar, "PATH=/usr/bin:/bin", NULL};
+
+    new_execid (r->execid);
+    snprintf (r->envvar, sizeof (r->envvar), SHIM_ENV_EXECID "=%s", r->execid);
+    struct shim_spec spec = {
+        .shim = shim_path,
+        .exitdir = exitdir,
+        .execid = r->execid,
+        .argv = argv,
+        .envp = envp,
+        .cwd = cwd,
+    };
+    if (shim_spawn (&spec, &r->pid, &r->pidfd, &err) < 0)
+        BAIL_OUT ("shim_spawn: %s", err.text);
+}
+
+static void run_sh (struct run *r, const char *script)
+{
+    char *argv[] = {"/bin/sh", "-c", (char *)script, NULL};
+    run_argv (r, argv, tmpdir);
+}
+
+/* Wait up to ms for the shim to exit; return its own wait status, or -1 on
+ * timeout (the shim is then killed so the test goes on). */
+static int wait_shim (struct run *r, int ms)
+{
+    struct pollfd p = {.fd = r->pidfd, .events = POLLIN};
+    int status = -1;
+
+    if (poll (&p, 1, ms) != 1) {
+        diag ("shim %d did not exit within %d ms", (int)r->pid, ms);
+        kill (r->pid, SIGKILL);
+        waitpid (r->pid, NULL, 0);
+        return -1;
+    }
+    if (shim_reap (r->pidfd, &status) < 0) {
+        diag ("shim_reap: %s", strerror (errno));
+        return -1;
+    }
+    return status;
+}
+
+static void run_close (struct run *r)
+{
+    close (r->pidfd);
+    exitfile_remove (dirfd_exits, r->execid);
+}
+
+/* The command's wait status from the exit file, or -1. */
+static int exit_status (struct run *r, char **error)
+{
+    int status;
+    char *e = NULL;
+
+    if (exitfile_read (dirfd_exits, r->execid, &status, &e) < 0) {
+        diag ("exitfile_read: %s", strerror (errno));
+        return -1;
+    }
+    if (error)
+        *error = e;
+    else
+        free (e);
+    return status;
+}
+
+static void sleep_ms (int ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000,
+                          .tv_nsec = (ms % 1000) * 1000000L};
+    nanosleep (&ts, NULL);
+}
+
+/* Wait for a file in tmpdir to hold a complete line; return it as a pid. */
+static pid_t wait_pidfile (const char *name, int ms)
+{
+    char path[PATH_MAX], buf[32];
+
+    snprintf (path, sizeof (path), "%s/%s", tmpdir, name);
+    for (int t = 0; t < ms; t += 10) {
+        FILE *f = fopen (path, "r");
+        if (f) {
+            char *s = fgets (buf, sizeof (buf), f);
+            fclose (f);
+            if (s && strchr (buf, '\n'))
+                return (pid_t)atoi (buf);
+        }
+        sleep_ms (10);
+    }
+    return -1;
+}
+
+/* True once pid is gone (reaping it if it was reparented to us). */
+static bool wait_gone (pid_t pid, int ms, int *status)
+{
+    for (int t = 0; t < ms; t += 10) {
+        if (waitpid (pid, status, WNOHANG) == pid)
+            return true;
+        if (kill (pid, 0) < 0 && errno == ESRCH)
+            return true;
+        sleep_ms (10);
+    }
+    return false;
+}
+
+static int count_entries (const char *path)
+{
+    DIR *d = opendir (path);
+    struct dirent *de;
+    int n = 0;
+
+    if (!d)
+        return -1;
+    while ((de = readdir (d)))
+        n += de->d_name[0] != '.';
+    closedir (d);
+    return n;
+}
+
+static void test_exit_codes (void)
+{
+    struct run r;
+    char *error = (char *)"unset";
+
+    run_sh (&r, "exit 0");
+    is_int (wait_shim (&r, 10000), 0, "exit 0: shim exits 0");
+    is_int (exit_status (&r, &error), 0, "exit 0: status 0");
+    ok (error == NULL, "exit 0: no error in the exit file");
+    ok (exitfile_started (dirfd_exits, r.execid), "exit 0: marker present");
+    /* The shim was reaped above: the pidfd now names nobody. */
+    is_errno (shim_reap (r.pidfd, &(int){0}), ECHILD,
+              "shim_reap after reaping: ECHILD");
+    is_errno (shim_signal (r.pidfd, SIGTERM), ESRCH,
+              "shim_signal to a reaped shim: ESRCH");
+    run_close (&r);
+
+    run_sh (&r, "exit 3");
+    is_int (wait_shim (&r, 10000), 0, "exit 3: shim exits 0");
+    is_int (exit_status (&r, NULL), 768, "exit 3: status 768");
+    run_close (&r);
+}
+
+static void test_output (void)
+{
+    struct run r;
+    size_t len;
+    bool trunc;
+    char *s;
+
+    run_sh (&r, "echo hello; echo oops >&2; readlink /proc/$$/fd/0");
+    is_int (wait_shim (&r, 10000), 0, "output: shim exits 0");
+    s = exitfile_read_output (dirfd_exits, r.execid, "out", 4096, &len, &trunc);
+    is_str (s, "hello\n/dev/null\n", "stdout captured, stdin is /dev/null");
+    free (s);
+    s = exitfile_read_output (dirfd_exits, r.execid, "err", 4096, &len, &trunc);
+    is_str (s, "oops\n", "stderr captured");
+    free (s);
+    run_close (&r);
+}
+
+static void test_exec_failures (void)
+{
+    char *argv[] = {"nosuchcmd-cairn", "x", NULL};
+    char *argv_true[] = {"true", NULL};
+    char *error = NULL;
+    struct run r;
+
+    run_argv (&r, argv, NULL);
+    is_int (wait_shim (&r, 10000), 0, "exec failure: shim exits 0");
+    is_int (exit_status (&r, &error), 32512, "exec failure: status 127<<8");
+    like (error, "execvp nosuchcmd-cairn: No such file or directory",
+          "exec failure: error names the command");
+    free (error);
+    error = NULL;
+    ok (exitfile_started (dirfd_exits, r.execid),
+        "exec failure: marker present (exec was attempted)");
+    run_close (&r);
+
+    run_argv (&r, argv_true, "/nonexistent-cairn-dir");
+    is_int (wait_shim (&r, 10000), 0, "chdir failure: shim exits 0");
+    is_int (exit_status (&r, &error), 32512, "chdir failure: status 127<<8");
+    like (error, "chdir /nonexistent-cairn-dir: No such file",
+          "chdir failure: error names the directory");
+    free (error);
+    ok (!exitfile_started (dirfd_exits, r.execid),
+        "chdir failure: no marker (the command never started)");
+    run_close (&r);
+}
+
+static void test_relay (void)
+{
+    struct run r;
+
+    run_sh (&r, "exec sleep 100");
+    ok (shim_signal (r.pidfd, SIGTERM) == 0, "relay SIGTERM right away");
+    is_int (wait_shim (&r, 10000), 0, "relay TERM: shim exits 0");
+    is_int (exit_status (&r, NULL), SIGTERM, "relay TERM: status SIGTERM");
+    run_close (&r);
+
+    run_sh (&r, "exec sleep 100");
+    ok (shim_signal (r.pidfd, SIGKILL) == 0, "relay SIGKILL");
+    is_int (wait_shim (&r, 10000), 0, "relay KILL: shim survives, exits 0");
+    is_int (exit_status (&r, NULL), SIGKILL, "relay KILL: status 9");
+    run_close (&r);
+
+    is_errno (shim_signal (-1, SIGTERM), EBADF, "shim_signal bad fd: EBADF");
+    is_errno (shim_signal (0, 0), EINVAL, "shim_signal signal 0: EINVAL");
+    is_errno (shim_signal (0, NSIG), EINVAL, "shim_signal NSIG: EINVAL");
+
+    /* A plain signal sent to the shim itself is relayed as itself. */
+    run_sh (&r, "echo $$ > plainpid; exec sleep 100");
+    ok (wait_pidfile ("plainpid", 5000) > 0, "plain: command is running");
+    ok (getsid (r.pid) == r.pid, "the shim leads its own session");
+    kill (r.pid, SIGUSR1);
+    is_int (wait_shim (&r, 10000), 0, "plain USR1 to the shim: exits 0");
+    is_int (exit_status (&r, NULL), SIGUSR1, "plain USR1 reached the command");
+    run_close (&r);
+}
+
+static void test_trap_term (void)
+{
+    struct run r;
+    int status;
+
+    run_sh (&r, "trap '' TERM; echo $$ > trappid; while :; do sleep 1; done");
+    ok (wait_pidfile ("trappid", 5000) > 0, "trap: command ready");
+    ok (shim_signal (r.pidfd, SIGTERM) == 0, "trap: relay TERM");
+    sleep_ms (300);
+    is_errno (shim_reap (r.pidfd, &status), EAGAIN,
+              "trap: TERM ignored, shim_reap says EAGAIN");
+    ok (shim_signal (r.pidfd, SIGKILL) == 0, "trap: relay KILL");
+    is_int (wait_shim (&r, 10000), 0, "trap: shim exits 0");
+    is_int (exit_status (&r, NULL), SIGKILL, "trap: died of the relayed KILL");
+    run_close (&r);
+}
+
+static void test_stragglers (void)
+{
+    struct run r;
+    pid_t bg;
+
+    run_sh (&r, "sleep 100 & echo $! > bgpid; exit 0");
+    is_int (wait_shim (&r, 10000), 0, "straggler: shim exits 0");
+    is_int (exit_status (&r, NULL), 0, "straggler: leader's status 0");
+    bg = wait_pidfile ("bgpid", 1000);
+    ok (bg > 0 && wait_gone (bg, 2000, NULL),
+        "straggler: background child in the group was killed");
+    run_close (&r);
+}
+
+static void test_shim_killed (void)
+{
+    struct run r;
+    pid_t cmd;
+    int status = -1;
+
+    run_sh (&r, "echo $$ > cmdpid; exec sleep 100");
+    cmd = wait_pidfile ("cmdpid", 5000);
+    ok (cmd > 0, "shim killed: command running");
+    kill (r.pid, SIGKILL);
+    is_int (wait_shim (&r, 10000), SIGKILL, "shim killed: shim status 9");
+    ok (cmd > 0 && wait_gone (cmd, 2000, &status),
+        "shim killed: the command dies too");
+    ok (WIFSIGNALED (status) && WTERMSIG (status) == SIGKILL,
+        "shim killed: by PDEATHSIG SIGKILL");
+    is_errno (exitfile_read (dirfd_exits, r.execid, &status, NULL), ENOENT,
+              "shim killed: no exit file");
+    ok (exitfile_started (dirfd_exits, r.execid),
+        "shim killed: marker says it started");
+    run_close (&r);
+}
+
+/* The command must get a clean process: no fd of ours, nothing blocked,
+ * nothing ignored. */
+static void test_clean_process (void)
+{
+    char *argv[] = {"grep", "-E", "^Sig(Blk|Ign)", "/proc/self/status", NULL};
+    char script[128];
+    sigset_t set, old;
+    struct run r;
+    char *s;
+    int fd;
+
+    fd = open ("/dev/null", O_RDONLY); /* deliberately not close-on-exec */
+    snprintf (script, sizeof (script),
+              "[ -e /proc/$$/fd/%d ] && echo leaked || echo clean", fd);
+    run_sh (&r, script);
+    is_int (wait_shim (&r, 10000), 0, "fds: shim exits 0");
+    s = exitfile_read_output (dirfd_exits, r.execid, "out", 64, NULL, NULL);
+    is_str (s, "clean\n", "a non-cloexec fd of the daemon does not leak");
+    free (s);
+    run_close (&r);
+    close (fd);
+
+    signal (SIGUSR1, SIG_IGN);
+    sigemptyset (&set);
+    sigaddset (&set, SIGUSR2);
+    sigprocmask (SIG_BLOCK, &set, &old);
+    run_argv (&r, argv, NULL);
+    sigprocmask (SIG_SETMASK, &old, NULL);
+    signal (SIGUSR1, SIG_DFL);
+    is_int (wait_shim (&r, 10000), 0, "signals: shim exits 0");
+    s = exitfile_read_output (dirfd_exits, r.execid, "out", 256, NULL, NULL);
+    like (s, "SigBlk:\t0000000000000000", "command starts with no mask");
+    like (s, "SigIgn:\t0000000000000000", "command ignores no signal");
+    free (s);
+    run_close (&r);
+}
+
+static void test_refusals (void)
+{
+    struct cairn_error err = {{0}};
+    char *argv[] = {"true", NULL};
+    char *badenv[] = {SHIM_ENV_EXECID "=NOT-A-UUID", NULL};
+    char envvar[64], id[SHIM_EXECID_LEN + 1], other[SHIM_EXECID_LEN + 1];
+    char *envp[] = {envvar, NULL};
+    struct shim_spec spec = {
+        .shim = shim_path, .exitdir = exitdir, .argv = argv, .envp = envp};
+    char *shim_argv[] = {shim_path, "--exitdir", exitdir, "--", "true", NULL};
+    pid_t pid;
+    int pidfd, status = -1, before;
+
+    new_execid (id);
+    new_execid (other);
+    snprintf (envvar, sizeof (envvar), SHIM_ENV_EXECID "=%s", other);
+    spec.execid = "NOT-A-UUID";
+    is_errno (shim_spawn (&spec, &pid, &pidfd, &err), EINVAL,
+              "shim_spawn: non-canonical execid -> EINVAL");
+    like (err.text, "not a canonical uuid", "... and says why");
+    spec.execid = id;
+    is_errno (shim_spawn (&spec, &pid, &pidfd, &err), EINVAL,
+              "shim_spawn: envp with another execid -> EINVAL");
+    like (err.text, "environment lacks CAIRN_EXECID=", "... and says why");
+
+    snprintf (envvar, sizeof (envvar), SHIM_ENV_EXECID "=%s", id);
+    spec.shim = "/nonexistent/cairn-shim";
+    is_errno (shim_spawn (&spec, &pid, &pidfd, &err), ENOENT,
+              "shim_spawn: missing shim -> ENOENT");
+    like (err.text, "spawn /nonexistent/cairn-shim: No such file",
+          "... and names the shim path");
+    spec.shim = shim_path;
+
+    /* The shim's own check, bypassing shim_spawn's. */
+    before = count_entries (exitdir);
+    if (posix_spawn (&pid, shim_path, NULL, NULL, shim_argv, badenv) != 0)
+        BAIL_OUT ("posix_spawn %s", shim_path);
+    waitpid (pid, &status, 0);
+    ok (WIFEXITED (status) && WEXITSTATUS (status) == 2,
+        "shim with a bad CAIRN_EXECID exits 2");
+    is_int (count_entries (exitdir), before, "... and writes nothing");
+
+    /* Starting an execid a second time touches nothing. */
+    struct run r;
+    run_sh (&r, "echo first; exit 5");
+    is_int (wait_shim (&r, 10000), 0, "first run of an execid");
+    close (r.pidfd);
+    snprintf (envvar, sizeof (envvar), SHIM_ENV_EXECID "=%s", r.execid);
+    spec.execid = r.execid;
+    if (shim_spawn (&spec, &pid, &pidfd, &err) < 0)
+        BAIL_OUT ("shim_spawn: %s", err.text);
+    r.pidfd = pidfd;
+    r.pid = pid;
+    is_int (wait_shim (&r, 10000), 4 << 8, "second run: shim exits 4");
+    is_int (exit_status (&r, NULL), 5 << 8, "second run: first status kept");
+    char *s =
+        exitfile_read_output (dirfd_exits, r.execid, "out", 64, NULL, NULL);
+    is_str (s, "first\n", "second run: first output kept");
+    free (s);
+    run_close (&r);
+}
+
+static void test_fault (void)
+{
+    struct cairn_error err = {{0}};
+    char *argv[] = {"true", NULL};
+    char envvar[64], id[SHIM_EXECID_LEN + 1];
+    char *envp[] = {envvar, NULL};
+    struct shim_spec spec = {.shim = shim_path,
+                             .exitdir = exitdir,
+                             .execid = id,
+                             .argv = argv,
+                             .envp = envp};
+    pid_t pid;
+    int pidfd;
+
+    new_execid (id);
+    snprintf (envvar, sizeof (envvar), SHIM_ENV_EXECID "=%s", id);
+    setenv ("CAIRN_FAULT", "exec.spawn:1:11", 1);
+    crashpoint_init ();
+    is_errno (shim_spawn (&spec, &pid, &pidfd, &err), EAGAIN,
+              "fault exec.spawn:1:11 -> EAGAIN");
+    like (err.text, "Resource temporarily unavailable",
+          "... with the errno's text");
+    like (err.text, shim_path, "... naming the shim");
+    ok (!exitfile_started (dirfd_exits, id), "... and nothing started");
+    unsetenv ("CAIRN_FAULT");
+    crashpoint_init ();
+}
+
+int main (void)
+{
+    const char *bd = getenv ("CAIRN_BUILD_DIR");
+    struct cairn_error err = {{0}};
+
+    plan (NO_PLAN);
+    snprintf (shim_path, sizeof (shim_path), "%s/cairn-shim", bd ? bd : ".");
+    if (access (shim_path, X_OK) < 0)
+        BAIL_OUT ("%s: %s (set CAIRN_BUILD_DIR)", shim_path, strerror (errno));
+    if (prctl (PR_SET_CHILD_SUBREAPER, 1) < 0)
+        BAIL_OUT ("PR_SET_CHILD_SUBREAPER: %s", strerror (errno));
+    if (!mkdtemp (tmpdir))
+        BAIL_OUT ("mkdtemp: %s", strerror (errno));
+    if ((dirfd_exits = exitfile_open_dir (tmpdir, &err)) < 0)
+        BAIL_OUT ("%s", err.text);
+    snprintf (exitdir, sizeof (exitdir), "%s/exits", tmpdir);
+
+    test_exit_codes ();
+    test_output ();
+    test_exec_failures ();
+    test_relay ();
+    test_trap_term ();
+    test_stragglers ();
+    test_shim_killed ();
+    test_clean_process ();
+    test_refusals ();
+    test_fault ();
+
+    is_int (count_entries (exitdir), 0, "every run's files were removed");
+    close (dirfd_exits);
+    char cmd[PATH_MAX + 16];
+    snprintf (cmd, sizeof (cmd), "rm -rf %s", tmpdir);
+    if (system (cmd) != 0)
+        diag ("could not remove %s", tmpdir);
+    return done_testing ();
+}
