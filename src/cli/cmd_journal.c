@@ -1,0 +1,536 @@
+/* cmd_journal.c - `cairn jobs`, `cairn ranks` and `cairn procs`: what the
+ * journal says about jobs, ranks and processes, by folding each job's
+ * events exactly as cairnd's replay does (job_apply).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cmd_journal.h"
+#include "core/eventlog.h"
+#include "core/jobid.h"
+#include "exec/procfs.h"
+
+/* ---- listing job ids ---- */
+
+static int collect_cb (const struct journal_jobinfo *info, void *arg)
+{
+    json_t *ids = arg;
+    if (json_array_append_new (ids, json_integer ((json_int_t)info->id)) < 0) {
+        errno = ENOMEM;
+        return -1;
+    }
+    return 0;
+}
+
+/* The ids of all jobs or of the active ones, in id order (read first, in
+ * one short transaction: each job is then read on its own). */
+static json_t *job_ids (struct jcli *jc, bool active_only)
+{
+    struct cairn_error err = {{0}};
+    json_t *ids = json_array ();
+
+    if (!ids) {
+        cli_error ("out of memory");
+        return NULL;
+    }
+    if (journal_foreach_job (jc->j, active_only, collect_cb, ids, &err) < 0) {
+        cli_error ("%s: listing jobs: %s", jc->statedir, err.text);
+        json_decref (ids);
+        return NULL;
+    }
+    return ids;
+}
+
+/* ---- jobs ---- */
+
+static const char *const job_states[] = {"new",     "prolog", "run",
+                                         "cleanup", "done",   "invalid"};
+
+static int jobs_row (
+    struct jcli *jc, uint64_t id, const char *want, bool json, struct table *t)
+{
+    struct cairn_error err = {{0}};
+    char f58[JOBID_STRLEN], age[32], last[96], lastage[32];
+    char *ranks = NULL, *rel = NULL, *drained = NULL;
+    struct journal_jobinfo info = {0};
+    json_t *events = jcli_events (jc, id, 0, NULL);
+    struct job *job = NULL;
+    const char *state = "invalid";
+    double now = jcli_now (), t_last = 0;
+    int rc = -1;
+
+    if (!events)
+        return -1;
+    (void)journal_job_info (jc->j, id, &info);
+    if ((job = jcli_fold (id, events, &err)))
+        state = job_state_name (job_state (job));
+    if (want && strcmp (want, state) != 0) {
+        rc = 0;
+        goto done;
+    }
+    if (!job)
+        cli_error ("job %ju in %s: %s (run cairn verify)", (uintmax_t)id,
+                   jc->statedir, err.text);
+    jcli_f58 (id, f58, sizeof (f58));
+    const char *lname = jcli_last_event (events, &t_last);
+    if (job && (!(ranks = jcli_ranks (job_ranks (job))) ||
+                !(rel = jcli_ranks (job_released (job))) ||
+                !(drained = jcli_ranks (job_drained (job)))))
+        goto nomem;
+    if (json) {
+        json_t *o = json_pack (
+            "{s:I s:s s:s s:b s:s? s:s? s:s? s:f s:f s:i s:s s:f}", "id",
+            (json_int_t)id, "f58", f58, "state", state, "active", info.active,
+            "ranks", ranks, "released", rel, "drained", drained, "t-accept",
+            job ? job_t_accept (job) : 0., "t-clean",
+            job ? job_t_clean (job) : 0., "nevents", (int)info.nevents,
+            "last-event", lname, "t-last", t_last);
+        rc = jcli_print_json (o);
+        goto done;
+    }
+    if (job && job_t_accept (job) > 0)
+        jcli_age (now - job_t_accept (job), age, sizeof (age));
+    else
+        snprintf (age, sizeof (age), "-");
+    jcli_age (now - t_last, lastage, sizeof (lastage));
+    snprintf (last, sizeof (last), "%s (%s ago)", lname, lastage);
+    char idbuf[24];
+    snprintf (idbuf, sizeof (idbuf), "%ju", (uintmax_t)id);
+    if (table_add (t, idbuf, f58, state, ranks, rel, age, last) < 0)
+        goto nomem;
+    rc = 0;
+    goto done;
+nomem:
+    cli_error ("out of memory");
+done:
+    free (ranks);
+    free (rel);
+    free (drained);
+    job_destroy (job);
+    json_decref (events);
+    return rc;
+}
+
+static int cmd_jobs (struct cli *cli, int argc, char **argv)
+{
+    enum { OPT_JSON = 0x100, OPT_STATE };
+    static const struct option longopts[] = {
+        {"all", no_argument, NULL, 'a'},
+        {"state", required_argument, NULL, OPT_STATE},
+        {"json", no_argument, NULL, OPT_JSON},
+        CLI_COMMON_LONGOPTS,
+        {0},
+    };
+    static const char *const headers[] = {
+        "ID", "F58", "STATE", "RANKS", "RELEASED", "AGE", "LAST EVENT"};
+    const char *want = NULL;
+    bool all = false, json = false;
+    struct table *t = NULL;
+    json_t *ids = NULL;
+    struct jcli jc = {0};
+    int opt, rc = 1;
+    size_t i;
+    json_t *v;
+
+    while ((opt = getopt_long (argc, argv, "a" CLI_COMMON_SHORTOPTS, longopts,
+                               NULL)) != -1) {
+        switch (opt) {
+        case 'a':
+            all = true;
+            break;
+        case OPT_STATE:
+            want = optarg;
+            break;
+        case OPT_JSON:
+            json = true;
+            break;
+        default:
+            cli_common_option (cli, opt, optarg);
+        }
+    }
+    if (optind < argc)
+        cli_usage_error (cli, "unexpected argument '%s'", argv[optind]);
+    if (want) {
+        size_t n = sizeof (job_states) / sizeof (job_states[0]);
+        for (i = 0; i < n && strcmp (job_states[i], want) != 0; i++)
+            ;
+        if (i == n)
+            cli_usage_error (cli,
+                             "--state: expected new, prolog, run, cleanup, "
+                             "done or invalid, got '%s'",
+                             want);
+        if (!strcmp (want, "done") || !strcmp (want, "invalid"))
+            all = true; /* finished jobs are not in the active index */
+    }
+    if (jcli_open (&jc, cli, false) < 0 || !(ids = job_ids (&jc, !all)))
+        goto done;
+    if (!json && !(t = table_create (7, headers))) {
+        cli_error ("out of memory");
+        goto done;
+    }
+    json_array_foreach (ids, i, v)
+    {
+        if (jobs_row (&jc, (uint64_t)json_integer_value (v), want, json, t) < 0)
+            goto done;
+    }
+    if (t)
+        table_print (t, stdout);
+    rc = 0;
+done:
+    table_destroy (t);
+    json_decref (ids);
+    jcli_close (&jc);
+    return rc;
+}
+
+const struct cli_command cli_cmd_jobs = {
+    "jobs",
+    cmd_jobs,
+    "[-a] [--state STATE] [--json]",
+    "List the journal's jobs: active ones, or all with -a.",
+    "  -a, --all           include finished jobs\n"
+    "      --state STATE   only jobs in STATE: new, prolog, run, cleanup,\n"
+    "                      done (implies -a) or invalid (fold fails)\n"
+    "      --json          one JSON object per job, one a line\n",
+};
+
+/* ---- ranks ---- */
+
+static const char *const phase_names[] = {"prolog", "shell", "epilog"};
+
+/* The last process of phase working for rank, or NULL. */
+static const struct job_proc *
+rank_proc (const struct job *job, uint32_t rank, enum proc_phase phase)
+{
+    const struct job_proc *found = NULL;
+    for (size_t i = 0; i < job_nprocs (job); i++) {
+        const struct job_proc *p = job_proc_at (job, i);
+        if (p->phase == phase && idset_test (p->ranks, rank))
+            found = p;
+    }
+    return found;
+}
+
+static const char *proc_state_word (const struct job_proc *p)
+{
+    if (p->state == PROC_INTENT)
+        return "starting";
+    if (p->state == PROC_RUNNING)
+        return p->terminating ? "terminating" : "running";
+    return p->lost ? "lost" : p->error ? "not-started" : "exited";
+}
+
+static void proc_cell (const struct job_proc *p, char *buf, size_t len)
+{
+    char st[64];
+    if (!p) {
+        snprintf (buf, len, "-");
+        return;
+    }
+    if (p->state != PROC_DONE || p->lost || p->error)
+        snprintf (st, sizeof (st), "%s", proc_state_word (p));
+    else
+        jcli_status (p->status, st, sizeof (st));
+    if (p->pid > 0)
+        snprintf (buf, len, "%s%s pid %d", p->timed_out ? "timeout, " : "", st,
+                  (int)p->pid);
+    else
+        snprintf (buf, len, "%s", st);
+}
+
+static json_t *proc_json (const struct job_proc *p)
+{
+    if (!p)
+        return json_null ();
+    json_t *o = json_pack ("{s:s s:s s:i s:b}", "execid", p->execid, "state",
+                           proc_state_word (p), "pid", (int)p->pid, "timed-out",
+                           p->timed_out);
+    if (o && p->state == PROC_DONE && !p->lost && !p->error)
+        json_object_set_new (o, "status", json_integer (p->status));
+    if (o && p->note)
+        json_object_set_new (o, "note", json_string (p->note));
+    return o;
+}
+
+/* The reason of the last drain event naming rank, or NULL. */
+static const char *drain_reason (const json_t *events, uint32_t rank)
+{
+    const char *reason = NULL;
+    size_t i;
+    json_t *w;
+
+    json_array_foreach (events, i, w)
+    {
+        const char *name, *r, *s;
+        json_t *ctx;
+        struct idset *ranks;
+        if (eventlog_entry_parse (json_object_get (w, "event"), NULL, &name,
+                                  &ctx) < 0 ||
+            strcmp (name, "drain") != 0 ||
+            json_unpack (ctx, "{s:s s:s}", "ranks", &r, "reason", &s) < 0 ||
+            !(ranks = idset_decode (r, NULL)))
+            continue;
+        if (idset_test (ranks, rank))
+            reason = s;
+        idset_destroy (ranks);
+    }
+    return reason;
+}
+
+static int cmd_ranks (struct cli *cli, int argc, char **argv)
+{
+    enum { OPT_JSON = 0x100 };
+    static const struct option longopts[] = {
+        {"json", no_argument, NULL, OPT_JSON},
+        CLI_COMMON_LONGOPTS,
+        {0},
+    };
+    static const char *const headers[] = {
+        "RANK", "PROLOG", "SHELL", "EPILOG", "DRAINED", "RELEASED", "NOTE"};
+    struct jcli jc = {0};
+    struct job *job = NULL;
+    json_t *events = NULL;
+    struct table *t = NULL;
+    bool json = false;
+    uint64_t id;
+    int opt, rc = 1;
+
+    while ((opt = getopt_long (argc, argv, CLI_COMMON_SHORTOPTS, longopts,
+                               NULL)) != -1) {
+        if (opt == OPT_JSON)
+            json = true;
+        else
+            cli_common_option (cli, opt, optarg);
+    }
+    if (argc - optind != 1)
+        cli_usage_error (cli, "expected one JOBID");
+    if (cli_parse_jobid (cli, argv[optind], &id) < 0)
+        return 1;
+    if (jcli_open (&jc, cli, false) < 0 ||
+        !(job = jcli_load (&jc, id, &events)))
+        goto done;
+    if (!json && !(t = table_create (7, headers)))
+        goto nomem;
+    const struct idset *all = job_ranks (job);
+    for (uint32_t r = idset_first (all); r != IDSET_INVALID_ID;
+         r = idset_next (all, r)) {
+        const struct job_proc *p[3];
+        bool drained = idset_test (job_drained (job), r);
+        bool released = idset_test (job_released (job), r);
+        const char *reason = drained ? drain_reason (events, r) : NULL;
+        for (int ph = 0; ph < 3; ph++)
+            p[ph] = rank_proc (job, r, (enum proc_phase)ph);
+        if (json) {
+            json_t *o = json_pack (
+                "{s:I s:o s:o s:o s:b s:s? s:b}", "rank", (json_int_t)r,
+                phase_names[0], proc_json (p[0]), phase_names[1],
+                proc_json (p[1]), phase_names[2], proc_json (p[2]), "drained",
+                drained, "drain-reason", reason, "released", released);
+            if (jcli_print_json (o) < 0)
+                goto done;
+            continue;
+        }
+        char rs[16], c[3][96];
+        snprintf (rs, sizeof (rs), "%u", (unsigned)r);
+        for (int ph = 0; ph < 3; ph++)
+            proc_cell (p[ph], c[ph], sizeof (c[ph]));
+        if (table_add (t, rs, c[0], c[1], c[2], drained ? "yes" : "no",
+                       released ? "yes" : "no", reason) < 0)
+            goto nomem;
+    }
+    if (t)
+        table_print (t, stdout);
+    rc = 0;
+    goto done;
+nomem:
+    cli_error ("out of memory");
+done:
+    table_destroy (t);
+    job_destroy (job);
+    json_decref (events);
+    jcli_close (&jc);
+    return rc;
+}
+
+const struct cli_command cli_cmd_ranks = {
+    "ranks",
+    cmd_ranks,
+    "[--json] JOBID",
+    "Show each rank of a job: its processes, drained, released.",
+    "      --json          one JSON object per rank, one a line\n",
+};
+
+/* ---- procs ---- */
+
+struct alive {
+    const char *procroot; /* $CAIRN_PROCROOT, as cairnd reads it */
+    char bootid[40];
+    bool have_bootid;
+    bool same_uid; /* we are the state dir's owner (cairnd's uid) */
+};
+
+/* Is the process the journal records still there? "yes", "no" or
+ * "unknown"; for an intent, *found gets the pid of its shim if found. */
+static const char *
+proc_alive (const struct alive *a, const struct job_proc *p, pid_t *found)
+{
+    int fd;
+
+    *found = 0;
+    if (p->state == PROC_INTENT) {
+        /* cairnd died between the intent and the spawn record: look for
+         * a shim carrying the execid, as its reconciler does. Only our
+         * own processes can be read, so only cairnd's uid can tell. */
+        if (!a->same_uid)
+            return "unknown";
+        pid_t pid = procfs_find_execid (a->procroot, p->execid);
+        if (pid > 0) {
+            *found = pid;
+            return "yes";
+        }
+        return errno == ENOENT ? "no" : "unknown";
+    }
+    if (a->have_bootid && strcmp (a->bootid, p->bootid) != 0)
+        return "no";
+    if (p->starttime == 0)
+        return "unknown";
+    if (procfs_pidfd_verify (a->procroot, p->pid, p->starttime, &fd) == 0) {
+        close (fd);
+        return "yes";
+    }
+    return errno == ESRCH ? "no" : "unknown";
+}
+
+static int procs_job (struct jcli *jc,
+                      uint64_t id,
+                      const struct alive *a,
+                      bool json,
+                      struct table *t)
+{
+    struct job *job = jcli_load (jc, id, NULL);
+    char f58[JOBID_STRLEN], idbuf[24], pidbuf[24];
+    int rc = -1;
+
+    if (!job)
+        return -1;
+    jcli_f58 (id, f58, sizeof (f58));
+    snprintf (idbuf, sizeof (idbuf), "%ju", (uintmax_t)id);
+    for (size_t i = 0; i < job_nprocs (job); i++) {
+        const struct job_proc *p = job_proc_at (job, i);
+        char *ranks;
+        pid_t found;
+        if (p->state == PROC_DONE)
+            continue;
+        const char *alive = proc_alive (a, p, &found);
+        const char *state = p->state == PROC_INTENT ? "intent" : "spawned";
+        if (!(ranks = idset_encode (p->ranks)))
+            goto nomem;
+        if (json) {
+            json_t *o = json_pack (
+                "{s:s s:I s:I s:s s:s s:s s:s s:s}", "execid", p->execid, "pid",
+                (json_int_t)(p->pid ? p->pid : found), "job", (json_int_t)id,
+                "f58", f58, "ranks", ranks, "phase", phase_names[p->phase],
+                "state", state, "alive", alive);
+            free (ranks);
+            if (jcli_print_json (o) < 0)
+                goto done;
+            continue;
+        }
+        if (p->pid > 0)
+            snprintf (pidbuf, sizeof (pidbuf), "%d", (int)p->pid);
+        else if (found > 0)
+            snprintf (pidbuf, sizeof (pidbuf), "%d?", (int)found);
+        else
+            snprintf (pidbuf, sizeof (pidbuf), "-");
+        int r = table_add (t, p->execid, pidbuf, idbuf, ranks,
+                           phase_names[p->phase], state, alive);
+        free (ranks);
+        if (r < 0)
+            goto nomem;
+    }
+    rc = 0;
+    goto done;
+nomem:
+    cli_error ("out of memory");
+done:
+    job_destroy (job);
+    return rc;
+}
+
+static int cmd_procs (struct cli *cli, int argc, char **argv)
+{
+    enum { OPT_JSON = 0x100 };
+    static const struct option longopts[] = {
+        {"json", no_argument, NULL, OPT_JSON},
+        CLI_COMMON_LONGOPTS,
+        {0},
+    };
+    static const char *const headers[] = {"EXECID", "PID",   "JOB",  "RANKS",
+                                          "PHASE",  "STATE", "ALIVE"};
+    struct alive a = {.procroot = getenv ("CAIRN_PROCROOT")};
+    struct jcli jc = {0};
+    struct table *t = NULL;
+    json_t *ids = NULL;
+    uint64_t *want = NULL;
+    bool json = false;
+    int opt, rc = 1, nwant;
+    struct stat sb;
+
+    while ((opt = getopt_long (argc, argv, CLI_COMMON_SHORTOPTS, longopts,
+                               NULL)) != -1) {
+        if (opt == OPT_JSON)
+            json = true;
+        else
+            cli_common_option (cli, opt, optarg);
+    }
+    if ((nwant = jcli_parse_ids (cli, argc - optind, argv + optind, &want)) < 0)
+        return 1;
+    if (jcli_open (&jc, cli, false) < 0)
+        goto done;
+    a.have_bootid = procfs_bootid (getenv ("CAIRN_BOOTID_FILE"), a.bootid,
+                                   sizeof (a.bootid)) == 0;
+    a.same_uid = stat (jc.statedir, &sb) == 0 && sb.st_uid == geteuid ();
+    if (nwant > 0) {
+        if (!(ids = json_array ()))
+            goto nomem;
+        for (int i = 0; i < nwant; i++)
+            json_array_append_new (ids, json_integer ((json_int_t)want[i]));
+    } else if (!(ids = job_ids (&jc, true)))
+        goto done;
+    if (!json && !(t = table_create (7, headers)))
+        goto nomem;
+    size_t i;
+    json_t *v;
+    json_array_foreach (ids, i, v)
+    {
+        if (procs_job (&jc, (uint64_t)json_integer_value (v), &a, json, t) < 0)
+            goto done;
+    }
+    if (t)
+        table_print (t, stdout);
+    rc = 0;
+    goto done;
+nomem:
+    cli_error ("out of memory");
+done:
+    table_destroy (t);
+    json_decref (ids);
+    free (want);
+    jcli_close (&jc);
+    return rc;
+}
+
+const struct cli_command cli_cmd_procs = {
+    "procs",
+    cmd_procs,
+    "[--json] [JOBID...]",
+    "List the processes the journal believes are running, and check them.",
+    "      --json          one JSON object per process, one a line\n"
+    "ALIVE says whether the recorded cairn-shim still exists (pidfd and\n"
+    "start time check): yes, no, or unknown when it cannot be told.\n",
+};

@@ -1,0 +1,367 @@
+/* cmd_jutil.c - helpers of the journal-reading subcommands (see
+ * cmd_journal.h).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "cli/cmd_journal.h"
+#include "core/eventlog.h"
+#include "core/jobid.h"
+#include "core/signame.h"
+
+int jcli_open (struct jcli *jc, struct cli *cli, bool writable)
+{
+    struct journal_opts opts = {.readonly = !writable};
+    struct cairn_error err = {{0}};
+    struct stat sb;
+    char *data = NULL;
+
+    memset (jc, 0, sizeof (*jc));
+    jc->cli = cli;
+    if (!(jc->statedir = cli_statedir (cli)))
+        return -1;
+    if (stat (jc->statedir, &sb) < 0) {
+        cli_error ("state dir %s: %s", jc->statedir, strerror (errno));
+        goto error;
+    }
+    /* journal_open() would create a journal when writable: check first
+     * that there is one, and say so the same way in both modes. */
+    if (asprintf (&data, "%s/journal/data.mdb", jc->statedir) < 0) {
+        data = NULL;
+        cli_error ("out of memory");
+        goto error;
+    }
+    if (S_ISDIR (sb.st_mode) && stat (data, &sb) < 0 && errno == ENOENT) {
+        cli_error ("no journal in %s (is this a cairn state dir?)",
+                   jc->statedir);
+        goto error;
+    }
+    if (!(jc->j = journal_open (jc->statedir, &opts, &err))) {
+        if (errno == ENOENT)
+            cli_error ("no journal in %s (is this a cairn state dir?)",
+                       jc->statedir);
+        else
+            cli_error ("%s", err.text);
+        goto error;
+    }
+    free (data);
+    return 0;
+error:
+    free (data);
+    free (jc->statedir);
+    jc->statedir = NULL;
+    return -1;
+}
+
+void jcli_close (struct jcli *jc)
+{
+    if (jc) {
+        journal_close (jc->j);
+        free (jc->statedir);
+        jc->j = NULL;
+        jc->statedir = NULL;
+    }
+}
+
+void jcli_f58 (uint64_t id, char *buf, size_t len)
+{
+    if (jobid_encode_f58 (id, buf, len) < 0)
+        snprintf (buf, len, "?");
+}
+
+void jcli_no_job (struct jcli *jc, uint64_t id)
+{
+    char f58[JOBID_STRLEN];
+    jcli_f58 (id, f58, sizeof (f58));
+    cli_error ("no job %ju (%s) in the journal of %s", (uintmax_t)id, f58,
+               jc->statedir);
+}
+
+struct readarg {
+    json_t *events;
+    bool bad;
+};
+
+static int
+read_cb (uint64_t id, uint32_t seq, const char *line, size_t len, void *arg)
+{
+    struct readarg *ra = arg;
+    json_t *entry = eventlog_entry_decode (line, len, NULL);
+    json_t *o;
+
+    if (!entry) {
+        if (errno == ENOMEM)
+            return -1;
+        ra->bad = true;
+        entry = json_stringn_nocheck (line, len);
+    }
+    if (!(o = json_pack ("{s:I s:o}", "seq", (json_int_t)seq, "event",
+                         entry)) ||
+        json_array_append_new (ra->events, o) < 0) {
+        errno = ENOMEM;
+        return -1;
+    }
+    return 0;
+}
+
+json_t *jcli_events (struct jcli *jc, uint64_t id, uint32_t from, bool *bad)
+{
+    struct cairn_error err = {{0}};
+    struct readarg ra = {.events = json_array ()};
+
+    if (!ra.events) {
+        cli_error ("out of memory");
+        return NULL;
+    }
+    if (journal_read_job (jc->j, id, from, read_cb, &ra, &err) < 0) {
+        if (errno == ENOENT)
+            jcli_no_job (jc, id);
+        else
+            cli_error ("%s: job %ju: %s", jc->statedir, (uintmax_t)id,
+                       err.text[0] ? err.text : strerror (errno));
+        json_decref (ra.events);
+        return NULL;
+    }
+    if (bad)
+        *bad = ra.bad;
+    return ra.events;
+}
+
+struct job *
+jcli_fold (uint64_t id, const json_t *events, struct cairn_error *err)
+{
+    struct job *job = job_create (id);
+    size_t i;
+    json_t *w;
+
+    if (!job) {
+        errset (err, ENOMEM, "out of memory");
+        return NULL;
+    }
+    json_array_foreach (events, i, w)
+    {
+        json_int_t seq = json_integer_value (json_object_get (w, "seq"));
+        json_t *entry = json_object_get (w, "event");
+        if (!json_is_object (entry)) {
+            errset (err, EINVAL, "seq %jd: malformed event", (intmax_t)seq);
+            goto error;
+        }
+        if (job_apply (job, entry, err) < 0) {
+            errprefix (err, "seq %jd", (intmax_t)seq);
+            goto error;
+        }
+    }
+    return job;
+error:
+    job_destroy (job);
+    return NULL;
+}
+
+struct job *jcli_load (struct jcli *jc, uint64_t id, json_t **eventsp)
+{
+    struct cairn_error err = {{0}};
+    json_t *events = jcli_events (jc, id, 0, NULL);
+    struct job *job;
+
+    if (!events)
+        return NULL;
+    if (!(job = jcli_fold (id, events, &err)))
+        cli_error ("job %ju in %s: %s (run cairn verify)", (uintmax_t)id,
+                   jc->statedir, err.text);
+    if (eventsp && job)
+        *eventsp = events;
+    else
+        json_decref (events);
+    return job;
+}
+
+const char *jcli_last_event (const json_t *events, double *t)
+{
+    json_t *w = json_array_get (events, json_array_size (events) - 1);
+    const char *name = "";
+    double ts = 0;
+
+    if (!w || eventlog_entry_parse (json_object_get (w, "event"), &ts, &name,
+                                    NULL) < 0)
+        name = "";
+    if (t)
+        *t = ts;
+    return name;
+}
+
+int jcli_parse_ids (struct cli *cli, int argc, char **argv, uint64_t **ids)
+{
+    *ids = NULL;
+    if (argc <= 0)
+        return 0;
+    if (!(*ids = calloc ((size_t)argc, sizeof (**ids)))) {
+        cli_error ("out of memory");
+        return -1;
+    }
+    for (int i = 0; i < argc; i++) {
+        if (cli_parse_jobid (cli, argv[i], &(*ids)[i]) < 0) {
+            free (*ids);
+            *ids = NULL;
+            return -1;
+        }
+    }
+    return argc;
+}
+
+double jcli_now (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_REALTIME, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void jcli_age (double s, char *buf, size_t len)
+{
+    if (s < 0)
+        s = 0;
+    if (s < 10)
+        snprintf (buf, len, "%.1fs", s);
+    else if (s < 100)
+        snprintf (buf, len, "%.0fs", s);
+    else if (s < 100 * 60)
+        snprintf (buf, len, "%.0fm", s / 60);
+    else if (s < 48 * 3600)
+        snprintf (buf, len, "%.0fh", s / 3600);
+    else
+        snprintf (buf, len, "%.0fd", s / 86400);
+}
+
+char *jcli_ranks (const struct idset *s)
+{
+    if (idset_empty (s))
+        return strdup ("-");
+    return idset_encode (s);
+}
+
+void jcli_status (int status, char *buf, size_t len)
+{
+    if (status < 0)
+        snprintf (buf, len, "unknown");
+    else
+        cli_wait_status_str (status, buf, len);
+}
+
+int jcli_print_json (json_t *o)
+{
+    char *s = o ? json_dumps (o, JSON_COMPACT) : NULL;
+    json_decref (o);
+    if (!s) {
+        cli_error ("out of memory");
+        return -1;
+    }
+    puts (s);
+    free (s);
+    return 0;
+}
+
+/* ---- tables ---- */
+
+struct table {
+    int ncols;
+    json_t *rows; /* arrays of strings; row 0 is the header */
+};
+
+struct table *table_create (int ncols, const char *const *headers)
+{
+    struct table *t = calloc (1, sizeof (*t));
+    json_t *h;
+
+    if (!t || !(t->rows = json_array ()) || !(h = json_array ()) ||
+        json_array_append_new (t->rows, h) < 0)
+        goto error;
+    t->ncols = ncols;
+    for (int i = 0; i < ncols; i++)
+        if (json_array_append_new (h, json_string (headers[i])) < 0)
+            goto error;
+    return t;
+error:
+    table_destroy (t);
+    errno = ENOMEM;
+    return NULL;
+}
+
+void table_destroy (struct table *t)
+{
+    if (t) {
+        int saved = errno;
+        json_decref (t->rows);
+        free (t);
+        errno = saved;
+    }
+}
+
+int table_add (struct table *t, ...)
+{
+    json_t *row = json_array ();
+    va_list ap;
+
+    if (!row)
+        return -1;
+    va_start (ap, t);
+    for (int i = 0; i < t->ncols; i++) {
+        const char *s = va_arg (ap, const char *);
+        json_t *cell = json_string (s ? s : "-");
+        if (!cell) /* not UTF-8: keep the column */
+            cell = json_string ("?");
+        if (json_array_append_new (row, cell) < 0) {
+            va_end (ap);
+            json_decref (row);
+            errno = ENOMEM;
+            return -1;
+        }
+    }
+    va_end (ap);
+    if (json_array_append_new (t->rows, row) < 0) {
+        errno = ENOMEM;
+        return -1;
+    }
+    return 0;
+}
+
+/* Display width of UTF-8 text: one column per character. */
+static size_t width (const char *s)
+{
+    size_t w = 0;
+    for (; *s; s++)
+        if (((unsigned char)*s & 0xc0) != 0x80)
+            w++;
+    return w;
+}
+
+void table_print (const struct table *t, FILE *f)
+{
+    size_t w[32] = {0};
+    int ncols = t->ncols < 32 ? t->ncols : 32;
+    size_t r;
+    json_t *row;
+
+    json_array_foreach (t->rows, r, row)
+    {
+        for (int i = 0; i < ncols; i++) {
+            size_t cw = width (json_string_value (json_array_get (row, i)));
+            if (cw > w[i])
+                w[i] = cw;
+        }
+    }
+    json_array_foreach (t->rows, r, row)
+    {
+        for (int i = 0; i < ncols; i++) {
+            const char *s = json_string_value (json_array_get (row, i));
+            if (i == ncols - 1)
+                fprintf (f, "%s\n", s);
+            else
+                fprintf (f, "%s%*s  ", s, (int)(w[i] - width (s)), "");
+        }
+    }
+}
