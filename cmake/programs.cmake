@@ -4,6 +4,12 @@ set(CLI ${CMAKE_SOURCE_DIR}/src/cli)
 # cairn-shim links nothing but libc: it is spawned for every process.
 if(EXISTS ${CLI}/cairn-shim.c)
   add_executable(cairn-shim ${CLI}/cairn-shim.c)
+  # Static: no dynamic loader work on each of the many shim starts (measured
+  # 1.7x the cost of a bare spawn, against 2.2x dynamic). Sanitizer runtimes
+  # need dynamic linking.
+  if(NOT SANITIZE)
+    target_link_options(cairn-shim PRIVATE -static)
+  endif()
   install(TARGETS cairn-shim DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/cairn)
 endif()
 

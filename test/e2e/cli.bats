@@ -1,0 +1,248 @@
+#!/usr/bin/env bats
+# The cairn client against a real cairnd: exit statuses like a shell's,
+# cancel, kill, list, following a job across a cairnd restart, error
+# messages, and the demo.
+load lib
+
+setup() {
+    cairnd_start '{"release-after": 0}'
+}
+
+teardown() {
+    # a test that failed half-way may leave a `cairn run` behind
+    if [ -n "${RUN_PID:-}" ]; then
+        kill "$RUN_PID" 2>/dev/null || true
+        wait "$RUN_PID" 2>/dev/null || true
+    fi
+    cairnd_stop
+    assert_no_leftover
+}
+
+# cairn run ARGS... in the background; its stdout and stderr go to
+# $BATS_TEST_TMPDIR/run.out and .err, its exit status to run.rc.
+run_bg() {
+    (
+        set +e # bats runs tests under set -e: keep the status
+        "$B/cairn" --statedir "$STATEDIR" run "$@" \
+            >"$BATS_TEST_TMPDIR/run.out" 2>"$BATS_TEST_TMPDIR/run.err"
+        echo $? >"$BATS_TEST_TMPDIR/run.rc"
+    ) 3>&- &
+    RUN_PID=$!
+}
+
+# Wait up to $1 seconds for the background run to end; its status in RUN_RC.
+run_wait() {
+    local i
+    for i in $(seq 1 $(($1 * 20))); do
+        if [ -s "$BATS_TEST_TMPDIR/run.rc" ]; then
+            wait "$RUN_PID" 2>/dev/null || true
+            RUN_PID=
+            RUN_RC=$(cat "$BATS_TEST_TMPDIR/run.rc")
+            return 0
+        fi
+        sleep 0.05
+    done
+    echo "cairn run did not end within $1s; it printed:" >&2
+    cat "$BATS_TEST_TMPDIR/run.out" "$BATS_TEST_TMPDIR/run.err" >&2
+    return 1
+}
+
+# Wait until job $1 is listed in state $2 (default run).
+wait_state() {
+    local i
+    for i in $(seq 1 200); do
+        cairn list --json | jq -e --argjson id "$1" --arg st "${2:-run}" \
+            '.jobs[] | select(.id == $id and .state == $st)' >/dev/null \
+            && return 0
+        sleep 0.05
+    done
+    echo "job $1 never in state ${2:-run}; list:" >&2
+    cairn list >&2
+    return 1
+}
+
+@test "run -N 2 -- true exits 0 and prints each response" {
+    run cairn run -N 2 -- true
+    [ "$status" -eq 0 ]
+    [[ "${lines[0]}" =~ ^job\ [0-9]+\ \(ƒ[1-9A-HJ-NP-Za-km-z]+\)\ submitted$ ]]
+    [[ "${lines[1]}" =~ ^[0-9]+\.[0-9]{3}s\ start$ ]]
+    [[ "$output" == *"s finish status 0 (exit 0)"* ]]
+    [[ "${lines[-1]}" =~ s\ release\ ranks\ 0-1\ final$ ]]
+}
+
+@test "run exits with the job's exit code" {
+    run cairn run -- sh -c 'exit 3'
+    [ "$status" -eq 3 ]
+    [[ "$output" == *"finish status 768 (exit 3)"* ]]
+}
+
+@test "run exits 128+N for a job killed by signal N" {
+    run cairn run -- sh -c 'kill -9 $$'
+    [ "$status" -eq 137 ]
+    [[ "$output" == *"finish status 9 (killed by SIGKILL)"* ]]
+}
+
+@test "run --json prints the raw responses" {
+    run cairn run --json --id 77 -N 2 -- true
+    [ "$status" -eq 0 ]
+    [ "${#lines[@]}" -eq 3 ]
+    echo "$output" | jq -e -s 'all(.matchtag == 1 and .payload.id == 77)'
+    echo "$output" | jq -e -s '.[0].payload.type == "start"
+        and .[1].payload.data.status == 0
+        and .[2].payload.data == {"ranks": "0-1", "final": true}'
+}
+
+@test "run accepts the job id in F58 and prints both forms" {
+    run cairn run --id ƒ21 -- true
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = "job 58 (ƒ21) submitted" ]
+}
+
+@test "run -t sets a time limit that ends the job" {
+    run cairn run -N 2 -t 1s -- sleep 30
+    [ "$status" -eq 142 ] # SIGALRM, as Flux's shell gets it
+    [[ "$output" == *"exception timeout (severity 0)"* ]]
+}
+
+@test "run with an id cairnd already has fails without running it again" {
+    cairn run --id 5 -- true
+    run cairn run --id 5 -- touch "$BATS_TEST_TMPDIR/ran-twice"
+    [ "$status" -eq 1 ]
+    [ "${lines[-1]}" = "cairn: start: job 5 already exists" ]
+    [ ! -e "$BATS_TEST_TMPDIR/ran-twice" ]
+}
+
+@test "cancel of a sleep 30 job makes run exit non-zero within seconds" {
+    run_bg --id 55 -N 2 -- sleep 30
+    wait_state 55
+    run cairn cancel --note "no longer needed" 55
+    [ "$status" -eq 0 ]
+    [ -z "$output" ]
+    run_wait 10
+    [ "$RUN_RC" -eq 143 ]
+    grep -q "exception cancel (severity 0): no longer needed" \
+        "$BATS_TEST_TMPDIR/run.out"
+    grep -q "release ranks 0-1 final" "$BATS_TEST_TMPDIR/run.out"
+}
+
+@test "kill -s INT signals the job's processes" {
+    run_bg --id 56 -- sleep 30
+    wait_state 56
+    run cairn kill -s INT ƒz
+    [ "$status" -eq 1 ]
+    [ "$output" = "cairn: kill: job 57 not found" ]
+    run cairn kill -s INT 56
+    [ "$status" -eq 0 ]
+    [ -z "$output" ]
+    run_wait 10
+    [ "$RUN_RC" -eq 130 ]
+}
+
+@test "list shows a running job in a table" {
+    run_bg --id 4242 -N 3 -- sleep 30
+    wait_state 4242
+    run cairn list
+    [ "$status" -eq 0 ]
+    [[ "${lines[0]}" =~ ^ID\ +F58\ +STATE\ +RANKS\ +RELEASED\ +AGE$ ]]
+    [[ "$output" =~ 4242\ +ƒ2G9\ +run\ +0-2\ +-\ +[0-9.]+s ]]
+    run cairn list --json
+    [ "$status" -eq 0 ]
+    echo "$output" | jq -e '.jobs[] | select(.id == 4242) | .ranks == "0-2"'
+    cairn cancel 4242
+    run_wait 10
+}
+
+@test "list of an idle cairnd prints the header only" {
+    run cairn list
+    [ "$status" -eq 0 ]
+    [ "${#lines[@]}" -eq 1 ]
+    [[ "${lines[0]}" == ID* ]]
+}
+
+@test "run --detach exits 0 once cairnd answers; the job goes on" {
+    run cairn run --detach --id 99 -- sleep 30
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = "job 99 (ƒ2i) submitted" ]
+    wait_state 99
+    cairn cancel 99
+}
+
+@test "run follows its job across a cairnd restart" {
+    run_bg --id 88 -N 2 -- sh -c 'sleep 2; exit 4'
+    wait_state 88
+    cairnd_stop
+    sleep 0.5
+    cairnd_launch
+    run_wait 20
+    [ "$RUN_RC" -eq 4 ]
+    grep -q "cairnd went away; reconnecting" "$BATS_TEST_TMPDIR/run.err"
+    grep -q "s reattached$" "$BATS_TEST_TMPDIR/run.out"
+    grep -q "finish status 1024 (exit 4)" "$BATS_TEST_TMPDIR/run.out"
+    [ "$(grep -c ' start$' "$BATS_TEST_TMPDIR/run.out")" -eq 1 ]
+    [ "$(grep -c 'final$' "$BATS_TEST_TMPDIR/run.out")" -eq 1 ]
+}
+
+@test "run follows its job across a cairnd crash (SIGKILL)" {
+    run_bg --id 89 -N 2 -- sh -c 'sleep 1; exit 6'
+    wait_state 89
+    cairnd_crash
+    sleep 2 # the job ends while cairnd is down
+    cairnd_launch
+    run_wait 20
+    [ "$RUN_RC" -eq 6 ]
+    grep -q "finish status 1536 (exit 6)" "$BATS_TEST_TMPDIR/run.out"
+    [ "$(grep -c 'final$' "$BATS_TEST_TMPDIR/run.out")" -eq 1 ]
+}
+
+@test "run gives up when cairnd does not come back in time" {
+    CAIRN_RECONNECT_TIMEOUT=1 run_bg --id 90 -- sleep 30
+    wait_state 90
+    cairnd_stop
+    run_wait 10
+    [ "$RUN_RC" -eq 1 ]
+    grep -q "cairnd went away; reconnecting" "$BATS_TEST_TMPDIR/run.err"
+    grep -q "cairn: gave up reconnecting after 1s: cannot connect" \
+        "$BATS_TEST_TMPDIR/run.err"
+    cairnd_launch # the job ran on without cairnd: end it
+    cairn cancel 90
+}
+
+@test "errors: unknown job, bad id, no cairnd, unknown command" {
+    run cairn cancel 12
+    [ "$status" -eq 1 ]
+    [ "$output" = "cairn: cancel: job 12 not found" ]
+    run cairn cancel 12x
+    [ "$status" -eq 1 ]
+    [[ "$output" == "cairn: cancel: invalid job id"* ]]
+    run cairn kill -s NOPE 12
+    [ "$status" -eq 2 ]
+    run "$B/cairn" frobnicate
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"unknown command 'frobnicate'"* ]]
+    run "$B/cairn" --statedir "$BATS_TEST_TMPDIR/nothing" list
+    [ "$status" -eq 1 ]
+    [ "$output" = "cairn: cannot connect to cairnd at $BATS_TEST_TMPDIR/nothing/cairn.sock: No such file or directory (is cairnd running?)" ]
+}
+
+@test "the state dir comes from --statedir anywhere, the env, or -c" {
+    run "$B/cairn" list --statedir "$STATEDIR"
+    [ "$status" -eq 0 ]
+    CAIRN_STATEDIR=$STATEDIR run "$B/cairn" list
+    [ "$status" -eq 0 ]
+    printf '{"statedir": "%s"}\n' "$STATEDIR" >"$BATS_TEST_TMPDIR/c.json"
+    env -u CAIRN_STATEDIR "$B/cairn" -c "$BATS_TEST_TMPDIR/c.json" list
+    printf '{"statedir": 5}\n' >"$BATS_TEST_TMPDIR/bad.json"
+    run env -u CAIRN_STATEDIR "$B/cairn" -c "$BATS_TEST_TMPDIR/bad.json" list
+    [ "$status" -eq 1 ]
+    [[ "$output" == "cairn: $BATS_TEST_TMPDIR/bad.json: statedir"* ]]
+}
+
+@test "demo runs its four jobs as expected and cleans up" {
+    mkdir "$BATS_TEST_TMPDIR/demo"
+    TMPDIR=$BATS_TEST_TMPDIR/demo run "$B/cairn" demo
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"All 4 jobs ended as expected."* ]]
+    [[ "$output" == *"tolerate  <- exception prolog (severity 2)"* ]]
+    [ -z "$(ls -A "$BATS_TEST_TMPDIR/demo")" ]
+}

@@ -1,0 +1,127 @@
+# lib.bash - shared by the e2e tests: a real cairnd in a temporary state dir.
+#
+#   load lib
+#   setup()    { cairnd_start '{"release-after": 0}'; }
+#   teardown() { cairnd_stop; }
+#   @test ... { run cairn run -- true; [ "$status" -eq 0 ]; }
+
+B=${CAIRN_BUILD_DIR:?CAIRN_BUILD_DIR must name the build directory}
+
+# Start cairnd with the given JSON config text (default {}).
+cairnd_start() {
+    STATEDIR=${STATEDIR:-$BATS_TEST_TMPDIR/state}
+    CAIRN_CONF=$BATS_TEST_TMPDIR/cairn.conf
+    printf '%s\n' "${1:-{\}}" >"$CAIRN_CONF"
+    cairnd_launch
+}
+
+# (Re)start cairnd on the existing state dir and config.
+cairnd_launch() {
+    CAIRN_TEST_TAG=$BATS_TEST_TMPDIR \
+        "$B/cairnd" -c "$CAIRN_CONF" --statedir "$STATEDIR" \
+        2>>"$BATS_TEST_TMPDIR/cairnd.log" &
+    CAIRND_PID=$!
+    local i
+    for i in $(seq 1 200); do
+        [ -S "$STATEDIR/cairn.sock" ] && kill -0 "$CAIRND_PID" 2>/dev/null \
+            && "$B/cairn" --statedir "$STATEDIR" list >/dev/null 2>&1 && return 0
+        kill -0 "$CAIRND_PID" 2>/dev/null || break
+        sleep 0.05
+    done
+    echo "cairnd did not start; its log:" >&2
+    cat "$BATS_TEST_TMPDIR/cairnd.log" >&2
+    return 1
+}
+
+# Stop cairnd (SIGTERM, or the signal given) and wait for it.
+cairnd_stop() {
+    [ -n "${CAIRND_PID:-}" ] || return 0
+    kill -"${1:-TERM}" "$CAIRND_PID" 2>/dev/null || true
+    wait "$CAIRND_PID" 2>/dev/null || true
+    CAIRND_PID=
+}
+
+# Kill cairnd with SIGKILL, as a crash would.
+cairnd_crash() {
+    cairnd_stop KILL
+}
+
+cairn() {
+    "$B/cairn" --statedir "$STATEDIR" "$@"
+}
+
+# Event names of a job, comma separated, in journal order.
+event_names() {
+    cairn eventlog "$1" --json | jq -r .name | paste -sd, -
+}
+
+# Contexts of a job's events with a given name, one compact JSON per line.
+events_named() {
+    cairn eventlog "$1" --json | jq -c "select(.name == \"$2\") | .context"
+}
+
+# Wait (up to $2 seconds, default 10) until job $1 has an event named $3.
+wait_event() {
+    local id=$1 t=${2:-10} name=$3 i
+    for i in $(seq 1 $((t * 20))); do
+        cairn eventlog "$id" --json 2>/dev/null \
+            | jq -s -e --arg n "$name" 'any(.[]; .name == $n)' >/dev/null 2>&1 \
+            && return 0
+        sleep 0.05
+    done
+    echo "job $id: no $name event after ${t}s; events: $(event_names "$id")" >&2
+    return 1
+}
+
+# A script file from the here-doc on stdin, made executable; prints its path.
+script() {
+    local f=$BATS_TEST_TMPDIR/$1
+    cat >"$f"
+    chmod +x "$f"
+    echo "$f"
+}
+
+# No process started for this test may outlive it. Reports them, kills
+# them (so one failure does not leak into the next test) and fails.
+assert_no_leftover() {
+    local pids="" p
+    for p in $(grep -l "^CAIRN_TEST_TAG=" /proc/[0-9]*/environ 2>/dev/null \
+               | cut -d/ -f3); do
+        { tr '\0' '\n' <"/proc/$p/environ" \
+              | grep -qx "CAIRN_TEST_TAG=$BATS_TEST_TMPDIR"; } 2>/dev/null \
+            && [ "$p" != "${CAIRND_PID:-}" ] && pids="$pids $p"
+    done
+    [ -z "$pids" ] && return 0
+    echo "left running:" >&2
+    ps -o pid,args -p $pids >&2 || true
+    kill -9 $pids 2>/dev/null || true
+    return 1
+}
+
+# One request to cairnd: rpc TOPIC 'JSON-PAYLOAD'. Prints the response
+# payload, or "error ERRNUM ERRSTR" (and fails) for an error response.
+rpc() {
+    python3 - "$STATEDIR/cairn.sock" "$1" "$2" <<'PY'
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+f = s.makefile("rw")
+f.write(json.dumps({"topic": sys.argv[2], "matchtag": 1,
+                    "payload": json.loads(sys.argv[3])}) + "\n")
+f.flush()
+r = json.loads(f.readline())
+if "errnum" in r:
+    print("error", r["errnum"], r["errstr"])
+    sys.exit(1)
+print(json.dumps(r["payload"]))
+PY
+}
+
+# pid of the shim running job $1's $2 process on rank $3
+shim_pid() {
+    cairn eventlog "$1" --json | jq -rs --arg ph "$2" --arg r "$3" '
+        (map(select(.name=="proc-intent" and .context.phase==$ph
+                    and .context.ranks==$r)) | .[0].context.execid) as $x
+        | map(select(.name=="proc-spawn" and .context.execid==$x))
+        | .[0].context.pid'
+}

@@ -1,0 +1,222 @@
+#!/usr/bin/env bats
+# Failure policies through a real cairnd (issue 4): timeouts, kill
+# escalation, time limits, exceptions from outside, critical ranks and
+# tolerated prolog failures.
+load lib
+
+teardown() {
+    cairnd_stop
+    [ -n "${STRAY:-}" ] && kill -9 $STRAY 2>/dev/null
+    assert_no_leftover
+}
+
+prolog_exits() { # a per-rank prolog exiting with the code in file exit-RANK
+    script prolog.sh <<'SH'
+#!/bin/sh
+f="$(dirname "$0")/exit-$CAIRN_RANK"
+[ -e "$f" ] && exit "$(cat "$f")"
+exit 0
+SH
+}
+
+@test "prolog timeout: term, fatal prolog exception 'timed out', epilog runs" {
+    P=$(script p.sh <<'SH'
+#!/bin/sh
+sleep 30
+SH
+)
+    E=$(script e.sh <<'SH'
+#!/bin/sh
+exit 0
+SH
+)
+    cairnd_start "{\"prolog\": {\"command\": [\"$P\"], \"timeout\": \"0.5s\", \"kill-timeout\": \"0.2s\"},
+                   \"epilog\": {\"command\": [\"$E\"]}}"
+    run cairn run -N 2 --id 201 -- true
+    [ "$status" -ne 0 ]
+    exc=$(events_named 201 exception)
+    [ "$(jq -r .type <<<"$exc")" = prolog ]
+    [ "$(jq .severity <<<"$exc")" -eq 0 ]
+    [ "$(jq -r .note <<<"$exc")" = "prolog failed on ranks 0-1: timed out" ]
+    [ "$(events_named 201 proc-signal | jq -r .reason | head -1)" = timeout ]
+    wait_event 201 5 clean
+    [ "$(events_named 201 epilog-finish | jq .status)" -eq 0 ]
+}
+
+@test "epilog timeout: severity-2 epilog exception and a drain; job ends 0" {
+    E=$(script e.sh <<'SH'
+#!/bin/sh
+[ "$CAIRN_RANK" = 1 ] && sleep 30
+exit 0
+SH
+)
+    cairnd_start "{\"epilog\": {\"command\": [\"$E\"], \"per-rank\": true, \"timeout\": \"0.5s\", \"kill-timeout\": \"0.2s\"}, \"release-after\": 0}"
+    run cairn run -N 2 --id 202 -- true
+    [ "$status" -eq 0 ]
+    exc=$(events_named 202 exception)
+    [ "$(jq -r .type <<<"$exc")" = epilog ]
+    [ "$(jq .severity <<<"$exc")" -eq 2 ]
+    [ "$(jq -r .note <<<"$exc")" = "epilog failed on rank 1: timed out" ]
+    [ "$(events_named 202 drain | jq -r .ranks)" = 1 ]
+}
+
+@test "a shell that ignores SIGTERM is killed after exec.kill-timeout" {
+    cairnd_start '{"exec": {"kill-timeout": "0.3s"}}'
+    cairn run --id 203 -- sh -c 'trap "" TERM; while :; do sleep 0.05; done' 3>&- &
+    wait_event 203 5 proc-spawn
+    sleep 0.2
+    cairn cancel 203
+    wait_event 203 10 clean
+    run sh -c "$B/cairn --statedir $STATEDIR eventlog 203 --json | jq -r 'select(.name==\"proc-signal\") | \"\(.context.signum) \(.context.reason)\"'"
+    [ "${lines[0]}" = "15 terminate" ]
+    [ "${lines[1]}" = "9 kill" ]
+    [ "$(events_named 203 finish | jq .status)" -eq 9 ]
+}
+
+@test "an unkillable shell: given up after max-kill-count, rank drained, job ends" {
+    # kill-signal SIGUSR1, which the shell ignores: as good as unkillable
+    cairnd_start '{"exec": {"kill-timeout": "0.2s", "kill-signal": "SIGUSR1", "max-kill-count": 2}}'
+    cairn run --id 204 -- sh -c 'trap "" TERM USR1; echo $$ > '"$BATS_TEST_TMPDIR"'/pid; while :; do sleep 0.05; done' 3>&- &
+    wait_event 204 5 proc-spawn
+    sleep 0.2
+    cairn cancel 204
+    wait_event 204 10 clean
+    STRAY=$(cat "$BATS_TEST_TMPDIR/pid")
+    [ "$(events_named 204 proc-signal | jq -r .signum | paste -sd,)" = "15,10,10" ]
+    [[ "$(events_named 204 proc-lost | jq -r .note)" == "unkillable: still running after 2 kill signals" ]]
+    [ "$(events_named 204 drain | jq -r .ranks)" = 0 ]
+    [[ "$(events_named 204 drain | jq -r .reason)" == "shell for job 204: unkillable"* ]]
+    kill -9 "$STRAY"
+}
+
+@test "time limit from R: timeout exception, SIGALRM first" {
+    cairnd_start '{"exec": {"kill-timeout": "0.3s"}}'
+    run cairn run -t 0.5s --id 205 -- sleep 30
+    [ "$status" -ne 0 ]
+    exc=$(events_named 205 exception)
+    [ "$(jq -r .type <<<"$exc")" = timeout ]
+    [ "$(jq .severity <<<"$exc")" -eq 0 ]
+    [ "$(events_named 205 proc-signal | jq -r .signum | head -1)" -eq 14 ]
+    [ "$(events_named 205 finish | jq .status)" -eq 14 ]
+}
+
+@test "time limit from an expiration request" {
+    cairnd_start '{}'
+    cairn run --id 206 -- sleep 30 3>&- &
+    wait_event 206 5 proc-spawn
+    exp=$(awk -v t="$(date +%s.%N)" 'BEGIN { printf "%.3f", t + 0.3 }')
+    run rpc expiration "{\"id\": 206, \"expiration\": $exp}"
+    [ "$status" -eq 0 ]
+    wait_event 206 10 clean
+    [ "$(events_named 206 exception | jq -r .type)" = timeout ]
+}
+
+@test "an exception's wait_status becomes the finish status" {
+    cairnd_start '{}'
+    cairn run --id 207 -- sleep 30 3>&- &
+    wait_event 207 5 proc-spawn
+    run rpc exception '{"id": 207, "type": "cancel", "severity": 0, "note": "by test", "wait_status": 3840}'
+    [ "$status" -eq 0 ]
+    wait_event 207 10 clean
+    [ "$(events_named 207 finish | jq .status)" -eq 3840 ]
+}
+
+@test "a severity>0 exception is recorded and kills nothing" {
+    cairnd_start '{}'
+    cairn run --id 208 -- sleep 2 3>&- &
+    wait_event 208 5 proc-spawn
+    run rpc exception '{"id": 208, "type": "notice", "severity": 3, "note": "fyi"}'
+    echo "$output"
+    [ "$status" -eq 0 ]
+    wait_event 208 10 clean
+    [ "$(events_named 208 proc-signal | wc -l)" -eq 0 ]
+    [ "$(events_named 208 finish | jq .status)" -eq 0 ]
+}
+
+@test "losing a shell on a non-critical rank: node-failure, job goes on" {
+    cairnd_start '{}'
+    cairn run -N 2 --id 209 -- sleep 3 3>&- &
+    wait_event 209 5 start
+    run rpc critical-ranks '{"id": 209, "ranks": "0"}'
+    [ "$status" -eq 0 ]
+    for i in $(seq 50); do [ "$(events_named 209 proc-spawn | wc -l)" -eq 2 ] && break; sleep 0.05; done
+    kill -9 "$(shim_pid 209 shell 1)"
+    wait_event 209 10 clean
+    exc=$(events_named 209 exception)
+    [ "$(jq -r .type <<<"$exc")" = node-failure ]
+    [ "$(jq .severity <<<"$exc")" -eq 2 ]
+    [ "$(events_named 209 drain | jq -r .ranks)" = 1 ]
+    [ "$(events_named 209 finish | jq .status)" -eq 0 ]
+}
+
+@test "losing a shell on a critical rank is fatal" {
+    cairnd_start '{}'
+    cairn run -N 2 --id 210 -- sleep 30 3>&- &
+    wait_event 210 5 start
+    for i in $(seq 50); do [ "$(events_named 210 proc-spawn | wc -l)" -eq 2 ] && break; sleep 0.05; done
+    kill -9 "$(shim_pid 210 shell 1)"
+    wait_event 210 10 clean
+    exc=$(events_named 210 exception | head -1)
+    [ "$(jq -r .type <<<"$exc")" = exec ]
+    [ "$(jq .severity <<<"$exc")" -eq 0 ]
+}
+
+@test "tolerable prolog exit within the allowance: job runs on the rest, ends 0" {
+    P=$(prolog_exits)
+    echo 42 >"$BATS_TEST_TMPDIR/exit-1"
+    cairnd_start "{\"prolog\": {\"command\": [\"$P\"], \"per-rank\": true, \"tolerable-exit-codes\": [42]}, \"release-after\": -1}"
+    run cairn run -N 3 --prolog-failures-allowed 1 --id 211 -- sh -c 'echo $CAIRN_JOB_RANKS'
+    [ "$status" -eq 0 ]
+    exc=$(events_named 211 exception)
+    [ "$(jq -r .type <<<"$exc")" = prolog ]
+    [ "$(jq .severity <<<"$exc")" -eq 2 ]
+    [ "$(jq -r .ranks <<<"$exc")" = 1 ]
+    [ "$(events_named 211 drain | jq -r .ranks)" = 1 ]
+    [ "$(events_named 211 proc-intent | jq -r 'select(.phase=="shell") | .ranks' | paste -sd,)" = "0,2" ]
+    events_named 211 log | grep -q '"data":"0,2\\n"'
+    # rank 1 released early (non-final), the others at the end
+    [ "$(events_named 211 release | paste -sd' ')" = '{"ranks":"1","final":false} {"ranks":"0,2","final":true}' ]
+}
+
+@test "one tolerable failure too many is fatal" {
+    P=$(prolog_exits)
+    echo 42 >"$BATS_TEST_TMPDIR/exit-0"
+    echo 42 >"$BATS_TEST_TMPDIR/exit-1"
+    cairnd_start "{\"prolog\": {\"command\": [\"$P\"], \"per-rank\": true, \"tolerable-exit-codes\": [42]}}"
+    run cairn run -N 3 --prolog-failures-allowed 1 --id 212 -- true
+    [ "$status" -ne 0 ]
+    [ "$(events_named 212 exception | jq -r .note)" = "prolog failed on 2 ranks (0-1), more than the 1 allowed" ]
+    [ "$(events_named 212 start | wc -l)" -eq 0 ]
+}
+
+@test "a non-tolerable prolog exit is fatal even with an allowance" {
+    P=$(prolog_exits)
+    echo 1 >"$BATS_TEST_TMPDIR/exit-2"
+    cairnd_start "{\"prolog\": {\"command\": [\"$P\"], \"per-rank\": true, \"tolerable-exit-codes\": [42]}}"
+    run cairn run -N 3 --prolog-failures-allowed 2 --id 213 -- true
+    [ "$status" -ne 0 ]
+    [ "$(events_named 213 exception | jq -r .note)" = "prolog failed on rank 2: exit 1" ]
+}
+
+@test "fail-ranks from an outside service during the prolog" {
+    P=$(script p.sh <<'SH'
+#!/bin/sh
+sleep 2
+exit 0
+SH
+)
+    cairnd_start "{\"prolog\": {\"command\": [\"$P\"], \"per-rank\": true}}"
+    cairn run -N 3 --prolog-failures-allowed 1 --id 214 -- true 3>&- &
+    wait_event 214 5 prolog-start
+    run rpc fail-ranks '{"id": 214, "ranks": "2", "note": "rabbit mount failed"}'
+    [ "$status" -eq 0 ]
+    wait_event 214 10 clean
+    [ "$(events_named 214 exception | jq -r .ranks)" = 2 ]
+    [[ "$(events_named 214 exception | jq -r .note)" == *": rabbit mount failed" ]]
+    [ "$(events_named 214 drain | jq -r .ranks)" = 2 ]
+    [ "$(events_named 214 finish | jq .status)" -eq 0 ]
+    # after the prolog, fail-ranks is refused with a reason
+    run rpc fail-ranks '{"id": 214, "ranks": "1"}'
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"already clean"* ]]
+}

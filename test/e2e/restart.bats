@@ -1,0 +1,199 @@
+#!/usr/bin/env bats
+# cairnd survives SIGKILL (issue 5): replay, pidfd reconciliation, exit
+# statuses recovered from the shims, timers re-armed, at most once.
+load lib
+
+teardown() {
+    cairnd_stop
+    assert_no_leftover
+}
+
+# Restart with a fresh environment (no crash point).
+restart() {
+    unset CAIRN_CRASH_AT CAIRN_BOOTID_FILE
+    cairnd_launch
+}
+
+# Per-rank prolog/epilog that log to $BATS_TEST_TMPDIR/runlog and take the
+# time in file sleep-PHASE (default 0).
+perilog() {
+    script cmd.sh <<'SH'
+#!/bin/sh
+d=$(dirname "$0")
+echo "$CAIRN_PHASE $CAIRN_JOB_ID ${CAIRN_RANK:-all}" >>"$d/runlog"
+[ -e "$d/sleep-$CAIRN_PHASE" ] && sleep "$(cat "$d/sleep-$CAIRN_PHASE")"
+[ -e "$d/exit-$CAIRN_PHASE-${CAIRN_RANK:-all}" ] && exit "$(cat "$d/exit-$CAIRN_PHASE-${CAIRN_RANK:-all}")"
+exit 0
+SH
+}
+
+conf() { # extra JSON members
+    local c
+    c=$(perilog)
+    echo "{\"prolog\": {\"command\": [\"$c\"], \"per-rank\": true},
+           \"epilog\": {\"command\": [\"$c\"], \"per-rank\": true}${1:+, $1}}"
+}
+
+@test "SIGKILL during the prolog, processes still running: job ends normally" {
+    echo 1 >"$BATS_TEST_TMPDIR/sleep-prolog"
+    cairnd_start "$(conf)"
+    cairn run -N 2 --id 301 -- true >"$BATS_TEST_TMPDIR/run.out" 2>&1 3>&- &
+    RUNPID=$!
+    wait_event 301 5 proc-spawn
+    cairnd_crash
+    restart
+    wait "$RUNPID"
+    wait_event 301 10 clean
+    [ "$(events_named 301 finish | jq .status)" -eq 0 ]
+    [ "$(events_named 301 proc-lost | wc -l)" -eq 0 ]
+    [ "$(grep -c '^prolog 301' "$BATS_TEST_TMPDIR/runlog")" -eq 2 ]
+}
+
+@test "prolog ends while cairnd is down (0 and non-zero): statuses recovered" {
+    echo 0.3 >"$BATS_TEST_TMPDIR/sleep-prolog"
+    echo 1 >"$BATS_TEST_TMPDIR/exit-prolog-1"
+    cairnd_start "$(conf)"
+    cairn run -N 2 --id 302 -- true 3>&- &
+    wait_event 302 5 proc-spawn
+    cairnd_crash
+    sleep 0.8   # both prologs end while nobody watches
+    restart
+    wait_event 302 10 clean
+    # the real status, as if seen live: rank 1 failed with exit 1
+    [ "$(events_named 302 exception | jq -r .note)" = "prolog failed on rank 1: exit 1" ]
+    [ "$(events_named 302 proc-lost | wc -l)" -eq 0 ]
+    [ "$(grep -c '^prolog 302' "$BATS_TEST_TMPDIR/runlog")" -eq 2 ]
+}
+
+@test "SIGKILL during the shells: the job's real status after restart" {
+    cairnd_start '{}'
+    cairn run -N 2 --id 303 -- sh -c 'sleep 0.5; exit 5' 3>&- &
+    RUNPID=$!
+    wait_event 303 5 start
+    for i in $(seq 50); do [ "$(events_named 303 proc-spawn | wc -l)" -eq 2 ] && break; sleep 0.05; done
+    cairnd_crash
+    sleep 1
+    restart
+    rc=0
+    wait "$RUNPID" || rc=$?
+    [ "$rc" -eq 5 ]
+    [ "$(events_named 303 finish | jq .status)" -eq 1280 ]
+}
+
+@test "SIGKILL during the epilog with some ranks released: none released twice" {
+    echo 0.2 >"$BATS_TEST_TMPDIR/sleep-epilog"
+    cairnd_start "$(conf '"release-after": 0')"
+    cairn run -N 3 --id 304 -- true 3>&- &
+    RUNPID=$!
+    for i in $(seq 100); do [ "$(events_named 304 release | wc -l)" -ge 1 ] && break; sleep 0.05; done
+    cairnd_crash
+    sleep 0.5
+    restart
+    wait "$RUNPID"
+    wait_event 304 10 clean
+    [ "$(events_named 304 release | jq -r .ranks | tr , '\n' | sort | paste -sd,)" = "0,1,2" ]
+    [ "$(events_named 304 release | jq -r 'select(.final) | .ranks' | wc -l)" -eq 1 ]
+}
+
+@test "crash at each point around a spawn: the command runs at most once, exactly once on success" {
+    for point in exec.spawn.before exec.spawn.after journal.commit.before journal.commit.after exec.respond.before; do
+        rm -f "$BATS_TEST_TMPDIR/once"
+        STATEDIR=$BATS_TEST_TMPDIR/st-$point
+        export CAIRN_CRASH_AT=$point:1
+        cairnd_start '{}'
+        unset CAIRN_CRASH_AT
+        cairn run --id 305 -- sh -c "echo x >> $BATS_TEST_TMPDIR/once" >/dev/null 2>&1 3>&- &
+        RUNPID=$!
+        for i in $(seq 100); do kill -0 "$CAIRND_PID" 2>/dev/null || break; sleep 0.05; done
+        cairnd_stop
+        restart
+        wait "$RUNPID" || true
+        wait_event 305 10 clean
+        lines=$(cat "$BATS_TEST_TMPDIR/once" 2>/dev/null | wc -l)
+        echo "$point: $lines run(s); events $(event_names 305)" >&2
+        [ "$lines" -le 1 ]
+        if [ "$(events_named 305 proc-lost | wc -l)" -eq 0 ]; then
+            [ "$lines" -eq 1 ]
+        fi
+        cairnd_stop
+    done
+}
+
+@test "a time limit that expires while cairnd is down is enforced at restart" {
+    cairnd_start '{"exec": {"kill-timeout": "0.3s"}}'
+    cairn run -t 1s --id 306 -- sleep 30 3>&- &
+    wait_event 306 5 proc-spawn
+    cairnd_crash
+    sleep 1.5
+    restart
+    wait_event 306 10 clean
+    [ "$(events_named 306 exception | jq -r .type)" = timeout ]
+    [ "$(events_named 306 finish | jq .status)" -eq 14 ]
+}
+
+@test "after a reboot (boot id changed) running processes are lost: exception and drain" {
+    echo 00000000-0000-4000-8000-000000000001 >"$BATS_TEST_TMPDIR/bootid"
+    export CAIRN_BOOTID_FILE=$BATS_TEST_TMPDIR/bootid
+    cairnd_start '{}'
+    cairn run -N 2 --id 307 -- sleep 30 3>&- &
+    wait_event 307 5 start
+    for i in $(seq 50); do [ "$(events_named 307 proc-spawn | wc -l)" -eq 2 ] && break; sleep 0.05; done
+    cairnd_crash
+    echo 00000000-0000-4000-8000-000000000002 >"$BATS_TEST_TMPDIR/bootid"
+    cairnd_launch
+    wait_event 307 10 clean
+    [ "$(events_named 307 proc-lost | jq -r .note | sort -u)" = "the machine rebooted while cairnd was down" ]
+    [ "$(events_named 307 drain | jq -r .ranks | paste -sd,)" = "0,1" ]
+    [ "$(events_named 307 exception | jq -r .type | head -1)" = exec ]
+    # the (simulated) reboot did not really kill them: clean up
+    pkill -f "sleep 30" -P "$(pgrep -d, -f cairn-shim)" 2>/dev/null || true
+    for p in $(events_named 307 proc-spawn | jq .pid); do kill -9 "$p" 2>/dev/null || true; done
+    unset CAIRN_BOOTID_FILE
+}
+
+@test "pid reuse: a recorded pid whose start time differs is never signalled" {
+    # The shim keeps running, but a fake /proc shows another start time for
+    # its pid: to cairnd it is a stranger that reused the pid.
+    cairnd_start '{}'
+    cairn run --id 308 -- sh -c "sleep 1; echo done > $BATS_TEST_TMPDIR/done" 3>&- &
+    wait_event 308 5 proc-spawn
+    cairnd_crash
+    shim=$(events_named 308 proc-spawn | jq .pid)
+    fake=$BATS_TEST_TMPDIR/proc
+    mkdir -p "$fake/$shim"
+    awk '{ $22 = $22 + 12345; print }' "/proc/$shim/stat" >"$fake/$shim/stat"
+    CAIRN_PROCROOT=$fake restart
+    wait_event 308 10 clean
+    [[ "$(events_named 308 proc-lost | jq -r .note)" == "lost while cairnd was down"* ]]
+    [ "$(events_named 308 drain | jq -r .ranks)" = 0 ]
+    # the "stranger" was left alone: it ran to its end
+    for i in $(seq 40); do [ -e "$BATS_TEST_TMPDIR/done" ] && break; sleep 0.05; done
+    [ "$(cat "$BATS_TEST_TMPDIR/done")" = done ]
+    [ "$(events_named 308 proc-signal | wc -l)" -eq 0 ]
+}
+
+@test "cairn run started before the crash exits with the job's status after it" {
+    cairnd_start '{}'
+    cairn run --id 309 -- sh -c 'sleep 1; exit 7' 3>&- &
+    RUNPID=$!
+    wait_event 309 5 proc-spawn
+    cairnd_crash
+    sleep 0.3
+    restart
+    rc=0
+    wait "$RUNPID" || rc=$?
+    [ "$rc" -eq 7 ]
+}
+
+@test "restart of an idle daemon with many finished jobs is fast" {
+    cairnd_start '{}'
+    for i in $(seq 1 200); do
+        cairn run --detach --id $((1000 + i)) -- true >/dev/null
+    done
+    for i in $(seq 100); do [ "$(cairn list --json 2>/dev/null | jq '.jobs | length')" = 0 ] && break; sleep 0.1; done
+    cairnd_stop
+    t0=$(date +%s.%N)
+    cairnd_launch
+    t1=$(date +%s.%N)
+    awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a < 2.0) }'
+}
