@@ -239,9 +239,10 @@ static void effects (struct jobentry *je, json_t *events)
             int signum = json_integer_value (json_object_get (ctx, "signum"));
             proc_signal (je->d, execid, signum);
         } else if (strcmp (name, "proc-exit") == 0
-                   || strcmp (name, "proc-lost") == 0
                    || strcmp (name, "proc-fail") == 0)
-            proc_finished (je, execid);
+            proc_finished (je, execid, false);
+        else if (strcmp (name, "proc-lost") == 0)
+            proc_finished (je, execid, true);
         else
             log_event (je, name, ctx);
     }
@@ -250,7 +251,10 @@ static void effects (struct jobentry *je, json_t *events)
             && job_event_is_response (name))
             respond_subs (je, entry);
     }
-    if (job_state (je->job) == JOB_DONE) {
+    /* Forget the job once its `clean` is committed and acted on. Effects
+     * above may have driven it to clean in events not committed yet
+     * (e.g. a failed spawn): then it is dirty again, and its turn comes. */
+    if (job_state (je->job) == JOB_DONE && !je->dirty) {
         je->d->njobs_done++;
         cairnd_job_remove (je);
     } else
@@ -363,7 +367,9 @@ bool cairnd_journal_full (struct cairnd *d)
     size_t reserve = st.max_map_size / 10;
     if (reserve < (1 << 20))
         reserve = 1 << 20;
-    return st.map_used + reserve >= st.max_map_size;
+    /* live pages, not the high-water mark: after a purge LMDB reuses the
+     * freed pages, so new jobs may come in again */
+    return st.data_used + reserve >= st.max_map_size;
 }
 
 struct purge {
@@ -533,7 +539,10 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
     if (statedir_check (statedir, d->uid, err) < 0
         || statedir_lock (d, err) < 0)
         goto error;
-    struct journal_opts jo = {.max_map_size = d->cfg.journal_max_size,
+    struct journal_opts jo = {.map_size = d->cfg.journal_max_size < (64 << 20)
+                                              ? d->cfg.journal_max_size
+                                              : 0,
+                              .max_map_size = d->cfg.journal_max_size,
                               .nosync = getenv ("CAIRN_BENCH_NOSYNC") != NULL};
     if (!(d->journal = journal_open (statedir, &jo, err)))
         goto error;

@@ -109,7 +109,7 @@ int proc_watch (struct jobentry *je,
                 int pidfd);
 void proc_unwatch (struct cairnd *d, const char *execid);
 void proc_signal (struct cairnd *d, const char *execid, int signum);
-void proc_finished (struct jobentry *je, const char *execid);
+void proc_finished (struct jobentry *je, const char *execid, bool lost);
 void proc_collect (struct jobentry *je, const char *execid, int shim_status);
 
 /* service.c */

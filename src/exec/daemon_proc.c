@@ -5,6 +5,7 @@
  * shim ended (readable), and it signals exactly that shim.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,10 +246,20 @@ void proc_signal (struct cairnd *d, const char *execid, int signum)
 
 /* The end of a process is committed: its files can go. A process we gave
  * up on (unkillable) may still be running: keep watching it so that its
- * files are removed when it finally ends. */
-void proc_finished (struct jobentry *je, const char *execid)
+ * files are removed when it finally ends. A process whose shim was lost
+ * may have left descendants the shim can no longer stop (PDEATHSIG reaches
+ * only the command itself): end whatever still carries its execid, so no
+ * user work runs on unseen. */
+void proc_finished (struct jobentry *je, const char *execid, bool lost)
 {
-    if (execid && hashmap_get (je->d->watches, execid))
+    if (!execid || hashmap_get (je->d->watches, execid))
         return;
+    if (lost) {
+        CRASHPOINT ("exec.orphans.kill.before");
+        int n = procfs_kill_execid (je->d->procroot, execid, SIGKILL);
+        if (n > 0)
+            log_msg (LOG_WARNING, "job %s: %s: killed %d leftover process(es)",
+                     je->key, execid, n);
+    }
     (void)exitfile_remove (je->d->exitdir, execid);
 }

@@ -296,6 +296,45 @@ done:
     return result;
 }
 
+int procfs_kill_execid (const char *procroot, const char *execid, int signum)
+{
+    char want[sizeof (SHIM_ENV_EXECID) + SHIM_EXECID_LEN + 1];
+    uid_t uid = geteuid ();
+    struct dirent *de;
+    int count = 0;
+    DIR *dir;
+
+    if (!uuid_is_canonical (execid)) {
+        errno = EINVAL;
+        return -1;
+    }
+    snprintf (want, sizeof (want), SHIM_ENV_EXECID "=%s", execid);
+    if (!(dir = opendir (procroot ? procroot : PROCROOT_DEFAULT)))
+        return -1;
+    while ((de = readdir (dir))) {
+        unsigned long long pid;
+        struct stat st;
+        int pidfd;
+
+        if (parse_ull (de->d_name, strlen (de->d_name), &pid) < 0 || pid == 0
+            || pid > INT_MAX || (pid_t)pid == getpid ())
+            continue;
+        if (fstatat (dirfd (dir), de->d_name, &st, 0) < 0 || st.st_uid != uid
+            || !environ_has (dirfd (dir), de->d_name, want))
+            continue;
+        /* Pin the process, then look again: if the pid was recycled
+         * between the two looks, the new owner lacks our execid. */
+        if ((pidfd = pidfd_open ((pid_t)pid, 0)) < 0)
+            continue;
+        if (environ_has (dirfd (dir), de->d_name, want)
+            && pidfd_send_signal (pidfd, signum, NULL, 0) == 0)
+            count++;
+        close (pidfd);
+    }
+    closedir (dir);
+    return count;
+}
+
 int procfs_pidfd_verify (const char *procroot,
                          pid_t pid,
                          unsigned long long start,

@@ -51,6 +51,14 @@ int procfs_pidfd_verify (const char *procroot,
                          unsigned long long start,
                          int *pidfd);
 
+/* Send signum to every process of ours whose environment holds
+ * CAIRN_EXECID=<execid>: what is left of a process whose shim was lost
+ * (processes inherit the variable; one that rewrote its environment
+ * escapes). Each is pinned with a pidfd and checked again before it is
+ * signalled, so a recycled pid is never hit. Returns how many were
+ * signalled, or -1 (EINVAL for a bad execid, or opendir's errno). */
+int procfs_kill_execid (const char *procroot, const char *execid, int signum);
+
 /* True if s is a canonical UUID: 36 characters, lowercase hex digits and
  * dashes in the 8-4-4-4-12 pattern. NULL is not. */
 bool uuid_is_canonical (const char *s);

@@ -450,7 +450,7 @@ static void req_stats (struct cairnd *d,
     struct journal_stats st = {0};
     (void)journal_stats (d->journal, &st);
     json_t *r = json_pack (
-        "{s:s s:f s:I s:I s:I s:I s:I s:i s:{s:I s:I s:I s:I s:I}}",
+        "{s:s s:f s:I s:I s:I s:I s:I s:i s:{s:I s:I s:I s:I s:I s:I}}",
         "instance", journal_instance (d->journal), "uptime",
         cairnd_now () - d->t_start, "jobs", (json_int_t)hashmap_count (d->jobs),
         "processes", (json_int_t)hashmap_count (d->watches), "spawned",
@@ -458,7 +458,8 @@ static void req_stats (struct cairnd *d,
         "jobs-done", (json_int_t)d->njobs_done, "connections",
         server_nconns (d->server), "journal", "map-size",
         (json_int_t)st.map_size, "map-used", (json_int_t)st.map_used,
-        "max-map-size", (json_int_t)st.max_map_size, "jobs",
+        "max-map-size", (json_int_t)st.max_map_size, "data-used",
+        (json_int_t)st.data_used, "jobs",
         (json_int_t)st.njobs, "events", (json_int_t)st.nevents);
     conn_respond (c, matchtag, r);
     json_decref (r);

@@ -469,11 +469,19 @@ const char *journal_instance (const struct journal *j)
     return j ? j->instance : NULL;
 }
 
+/* The main DB (names of the others) has dbi 1 in LMDB. */
+#define MAIN_DBI_HANDLE 1
+
+static size_t db_pages (const MDB_stat *st)
+{
+    return st->ms_branch_pages + st->ms_leaf_pages + st->ms_overflow_pages;
+}
+
 int journal_stats (struct journal *j, struct journal_stats *st)
 {
     MDB_txn *txn;
     MDB_envinfo info;
-    MDB_stat ev, jobs, act;
+    MDB_stat ev, jobs, act, meta, main;
     int rc;
 
     if (!j || !st) {
@@ -484,13 +492,18 @@ int journal_stats (struct journal *j, struct journal_stats *st)
         goto error;
     if (!(rc = mdb_stat (txn, j->dbi_events, &ev)) &&
         !(rc = mdb_stat (txn, j->dbi_jobs, &jobs)) &&
-        !(rc = mdb_stat (txn, j->dbi_active, &act)))
+        !(rc = mdb_stat (txn, j->dbi_active, &act)) &&
+        !(rc = mdb_stat (txn, j->dbi_meta, &meta)) &&
+        !(rc = mdb_stat (txn, MAIN_DBI_HANDLE, &main)))
         rc = mdb_env_info (j->env, &info);
     journal_rtxn_end (j, txn);
     if (rc)
         goto error;
     st->map_size = info.me_mapsize;
     st->map_used = (info.me_last_pgno + 1) * j->page_size;
+    st->data_used = (db_pages (&ev) + db_pages (&jobs) + db_pages (&act)
+                     + db_pages (&meta) + db_pages (&main) + 2 /* meta pages */)
+                    * j->page_size;
     st->max_map_size = j->max_map_size;
     st->njobs = jobs.ms_entries;
     st->nactive = act.ms_entries;

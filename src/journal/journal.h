@@ -90,7 +90,10 @@ struct journal_jobinfo {
 
 struct journal_stats {
     size_t map_size;     /* current size of the memory map, bytes */
-    size_t map_used;     /* bytes of the map in use (last page + 1) */
+    size_t map_used;     /* bytes of the map in use (last page + 1): a high
+                          * water mark, it does not shrink after a purge */
+    size_t data_used;    /* bytes in live pages of the journal's databases:
+                          * what a purge frees comes off this */
     size_t max_map_size; /* the map never grows beyond this */
     size_t njobs;        /* job records */
     size_t nactive;      /* active jobs */
