@@ -78,9 +78,11 @@ static int jobs_row (
                    jc->statedir, err.text);
     jcli_f58 (id, f58, sizeof (f58));
     const char *lname = jcli_last_event (events, &t_last);
-    if (job && (!(ranks = jcli_ranks (job_ranks (job))) ||
-                !(rel = jcli_ranks (job_released (job))) ||
-                !(drained = jcli_ranks (job_drained (job)))))
+    /* RFC 22's empty set for scripts, "-" for people */
+    char *(*enc) (const struct idset *) = json ? idset_encode : jcli_ranks;
+    if (job && (!(ranks = enc (job_ranks (job))) ||
+                !(rel = enc (job_released (job))) ||
+                !(drained = enc (job_drained (job)))))
         goto nomem;
     if (json) {
         json_t *o = json_pack (
@@ -374,6 +376,25 @@ struct alive {
     bool same_uid; /* we are the state dir's owner (cairnd's uid) */
 };
 
+/* A zombie has ended: it merely waits for a parent to reap it (its shim's
+ * parent, cairnd, may be gone). State after the last ')' of stat. */
+static bool is_zombie (const char *procroot, pid_t pid)
+{
+    char path[128], buf[512];
+    FILE *f;
+    size_t n;
+
+    snprintf (path, sizeof (path), "%s/%d/stat", procroot ? procroot : "/proc",
+              (int)pid);
+    if (!(f = fopen (path, "r")))
+        return false;
+    n = fread (buf, 1, sizeof (buf) - 1, f);
+    fclose (f);
+    buf[n] = '\0';
+    char *p = strrchr (buf, ')');
+    return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
 /* Is the process the journal records still there? "yes", "no" or
  * "unknown"; for an intent, *found gets the pid of its shim if found. */
 static const char *
@@ -400,8 +421,10 @@ proc_alive (const struct alive *a, const struct job_proc *p, pid_t *found)
     if (p->starttime == 0)
         return "unknown";
     if (procfs_pidfd_verify (a->procroot, p->pid, p->starttime, &fd) == 0) {
+        /* the pidfd pins the process: this stat is the recorded one's */
+        bool zombie = is_zombie (a->procroot, p->pid);
         close (fd);
-        return "yes";
+        return zombie ? "no" : "yes";
     }
     return errno == ESRCH ? "no" : "unknown";
 }

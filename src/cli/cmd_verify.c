@@ -352,7 +352,7 @@ static int cmd_stats (struct cli *cli, int argc, char **argv)
     struct jcli jc = {0};
     struct journal_stats st;
     struct stat sb;
-    char path[4096], fsz[32], msz[32], musz[32];
+    char path[4096], fsz[32], msz[32], musz[32], dsz[32];
     bool json = false;
     int opt, rc = 1;
 
@@ -375,30 +375,34 @@ static int cmd_stats (struct cli *cli, int argc, char **argv)
     if (stat (path, &sb) < 0)
         sb.st_size = 0;
     if (json) {
-        rc = jcli_print_json (json_pack (
-                 "{s:s s:s s:I s:I s:I s:I s:I s:I s:I s:I}", "journal", path,
-                 "instance", journal_instance (jc.j), "file-size",
-                 (json_int_t)sb.st_size, "map-size", (json_int_t)st.map_size,
-                 "map-used", (json_int_t)st.map_used, "page-size",
-                 (json_int_t)st.page_size, "jobs", (json_int_t)st.njobs,
-                 "active", (json_int_t)st.nactive, "finished",
-                 (json_int_t)(st.njobs - st.nactive), "events",
-                 (json_int_t)st.nevents)) < 0
-                 ? 1
-                 : 0;
+        rc =
+            jcli_print_json (json_pack (
+                "{s:s s:s s:I s:I s:I s:I s:I s:I s:I s:I s:I}", "journal",
+                path, "instance", journal_instance (jc.j), "file-size",
+                (json_int_t)sb.st_size, "map-size", (json_int_t)st.map_size,
+                "map-used", (json_int_t)st.map_used, "data-used",
+                (json_int_t)st.data_used, "page-size", (json_int_t)st.page_size,
+                "jobs", (json_int_t)st.njobs, "active", (json_int_t)st.nactive,
+                "finished", (json_int_t)(st.njobs - st.nactive), "events",
+                (json_int_t)st.nevents)) < 0
+                ? 1
+                : 0;
         goto done;
     }
     size_str ((double)sb.st_size, fsz, sizeof (fsz));
     size_str ((double)st.map_size, msz, sizeof (msz));
     size_str ((double)st.map_used, musz, sizeof (musz));
+    size_str ((double)st.data_used, dsz, sizeof (dsz));
+    /* map use is a high water mark; data is what a purge frees */
     printf ("journal   %s\n"
             "instance  %s\n"
             "file      %s (%jd bytes)\n"
             "map       %s used of %s (%.1f%%)\n"
+            "data      %s in live pages\n"
             "jobs      %zu (%zu active, %zu finished)\n"
             "events    %zu\n",
             path, journal_instance (jc.j), fsz, (intmax_t)sb.st_size, musz, msz,
-            st.map_size ? 100. * st.map_used / st.map_size : 0., st.njobs,
+            st.map_size ? 100. * st.map_used / st.map_size : 0., dsz, st.njobs,
             st.nactive, st.njobs - st.nactive, st.nevents);
     rc = 0;
 done:
