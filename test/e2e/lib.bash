@@ -62,7 +62,9 @@ events_named() {
 
 # Wait (up to $2 seconds, default 10) until job $1 has an event named $3.
 wait_event() {
-    local id=$1 t=${2:-10} name=$3 i
+    # generous: the wait ends as soon as the event is there, and CI
+    # machines are shared and slow
+    local id=$1 t=$((${2:-10} * 3)) name=$3 i
     for i in $(seq 1 $((t * 20))); do
         cairn eventlog "$id" --json 2>/dev/null \
             | jq -s -e --arg n "$name" 'any(.[]; .name == $n)' >/dev/null 2>&1 \

@@ -123,11 +123,12 @@ SH
 
 @test "a severity>0 exception is recorded and kills nothing" {
     cairnd_start '{}'
-    cairn run --id 208 -- sleep 2 3>&- &
+    cairn run --id 208 -- sh -c "while [ ! -e $BATS_TEST_TMPDIR/go ]; do sleep 0.05; done" 3>&- &
     wait_event 208 5 proc-spawn
     run rpc exception '{"id": 208, "type": "notice", "severity": 3, "note": "fyi"}'
     echo "$output"
     [ "$status" -eq 0 ]
+    touch "$BATS_TEST_TMPDIR/go"
     wait_event 208 10 clean
     [ "$(events_named 208 proc-signal | wc -l)" -eq 0 ]
     [ "$(events_named 208 finish | jq .status)" -eq 0 ]
@@ -135,12 +136,14 @@ SH
 
 @test "losing a shell on a non-critical rank: node-failure, job goes on" {
     cairnd_start '{}'
-    cairn run -N 2 --id 209 -- sleep 3 3>&- &
+    cairn run -N 2 --id 209 -- sh -c "while [ ! -e $BATS_TEST_TMPDIR/go ]; do sleep 0.05; done" 3>&- &
     wait_event 209 5 start
     run rpc critical-ranks '{"id": 209, "ranks": "0"}'
     [ "$status" -eq 0 ]
     for i in $(seq 50); do [ "$(events_named 209 proc-spawn | wc -l)" -eq 2 ] && break; sleep 0.05; done
     kill -9 "$(shim_pid 209 shell 1)"
+    wait_event 209 10 drain
+    touch "$BATS_TEST_TMPDIR/go"
     wait_event 209 10 clean
     exc=$(events_named 209 exception)
     [ "$(jq -r .type <<<"$exc")" = node-failure ]
@@ -201,7 +204,7 @@ SH
 @test "fail-ranks from an outside service during the prolog" {
     P=$(script p.sh <<'SH'
 #!/bin/sh
-sleep 2
+while [ ! -e "$(dirname "$0")/go" ]; do sleep 0.05; done
 exit 0
 SH
 )
@@ -210,6 +213,7 @@ SH
     wait_event 214 5 prolog-start
     run rpc fail-ranks '{"id": 214, "ranks": "2", "note": "rabbit mount failed"}'
     [ "$status" -eq 0 ]
+    touch "$BATS_TEST_TMPDIR/go"
     wait_event 214 10 clean
     [ "$(events_named 214 exception | jq -r .ranks)" = 2 ]
     [[ "$(events_named 214 exception | jq -r .note)" == *": rabbit mount failed" ]]
