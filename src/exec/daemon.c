@@ -107,7 +107,10 @@ void cairnd_dirty (struct jobentry *je)
     }
 }
 
-void cairnd_sub_add (struct jobentry *je, struct conn *c, int64_t matchtag)
+void cairnd_sub_add (struct jobentry *je,
+                     struct conn *c,
+                     int64_t matchtag,
+                     bool reattached)
 {
     struct sub *s = calloc (1, sizeof (*s));
     if (!s) {
@@ -116,6 +119,7 @@ void cairnd_sub_add (struct jobentry *je, struct conn *c, int64_t matchtag)
     }
     s->conn = c;
     s->matchtag = matchtag;
+    s->reattached = reattached;
     s->next = je->subs;
     je->subs = s;
 }
@@ -187,12 +191,17 @@ static void timer_cb (struct ev_loop *loop, ev_timer *w, int revents)
 
 /* ---- effects ---- */
 
-static void respond_subs (struct jobentry *je, const json_t *entry)
+static void respond_subs (struct jobentry *je,
+                          const json_t *entry,
+                          const char *name)
 {
     json_t *payload = job_response (je->job, entry);
+    bool start = strcmp (name, "start") == 0;
     if (!payload)
         return;
     for (struct sub *s = je->subs; s; s = s->next) {
+        if (start && s->reattached)
+            continue; /* its stream began with `reattached` */
         CRASHPOINT ("exec.respond.before");
         if (conn_respond (s->conn, s->matchtag, payload) < 0)
             log_msg (LOG_WARNING, "job %s: response to client %ju: %s",
@@ -249,7 +258,7 @@ static void effects (struct jobentry *je, json_t *events)
     json_array_foreach (events, i, entry) {
         if (eventlog_entry_parse (entry, NULL, &name, NULL) == 0
             && job_event_is_response (name))
-            respond_subs (je, entry);
+            respond_subs (je, entry, name);
     }
     /* Forget the job once its `clean` is committed and acted on. Effects
      * above may have driven it to clean in events not committed yet

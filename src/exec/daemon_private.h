@@ -20,6 +20,7 @@ struct sub {
     struct sub *next;
     struct conn *conn;
     int64_t matchtag;
+    bool reattached; /* a reattach stream: never gets `start` (RFC 32) */
 };
 
 /* A job in memory (active jobs only). */
@@ -97,7 +98,10 @@ void cairnd_ack (struct cairnd *d,
                  int64_t matchtag,
                  json_t *payload_new);
 void cairnd_timer_rearm (struct jobentry *je);
-void cairnd_sub_add (struct jobentry *je, struct conn *c, int64_t matchtag);
+void cairnd_sub_add (struct jobentry *je,
+                     struct conn *c,
+                     int64_t matchtag,
+                     bool reattached);
 void cairnd_conn_gone (struct cairnd *d, struct conn *c);
 bool cairnd_journal_full (struct cairnd *d);
 

@@ -141,7 +141,7 @@ static void start_reattach (struct cairnd *d,
     if (journal_read_job (d->journal, id, 0, backlog_cb, &b, &err) < 0)
         log_msg (LOG_ERR, "reattach %ju: %s", (uintmax_t)id, err.text);
     if (je)
-        cairnd_sub_add (je, c, matchtag);
+        cairnd_sub_add (je, c, matchtag, true);
 }
 
 static void req_start (struct cairnd *d,
@@ -251,7 +251,7 @@ static void req_start (struct cairnd *d,
         cairnd_job_remove (je);
         return;
     }
-    cairnd_sub_add (je, c, matchtag);
+    cairnd_sub_add (je, c, matchtag, false);
     cairnd_dirty (je);
 }
 
