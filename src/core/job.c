@@ -472,8 +472,11 @@ static int fold_proc_signal (struct job *job,
      * `kill` request in the middle of a termination must not postpone the
      * next kill signal. */
     if (strcmp (reason, "request") != 0) {
+        int signum = 0;
+        (void)json_unpack (ctx, "{s?i}", "signum", &signum);
         p->terminating = true;
         p->t_signal = t;
+        p->term_signum = signum;
     }
     if (strcmp (reason, "timeout") == 0)
         p->timed_out = true;

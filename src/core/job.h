@@ -69,7 +69,8 @@ struct job_proc {
     /* signalling */
     int nsignals;
     int nkills;       /* kill-signal deliveries */
-    double t_signal;  /* last signal */
+    double t_signal;  /* last termination signal */
+    int term_signum;  /* last termination signal sent (0: none) */
     bool terminating; /* being stopped by cairn (timeout, cancel) */
     bool timed_out;
 

@@ -171,8 +171,17 @@ static void reconcile_running (struct jobentry *je, const struct job_proc *p)
         return;
     }
     if (procfs_pidfd_verify (d->procroot, p->pid, p->starttime, &pidfd) == 0) {
-        if (adopt (je, p, p->pid, p->starttime, pidfd) == 0)
+        int signum = p->terminating ? p->term_signum : 0;
+        char execid[EXECID_LEN + 1];
+        snprintf (execid, sizeof (execid), "%s", p->execid);
+        if (adopt (je, p, p->pid, p->starttime, pidfd) == 0) {
+            /* The last termination signal was journaled, but a crash may
+             * have come before it was sent: send it again. Harmless if it
+             * did arrive; the escalation clock is unchanged. */
+            if (signum > 0)
+                proc_signal (d, execid, signum);
             return;
+        }
     }
     if (has_exit (d, p->execid)) { /* ended between the two looks */
         proc_collect (je, p->execid, -1);
