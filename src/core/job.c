@@ -21,16 +21,14 @@ struct job *job_create (uint64_t id)
     job->id = id;
     job->exc_wait_status = -1;
     job_config_init (&job->cfg);
-    if (!(job->all = idset_create ()) || !(job->critical = idset_create ())
-        || !(job->marked = idset_create ())
-        || !(job->tolerated = idset_create ())
-        || !(job->run = idset_create ()) || !(job->cleanup = idset_create ())
-        || !(job->epilog_ranks = idset_create ())
-        || !(job->epilog_covered = idset_create ())
-        || !(job->done = idset_create ())
-        || !(job->released = idset_create ())
-        || !(job->drained = idset_create ())
-        || !(job->procidx = json_object ())) {
+    if (!(job->all = idset_create ()) || !(job->critical = idset_create ()) ||
+        !(job->marked = idset_create ()) ||
+        !(job->tolerated = idset_create ()) || !(job->run = idset_create ()) ||
+        !(job->cleanup = idset_create ()) ||
+        !(job->epilog_ranks = idset_create ()) ||
+        !(job->epilog_covered = idset_create ()) ||
+        !(job->done = idset_create ()) || !(job->released = idset_create ()) ||
+        !(job->drained = idset_create ()) || !(job->procidx = json_object ())) {
         job_destroy (job);
         errno = ENOMEM;
         return NULL;
@@ -108,9 +106,8 @@ static int ctx_add_ranks (json_t *ctx,
     return rc;
 }
 
-static struct job_proc *ctx_proc (struct job *job,
-                                  json_t *ctx,
-                                  struct cairn_error *err)
+static struct job_proc *
+ctx_proc (struct job *job, json_t *ctx, struct cairn_error *err)
 {
     const char *execid;
     struct job_proc *p;
@@ -144,10 +141,8 @@ typedef int (*fold_f) (struct job *job,
                        json_t *ctx,
                        struct cairn_error *err);
 
-static int fold_accept (struct job *job,
-                        double t,
-                        json_t *ctx,
-                        struct cairn_error *err)
+static int
+fold_accept (struct job *job, double t, json_t *ctx, struct cairn_error *err)
 {
     json_t *R, *jobspec, *config;
     int userid;
@@ -155,12 +150,11 @@ static int fold_accept (struct job *job,
     if (job->R)
         return errset (err, EINVAL, "accept: job already accepted");
     if (json_unpack (ctx, "{s:i s:o s:o s:o}", "userid", &userid, "R", &R,
-                     "jobspec", &jobspec, "config", &config)
-        < 0)
+                     "jobspec", &jobspec, "config", &config) < 0)
         return errset (err, EINVAL, "accept: missing userid/R/jobspec/config");
-    if (!(job->R = rv1_decode (R, err))
-        || !(job->jobspec = jobspec_decode (jobspec, err))
-        || job_config_decode (&job->cfg, config, err) < 0)
+    if (!(job->R = rv1_decode (R, err)) ||
+        !(job->jobspec = jobspec_decode (jobspec, err)) ||
+        job_config_decode (&job->cfg, config, err) < 0)
         return errprefix (err, "accept");
     idset_add (job->all, rv1_ranks (job->R));
     idset_add (job->critical, job->all);
@@ -192,20 +186,16 @@ static int fold_prolog_finish (struct job *job,
     return 0;
 }
 
-static int fold_start (struct job *job,
-                       double t,
-                       json_t *ctx,
-                       struct cairn_error *err)
+static int
+fold_start (struct job *job, double t, json_t *ctx, struct cairn_error *err)
 {
     job->started = true;
     job->state = JOB_RUN;
     return 0;
 }
 
-static int fold_finish (struct job *job,
-                        double t,
-                        json_t *ctx,
-                        struct cairn_error *err)
+static int
+fold_finish (struct job *job, double t, json_t *ctx, struct cairn_error *err)
 {
     if (json_unpack (ctx, "{s:i}", "status", &job->finish_status) < 0)
         return errset (err, EINVAL, "finish: missing status");
@@ -232,17 +222,14 @@ static int fold_epilog_finish (struct job *job,
     return 0;
 }
 
-static int fold_exception (struct job *job,
-                           double t,
-                           json_t *ctx,
-                           struct cairn_error *err)
+static int
+fold_exception (struct job *job, double t, json_t *ctx, struct cairn_error *err)
 {
     const char *type;
     int severity;
     int ws = -1;
-    if (json_unpack (ctx, "{s:s s:i s?i}", "type", &type, "severity",
-                     &severity, "wait_status", &ws)
-        < 0)
+    if (json_unpack (ctx, "{s:s s:i s?i}", "type", &type, "severity", &severity,
+                     "wait_status", &ws) < 0)
         return errset (err, EINVAL, "exception: missing type/severity");
     if (severity == 0) {
         if (!job->fatal)
@@ -256,10 +243,8 @@ static int fold_exception (struct job *job,
     return 0;
 }
 
-static int fold_release (struct job *job,
-                         double t,
-                         json_t *ctx,
-                         struct cairn_error *err)
+static int
+fold_release (struct job *job, double t, json_t *ctx, struct cairn_error *err)
 {
     int final = 0;
     if (json_unpack (ctx, "{s:b}", "final", &final) < 0)
@@ -271,30 +256,24 @@ static int fold_release (struct job *job,
     return 0;
 }
 
-static int fold_clean (struct job *job,
-                       double t,
-                       json_t *ctx,
-                       struct cairn_error *err)
+static int
+fold_clean (struct job *job, double t, json_t *ctx, struct cairn_error *err)
 {
     job->state = JOB_DONE;
     job->t_clean = t;
     return 0;
 }
 
-static int fold_drain (struct job *job,
-                       double t,
-                       json_t *ctx,
-                       struct cairn_error *err)
+static int
+fold_drain (struct job *job, double t, json_t *ctx, struct cairn_error *err)
 {
     if (ctx_add_ranks (ctx, "ranks", job->drained, err) < 0)
         return errprefix (err, "drain");
     return 0;
 }
 
-static int fold_cleanup (struct job *job,
-                         double t,
-                         json_t *ctx,
-                         struct cairn_error *err)
+static int
+fold_cleanup (struct job *job, double t, json_t *ctx, struct cairn_error *err)
 {
     struct idset *ranks;
     int epilog = 0;
@@ -313,10 +292,8 @@ static int fold_cleanup (struct job *job,
     return 0;
 }
 
-static int fold_tolerate (struct job *job,
-                          double t,
-                          json_t *ctx,
-                          struct cairn_error *err)
+static int
+fold_tolerate (struct job *job, double t, json_t *ctx, struct cairn_error *err)
 {
     if (ctx_add_ranks (ctx, "ranks", job->tolerated, err) < 0)
         return errprefix (err, "tolerate");
@@ -360,10 +337,8 @@ static int fold_expiration (struct job *job,
     return 0;
 }
 
-static int fold_log (struct job *job,
-                     double t,
-                     json_t *ctx,
-                     struct cairn_error *err)
+static int
+fold_log (struct job *job, double t, json_t *ctx, struct cairn_error *err)
 {
     const char *data = NULL;
     int trunc = 0;
@@ -384,8 +359,7 @@ static int fold_proc_intent (struct job *job,
     struct idset *ranks;
     enum proc_phase ph;
 
-    if (json_unpack (ctx, "{s:s s:s}", "execid", &execid, "phase", &phase)
-        < 0)
+    if (json_unpack (ctx, "{s:s s:s}", "execid", &execid, "phase", &phase) < 0)
         return errset (err, EINVAL, "proc-intent: missing execid/phase");
     if (strlen (execid) != EXECID_LEN)
         return errset (err, EINVAL, "proc-intent: bad execid %s", execid);
@@ -440,8 +414,7 @@ static int fold_proc_spawn (struct job *job,
     if (!p)
         return errprefix (err, "proc-spawn");
     if (json_unpack (ctx, "{s:I s:I s:s}", "pid", &pid, "starttime", &start,
-                     "bootid", &bootid)
-        < 0)
+                     "bootid", &bootid) < 0)
         return errset (err, EINVAL, "proc-spawn: missing pid/starttime/bootid");
     if (p->state != PROC_INTENT)
         return errset (err, EINVAL, "proc-spawn: %s is not an intent",
@@ -493,10 +466,8 @@ static void proc_done (struct job *job, struct job_proc *p, double t)
         mark_done (job, p->ranks, t);
 }
 
-static int fold_proc_exit (struct job *job,
-                           double t,
-                           json_t *ctx,
-                           struct cairn_error *err)
+static int
+fold_proc_exit (struct job *job, double t, json_t *ctx, struct cairn_error *err)
 {
     struct job_proc *p = ctx_proc (job, ctx, err);
     const char *error = NULL;
@@ -504,8 +475,8 @@ static int fold_proc_exit (struct job *job,
         return errprefix (err, "proc-exit");
     if (p->state == PROC_DONE)
         return errset (err, EINVAL, "proc-exit: %s already ended", p->execid);
-    if (json_unpack (ctx, "{s:i s?s}", "status", &p->status, "error", &error)
-        < 0)
+    if (json_unpack (ctx, "{s:i s?s}", "status", &p->status, "error", &error) <
+        0)
         return errset (err, EINVAL, "proc-exit: missing status");
     if (error && !(p->note = strdup (error)))
         return errset (err, ENOMEM, "out of memory");
@@ -537,20 +508,16 @@ static int proc_unknown (struct job *job,
     return 0;
 }
 
-static int fold_proc_lost (struct job *job,
-                           double t,
-                           json_t *ctx,
-                           struct cairn_error *err)
+static int
+fold_proc_lost (struct job *job, double t, json_t *ctx, struct cairn_error *err)
 {
     if (proc_unknown (job, t, ctx, false, err) < 0)
         return errprefix (err, "proc-lost");
     return 0;
 }
 
-static int fold_proc_fail (struct job *job,
-                           double t,
-                           json_t *ctx,
-                           struct cairn_error *err)
+static int
+fold_proc_fail (struct job *job, double t, json_t *ctx, struct cairn_error *err)
 {
     if (proc_unknown (job, t, ctx, true, err) < 0)
         return errprefix (err, "proc-fail");
@@ -749,8 +716,7 @@ const struct job_proc *job_proc_at (const struct job *job, size_t i)
     return i < job->nprocs ? &job->procs[i] : NULL;
 }
 
-const struct job_proc *job_proc_find (const struct job *job,
-                                      const char *execid)
+const struct job_proc *job_proc_find (const struct job *job, const char *execid)
 {
     return job_proc_lookup ((struct job *)job, execid);
 }

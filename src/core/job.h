@@ -75,10 +75,10 @@ struct job_proc {
     bool timed_out;
 
     /* outcome, once PROC_DONE */
-    int status;   /* wait(2) status, valid when !lost && !error */
-    bool lost;    /* outcome unknown (note says why) */
-    bool error;   /* never started (spawn failed; note says why) */
-    char *note;   /* lost or error reason */
+    int status; /* wait(2) status, valid when !lost && !error */
+    bool lost;  /* outcome unknown (note says why) */
+    bool error; /* never started (spawn failed; note says why) */
+    char *note; /* lost or error reason */
 };
 
 struct job;

@@ -50,8 +50,7 @@ static int emit_intent (struct job *job,
     ctx->new_execid (execid, ctx->arg);
     return job_emit (job, ctx, out, "proc-intent",
                      json_pack ("{s:s s:s s:o}", "execid", execid, "phase",
-                                phase_name[phase], "ranks",
-                                ranks_str (ranks)));
+                                phase_name[phase], "ranks", ranks_str (ranks)));
 }
 
 /* One intent per rank, or one for them all. */
@@ -103,8 +102,8 @@ static int emit_exception (struct job *job,
                            const char *note,
                            const struct idset *ranks)
 {
-    json_t *o = json_pack ("{s:s s:i s:s}", "type", type, "severity",
-                           severity, "note", note ? note : "");
+    json_t *o = json_pack ("{s:s s:i s:s}", "type", type, "severity", severity,
+                           "note", note ? note : "");
     if (o && ranks)
         json_object_set_new (o, "ranks", ranks_str (ranks));
     return job_emit (job, ctx, out, "exception", o);
@@ -116,9 +115,9 @@ static int emit_drain (struct job *job,
                        const struct idset *ranks,
                        const char *reason)
 {
-    return job_emit (job, ctx, out, "drain",
-                     json_pack ("{s:o s:s}", "ranks", ranks_str (ranks),
-                                "reason", reason));
+    return job_emit (
+        job, ctx, out, "drain",
+        json_pack ("{s:o s:s}", "ranks", ranks_str (ranks), "reason", reason));
 }
 
 static int emit_cleanup (struct job *job,
@@ -128,11 +127,11 @@ static int emit_cleanup (struct job *job,
 {
     /* The epilog runs where the job did something: not for a job refused
      * before its prolog or shells were even attempted. */
-    bool epilog = job->cfg.epilog.command
-                  && (job->prolog_started || job->started);
-    return job_emit (job, ctx, out, "cleanup",
-                     json_pack ("{s:o s:b}", "ranks", ranks_str (ranks),
-                                "epilog", epilog));
+    bool epilog =
+        job->cfg.epilog.command && (job->prolog_started || job->started);
+    return job_emit (
+        job, ctx, out, "cleanup",
+        json_pack ("{s:o s:b}", "ranks", ranks_str (ranks), "epilog", epilog));
 }
 
 /* ---- describing outcomes ---- */
@@ -169,7 +168,7 @@ static const char *rank_word (const struct idset *ranks)
 
 static double kill_interval (const struct job *job, const struct job_proc *p)
 {
-    double kt = p->phase == PHASE_SHELL ? job->cfg.exec.kill_timeout
+    double kt = p->phase == PHASE_SHELL    ? job->cfg.exec.kill_timeout
                 : p->phase == PHASE_PROLOG ? job->cfg.prolog.kill_timeout
                                            : job->cfg.epilog.kill_timeout;
     double max = job->cfg.exec.max_kill_timeout;
@@ -231,16 +230,14 @@ static int proc_timers (struct job *job, const struct job_ctx *ctx, json_t *out)
             continue;
         if (!p->terminating) { /* prolog/epilog timeout */
             if (emit_signal (job, ctx, out, p, job->cfg.exec.term_signal,
-                             "timeout", false)
-                < 0)
+                             "timeout", false) < 0)
                 return -1;
         } else if (p->nkills >= job->cfg.exec.max_kill_count) {
             if (give_up (job, ctx, out, p) < 0)
                 return -1;
         } else {
             if (emit_signal (job, ctx, out, p, job->cfg.exec.kill_signal,
-                             "kill", true)
-                < 0)
+                             "kill", true) < 0)
                 return -1;
         }
     }
@@ -262,8 +259,8 @@ static int proc_ended (struct job *job,
         return -1;
     describe (p, what, sizeof (what));
     if (p->lost) {
-        snprintf (note, sizeof (note), "%s for job %ju: %s", phase_name[p->phase],
-                  (uintmax_t)job->id, what);
+        snprintf (note, sizeof (note), "%s for job %ju: %s",
+                  phase_name[p->phase], (uintmax_t)job->id, what);
         if (emit_drain (job, ctx, out, p->ranks, note) < 0)
             goto done;
     }
@@ -279,8 +276,7 @@ static int proc_ended (struct job *job,
             if (emit_exception (job, ctx, out, "exec", 0, note, p->ranks) < 0)
                 goto done;
         } else if (emit_exception (job, ctx, out, "node-failure", 2, note,
-                                   p->ranks)
-                   < 0)
+                                   p->ranks) < 0)
             goto done;
         break;
     case PHASE_EPILOG:
@@ -313,8 +309,8 @@ static int give_up (struct job *job,
     snprintf (note, sizeof (note),
               "unkillable: still running after %d kill signals", p->nkills);
     if (job_emit (job, ctx, out, "proc-lost",
-                  json_pack ("{s:s s:s}", "execid", p->execid, "note", note))
-        < 0)
+                  json_pack ("{s:s s:s}", "execid", p->execid, "note", note)) <
+        0)
         return -1;
     return proc_ended (job, ctx, out, p);
 }
@@ -377,16 +373,15 @@ static int prolog_fail (struct job *job,
 {
     int status = phase_status (job, PHASE_PROLOG);
     /* Flux raises the exception before posting prolog-finish */
-    if (emit_exception (job, ctx, out, "prolog", 0, note, NULL) < 0
-        || prolog_finish (job, ctx, out, status ? status : -1) < 0
-        || emit_cleanup (job, ctx, out, job->all) < 0)
+    if (emit_exception (job, ctx, out, "prolog", 0, note, NULL) < 0 ||
+        prolog_finish (job, ctx, out, status ? status : -1) < 0 ||
+        emit_cleanup (job, ctx, out, job->all) < 0)
         return -1;
     return 0;
 }
 
-static int prolog_conclude (struct job *job,
-                            const struct job_ctx *ctx,
-                            json_t *out)
+static int
+prolog_conclude (struct job *job, const struct job_ctx *ctx, json_t *out)
 {
     struct idset *fatal = idset_create ();
     struct idset *tol = idset_copy (job->marked);
@@ -415,9 +410,9 @@ static int prolog_conclude (struct job *job,
     idset_subtract (fatal, job->marked);
     idset_subtract (tol, fatal);
     if (job->fatal) { /* canceled: the exception is already out */
-        rc = prolog_finish (job, ctx, out, phase_status (job, PHASE_PROLOG))
-                     < 0
-                 || emit_cleanup (job, ctx, out, job->all) < 0
+        rc = prolog_finish (job, ctx, out, phase_status (job, PHASE_PROLOG)) <
+                         0 ||
+                     emit_cleanup (job, ctx, out, job->all) < 0
                  ? -1
                  : 0;
         goto done;
@@ -459,19 +454,18 @@ static int prolog_conclude (struct job *job,
         snprintf (reason, sizeof (reason), "job %ju: %s", (uintmax_t)job->id,
                   note);
         if (job_emit (job, ctx, out, "tolerate",
-                      json_pack ("{s:o}", "ranks", ranks_str (tol)))
-                < 0
-            || emit_drain (job, ctx, out, tol, reason) < 0
-            || emit_exception (job, ctx, out, "prolog", 2, note, tol) < 0
-            || prolog_finish (job, ctx, out, 0) < 0
-            || emit_cleanup (job, ctx, out, tol) < 0
-            || start_shells (job, ctx, out, rest) < 0)
+                      json_pack ("{s:o}", "ranks", ranks_str (tol))) < 0 ||
+            emit_drain (job, ctx, out, tol, reason) < 0 ||
+            emit_exception (job, ctx, out, "prolog", 2, note, tol) < 0 ||
+            prolog_finish (job, ctx, out, 0) < 0 ||
+            emit_cleanup (job, ctx, out, tol) < 0 ||
+            start_shells (job, ctx, out, rest) < 0)
             goto done;
         rc = 0;
         goto done;
     }
-    rc = prolog_finish (job, ctx, out, 0) < 0
-                 || start_shells (job, ctx, out, job->all) < 0
+    rc = prolog_finish (job, ctx, out, 0) < 0 ||
+                 start_shells (job, ctx, out, job->all) < 0
              ? -1
              : 0;
 done:
@@ -509,9 +503,8 @@ static int run_finish (struct job *job, const struct job_ctx *ctx, json_t *out)
     return emit_cleanup (job, ctx, out, job->run);
 }
 
-static int start_epilogs (struct job *job,
-                          const struct job_ctx *ctx,
-                          json_t *out)
+static int
+start_epilogs (struct job *job, const struct job_ctx *ctx, json_t *out)
 {
     if (idset_is_subset (job->epilog_ranks, job->epilog_covered))
         return 0;
@@ -520,10 +513,9 @@ static int start_epilogs (struct job *job,
     if (!pending)
         return -1;
     idset_subtract (pending, job->epilog_covered);
-    if (!job->epilog_started
-        && job_emit (job, ctx, out, "epilog-start",
-                     json_pack ("{s:s}", "description", "cairn.epilog"))
-               < 0)
+    if (!job->epilog_started &&
+        job_emit (job, ctx, out, "epilog-start",
+                  json_pack ("{s:s}", "description", "cairn.epilog")) < 0)
         goto done;
     rc = emit_intents (job, ctx, out, PHASE_EPILOG, pending,
                        job->cfg.epilog.per_rank);
@@ -534,9 +526,9 @@ done:
 
 static bool job_complete (const struct job *job)
 {
-    return job->state == JOB_CLEANUP && idset_equal (job->cleanup, job->all)
-           && idset_equal (job->done, job->all) && job->nactive[0] == 0
-           && job->nactive[1] == 0 && job->nactive[2] == 0;
+    return job->state == JOB_CLEANUP && idset_equal (job->cleanup, job->all) &&
+           idset_equal (job->done, job->all) && job->nactive[0] == 0 &&
+           job->nactive[1] == 0 && job->nactive[2] == 0;
 }
 
 static int releases (struct job *job, const struct job_ctx *ctx, json_t *out)
@@ -548,18 +540,16 @@ static int releases (struct job *job, const struct job_ctx *ctx, json_t *out)
         return job->final_released ? 0 : -1;
     idset_subtract (ready, job->released);
     if (job_complete (job)) {
-        if (job->epilog_started && !job->epilog_finished
-            && job_emit (job, ctx, out, "epilog-finish",
-                         json_pack ("{s:s s:i}", "description", "cairn.epilog",
-                                    "status",
-                                    phase_status (job, PHASE_EPILOG)))
-                   < 0)
+        if (job->epilog_started && !job->epilog_finished &&
+            job_emit (job, ctx, out, "epilog-finish",
+                      json_pack ("{s:s s:i}", "description", "cairn.epilog",
+                                 "status", phase_status (job, PHASE_EPILOG))) <
+                0)
             goto done;
         if (job_emit (job, ctx, out, "release",
                       json_pack ("{s:o s:b}", "ranks", ranks_str (ready),
-                                 "final", 1))
-                < 0
-            || job_emit (job, ctx, out, "clean", json_object ()) < 0)
+                                 "final", 1)) < 0 ||
+            job_emit (job, ctx, out, "clean", json_object ()) < 0)
             goto done;
         rc = 0;
         goto done;
@@ -575,11 +565,10 @@ static int releases (struct job *job, const struct job_ctx *ctx, json_t *out)
         now = idset_intersect (ready, job->tolerated);
     if (!now)
         goto done;
-    if (!idset_empty (now)
-        && job_emit (job, ctx, out, "release",
-                     json_pack ("{s:o s:b}", "ranks", ranks_str (now), "final",
-                                0))
-               < 0)
+    if (!idset_empty (now) &&
+        job_emit (
+            job, ctx, out, "release",
+            json_pack ("{s:o s:b}", "ranks", ranks_str (now), "final", 0)) < 0)
         goto done;
     rc = 0;
 done:
@@ -598,45 +587,41 @@ static int step_once (struct job *job, const struct job_ctx *ctx, json_t *out)
             return emit_cleanup (job, ctx, out, job->all);
         if (job->cfg.prolog.command) {
             if (job_emit (job, ctx, out, "prolog-start",
-                          json_pack ("{s:s}", "description", "cairn.prolog"))
-                < 0)
+                          json_pack ("{s:s}", "description", "cairn.prolog")) <
+                0)
                 return -1;
             return emit_intents (job, ctx, out, PHASE_PROLOG, job->all,
                                  job->cfg.prolog.per_rank);
         }
         return start_shells (job, ctx, out, job->all);
     case JOB_PROLOG:
-        if (job->fatal && job->cfg.prolog.cancel_on_exception
-            && terminate_phase (job, ctx, out, PHASE_PROLOG, ec->term_signal,
-                                "terminate")
-                   < 0)
+        if (job->fatal && job->cfg.prolog.cancel_on_exception &&
+            terminate_phase (job, ctx, out, PHASE_PROLOG, ec->term_signal,
+                             "terminate") < 0)
             return -1;
         if (job->nactive[PHASE_PROLOG] == 0)
             return prolog_conclude (job, ctx, out);
         return 0;
     case JOB_RUN:
-        if (!job->expired && job->expiration > 0
-            && ctx->now >= job->expiration
-            && emit_exception (job, ctx, out, "timeout", 0,
-                               "job time limit expired", NULL)
-                   < 0)
+        if (!job->expired && job->expiration > 0 &&
+            ctx->now >= job->expiration &&
+            emit_exception (job, ctx, out, "timeout", 0,
+                            "job time limit expired", NULL) < 0)
             return -1;
         if (job->fatal) {
             bool expired = strcmp (job->fatal_type, "timeout") == 0;
             if (terminate_phase (job, ctx, out, PHASE_SHELL,
                                  expired ? SIGALRM : ec->term_signal,
-                                 expired ? "expired" : "terminate")
-                < 0)
+                                 expired ? "expired" : "terminate") < 0)
                 return -1;
         }
         if (job->nactive[PHASE_SHELL] == 0)
             return run_finish (job, ctx, out);
         return 0;
     case JOB_CLEANUP:
-        if (job->fatal && job->cfg.epilog.cancel_on_exception
-            && terminate_phase (job, ctx, out, PHASE_EPILOG, ec->term_signal,
-                                "terminate")
-                   < 0)
+        if (job->fatal && job->cfg.epilog.cancel_on_exception &&
+            terminate_phase (job, ctx, out, PHASE_EPILOG, ec->term_signal,
+                             "terminate") < 0)
             return -1;
         return 0;
     case JOB_DONE:
@@ -652,8 +637,8 @@ static int step (struct job *job, const struct job_ctx *ctx, json_t *out)
         n = json_array_size (out);
         if (job->state == JOB_DONE)
             break;
-        if (step_once (job, ctx, out) < 0 || start_epilogs (job, ctx, out) < 0
-            || releases (job, ctx, out) < 0)
+        if (step_once (job, ctx, out) < 0 ||
+            start_epilogs (job, ctx, out) < 0 || releases (job, ctx, out) < 0)
             return -1;
     } while (json_array_size (out) != n);
     return 0;
@@ -686,9 +671,8 @@ int job_accept (struct job *job,
     if (!(config = job_config_encode (jc)))
         return errset (err, ENOMEM, "cannot encode the job's config");
     if (job_emit (job, ctx, out, "accept",
-                  json_pack ("{s:i s:O s:O s:o}", "userid", (int)userid, "R",
-                             R, "jobspec", jobspec, "config", config))
-        < 0)
+                  json_pack ("{s:i s:O s:O s:o}", "userid", (int)userid, "R", R,
+                             "jobspec", jobspec, "config", config)) < 0)
         return errset (err, errno, "cannot record the job");
     if (userid != ctx->owner_uid) {
         char note[160];
@@ -720,8 +704,29 @@ int job_proc_spawned (struct job *job,
     if (job_emit (job, ctx, out, "proc-spawn",
                   json_pack ("{s:s s:I s:I s:s}", "execid", execid, "pid",
                              (json_int_t)pid, "starttime",
-                             (json_int_t)starttime, "bootid", bootid))
-        < 0)
+                             (json_int_t)starttime, "bootid", bootid)) < 0)
+        return -1;
+    return step (job, ctx, out);
+}
+
+/* A process ended with no status: never started (proc-fail) or outcome
+ * unknown (proc-lost). */
+static int proc_no_status (struct job *job,
+                           const struct job_ctx *ctx,
+                           const char *execid,
+                           const char *name,
+                           const char *note,
+                           json_t *out)
+{
+    struct job_proc *p = job_proc_lookup (job, execid);
+    if (!p)
+        return -1;
+    if (p->state == PROC_DONE)
+        return 0;
+    if (job_emit (job, ctx, out, name,
+                  json_pack ("{s:s s:s}", "execid", execid, "note", note)) <
+            0 ||
+        proc_ended (job, ctx, out, p) < 0)
         return -1;
     return step (job, ctx, out);
 }
@@ -732,17 +737,7 @@ int job_proc_failed (struct job *job,
                      const char *reason,
                      json_t *out)
 {
-    struct job_proc *p = job_proc_lookup (job, execid);
-    if (!p)
-        return -1;
-    if (p->state == PROC_DONE)
-        return 0;
-    if (job_emit (job, ctx, out, "proc-fail",
-                  json_pack ("{s:s s:s}", "execid", execid, "note", reason))
-            < 0
-        || proc_ended (job, ctx, out, p) < 0)
-        return -1;
-    return step (job, ctx, out);
+    return proc_no_status (job, ctx, execid, "proc-fail", reason, out);
 }
 
 /* Journal captured output as one log event per stream. */
@@ -761,8 +756,7 @@ static int emit_output (struct job *job,
         if (job_emit (job, ctx, out, "log",
                       json_pack ("{s:s s:I s:s s:o}", "stream", stream, "rank",
                                  (json_int_t)p->rank, "phase",
-                                 phase_name[p->phase], "data", s))
-            < 0)
+                                 phase_name[p->phase], "data", s)) < 0)
             return -1;
     }
     if (trunc && !job->output_truncated) {
@@ -773,9 +767,8 @@ static int emit_output (struct job *job,
         if (job_emit (job, ctx, out, "log",
                       json_pack ("{s:s s:I s:s s:s s:b}", "stream", "cairn",
                                  "rank", (json_int_t)p->rank, "phase",
-                                 phase_name[p->phase], "data", msg,
-                                 "truncated", 1))
-            < 0)
+                                 phase_name[p->phase], "data", msg, "truncated",
+                                 1)) < 0)
             return -1;
     }
     return 0;
@@ -800,10 +793,10 @@ int job_proc_exited (struct job *job,
     json_t *o = json_pack ("{s:s s:i}", "execid", execid, "status", status);
     if (o && error)
         json_object_set_new (o, "error", json_string (error));
-    if (emit_output (job, ctx, out, p, "stdout", outdata, out_trunc) < 0
-        || emit_output (job, ctx, out, p, "stderr", errdata, err_trunc) < 0
-        || job_emit (job, ctx, out, "proc-exit", o) < 0
-        || proc_ended (job, ctx, out, p) < 0)
+    if (emit_output (job, ctx, out, p, "stdout", outdata, out_trunc) < 0 ||
+        emit_output (job, ctx, out, p, "stderr", errdata, err_trunc) < 0 ||
+        job_emit (job, ctx, out, "proc-exit", o) < 0 ||
+        proc_ended (job, ctx, out, p) < 0)
         return -1;
     return step (job, ctx, out);
 }
@@ -814,17 +807,7 @@ int job_proc_lost (struct job *job,
                    const char *note,
                    json_t *out)
 {
-    struct job_proc *p = job_proc_lookup (job, execid);
-    if (!p)
-        return -1;
-    if (p->state == PROC_DONE)
-        return 0;
-    if (job_emit (job, ctx, out, "proc-lost",
-                  json_pack ("{s:s s:s}", "execid", execid, "note", note))
-            < 0
-        || proc_ended (job, ctx, out, p) < 0)
-        return -1;
-    return step (job, ctx, out);
+    return proc_no_status (job, ctx, execid, "proc-lost", note, out);
 }
 
 static int check_active (const struct job *job, struct cairn_error *err)
@@ -849,10 +832,9 @@ int job_raise (struct job *job,
     if (!type || !*type || strlen (type) >= 32)
         return errset (err, EINVAL, "type: must be a non-empty string");
     if (severity < 0 || severity > 7)
-        return errset (err, EINVAL, "severity: must be 0..7, not %d",
-                       severity);
-    json_t *o = json_pack ("{s:s s:i s:s}", "type", type, "severity",
-                           severity, "note", note ? note : "");
+        return errset (err, EINVAL, "severity: must be 0..7, not %d", severity);
+    json_t *o = json_pack ("{s:s s:i s:s}", "type", type, "severity", severity,
+                           "note", note ? note : "");
     if (o && wait_status >= 0)
         json_object_set_new (o, "wait_status", json_integer (wait_status));
     if (job_emit (job, ctx, out, "exception", o) < 0)
@@ -875,8 +857,8 @@ int job_kill (struct job *job,
                        (uintmax_t)job->id);
     for (size_t i = 0; i < job->nprocs; i++) {
         const struct job_proc *p = &job->procs[i];
-        if (p->phase == PHASE_SHELL && p->state == PROC_RUNNING
-            && emit_signal (job, ctx, out, p, signum, "request", false) < 0)
+        if (p->phase == PHASE_SHELL && p->state == PROC_RUNNING &&
+            emit_signal (job, ctx, out, p, signum, "request", false) < 0)
             return -1;
     }
     return 0;
@@ -893,8 +875,7 @@ int job_set_expiration (struct job *job,
     if (!(expiration >= 0) || !isfinite (expiration))
         return errset (err, EINVAL, "expiration: must be >= 0");
     if (job_emit (job, ctx, out, "expiration",
-                  json_pack ("{s:f}", "expiration", expiration))
-        < 0)
+                  json_pack ("{s:f}", "expiration", expiration)) < 0)
         return -1;
     return step (job, ctx, out);
 }
@@ -912,12 +893,12 @@ int job_fail_ranks (struct job *job,
         return errset (err, EINVAL, "job %ju is not in its prolog (%s)",
                        (uintmax_t)job->id, job_state_name (job->state));
     if (idset_empty (ranks) || !idset_is_subset (ranks, job->all))
-        return errset (err, EINVAL, "ranks: not a non-empty subset of the "
-                                    "job's ranks");
+        return errset (err, EINVAL,
+                       "ranks: not a non-empty subset of the "
+                       "job's ranks");
     if (job_emit (job, ctx, out, "fail-ranks",
                   json_pack ("{s:o s:s}", "ranks", ranks_str (ranks), "note",
-                             note ? note : ""))
-        < 0)
+                             note ? note : "")) < 0)
         return -1;
     return step (job, ctx, out);
 }
@@ -933,8 +914,7 @@ int job_set_critical (struct job *job,
     if (!idset_is_subset (ranks, job->all))
         return errset (err, EINVAL, "ranks: not a subset of the job's ranks");
     if (job_emit (job, ctx, out, "critical-ranks",
-                  json_pack ("{s:o}", "ranks", ranks_str (ranks)))
-        < 0)
+                  json_pack ("{s:o}", "ranks", ranks_str (ranks))) < 0)
         return -1;
     return step (job, ctx, out);
 }
@@ -958,11 +938,11 @@ double job_next_deadline (const struct job *job)
         if (d > 0 && (next == 0 || d < next))
             next = d;
     }
-    if (job->state == JOB_RUN && !job->expired && job->expiration > 0
-        && (next == 0 || job->expiration < next))
+    if (job->state == JOB_RUN && !job->expired && job->expiration > 0 &&
+        (next == 0 || job->expiration < next))
         next = job->expiration;
-    if (job->cfg.release_after > 0 && job->t_first_done > 0
-        && !idset_is_subset (job->done, job->released)) {
+    if (job->cfg.release_after > 0 && job->t_first_done > 0 &&
+        !idset_is_subset (job->done, job->released)) {
         double d = job->t_first_done + job->cfg.release_after;
         if (next == 0 || d < next)
             next = d;

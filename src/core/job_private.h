@@ -19,15 +19,15 @@ struct job {
 
     /* rank sets; all are subsets of `all` */
     struct idset *all;
-    struct idset *critical;     /* loss is fatal */
-    struct idset *marked;       /* fail-ranks during the prolog */
-    char mark_note[128];        /* the last fail-ranks note */
-    struct idset *tolerated;    /* prolog failed tolerably: left out */
-    struct idset *run;          /* ranks with a shell */
-    struct idset *cleanup;      /* finished with the job's work */
-    struct idset *epilog_ranks; /* cleanup ranks that get an epilog */
+    struct idset *critical;       /* loss is fatal */
+    struct idset *marked;         /* fail-ranks during the prolog */
+    char mark_note[128];          /* the last fail-ranks note */
+    struct idset *tolerated;      /* prolog failed tolerably: left out */
+    struct idset *run;            /* ranks with a shell */
+    struct idset *cleanup;        /* finished with the job's work */
+    struct idset *epilog_ranks;   /* cleanup ranks that get an epilog */
     struct idset *epilog_covered; /* ranks with an epilog process */
-    struct idset *done;         /* cleanup complete: may be released */
+    struct idset *done;           /* cleanup complete: may be released */
     struct idset *released;
     struct idset *drained;
 

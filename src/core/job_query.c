@@ -109,24 +109,24 @@ int job_proc_command (const struct job *job,
         if (je && json_object_update (env, (json_t *)je) < 0)
             goto nomem;
     }
-    if (!(ranks = idset_encode (proc->ranks)) || !(jobranks = idset_encode (jr))
-        || jobid_encode_f58 (job->id, f58, sizeof (f58)) < 0)
+    if (!(ranks = idset_encode (proc->ranks)) ||
+        !(jobranks = idset_encode (jr)) ||
+        jobid_encode_f58 (job->id, f58, sizeof (f58)) < 0)
         goto nomem;
-    if (env_setf (env, "CAIRN_JOB_ID", "%ju", (uintmax_t)job->id) < 0
-        || env_set (env, "CAIRN_JOB_RANKS", jobranks) < 0
-        || env_set (env, "CAIRN_RANKS", ranks) < 0
-        || env_set (env, "CAIRN_EXECID", proc->execid) < 0
-        || env_set (env, "CAIRN_PHASE",
-                    proc->phase == PHASE_PROLOG   ? "prolog"
-                    : proc->phase == PHASE_EPILOG ? "epilog"
-                                                  : "shell")
-               < 0
-        || env_set (env, "FLUX_JOB_ID", f58) < 0
-        || env_set (env, "FLUX_JOB_RANKS", jobranks) < 0
-        || env_setf (env, "FLUX_JOB_USERID", "%u", (unsigned)job->userid) < 0)
+    if (env_setf (env, "CAIRN_JOB_ID", "%ju", (uintmax_t)job->id) < 0 ||
+        env_set (env, "CAIRN_JOB_RANKS", jobranks) < 0 ||
+        env_set (env, "CAIRN_RANKS", ranks) < 0 ||
+        env_set (env, "CAIRN_EXECID", proc->execid) < 0 ||
+        env_set (env, "CAIRN_PHASE",
+                 proc->phase == PHASE_PROLOG   ? "prolog"
+                 : proc->phase == PHASE_EPILOG ? "epilog"
+                                               : "shell") < 0 ||
+        env_set (env, "FLUX_JOB_ID", f58) < 0 ||
+        env_set (env, "FLUX_JOB_RANKS", jobranks) < 0 ||
+        env_setf (env, "FLUX_JOB_USERID", "%u", (unsigned)job->userid) < 0)
         goto nomem;
-    if (idset_count (proc->ranks) == 1
-        && env_setf (env, "CAIRN_RANK", "%u", (unsigned)proc->rank) < 0)
+    if (idset_count (proc->ranks) == 1 &&
+        env_setf (env, "CAIRN_RANK", "%u", (unsigned)proc->rank) < 0)
         goto nomem;
     free (ranks);
     free (jobranks);
@@ -147,8 +147,8 @@ json_t *job_response (const struct job *job, const json_t *entry)
     const char *name;
     json_t *ctx, *data;
 
-    if (eventlog_entry_parse (entry, NULL, &name, &ctx) < 0
-        || !job_event_is_response (name)) {
+    if (eventlog_entry_parse (entry, NULL, &name, &ctx) < 0 ||
+        !job_event_is_response (name)) {
         errno = ENOENT;
         return NULL;
     }

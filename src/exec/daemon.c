@@ -191,9 +191,8 @@ static void timer_cb (struct ev_loop *loop, ev_timer *w, int revents)
 
 /* ---- effects ---- */
 
-static void respond_subs (struct jobentry *je,
-                          const json_t *entry,
-                          const char *name)
+static void
+respond_subs (struct jobentry *je, const json_t *entry, const char *name)
 {
     json_t *payload = job_response (je->job, entry);
     bool start = strcmp (name, "start") == 0;
@@ -204,8 +203,8 @@ static void respond_subs (struct jobentry *je,
             continue; /* its stream began with `reattached` */
         CRASHPOINT ("exec.respond.before");
         if (conn_respond (s->conn, s->matchtag, payload) < 0)
-            log_msg (LOG_WARNING, "job %s: response to client %ju: %s",
-                     je->key, (uintmax_t)conn_id (s->conn), strerror (errno));
+            log_msg (LOG_WARNING, "job %s: response to client %ju: %s", je->key,
+                     (uintmax_t)conn_id (s->conn), strerror (errno));
         CRASHPOINT ("exec.respond.after");
     }
     json_decref (payload);
@@ -238,7 +237,8 @@ static void effects (struct jobentry *je, json_t *events)
     json_t *ctx;
     const char *execid;
 
-    json_array_foreach (events, i, entry) {
+    json_array_foreach (events, i, entry)
+    {
         if (eventlog_entry_parse (entry, NULL, &name, &ctx) < 0 || !ctx)
             continue;
         execid = json_string_value (json_object_get (ctx, "execid"));
@@ -247,17 +247,18 @@ static void effects (struct jobentry *je, json_t *events)
         else if (strcmp (name, "proc-signal") == 0) {
             int signum = json_integer_value (json_object_get (ctx, "signum"));
             proc_signal (je->d, execid, signum);
-        } else if (strcmp (name, "proc-exit") == 0
-                   || strcmp (name, "proc-fail") == 0)
+        } else if (strcmp (name, "proc-exit") == 0 ||
+                   strcmp (name, "proc-fail") == 0)
             proc_finished (je, execid, false);
         else if (strcmp (name, "proc-lost") == 0)
             proc_finished (je, execid, true);
         else
             log_event (je, name, ctx);
     }
-    json_array_foreach (events, i, entry) {
-        if (eventlog_entry_parse (entry, NULL, &name, NULL) == 0
-            && job_event_is_response (name))
+    json_array_foreach (events, i, entry)
+    {
+        if (eventlog_entry_parse (entry, NULL, &name, NULL) == 0 &&
+            job_event_is_response (name))
             respond_subs (je, entry, name);
     }
     /* Forget the job once its `clean` is committed and acted on. Effects
@@ -289,7 +290,8 @@ static void stage (struct cairnd *d)
         uint32_t seq = job_nevents (je->job) - (uint32_t)n;
         size_t i;
         json_t *entry;
-        json_array_foreach (je->pending, i, entry) {
+        json_array_foreach (je->pending, i, entry)
+        {
             char *line = eventlog_entry_encode (entry);
             const char *name = "";
             double t = 0;
@@ -298,8 +300,7 @@ static void stage (struct cairnd *d)
                 return;
             }
             if (journal_append (d->journal, job_id (je->job), seq + (uint32_t)i,
-                                line, strlen (line))
-                < 0) {
+                                line, strlen (line)) < 0) {
                 free (line);
                 journal_failed (d, strerror (errno));
                 return;
@@ -307,7 +308,8 @@ static void stage (struct cairnd *d)
             free (line);
             (void)eventlog_entry_parse (entry, &t, &name, NULL);
             if (strcmp (name, "accept") == 0)
-                (void)journal_set_active (d->journal, job_id (je->job), true, 0);
+                (void)journal_set_active (d->journal, job_id (je->job), true,
+                                          0);
             else if (strcmp (name, "clean") == 0)
                 (void)journal_set_active (d->journal, job_id (je->job), false,
                                           t);
@@ -427,8 +429,9 @@ static void prepare_cb (struct ev_loop *loop, ev_prepare *w, int revents)
 static void signal_cb (struct ev_loop *loop, ev_signal *w, int revents)
 {
     struct cairnd *d = w->data;
-    log_msg (LOG_INFO, "%s: stopping; running processes are left to the next "
-                       "start",
+    log_msg (LOG_INFO,
+             "%s: stopping; running processes are left to the next "
+             "start",
              strsignal (w->signum));
     d->stopping = true;
     server_stop_accepting (d->server);
@@ -475,8 +478,8 @@ static int statedir_lock (struct cairnd *d, struct cairn_error *err)
         buf[n > 0 ? n : 0] = '\0';
         buf[strcspn (buf, "\n")] = '\0';
         return errset (err, e == EWOULDBLOCK ? EBUSY : e,
-                       "another cairnd (pid %s) is using %s", buf[0] ? buf : "?",
-                       d->statedir);
+                       "another cairnd (pid %s) is using %s",
+                       buf[0] ? buf : "?", d->statedir);
     }
     int n = snprintf (buf, sizeof (buf), "%d\n", (int)getpid ());
     if (ftruncate (d->lockfd, 0) < 0 || pwrite (d->lockfd, buf, n, 0) != n)
@@ -526,8 +529,8 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
     d->cfg.max_ranks = cfg->max_ranks;
     d->cfg.max_connections = cfg->max_connections;
     d->cfg.max_jobs = cfg->max_jobs;
-    if (!(d->statedir = strdup (statedir)) || !(d->shim = find_shim (cfg))
-        || !(d->jobs = hashmap_create ()) || !(d->watches = hashmap_create ()))
+    if (!(d->statedir = strdup (statedir)) || !(d->shim = find_shim (cfg)) ||
+        !(d->jobs = hashmap_create ()) || !(d->watches = hashmap_create ()))
         goto nomem;
     snprintf (path, sizeof (path), "%s/cairn.sock", statedir);
     if (!(d->sockpath = strdup (path)))
@@ -545,8 +548,8 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
         errprintf (err, "cannot read the boot id: %s", strerror (errno));
         goto error;
     }
-    if (statedir_check (statedir, d->uid, err) < 0
-        || statedir_lock (d, err) < 0)
+    if (statedir_check (statedir, d->uid, err) < 0 ||
+        statedir_lock (d, err) < 0)
         goto error;
     struct journal_opts jo = {.map_size = d->cfg.journal_max_size < (64 << 20)
                                               ? d->cfg.journal_max_size
@@ -570,7 +573,8 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
     ev_signal_start (d->loop, &d->sigterm);
     ev_signal_start (d->loop, &d->sigint);
     signal (SIGPIPE, SIG_IGN);
-    d->unsafe_effects_first = getenv ("CAIRN_TEST_UNSAFE_EFFECTS_FIRST") != NULL;
+    d->unsafe_effects_first =
+        getenv ("CAIRN_TEST_UNSAFE_EFFECTS_FIRST") != NULL;
     if (d->unsafe_effects_first)
         log_msg (LOG_WARNING, "CAIRN_TEST_UNSAFE_EFFECTS_FIRST: acting before "
                               "committing; for testing the crash harness only");

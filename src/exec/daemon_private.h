@@ -27,9 +27,9 @@ struct sub {
 struct jobentry {
     struct cairnd *d;
     struct job *job;
-    char key[24];      /* decimal id, the key in d->jobs */
-    json_t *pending;   /* events emitted this turn, not yet committed */
-    bool dirty;        /* on d->dirty */
+    char key[24];    /* decimal id, the key in d->jobs */
+    json_t *pending; /* events emitted this turn, not yet committed */
+    bool dirty;      /* on d->dirty */
     struct jobentry *dirty_next;
     ev_timer timer;
     struct sub *subs;
@@ -107,10 +107,7 @@ bool cairnd_journal_full (struct cairnd *d);
 
 /* daemon_proc.c */
 int proc_spawn (struct jobentry *je, const char *execid);
-int proc_watch (struct jobentry *je,
-                const char *execid,
-                pid_t pid,
-                int pidfd);
+int proc_watch (struct jobentry *je, const char *execid, pid_t pid, int pidfd);
 void proc_unwatch (struct cairnd *d, const char *execid);
 void proc_signal (struct cairnd *d, const char *execid, int signum);
 void proc_finished (struct jobentry *je, const char *execid, bool lost);

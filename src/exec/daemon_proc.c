@@ -23,9 +23,9 @@ extern char **environ;
 /* Variables of the daemon's own that must not leak into jobs. */
 static bool env_private (const char *entry)
 {
-    return strncmp (entry, "CAIRN_CRASH_", 12) == 0
-           || strncmp (entry, "CAIRN_FAULT=", 12) == 0
-           || strncmp (entry, "CAIRN_BENCH_", 12) == 0;
+    return strncmp (entry, "CAIRN_CRASH_", 12) == 0 ||
+           strncmp (entry, "CAIRN_FAULT=", 12) == 0 ||
+           strncmp (entry, "CAIRN_BENCH_", 12) == 0;
 }
 
 /* environ, minus the names in `add`, plus `add`. */
@@ -54,7 +54,8 @@ static char **build_env (json_t *add)
     }
     const char *name;
     json_t *val;
-    json_object_foreach (add, name, val) {
+    json_object_foreach (add, name, val)
+    {
         if (asprintf (&envp[k++], "%s=%s", name, json_string_value (val)) < 0) {
             envp[--k] = NULL;
             goto nomem;
@@ -126,8 +127,7 @@ void proc_collect (struct jobentry *je, const char *execid, int shim_status)
                                           room > olen ? room - olen : 0, &elen,
                                           &etrunc);
         if (job_proc_exited (je->job, &ctx, execid, status, error, out, otrunc,
-                             err, etrunc, je->pending)
-            < 0)
+                             err, etrunc, je->pending) < 0)
             log_msg (LOG_ERR, "job %s: exit of %s: %s", je->key, execid,
                      strerror (errno));
         free (out);
@@ -180,8 +180,8 @@ int proc_spawn (struct jobentry *je, const char *execid)
 
     if (!p || p->state != PROC_INTENT)
         return 0;
-    if (job_proc_command (je->job, p, &argv, &cwd, &env) < 0
-        || !(envp = build_env (env))) {
+    if (job_proc_command (je->job, p, &argv, &cwd, &env) < 0 ||
+        !(envp = build_env (env))) {
         errprintf (&err, "cannot build the command: %s", strerror (errno));
         goto failed;
     }
@@ -212,8 +212,7 @@ int proc_spawn (struct jobentry *je, const char *execid)
     }
     cairnd_ctx (d, &ctx);
     if (job_proc_spawned (je->job, &ctx, execid, pid, start, d->bootid,
-                          je->pending)
-        < 0)
+                          je->pending) < 0)
         log_msg (LOG_ERR, "job %s: spawn record: %s", je->key,
                  strerror (errno));
     cairnd_dirty (je);

@@ -21,8 +21,10 @@ void log_set_prefix (const char *prefix)
 
 void log_msg (int level, const char *fmt, ...)
 {
-    static const char *tags[] = {[LOG_ERR] = "error", [LOG_WARNING] = "warning",
-                                 [LOG_INFO] = "info", [LOG_DEBUG] = "debug"};
+    static const char *tags[] = {[LOG_ERR] = "error",
+                                 [LOG_WARNING] = "warning",
+                                 [LOG_INFO] = "info",
+                                 [LOG_DEBUG] = "debug"};
     int saved = errno;
     if (level > log_level)
         return;

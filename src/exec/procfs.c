@@ -238,15 +238,21 @@ static bool is_match_pid (const struct pstat *v, size_t n, pid_t pid)
     return false;
 }
 
-pid_t procfs_find_execid (const char *procroot, const char *execid)
+/* Call visit (dir, name, pid, arg) for every process of ours whose
+ * environment holds CAIRN_EXECID=<execid>; visit returns -1 to stop with
+ * an error (errno). Returns 0, or -1 with errno. */
+typedef int (*execid_visit_f) (
+    DIR *dir, const char *name, pid_t pid, const char *want, void *arg);
+
+static int scan_execid (const char *procroot,
+                        const char *execid,
+                        execid_visit_f visit,
+                        void *arg)
 {
     char want[sizeof (SHIM_ENV_EXECID) + SHIM_EXECID_LEN + 1];
-    struct pstat *v = NULL, *tmp;
-    size_t n = 0, cap = 0, best = 0;
     uid_t uid = geteuid ();
     struct dirent *de;
-    pid_t result = -1;
-    int saved;
+    int rc = 0;
     DIR *dir;
 
     if (!uuid_is_canonical (execid)) {
@@ -256,83 +262,105 @@ pid_t procfs_find_execid (const char *procroot, const char *execid)
     snprintf (want, sizeof (want), SHIM_ENV_EXECID "=%s", execid);
     if (!(dir = opendir (procroot ? procroot : PROCROOT_DEFAULT)))
         return -1;
-    while ((de = readdir (dir))) {
+    while (rc == 0 && (de = readdir (dir))) {
         unsigned long long pid;
         struct stat st;
-        struct pstat ps;
 
         if (parse_ull (de->d_name, strlen (de->d_name), &pid) < 0 || pid == 0 ||
             pid > INT_MAX)
             continue;
         if (fstatat (dirfd (dir), de->d_name, &st, 0) < 0 || st.st_uid != uid ||
-            !environ_has (dirfd (dir), de->d_name, want) ||
-            pstat_read (dirfd (dir), (pid_t)pid, &ps) < 0)
+            !environ_has (dirfd (dir), de->d_name, want))
             continue; /* not ours, not it, or gone meanwhile */
-        if (n == cap) {
-            cap = cap ? cap * 2 : 8;
-            if (!(tmp = realloc (v, cap * sizeof (*v)))) {
-                errno = ENOMEM;
-                goto done;
-            }
-            v = tmp;
-        }
-        v[n++] = ps;
+        rc = visit (dir, de->d_name, (pid_t)pid, want, arg);
     }
-    if (n == 0) {
+    int saved = errno;
+    closedir (dir);
+    errno = saved;
+    return rc;
+}
+
+struct found {
+    struct pstat *v;
+    size_t n, cap;
+};
+
+static int
+collect (DIR *dir, const char *name, pid_t pid, const char *want, void *arg)
+{
+    struct found *f = arg;
+    struct pstat ps;
+    if (pstat_read (dirfd (dir), pid, &ps) < 0)
+        return 0; /* gone meanwhile */
+    if (f->n == f->cap) {
+        size_t cap = f->cap ? f->cap * 2 : 8;
+        struct pstat *tmp = realloc (f->v, cap * sizeof (*tmp));
+        if (!tmp) {
+            errno = ENOMEM;
+            return -1;
+        }
+        f->v = tmp;
+        f->cap = cap;
+    }
+    f->v[f->n++] = ps;
+    return 0;
+}
+
+pid_t procfs_find_execid (const char *procroot, const char *execid)
+{
+    struct found f = {0};
+    size_t best = 0;
+    pid_t result = -1;
+    int saved;
+
+    if (scan_execid (procroot, execid, collect, &f) < 0)
+        goto done;
+    if (f.n == 0) {
         errno = ENOENT;
         goto done;
     }
-    for (size_t i = 1; i < n; i++) {
-        if (pstat_better (&v[i], !is_match_pid (v, n, v[i].ppid), &v[best],
-                          !is_match_pid (v, n, v[best].ppid)))
+    for (size_t i = 1; i < f.n; i++) {
+        if (pstat_better (&f.v[i], !is_match_pid (f.v, f.n, f.v[i].ppid),
+                          &f.v[best], !is_match_pid (f.v, f.n, f.v[best].ppid)))
             best = i;
     }
-    result = v[best].pid;
+    result = f.v[best].pid;
 done:
     saved = errno;
-    free (v);
-    closedir (dir);
+    free (f.v);
     errno = saved;
     return result;
 }
 
+struct killing {
+    int signum;
+    int count;
+};
+
+static int
+kill_one (DIR *dir, const char *name, pid_t pid, const char *want, void *arg)
+{
+    struct killing *k = arg;
+    int pidfd;
+    if (pid == getpid ())
+        return 0;
+    /* Pin the process, then look again: if the pid was recycled between
+     * the two looks, the new owner lacks our execid. */
+    if ((pidfd = pidfd_open (pid, 0)) < 0)
+        return 0;
+    if (environ_has (dirfd (dir), name, want) &&
+        pidfd_send_signal (pidfd, k->signum, NULL, 0) == 0)
+        k->count++;
+    close (pidfd);
+    return 0;
+}
+
 int procfs_kill_execid (const char *procroot, const char *execid, int signum)
 {
-    char want[sizeof (SHIM_ENV_EXECID) + SHIM_EXECID_LEN + 1];
-    uid_t uid = geteuid ();
-    struct dirent *de;
-    int count = 0;
-    DIR *dir;
-
-    if (!uuid_is_canonical (execid)) {
-        errno = EINVAL;
+    struct killing k = {.signum = signum};
+    if (scan_execid (procroot, execid, kill_one, &k) < 0)
         return -1;
-    }
-    snprintf (want, sizeof (want), SHIM_ENV_EXECID "=%s", execid);
-    if (!(dir = opendir (procroot ? procroot : PROCROOT_DEFAULT)))
-        return -1;
-    while ((de = readdir (dir))) {
-        unsigned long long pid;
-        struct stat st;
-        int pidfd;
-
-        if (parse_ull (de->d_name, strlen (de->d_name), &pid) < 0 || pid == 0
-            || pid > INT_MAX || (pid_t)pid == getpid ())
-            continue;
-        if (fstatat (dirfd (dir), de->d_name, &st, 0) < 0 || st.st_uid != uid
-            || !environ_has (dirfd (dir), de->d_name, want))
-            continue;
-        /* Pin the process, then look again: if the pid was recycled
-         * between the two looks, the new owner lacks our execid. */
-        if ((pidfd = pidfd_open ((pid_t)pid, 0)) < 0)
-            continue;
-        if (environ_has (dirfd (dir), de->d_name, want)
-            && pidfd_send_signal (pidfd, signum, NULL, 0) == 0)
-            count++;
-        close (pidfd);
-    }
-    closedir (dir);
-    return count;
+    return k.count;
 }
 
 int procfs_pidfd_verify (const char *procroot,

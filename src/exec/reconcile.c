@@ -42,11 +42,8 @@ struct replay {
     struct cairn_error *err;
 };
 
-static int replay_event (uint64_t id,
-                         uint32_t seq,
-                         const char *line,
-                         size_t len,
-                         void *arg)
+static int replay_event (
+    uint64_t id, uint32_t seq, const char *line, size_t len, void *arg)
 {
     struct replay *r = arg;
     json_t *entry = eventlog_entry_decode (line, len, r->err);
@@ -67,8 +64,8 @@ static int replay_job (const struct journal_jobinfo *info, void *arg)
     if (!job)
         return -1;
     r->job = job;
-    if (journal_read_job (r->d->journal, info->id, 0, replay_event, r, r->err)
-        < 0) {
+    if (journal_read_job (r->d->journal, info->id, 0, replay_event, r, r->err) <
+        0) {
         job_destroy (job);
         return -1;
     }
@@ -96,15 +93,15 @@ static int adopt (struct jobentry *je,
     if (p->state == PROC_INTENT) {
         cairnd_ctx (je->d, &ctx);
         if (job_proc_spawned (je->job, &ctx, p->execid, pid, start,
-                              je->d->bootid, je->pending)
-            < 0)
+                              je->d->bootid, je->pending) < 0)
             return -1;
         cairnd_dirty (je);
     }
     return 0;
 }
 
-static void lost (struct jobentry *je, const struct job_proc *p, const char *why)
+static void
+lost (struct jobentry *je, const struct job_proc *p, const char *why)
 {
     struct job_ctx ctx;
     cairnd_ctx (je->d, &ctx);
@@ -135,8 +132,8 @@ static void reconcile_intent (struct jobentry *je, const struct job_proc *p)
         return;
     }
     pid_t pid = procfs_find_execid (d->procroot, p->execid);
-    if (pid > 0 && procfs_starttime (d->procroot, pid, &start) == 0
-        && procfs_pidfd_verify (d->procroot, pid, start, &pidfd) == 0) {
+    if (pid > 0 && procfs_starttime (d->procroot, pid, &start) == 0 &&
+        procfs_pidfd_verify (d->procroot, pid, start, &pidfd) == 0) {
         if (adopt (je, p, pid, start, pidfd) == 0)
             return;
     }
@@ -150,8 +147,8 @@ static void reconcile_intent (struct jobentry *je, const struct job_proc *p)
               "without an exit status; not running it again");
         return;
     }
-    log_msg (LOG_INFO, "job %s: %s was never started: starting it now",
-             je->key, execid);
+    log_msg (LOG_INFO, "job %s: %s was never started: starting it now", je->key,
+             execid);
     CRASHPOINT ("reconcile.respawn");
     (void)proc_spawn (je, execid);
 }
@@ -256,13 +253,11 @@ int reconcile (struct cairnd *d, struct cairn_error *err)
         struct job_ctx ctx;
         cairnd_ctx (d, &ctx);
         if (job_advance (je->job, &ctx, je->pending) < 0)
-            log_msg (LOG_ERR, "job %s: advance: %s", je->key,
-                     strerror (errno));
+            log_msg (LOG_ERR, "job %s: advance: %s", je->key, strerror (errno));
         cairnd_dirty (je);
         cairnd_timer_rearm (je);
     }
     if (hashmap_count (d->jobs) > 0)
-        log_msg (LOG_INFO, "replayed %zu active jobs",
-                 hashmap_count (d->jobs));
+        log_msg (LOG_INFO, "replayed %zu active jobs", hashmap_count (d->jobs));
     return 0;
 }

@@ -22,10 +22,8 @@ typedef void (*handler_f) (struct cairnd *d,
                            int64_t matchtag,
                            json_t *payload);
 
-static int get_id (struct conn *c,
-                   int64_t matchtag,
-                   json_t *payload,
-                   uint64_t *id)
+static int
+get_id (struct conn *c, int64_t matchtag, json_t *payload, uint64_t *id)
 {
     json_t *o = json_object_get (payload, "id");
     if (!o) {
@@ -42,10 +40,8 @@ static int get_id (struct conn *c,
 }
 
 /* The active job named by payload.id, or an error response. */
-static struct jobentry *get_job (struct cairnd *d,
-                                 struct conn *c,
-                                 int64_t matchtag,
-                                 json_t *payload)
+static struct jobentry *
+get_job (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
 {
     uint64_t id;
     struct journal_jobinfo info;
@@ -80,19 +76,16 @@ struct backlog {
     const struct job *job;
 };
 
-static int backlog_cb (uint64_t id,
-                       uint32_t seq,
-                       const char *line,
-                       size_t len,
-                       void *arg)
+static int
+backlog_cb (uint64_t id, uint32_t seq, const char *line, size_t len, void *arg)
 {
     struct backlog *b = arg;
     json_t *entry = eventlog_entry_decode (line, len, NULL);
     const char *name;
     if (!entry)
         return 0;
-    if (eventlog_entry_parse (entry, NULL, &name, NULL) == 0
-        && job_event_is_response (name)) {
+    if (eventlog_entry_parse (entry, NULL, &name, NULL) == 0 &&
+        job_event_is_response (name)) {
         b->count++;
         if (b->count > b->since && strcmp (name, "start") != 0) {
             json_t *ctx = json_object_get (entry, "context");
@@ -134,20 +127,15 @@ static void start_reattach (struct cairnd *d,
     json_decref (r);
     /* Everything committed so far; what this turn adds reaches the new
      * subscriber through the normal effects after the next commit. */
-    struct backlog b = {.c = c,
-                        .matchtag = matchtag,
-                        .id = id,
-                        .since = since};
+    struct backlog b = {.c = c, .matchtag = matchtag, .id = id, .since = since};
     if (journal_read_job (d->journal, id, 0, backlog_cb, &b, &err) < 0)
         log_msg (LOG_ERR, "reattach %ju: %s", (uintmax_t)id, err.text);
     if (je)
         cairnd_sub_add (je, c, matchtag, true);
 }
 
-static void req_start (struct cairnd *d,
-                       struct conn *c,
-                       int64_t matchtag,
-                       json_t *payload)
+static void
+req_start (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
 {
     uint64_t id;
     json_int_t userid = -1, since = 0;
@@ -161,8 +149,7 @@ static void req_start (struct cairnd *d,
         return;
     if (json_unpack_ex (payload, &jerr, 0, "{s?I s?o s?o s?b s?I}", "userid",
                         &userid, "jobspec", &jobspec, "R", &R, "reattach",
-                        &reattach, "since", &since)
-        < 0) {
+                        &reattach, "since", &since) < 0) {
         conn_respond_error (c, matchtag, EPROTO, "start: %s", jerr.text);
         return;
     }
@@ -244,10 +231,9 @@ static void req_start (struct cairnd *d,
     }
     cairnd_ctx (d, &ctx);
     if (job_accept (job, &ctx, (uint32_t)userid, R, jobspec, &d->cfg.job,
-                    je->pending, &err)
-        < 0) {
-        conn_respond_error (c, matchtag, errno == EINVAL ? EINVAL : errno,
-                            "%s", err.text);
+                    je->pending, &err) < 0) {
+        conn_respond_error (c, matchtag, errno == EINVAL ? EINVAL : errno, "%s",
+                            err.text);
         cairnd_job_remove (je);
         return;
     }
@@ -291,8 +277,7 @@ static void req_exception (struct cairnd *d,
         return;
     if (json_unpack_ex (payload, &jerr, 0, "{s:s s:I s?s s?I}", "type", &type,
                         "severity", &severity, "note", &note, "wait_status",
-                        &ws)
-        < 0) {
+                        &ws) < 0) {
         conn_respond_error (c, matchtag, EPROTO, "exception: %s", jerr.text);
         return;
     }
@@ -303,10 +288,8 @@ static void req_exception (struct cairnd *d,
     finish (d, je, c, matchtag, rc, &err);
 }
 
-static void req_kill (struct cairnd *d,
-                      struct conn *c,
-                      int64_t matchtag,
-                      json_t *payload)
+static void
+req_kill (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
 {
     struct jobentry *je = get_job (d, c, matchtag, payload);
     json_int_t signum;
@@ -349,9 +332,8 @@ static void req_expiration (struct cairnd *d,
     finish (d, je, c, matchtag, rc, &err);
 }
 
-static struct idset *get_ranks (struct conn *c,
-                                int64_t matchtag,
-                                json_t *payload)
+static struct idset *
+get_ranks (struct conn *c, int64_t matchtag, json_t *payload)
 {
     const char *s;
     struct cairn_error err;
@@ -416,10 +398,8 @@ static json_t *ranks_json (const struct idset *s)
     return o;
 }
 
-static void req_list (struct cairnd *d,
-                      struct conn *c,
-                      int64_t matchtag,
-                      json_t *payload)
+static void
+req_list (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
 {
     json_t *jobs = json_array ();
     size_t pos = 0;
@@ -427,25 +407,23 @@ static void req_list (struct cairnd *d,
     while ((je = hashmap_next (d->jobs, &pos, NULL))) {
         const struct job *job = je->job;
         json_array_append_new (
-            jobs, json_pack ("{s:I s:s s:o s:o s:o s:f s:i s:I}", "id",
-                             (json_int_t)job_id (job), "state",
-                             job_state_name (job_state (job)), "ranks",
-                             ranks_json (job_ranks (job)), "released",
-                             ranks_json (job_released (job)), "drained",
-                             ranks_json (job_drained (job)), "t_accept",
-                             job_t_accept (job), "userid",
-                             (int)job_userid (job), "nprocs",
-                             (json_int_t)job_nprocs (job)));
+            jobs,
+            json_pack ("{s:I s:s s:o s:o s:o s:f s:i s:I}", "id",
+                       (json_int_t)job_id (job), "state",
+                       job_state_name (job_state (job)), "ranks",
+                       ranks_json (job_ranks (job)), "released",
+                       ranks_json (job_released (job)), "drained",
+                       ranks_json (job_drained (job)), "t_accept",
+                       job_t_accept (job), "userid", (int)job_userid (job),
+                       "nprocs", (json_int_t)job_nprocs (job)));
     }
     json_t *r = json_pack ("{s:o}", "jobs", jobs);
     conn_respond (c, matchtag, r);
     json_decref (r);
 }
 
-static void req_stats (struct cairnd *d,
-                       struct conn *c,
-                       int64_t matchtag,
-                       json_t *payload)
+static void
+req_stats (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
 {
     struct journal_stats st = {0};
     (void)journal_stats (d->journal, &st);
@@ -459,8 +437,8 @@ static void req_stats (struct cairnd *d,
         server_nconns (d->server), "journal", "map-size",
         (json_int_t)st.map_size, "map-used", (json_int_t)st.map_used,
         "max-map-size", (json_int_t)st.max_map_size, "data-used",
-        (json_int_t)st.data_used, "jobs",
-        (json_int_t)st.njobs, "events", (json_int_t)st.nevents);
+        (json_int_t)st.data_used, "jobs", (json_int_t)st.njobs, "events",
+        (json_int_t)st.nevents);
     conn_respond (c, matchtag, r);
     json_decref (r);
 }
