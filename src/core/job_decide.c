@@ -500,7 +500,16 @@ static int run_finish (struct job *job, const struct job_ctx *ctx, json_t *out)
     idset_destroy (lost);
     if (job_emit (job, ctx, out, "finish", o) < 0)
         return -1;
-    return emit_cleanup (job, ctx, out, job->run);
+    /* Every rank not yet in cleanup: the run ranks in any journal cairnd
+     * writes (the tolerated ones are there already), and still every rank
+     * if a damaged journal lost the shell intents after `start`. */
+    struct idset *rest = idset_copy (job->all);
+    if (!rest)
+        return -1;
+    idset_subtract (rest, job->cleanup);
+    int rc = idset_empty (rest) ? 0 : emit_cleanup (job, ctx, out, rest);
+    idset_destroy (rest);
+    return rc;
 }
 
 static int

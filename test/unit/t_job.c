@@ -1865,6 +1865,42 @@ static void test_apply_rejects (void)
     fake_fini (&fb);
 }
 
+/* Regression (found by fuzz_job_advance): a journal that ends right after
+ * `start`, before the shell intents, left the job stuck in RUN after a
+ * replay: finish cleaned up only the (empty) run ranks, so no rank ever
+ * reached cleanup and the job never released. cairnd cannot write such a
+ * journal (start and the intents are one batch), but a replay must never
+ * leave a job stuck. */
+static void test_replay_start_without_shells (void)
+{
+    struct fake fb;
+    struct job_config jc;
+    struct cairn_error err;
+    size_t i;
+    json_t *entry;
+
+    cfg_init (&jc, false, false);
+    start_job (&fb, &jc, 2, 0, 0, OWNER);
+    struct job *job = job_create (JOBID);
+    json_array_foreach (fb.out, i, entry) {
+        if (strcmp (fake_event_name (entry), "proc-intent") == 0)
+            break; /* cut after `start` */
+        if (job_apply (job, entry, &err) < 0)
+            BAIL_OUT ("replay: %s", err.text);
+    }
+    is_str (job_state_name (job_state (job)), "run",
+            "start without shells: replayed into run");
+    json_t *out = json_array ();
+    ok (job_advance (job, &fb.ctx, out) == 0, "start without shells: advance");
+    is_str (job_state_name (job_state (job)), "done",
+            "start without shells: the job still reaches clean");
+    is_str (set_str (job_released (job)), "0-1",
+            "start without shells: every rank released");
+    json_decref (out);
+    job_destroy (job);
+    fake_fini (&fb);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
@@ -1893,5 +1929,6 @@ int main (void)
     test_accept_errors ();
     test_output ();
     test_apply_rejects ();
+    test_replay_start_without_shells ();
     return done_testing ();
 }
