@@ -136,8 +136,8 @@ double cli_monotime (void);
 struct jobwatch {
     uint64_t id;
     int64_t matchtag;
-    int nresp;           /* start/release/exception/finish responses seen: the
-                            `since` of a reattach */
+    int nresp;           /* release/exception/finish responses seen: the
+                            `since` of a reattach (start is not counted) */
     bool started;        /* a `start` response came */
     bool finished;       /* a `finish` response came */
     int status;          /* its wait status */

@@ -66,6 +66,7 @@ int jobwatch_update (struct jobwatch *jw,
                        data ? "data is not an object" : jerr.text);
     if (strcmp (type, "start") == 0) {
         jw->started = true;
+        return 0; /* not counted by `since` (PROTOCOL, cairnd(8)) */
     } else if (strcmp (type, "release") == 0) {
         const char *ranks;
         int final = 0;

@@ -369,7 +369,8 @@ static void flush (struct cairnd *d)
 
 /* Refuse new jobs before the map is full, so that the jobs already running
  * can always journal their way to the end: the last 10% (at least 1 MiB)
- * of the largest map is theirs. */
+ * of the largest map, plus each active job's output cap and 64 KiB for
+ * its events, are kept for them. */
 bool cairnd_journal_full (struct cairnd *d)
 {
     struct journal_stats st;
@@ -378,6 +379,10 @@ bool cairnd_journal_full (struct cairnd *d)
     size_t reserve = st.max_map_size / 10;
     if (reserve < (1 << 20))
         reserve = 1 << 20;
+    /* ... plus what the jobs already accepted may still write: their
+     * output up to the cap, and their events */
+    size_t per_job = d->cfg.job.output_max_bytes + (64 << 10);
+    reserve += hashmap_count (d->jobs) * per_job;
     /* live pages, not the high-water mark: after a purge LMDB reuses the
      * freed pages, so new jobs may come in again */
     return st.data_used + reserve >= st.max_map_size;
@@ -589,6 +594,7 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
     if (reconcile (d, err) < 0)
         goto error;
     flush (d); /* what replay decided is committed before we listen */
+    reconcile_sweep_exits (d);
 
     struct server_limits lim = {.max_request_size = d->cfg.max_request_size,
                                 .max_output = 0,

@@ -123,5 +123,6 @@ void service_disconnect (struct conn *c, void *arg);
 
 /* reconcile.c */
 int reconcile (struct cairnd *d, struct cairn_error *err);
+void reconcile_sweep_exits (struct cairnd *d);
 
 #endif /* CAIRN_DAEMON_PRIVATE_H */

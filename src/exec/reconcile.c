@@ -19,7 +19,10 @@
  *     nothing at all           -> it never started: start it now
  *
  * Finally job_advance() handles every deadline that passed while we were
- * down, and stale exit files of finished processes are removed.
+ * down. Stale exit files of finished processes are removed by
+ * reconcile_sweep_exits(), but only once all of this is committed: the
+ * exit of a process collected here is not on disk before that, and its
+ * exit file is then the only record of its status.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -193,7 +196,7 @@ static void reconcile_running (struct jobentry *je, const struct job_proc *p)
 
 /* Remove exit files that no live process of an active job owns: those of
  * processes whose end was committed before a crash took the removal. */
-static void sweep_exits (struct cairnd *d)
+void reconcile_sweep_exits (struct cairnd *d)
 {
     int fd = dup (d->exitdir);
     DIR *dir = fd >= 0 ? fdopendir (fd) : NULL;
@@ -247,7 +250,6 @@ int reconcile (struct cairnd *d, struct cairn_error *err)
                 reconcile_running (je, p);
         }
     }
-    sweep_exits (d);
     pos = 0;
     while ((je = hashmap_next (d->jobs, &pos, NULL))) {
         struct job_ctx ctx;

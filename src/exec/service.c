@@ -84,10 +84,13 @@ backlog_cb (uint64_t id, uint32_t seq, const char *line, size_t len, void *arg)
     const char *name;
     if (!entry)
         return 0;
+    /* `since` counts the responses a client has had, but for `start`: a
+     * client whose first contact with a job is a reattach never gets one,
+     * so no client could count it reliably */
     if (eventlog_entry_parse (entry, NULL, &name, NULL) == 0 &&
-        job_event_is_response (name)) {
+        job_event_is_response (name) && strcmp (name, "start") != 0) {
         b->count++;
-        if (b->count > b->since && strcmp (name, "start") != 0) {
+        if (b->count > b->since) {
             json_t *ctx = json_object_get (entry, "context");
             json_t *data;
             if (strcmp (name, "exception") == 0)

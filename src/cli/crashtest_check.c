@@ -1,0 +1,526 @@
+/* crashtest_check.c - invariants of one job's journal and of what its
+ * client was told.
+ *
+ * Every check reports a violation as one line that names the job, the
+ * event (by its index in the job's eventlog) and what was expected, so a
+ * failure can be read without opening the journal.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/crashtest.h"
+#include "core/eventlog.h"
+#include "core/idset.h"
+#include "core/job.h"
+#include "core/verify.h"
+
+/* ---- the run log ---- */
+
+int ct_runlog_add_line (struct ct_runlog *rl, const char *line)
+{
+    struct ct_rlentry e = {0};
+    char phase[16], what[16];
+    unsigned long long job;
+    int pid, code = 0;
+    int n = sscanf (line, "%15s %llu %15s %39s %d %15s %d", phase, &job, e.rank,
+                    e.execid, &pid, what, &code);
+    if (n < 6 || (e.phase = ct_phase_parse (phase)) < 0)
+        return -1;
+    e.job = job;
+    e.pid = pid;
+    if (strcmp (what, "end") == 0) {
+        if (n < 7)
+            return -1;
+        e.end = true;
+        e.code = code;
+    } else if (strcmp (what, "start") != 0)
+        return -1;
+    if (rl->n == rl->alloc) {
+        size_t na = rl->alloc ? rl->alloc * 2 : 64;
+        struct ct_rlentry *v = realloc (rl->v, na * sizeof (*v));
+        if (!v)
+            return -1;
+        rl->v = v;
+        rl->alloc = na;
+    }
+    rl->v[rl->n++] = e;
+    return 0;
+}
+
+int ct_runlog_poll (struct ct_runlog *rl, const char *path)
+{
+    FILE *f = fopen (path, "r");
+    char buf[512];
+    int added = 0;
+
+    if (!f)
+        return -1;
+    if (fseek (f, rl->offset, SEEK_SET) < 0) {
+        fclose (f);
+        return -1;
+    }
+    while (fgets (buf, sizeof (buf), f)) {
+        size_t len = strlen (buf);
+        if (len == 0 || buf[len - 1] != '\n') {
+            /* a line still being written: read it again next time */
+            break;
+        }
+        rl->offset += (long)len;
+        buf[len - 1] = '\0';
+        if (ct_runlog_add_line (rl, buf) == 0)
+            added++;
+    }
+    fclose (f);
+    return added;
+}
+
+void ct_runlog_free (struct ct_runlog *rl)
+{
+    if (rl) {
+        free (rl->v);
+        memset (rl, 0, sizeof (*rl));
+    }
+}
+
+/* ---- event helpers ---- */
+
+static const char *ev_name (const json_t *e)
+{
+    const char *s = json_string_value (json_object_get (e, "name"));
+    return s ? s : "";
+}
+
+static json_t *ev_ctx (const json_t *e)
+{
+    return json_object_get (e, "context");
+}
+
+static const char *ev_str (const json_t *e, const char *key)
+{
+    const char *s = json_string_value (json_object_get (ev_ctx (e), key));
+    return s ? s : "";
+}
+
+static struct idset *ev_ranks (const json_t *e)
+{
+    return idset_decode (ev_str (e, "ranks"), NULL);
+}
+
+static char *enc (const struct idset *s)
+{
+    char *str = s ? idset_encode (s) : NULL;
+    return str ? str : strdup ("?");
+}
+
+/* The ranks of the process execid (from its proc-intent), or NULL. */
+static struct idset *proc_ranks (const json_t *events, const char *execid)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach ((json_t *)events, i, e)
+    {
+        if (strcmp (ev_name (e), "proc-intent") == 0 &&
+            strcmp (ev_str (e, "execid"), execid) == 0)
+            return ev_ranks (e);
+    }
+    return NULL;
+}
+
+/* ---- the journal ---- */
+
+static void check_fold (uint64_t id, const json_t *events, json_t *v)
+{
+    struct job *job = job_create (id);
+    struct cairn_error err = {{0}};
+    size_t i;
+    json_t *e;
+
+    if (!job)
+        return;
+    json_array_foreach ((json_t *)events, i, e)
+    {
+        if (job_apply (job, e, &err) < 0) {
+            ct_addf (v, "job %ju: the fold rejects event %zu (%s): %s",
+                     (uintmax_t)id, i, ev_name (e), err.text);
+            job_destroy (job);
+            return;
+        }
+    }
+    if (job_state (job) != JOB_DONE)
+        ct_addf (
+            v, "job %ju never reached clean (state %s, last event %s)",
+            (uintmax_t)id, job_state_name (job_state (job)),
+            ev_name (json_array_get (events, json_array_size (events) - 1)));
+    else if (!idset_equal (job_released (job), job_ranks (job))) {
+        char *a = enc (job_released (job)), *b = enc (job_ranks (job));
+        ct_addf (v, "job %ju: released ranks %s, but R has %s", (uintmax_t)id,
+                 a, b);
+        free (a);
+        free (b);
+    }
+    for (size_t k = 0; k < job_nprocs (job); k++) {
+        const struct job_proc *p = job_proc_at (job, k);
+        if (p->state != PROC_DONE)
+            ct_addf (v, "job %ju: process %s never ended in the journal",
+                     (uintmax_t)id, p->execid);
+    }
+    job_destroy (job);
+}
+
+static void check_releases (uint64_t id, const json_t *events, json_t *v)
+{
+    struct idset *seen = idset_create ();
+    ssize_t finish = -1, final = -1, clean = -1, start = -1;
+    int nstart = 0, nfinish = 0, nfinal = 0;
+    size_t i;
+    json_t *e;
+
+    json_array_foreach ((json_t *)events, i, e)
+    {
+        const char *name = ev_name (e);
+        if (strcmp (name, "start") == 0) {
+            nstart++;
+            start = (ssize_t)i;
+        } else if (strcmp (name, "finish") == 0) {
+            nfinish++;
+            finish = (ssize_t)i;
+        } else if (strcmp (name, "clean") == 0)
+            clean = (ssize_t)i;
+        else if (strcmp (name, "release") == 0) {
+            struct idset *r = ev_ranks (e);
+            struct idset *both = r ? idset_intersect (r, seen) : NULL;
+            if (!r)
+                ct_addf (v, "job %ju: release %zu has bad ranks '%s'",
+                         (uintmax_t)id, i, ev_str (e, "ranks"));
+            else if (both && !idset_empty (both)) {
+                char *s = enc (both);
+                ct_addf (v, "job %ju: rank(s) %s released twice (event %zu)",
+                         (uintmax_t)id, s, i);
+                free (s);
+            }
+            if (final >= 0)
+                ct_addf (v, "job %ju: release %zu after the final release",
+                         (uintmax_t)id, i);
+            if (json_is_true (json_object_get (ev_ctx (e), "final"))) {
+                nfinal++;
+                final = (ssize_t)i;
+            }
+            if (r)
+                idset_add (seen, r);
+            idset_destroy (r);
+            idset_destroy (both);
+        }
+    }
+    if (nstart > 1 || nfinish > 1)
+        ct_addf (v, "job %ju: %d start and %d finish events", (uintmax_t)id,
+                 nstart, nfinish);
+    if (nfinal != 1)
+        ct_addf (v, "job %ju: %d final releases in the journal", (uintmax_t)id,
+                 nfinal);
+    if (finish >= 0 && final >= 0 && final < finish)
+        ct_addf (v, "job %ju: final release (event %zd) before finish (%zd)",
+                 (uintmax_t)id, final, finish);
+    if (start >= 0 && finish >= 0 && finish < start)
+        ct_addf (v, "job %ju: finish before start", (uintmax_t)id);
+    if (clean >= 0 && final > clean)
+        ct_addf (v, "job %ju: final release after clean", (uintmax_t)id);
+    idset_destroy (seen);
+}
+
+/* Is some event after index `after` named `name` and, if ranks is given,
+ * covering those ranks? */
+static bool later (const json_t *events,
+                   size_t after,
+                   const char *name,
+                   const struct idset *ranks)
+{
+    for (size_t i = after + 1; i < json_array_size (events); i++) {
+        json_t *e = json_array_get (events, i);
+        if (strcmp (ev_name (e), name) != 0)
+            continue;
+        if (!ranks)
+            return true;
+        struct idset *r = ev_ranks (e);
+        bool cover = r && idset_is_subset (ranks, r);
+        idset_destroy (r);
+        if (cover)
+            return true;
+    }
+    return false;
+}
+
+/* A process is a failed epilog per its end event. */
+static bool epilog_failed_end (const json_t *e)
+{
+    if (strcmp (ev_name (e), "proc-fail") == 0)
+        return true;
+    if (strcmp (ev_name (e), "proc-exit") == 0) {
+        json_t *st = json_object_get (ev_ctx (e), "status");
+        return json_integer_value (st) != 0;
+    }
+    return false;
+}
+
+static void check_losses (uint64_t id, const json_t *events, json_t *v)
+{
+    struct idset *explained = idset_create ();
+    json_t *phase_of = json_object ();
+    size_t i;
+    json_t *e;
+
+    json_array_foreach ((json_t *)events, i, e)
+    {
+        const char *name = ev_name (e);
+        const char *execid = ev_str (e, "execid");
+        if (strcmp (name, "proc-intent") == 0)
+            json_object_set_new (phase_of, execid,
+                                 json_string (ev_str (e, "phase")));
+        bool lost = strcmp (name, "proc-lost") == 0;
+        const char *ph = json_string_value (json_object_get (phase_of, execid));
+        bool epilog = ph && strcmp (ph, "epilog") == 0;
+        if (lost || (epilog && epilog_failed_end (e))) {
+            struct idset *r = proc_ranks (events, execid);
+            if (r)
+                idset_add (explained, r);
+            if (lost && r &&
+                (!later (events, i, "drain", r) ||
+                 !later (events, i, "exception", NULL))) {
+                char *s = enc (r);
+                ct_addf (v,
+                         "job %ju: process %s (ranks %s) was lost (event "
+                         "%zu) without a later exception and drain",
+                         (uintmax_t)id, execid, s, i);
+                free (s);
+            }
+            idset_destroy (r);
+        } else if (strcmp (name, "tolerate") == 0) {
+            struct idset *r = ev_ranks (e);
+            if (r)
+                idset_add (explained, r);
+            idset_destroy (r);
+        } else if (strcmp (name, "drain") == 0) {
+            struct idset *r = ev_ranks (e);
+            if (!r || !idset_is_subset (r, explained)) {
+                ct_addf (v,
+                         "job %ju: drain of %s (event %zu) without a lost "
+                         "process, failed epilog or tolerated failure: %s",
+                         (uintmax_t)id, ev_str (e, "ranks"), i,
+                         ev_str (e, "reason"));
+            }
+            idset_destroy (r);
+        } else if (strcmp (name, "proc-signal") == 0) {
+            /* signals go only to processes known to run */
+            bool spawned = false, ended = false;
+            for (size_t k = 0; k < i; k++) {
+                json_t *p = json_array_get (events, k);
+                if (strcmp (ev_str (p, "execid"), execid) != 0)
+                    continue;
+                if (strcmp (ev_name (p), "proc-spawn") == 0)
+                    spawned = true;
+                else if (strncmp (ev_name (p), "proc-", 5) == 0 &&
+                         strcmp (ev_name (p), "proc-signal") != 0 &&
+                         strcmp (ev_name (p), "proc-intent") != 0)
+                    ended = true;
+            }
+            if (!spawned || ended)
+                ct_addf (v,
+                         "job %ju: signal (event %zu) for process %s that "
+                         "%s",
+                         (uintmax_t)id, i, execid,
+                         ended ? "had ended" : "was never spawned");
+        }
+    }
+    idset_destroy (explained);
+    json_decref (phase_of);
+}
+
+void ct_check_journal (uint64_t id, const json_t *events, json_t *violations)
+{
+    if (json_array_size (events) == 0) {
+        ct_addf (violations, "job %ju has no events", (uintmax_t)id);
+        return;
+    }
+    if (strcmp (ev_name (json_array_get (events, 0)), "accept") != 0)
+        ct_addf (violations, "job %ju: first event is %s, not accept",
+                 (uintmax_t)id, ev_name (json_array_get (events, 0)));
+    check_fold (id, events, violations);
+    check_releases (id, events, violations);
+    check_losses (id, events, violations);
+
+    /* the project's own checker (cairn verify) must agree */
+    json_t *problems = json_array ();
+    if (problems && verify_job (id, events, problems) > 0) {
+        size_t i;
+        json_t *p;
+        json_array_foreach (problems, i, p)
+        {
+            ct_addf (violations, "job %ju: verify: event %d: %s", (uintmax_t)id,
+                     (int)json_integer_value (json_object_get (p, "seq")),
+                     json_string_value (json_object_get (p, "problem")));
+        }
+    }
+    json_decref (problems);
+}
+
+/* ---- the client's transcript ---- */
+
+/* Does the response the client got (type, data) say what the journal's
+ * response event e says? Only the fields RFC 32 defines are compared. */
+static bool same_response (const json_t *e, const char *type, const json_t *d)
+{
+    json_t *c = ev_ctx (e);
+    if (strcmp (ev_name (e), type) != 0)
+        return false;
+    if (strcmp (type, "release") == 0)
+        return json_equal (json_object_get (c, "ranks"),
+                           json_object_get (d, "ranks")) &&
+               json_is_true (json_object_get (c, "final")) ==
+                   json_is_true (json_object_get (d, "final"));
+    if (strcmp (type, "finish") == 0)
+        return json_equal (json_object_get (c, "status"),
+                           json_object_get (d, "status"));
+    if (strcmp (type, "exception") == 0)
+        return json_equal (json_object_get (c, "type"),
+                           json_object_get (d, "type")) &&
+               json_equal (json_object_get (c, "severity"),
+                           json_object_get (d, "severity")) &&
+               json_equal (json_object_get (c, "note"),
+                           json_object_get (d, "note"));
+    return true;
+}
+
+static void
+describe_resp (const char *type, const json_t *d, char *buf, size_t len)
+{
+    char *s = json_dumps (d, JSON_COMPACT | JSON_SORT_KEYS);
+    snprintf (buf, len, "%s %s", type, s ? s : "");
+    free (s);
+}
+
+static void check_streams (uint64_t id, const json_t *transcript, json_t *v)
+{
+    int cur = -1, pos = 0;
+    bool reattach = false;
+    size_t i;
+    json_t *t;
+
+    json_array_foreach ((json_t *)transcript, i, t)
+    {
+        int stream = (int)json_integer_value (json_object_get (t, "stream"));
+        const char *type = json_string_value (json_object_get (t, "type"));
+        if (stream != cur) {
+            cur = stream;
+            pos = 0;
+            reattach = json_is_true (json_object_get (t, "reattach"));
+        }
+        if (strcmp (type, "reattached") == 0 && (!reattach || pos != 0))
+            ct_addf (v,
+                     "job %ju: RFC 32: 'reattached' at position %d of %s "
+                     "stream %d",
+                     (uintmax_t)id, pos, reattach ? "reattach" : "start",
+                     stream);
+        if (reattach && pos == 0 && strcmp (type, "reattached") != 0)
+            ct_addf (v,
+                     "job %ju: RFC 32: reattach stream %d begins with "
+                     "'%s', not 'reattached'",
+                     (uintmax_t)id, stream, type);
+        if (reattach && strcmp (type, "start") == 0)
+            ct_addf (v,
+                     "job %ju: RFC 32: 'start' sent on reattach stream %d "
+                     "(only 'reattached' may be)",
+                     (uintmax_t)id, stream);
+        pos++;
+    }
+}
+
+void ct_check_transcript (uint64_t id,
+                          const json_t *events,
+                          const json_t *transcript,
+                          json_t *violations)
+{
+    json_t *J = json_array ();
+    size_t i, j = 0, nfinal = 0;
+    json_t *e, *t;
+    bool finish_seen = false, reported = false;
+    char got[512], want[512];
+
+    json_array_foreach ((json_t *)events, i, e)
+    {
+        if (job_event_is_response (ev_name (e)))
+            json_array_append (J, e);
+    }
+    check_streams (id, transcript, violations);
+    /* What the client got, in order, must be the journal's responses in
+     * order, each once; only a 'start' may be missing (a reattach never
+     * resends it). */
+    size_t k = 0;
+    json_array_foreach ((json_t *)transcript, i, t)
+    {
+        const char *type = json_string_value (json_object_get (t, "type"));
+        json_t *d = json_object_get (t, "data");
+        if (strcmp (type, "reattached") == 0)
+            continue;
+        k++;
+        if (nfinal > 0 && !reported) {
+            describe_resp (type, d, got, sizeof (got));
+            ct_addf (violations,
+                     "job %ju: response %zu (%s) after the final "
+                     "release",
+                     (uintmax_t)id, k, got);
+            reported = true;
+        }
+        if (strcmp (type, "finish") == 0)
+            finish_seen = true;
+        if (strcmp (type, "release") == 0 &&
+            json_is_true (json_object_get (d, "final"))) {
+            nfinal++;
+            if (!finish_seen && reported == false) {
+                for (size_t x = 0; x < json_array_size (J); x++)
+                    if (strcmp (ev_name (json_array_get (J, x)), "finish") ==
+                        0) {
+                        ct_addf (violations,
+                                 "job %ju: final release before finish in "
+                                 "the client's stream",
+                                 (uintmax_t)id);
+                        reported = true;
+                        break;
+                    }
+            }
+        }
+        while (j < json_array_size (J) &&
+               !same_response (json_array_get (J, j), type, d) &&
+               strcmp (ev_name (json_array_get (J, j)), "start") == 0)
+            j++;
+        if (j >= json_array_size (J) ||
+            !same_response (json_array_get (J, j), type, d)) {
+            describe_resp (type, d, got, sizeof (got));
+            if (j < json_array_size (J)) {
+                json_t *je = json_array_get (J, j);
+                describe_resp (ev_name (je), ev_ctx (je), want, sizeof (want));
+            } else
+                snprintf (want, sizeof (want), "nothing more");
+            ct_addf (violations,
+                     "job %ju: client response %zu is '%s' but the journal "
+                     "has '%s' there (response %zu of %zu): duplicate, "
+                     "reordered or contradicted",
+                     (uintmax_t)id, k, got, want, j + 1, json_array_size (J));
+            json_decref (J);
+            return;
+        }
+        j++;
+    }
+    if (nfinal != 1)
+        ct_addf (violations, "job %ju: the client got %zu final releases",
+                 (uintmax_t)id, nfinal);
+    if (j < json_array_size (J)) {
+        json_t *je = json_array_get (J, j);
+        describe_resp (ev_name (je), ev_ctx (je), want, sizeof (want));
+        ct_addf (violations,
+                 "job %ju: the client never got journal response %zu of %zu "
+                 "(%s)",
+                 (uintmax_t)id, j + 1, json_array_size (J), want);
+    }
+    json_decref (J);
+}

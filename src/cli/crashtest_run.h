@@ -1,0 +1,73 @@
+/* crashtest_run.h - one run of a case: crashtest_run.c drives it,
+ * crashtest_case.c sets it up and checks what it left. */
+#ifndef CAIRN_CRASHTEST_RUN_H
+#define CAIRN_CRASHTEST_RUN_H
+
+#include "cli/crashtest.h"
+#include "exec/client.h"
+
+enum { JOB_UNSUBMITTED = 0, JOB_SUBMITTED, JOB_FINAL, JOB_REFUSED };
+
+struct ct_actstate {
+    bool sent; /* a request is out, no answer yet */
+    bool done; /* answered (or skipped) */
+    int64_t tag;
+    double wall_first; /* wall time of its first sending */
+    int attempts;
+    char result[200];
+};
+
+struct ct_jobrun {
+    const struct ct_job *job;
+    int state;
+    double t_submit; /* mono time of the first submission, 0 = none */
+    double expiration;
+    int64_t tag; /* the current start stream */
+    bool reattaching;
+    int nresp; /* responses counted for `since` */
+    int stream;
+    json_t *transcript;
+    double trig[CT_NPHASES]; /* mono time of a phase's first start */
+    bool saw_full;           /* an exception said the journal is full */
+    struct ct_actstate act[CT_MAX_ACTIONS];
+};
+
+struct ct_run {
+    const struct ct_case *cs;
+    const struct ct_scenario *sc;
+    struct ct_daemon dm;
+    int gen; /* generation of the current cairnd (0 = first) */
+    struct client *c;
+    char sockpath[512];
+    char runlog_path[512];
+    char tag_env[320];
+    int64_t next_tag;
+    struct ct_jobrun *jobs;
+    struct ct_runlog rl;
+    json_t *violations;
+    json_t *diverged;
+    json_t *exits;   /* how each cairnd ended */
+    json_t *killed;  /* {execid: true}: shims we killed */
+    json_t *refused; /* {id: errstr} */
+    int kills;       /* cairnd deaths by SIGKILL that we caused */
+    int next_kill;   /* random: next index in cs->kills */
+    bool kill_sent;  /* we sent SIGKILL to the current cairnd */
+    bool target_done;
+    bool full_killed; /* journal-full: cairnd was killed once refusing */
+    bool stuck;
+    long ready_off[CT_MAX_GENS * 2]; /* counts file size once listening */
+    double t0;
+    double t_first_submit;
+    double t_last_final;
+};
+
+/* Drive the case: start cairnd, submit the jobs, send the actions, crash
+ * and restart, until every job has its final release or the timeout.
+ * Leaves cairnd stopped. Returns 0, or -1 if the case could not run at
+ * all (a violation says why). */
+int ct_run_drive (struct ct_run *r);
+
+/* The last n lines of dir/cairnd.log, joined with " | ". */
+void ct_log_tail (const char *dir, int n, char *buf, size_t len);
+
+#endif /* CAIRN_CRASHTEST_RUN_H */
