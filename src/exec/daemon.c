@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -578,6 +579,12 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
     ev_signal_start (d->loop, &d->sigterm);
     ev_signal_start (d->loop, &d->sigint);
     signal (SIGPIPE, SIG_IGN);
+    /* One pidfd per live process: take every descriptor we are allowed. */
+    struct rlimit rl;
+    if (getrlimit (RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        (void)setrlimit (RLIMIT_NOFILE, &rl);
+    }
     d->unsafe_effects_first =
         getenv ("CAIRN_TEST_UNSAFE_EFFECTS_FIRST") != NULL;
     if (d->unsafe_effects_first)

@@ -87,7 +87,7 @@ static int adopt (struct jobentry *je,
                   int pidfd)
 {
     struct job_ctx ctx;
-    log_msg (LOG_INFO, "job %s: %s (pid %d) still running: watching it again",
+    log_msg (LOG_DEBUG, "job %s: %s (pid %d) still running: watching it again",
              je->key, p->execid, (int)pid);
     if (proc_watch (je, p->execid, pid, pidfd) < 0) {
         close (pidfd);
@@ -122,7 +122,30 @@ static bool has_exit (struct cairnd *d, const char *execid)
     return rc == 0;
 }
 
-static void reconcile_intent (struct jobentry *je, const struct job_proc *p)
+/* Only "no such process" means gone. Anything else (out of file
+ * descriptors, no pidfd support) means we could not look, and a process
+ * we could not look at is never declared lost: the restart fails instead,
+ * loudly, and the journal is left as it was. */
+static int cannot_look (struct jobentry *je,
+                        const char *execid,
+                        pid_t pid,
+                        struct cairn_error *err)
+{
+    if (errno == ESRCH || errno == ENOENT)
+        return 0;
+    return errprintf (err,
+                      "job %s: cannot check process %s (pid %d): %s; not "
+                      "declaring it lost%s",
+                      je->key, execid, (int)pid, strerror (errno),
+                      errno == EMFILE || errno == ENFILE
+                          ? " (raise the open files limit, e.g. "
+                            "LimitNOFILE in the systemd unit)"
+                          : "");
+}
+
+static int reconcile_intent (struct jobentry *je,
+                             const struct job_proc *p,
+                             struct cairn_error *err)
 {
     struct cairnd *d = je->d;
     char execid[EXECID_LEN + 1];
@@ -132,31 +155,39 @@ static void reconcile_intent (struct jobentry *je, const struct job_proc *p)
 
     if (has_exit (d, p->execid)) {
         proc_collect (je, p->execid, -1);
-        return;
+        return 0;
     }
     pid_t pid = procfs_find_execid (d->procroot, p->execid);
-    if (pid > 0 && procfs_starttime (d->procroot, pid, &start) == 0 &&
-        procfs_pidfd_verify (d->procroot, pid, start, &pidfd) == 0) {
-        if (adopt (je, p, pid, start, pidfd) == 0)
-            return;
+    if (pid < 0 && cannot_look (je, execid, 0, err) < 0)
+        return -1;
+    if (pid > 0) {
+        if (procfs_starttime (d->procroot, pid, &start) == 0
+            && procfs_pidfd_verify (d->procroot, pid, start, &pidfd) == 0) {
+            if (adopt (je, p, pid, start, pidfd) == 0)
+                return 0;
+        } else if (cannot_look (je, execid, pid, err) < 0)
+            return -1;
     }
     if (has_exit (d, p->execid)) {
         proc_collect (je, p->execid, -1);
-        return;
+        return 0;
     }
     if (exitfile_started (d->exitdir, p->execid)) {
         lost (je, p,
               "started while cairnd was going down, and its shim is gone "
               "without an exit status; not running it again");
-        return;
+        return 0;
     }
     log_msg (LOG_INFO, "job %s: %s was never started: starting it now", je->key,
              execid);
     CRASHPOINT ("reconcile.respawn");
     (void)proc_spawn (je, execid);
+    return 0;
 }
 
-static void reconcile_running (struct jobentry *je, const struct job_proc *p)
+static int reconcile_running (struct jobentry *je,
+                              const struct job_proc *p,
+                              struct cairn_error *err)
 {
     struct cairnd *d = je->d;
     int pidfd;
@@ -164,13 +195,16 @@ static void reconcile_running (struct jobentry *je, const struct job_proc *p)
 
     if (strcmp (p->bootid, d->bootid) != 0) {
         lost (je, p, "the machine rebooted while cairnd was down");
-        return;
+        return 0;
     }
     if (has_exit (d, p->execid)) {
         proc_collect (je, p->execid, -1);
-        return;
+        return 0;
     }
-    if (procfs_pidfd_verify (d->procroot, p->pid, p->starttime, &pidfd) == 0) {
+    int rc = procfs_pidfd_verify (d->procroot, p->pid, p->starttime, &pidfd);
+    if (rc < 0 && cannot_look (je, p->execid, p->pid, err) < 0)
+        return -1;
+    if (rc == 0) {
         int signum = p->terminating ? p->term_signum : 0;
         char execid[EXECID_LEN + 1];
         snprintf (execid, sizeof (execid), "%s", p->execid);
@@ -180,18 +214,19 @@ static void reconcile_running (struct jobentry *je, const struct job_proc *p)
              * did arrive; the escalation clock is unchanged. */
             if (signum > 0)
                 proc_signal (d, execid, signum);
-            return;
+            return 0;
         }
     }
     if (has_exit (d, p->execid)) { /* ended between the two looks */
         proc_collect (je, p->execid, -1);
-        return;
+        return 0;
     }
     snprintf (why, sizeof (why),
               "lost while cairnd was down: cairn-shim (pid %d) is gone and "
               "left no exit status",
               (int)p->pid);
     lost (je, p, why);
+    return 0;
 }
 
 /* Remove exit files that no live process of an active job owns: those of
@@ -244,10 +279,10 @@ int reconcile (struct cairnd *d, struct cairn_error *err)
         size_t n = job_nprocs (je->job);
         for (size_t i = 0; i < n; i++) {
             const struct job_proc *p = job_proc_at (je->job, i);
-            if (p->state == PROC_INTENT)
-                reconcile_intent (je, p);
-            else if (p->state == PROC_RUNNING)
-                reconcile_running (je, p);
+            if ((p->state == PROC_INTENT && reconcile_intent (je, p, err) < 0)
+                || (p->state == PROC_RUNNING
+                    && reconcile_running (je, p, err) < 0))
+                return -1;
         }
     }
     pos = 0;

@@ -197,3 +197,21 @@ conf() { # extra JSON members
     t1=$(date +%s.%N)
     awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a < 2.0) }'
 }
+
+@test "regression: out of file descriptors at restart never declares live processes lost" {
+    # found by the restart benchmark: pidfd_open failing with EMFILE was
+    # taken for "process gone", and 158 of 400 live processes were lost
+    cairnd_start '{}'
+    cairn run -N 48 --id 310 -- sleep 30 >/dev/null 3>&- &
+    for i in $(seq 200); do [ "$(events_named 310 proc-spawn | wc -l)" -eq 48 ] && break; sleep 0.05; done
+    cairnd_crash
+    run bash -c "ulimit -n 40; exec $B/cairnd -c $CAIRN_CONF --statedir $STATEDIR"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"Too many open files; not declaring it lost (raise the open files limit"* ]]
+    [ "$(events_named 310 proc-lost | wc -l)" -eq 0 ]
+    restart
+    [ "$(events_named 310 proc-lost | wc -l)" -eq 0 ]
+    cairn cancel 310
+    wait_event 310 10 clean
+    [ "$(events_named 310 finish | jq .status)" -eq 15 ]
+}
