@@ -1,0 +1,283 @@
+/* bench.h - the pieces shared by cairn-bench's benchmarks.
+ *
+ * cairn-bench measures cairnd against this machine's own limits, measured
+ * in the same run (see BENCHMARKS.md). Every benchmark repeats its
+ * measurement opts->reps times, interleaving cairn and its baseline inside
+ * each repetition so that both see the same noise, and reports medians.
+ * Ratios are computed per repetition, then their median is reported.
+ */
+#ifndef CAIRN_BENCH_H
+#define CAIRN_BENCH_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "core/error.h"
+#include "exec/client.h"
+
+#define BENCH_MAX_REPS 50
+
+struct bench_opts {
+    const char *bindir; /* where cairnd and cairn-shim are */
+    const char *dir;    /* parent of the scratch directories */
+    int reps;           /* repetitions; medians are reported */
+    bool json;          /* print JSON instead of a table */
+    int jobs;           /* throughput: M jobs */
+    int ranks;          /* ranks per job (N) */
+    int inflight;       /* jobs in flight at once */
+    const char *klist;  /* restart: live job counts, "10,100,1000" */
+    long finished;      /* restart: finished jobs in the journal */
+    int mem_jobs;       /* memory: active jobs */
+    int commits;        /* journal: commits per batch size */
+};
+
+/* ---- util.c ---- */
+
+/* CLOCK_MONOTONIC, in seconds. */
+double bench_now (void);
+
+/* Median of v[0..n-1] (n > 0; v is not modified). NAN when n is 0. */
+double bench_median (const double *v, size_t n);
+
+/* A fresh private (0700) directory "<opts->dir>/cairn-bench-<tag>.XXXXXX".
+ * Returns a malloc'd path, or NULL with errno set and err filled. */
+char *bench_mkdtemp (const struct bench_opts *o,
+                     const char *tag,
+                     struct cairn_error *err);
+
+/* Remove path and everything under it. NULL is fine; errno preserved. */
+void bench_rmrf (const char *path);
+
+/* Write text to path (created 0600, truncated). 0, or -1 with errno. */
+int bench_write_file (const char *path, const char *text);
+
+/* VmRSS and RssAnon of pid from /proc/PID/status, in KiB.
+ * 0, or -1 with errno (ENOENT: no such process; EINVAL: unparsable). */
+int bench_rss (pid_t pid, long *vmrss_kib, long *anon_kib);
+
+/* CPU seconds of pid from /proc/PID/stat: its own (utime + stime) and
+ * that of its waited-for descendants (cutime + cstime). 0, or -1. */
+int bench_cpu (pid_t pid, double *self, double *children);
+
+/* CPU seconds pid's main thread ran, from /proc/PID/schedstat (ns
+ * resolution, unlike the clock ticks of /proc/PID/stat). -1 on error. */
+double bench_sched_cpu (pid_t pid);
+
+/* CPU seconds of our own waited-for descendants (RUSAGE_CHILDREN). */
+double bench_children_cpu (void);
+
+/* ---- report.c ---- */
+
+/* A benchmark's results: parameters, rows of measured figures (median and
+ * samples), ratios (with an optional target) and notes. Printed as a table
+ * or as one JSON object, with a description of the machine. */
+struct report;
+
+struct report *report_create (const char *name, const struct bench_opts *o);
+void report_destroy (struct report *r);
+
+/* Record a parameter (steals the reference to v). */
+void report_param (struct report *r, const char *key, json_t *v);
+
+/* Add a measured figure: its samples (one per repetition) and unit.
+ * Returns the median. */
+double report_add (struct report *r,
+                   const char *name,
+                   const char *unit,
+                   const double *v,
+                   size_t n);
+
+/* Add a ratio (samples per repetition) with a target: cmp is ">=" or "<=",
+ * or NULL for none. Returns the median. */
+double report_ratio (struct report *r,
+                     const char *name,
+                     const double *v,
+                     size_t n,
+                     const char *cmp,
+                     double target);
+
+/* Add a line of explanation. */
+void report_note (struct report *r, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
+
+/* Print the report on stdout: a table, or JSON (one line) when json is
+ * true; and the JSON line to jf too when it is not NULL. */
+void report_print (struct report *r, bool json, FILE *jf);
+
+/* ---- daemonctl.c: one cairnd in a scratch directory ---- */
+
+struct bd {
+    const struct bench_opts *o;
+    pid_t pid;      /* 0 when not running */
+    char *root;     /* scratch directory (removed by bd_destroy) */
+    char *statedir; /* <root>/state */
+    char *sock;     /* <statedir>/cairn.sock */
+    char *conf;     /* <root>/cairn.conf */
+    char *log;      /* <root>/cairnd.log: cairnd's stderr */
+    bool nosync;    /* start with CAIRN_BENCH_NOSYNC=1 */
+};
+
+/* Make the scratch directory (<o->dir>/cairn-bench-<tag>.XXXXXX), its
+ * private state dir and the config file holding config (JSON text).
+ * Does not start cairnd. NULL with errno and err on failure. */
+struct bd *bd_create (const struct bench_opts *o,
+                      const char *tag,
+                      const char *config,
+                      bool nosync,
+                      struct cairn_error *err);
+
+/* Stop cairnd if it runs (SIGTERM, then wait), remove the scratch dir,
+ * free. NULL is fine. */
+void bd_destroy (struct bd *d);
+
+/* Start cairnd and wait until it answers a `stats` request (it reconciles
+ * the journal before it listens, so that answer means "ready"). Sets
+ * *seconds (if not NULL) to the time from the spawn to the answer.
+ * 0, or -1 with errno and err (cairnd died: its log is named). */
+int bd_start (struct bd *d, double *seconds, struct cairn_error *err);
+
+/* Send sig to cairnd and wait for it to exit. 0, or -1 with errno. */
+int bd_stop (struct bd *d, int sig);
+
+/* The payload of a `stats` request on a new connection (new reference),
+ * or NULL with errno and err. */
+json_t *bd_stats (struct bd *d, struct cairn_error *err);
+
+/* An integer member of a stats object ("a.b" for nested); -1 if absent. */
+int64_t bd_stat_int (const json_t *stats, const char *path);
+
+/* ---- submit.c: jobs through cairnd's start protocol ---- */
+
+struct submit {
+    int njobs;        /* jobs to submit */
+    int nranks;       /* ranks per job */
+    int inflight;     /* at most this many unfinished at once */
+    char **argv;      /* the job's command */
+    uint64_t id0;     /* first job id; then id0+1, ... */
+    bool until_start; /* a job counts as done at its `start` response
+                       * (for live jobs), not at its final release */
+};
+
+struct submit_result {
+    double seconds; /* first request sent .. last job done */
+    int failed;     /* jobs with an exception or a non-zero finish status */
+};
+
+/* Submit s->njobs jobs over c, keeping at most s->inflight of them
+ * unfinished, and wait until all are done. Error responses make it fail
+ * (EPROTO, with cairnd's message in err); per-job failures are counted.
+ * 0, or -1 with errno and err. */
+int bench_submit (struct client *c,
+                  const struct submit *s,
+                  struct submit_result *res,
+                  struct cairn_error *err);
+
+/* ---- raw.c: the machine's own limits ---- */
+
+/* What a raw run measured. */
+struct raw_result {
+    double rate; /* processes per second */
+    double cpu;  /* CPU seconds per process, all processes included */
+};
+
+/* Spawn `total` processes running argv with posix_spawn, at most `conc`
+ * at a time, each reaped through a pidfd (pidfd_open, poll, waitid
+ * P_PIDFD). 0, or -1 with errno/err. */
+int raw_spawn_rate (char *const argv[],
+                    int total,
+                    int conc,
+                    struct raw_result *res,
+                    struct cairn_error *err);
+
+/* The same through cairn-shim (shim -- argv), spawned by cairn's own
+ * shim_spawn() into exitdir, each shim reaped through its pidfd and its
+ * exit file, marker and output files removed, as cairnd does. */
+int raw_shim_rate (const char *shim,
+                   const char *exitdir,
+                   char *const argv[],
+                   int total,
+                   int conc,
+                   struct raw_result *res,
+                   struct cairn_error *err);
+
+/* write(4 KiB) + fdatasync in a loop on a file in dir for about `seconds`.
+ * Sets *rate to syncs per second. 0, or -1 with errno/err. */
+int raw_fsync_rate (const char *dir,
+                    double seconds,
+                    double *rate,
+                    struct cairn_error *err);
+
+/* ---- sample.c: realistic journal contents ---- */
+
+/* The event lines of one real job: N ranks, prolog, shell and epilog all
+ * /bin/true, run through a scratch cairnd. On success *lines is a
+ * NULL-terminated array of malloc'd strings (free with sample_free) and
+ * *n their count. 0, or -1 with errno/err. */
+int sample_job (const struct bench_opts *o,
+                int nranks,
+                char ***lines,
+                size_t *n,
+                struct cairn_error *err);
+void sample_free (char **lines);
+
+/* Write njobs finished jobs (ids id0..) made of the sample's lines into
+ * the journal of statedir, in batches, without syncing (fast generation).
+ * 0, or -1 with errno/err. */
+int sample_fill_journal (const char *statedir,
+                         char **lines,
+                         size_t n,
+                         uint64_t id0,
+                         long njobs,
+                         struct cairn_error *err);
+
+/* ---- b_restart.c ---- */
+
+/* After PR_SET_CHILD_SUBREAPER: kill every process we adopted (the shims
+ * of a stopped or killed cairnd) and their commands' process groups, and
+ * reap them all. Call only when no cairnd of ours is running. */
+void restart_cleanup (void);
+
+/* ---- the benchmarks (b_*.c): each fills and returns a report ---- */
+
+struct report *bench_throughput (const struct bench_opts *o,
+                                 struct cairn_error *err);
+struct report *bench_spawn (const struct bench_opts *o,
+                            struct cairn_error *err);
+struct report *bench_durability (const struct bench_opts *o,
+                                 struct cairn_error *err);
+struct report *bench_restart (const struct bench_opts *o,
+                              struct cairn_error *err);
+struct report *bench_journal (const struct bench_opts *o,
+                              struct cairn_error *err);
+struct report *bench_memory (const struct bench_opts *o,
+                             struct cairn_error *err);
+
+/* Run M jobs of N ranks through a fresh cairnd; shared by throughput and
+ * durability. perilog adds a per-rank prolog and epilog (/bin/true). */
+struct tp_result {
+    double jobs_per_s;
+    double procs_per_s;
+    double commits_per_job;
+    double journal_bytes_per_job;
+    double cpu_per_proc;    /* CPU s per process: cairnd, shims, commands */
+    double daemon_per_proc; /* CPU s per process of cairnd itself */
+};
+int tp_run_cairn (const struct bench_opts *o,
+                  bool perilog,
+                  bool nosync,
+                  struct tp_result *res,
+                  struct cairn_error *err);
+
+/* cairnd's config for jobs with a per-rank prolog and epilog. */
+#define BENCH_PERILOG_CONFIG                                                   \
+    "{\"prolog\": {\"command\": [\"/bin/true\"], \"per-rank\": true},"         \
+    " \"epilog\": {\"command\": [\"/bin/true\"], \"per-rank\": true}}"
+
+/* The shell command of every benchmark job: /bin/true. */
+extern char *bench_true_argv[];
+
+#endif /* CAIRN_BENCH_H */

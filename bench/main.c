@@ -1,0 +1,196 @@
+/* cairn-bench - cairnd's benchmarks, each against this machine's own
+ * limits measured in the same run. See BENCHMARKS.md. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "bench.h"
+
+#ifndef CAIRN_BENCH_BINDIR
+#define CAIRN_BENCH_BINDIR "."
+#endif
+
+static const struct {
+    const char *name;
+    struct report *(*fn) (const struct bench_opts *, struct cairn_error *);
+    const char *what;
+} benches[] = {
+    {"throughput", bench_throughput,
+     "jobs/s and processes/s vs raw spawn of /bin/true"},
+    {"spawn", bench_spawn,
+     "raw spawn rates only: /bin/true, the shim on disk and on tmpfs"},
+    {"durability", bench_durability,
+     "durable vs no-sync journal, and the fdatasync rate"},
+    {"restart", bench_restart,
+     "restart time with K live jobs, and with many finished ones"},
+    {"journal", bench_journal, "journal events/s vs raw LMDB, batches 1-100"},
+    {"memory", bench_memory, "cairnd RSS per active job and rank"},
+};
+
+static void usage (FILE *f)
+{
+    fprintf (f, "Usage: cairn-bench [OPTIONS] BENCHMARK...\n"
+                "Benchmarks (or 'all'):\n");
+    for (size_t i = 0; i < sizeof (benches) / sizeof (benches[0]); i++)
+        fprintf (f, "  %-11s %s\n", benches[i].name, benches[i].what);
+    fprintf (f,
+             "Options:\n"
+             "  --json             print JSON instead of tables\n"
+             "  --json-file FILE   also append each report's JSON to FILE\n"
+             "  --reps R           repetitions, medians reported (3)\n"
+             "  --bindir DIR       where cairnd and cairn-shim are (%s)\n"
+             "  --dir DIR          where scratch state dirs go ($TMPDIR or"
+             " /tmp)\n"
+             "  --jobs M           throughput: jobs (200)\n"
+             "  --ranks N          ranks per job (4)\n"
+             "  --inflight C       throughput: jobs in flight (16)\n"
+             "  --live K,K,...     restart: live job counts (10,100,1000)\n"
+             "  --finished F       restart: finished jobs in the journal"
+             " (100000)\n"
+             "  --mem-jobs K       memory: active jobs (1000)\n"
+             "  --commits C        journal: commits per batch size (1000)\n",
+             CAIRN_BENCH_BINDIR);
+}
+
+static int int_arg (const char *s, long min, long max, long *v)
+{
+    char *end;
+    errno = 0;
+    *v = strtol (s, &end, 10);
+    if (errno || end == s || *end || *v < min || *v > max) {
+        fprintf (stderr, "cairn-bench: bad number '%s' (%ld..%ld)\n", s, min,
+                 max);
+        return -1;
+    }
+    return 0;
+}
+
+int main (int argc, char *argv[])
+{
+    static const struct option lopts[] = {
+        {"json", no_argument, NULL, 'j'},
+        {"json-file", required_argument, NULL, 'J'},
+        {"reps", required_argument, NULL, 'r'},
+        {"bindir", required_argument, NULL, 'b'},
+        {"dir", required_argument, NULL, 'd'},
+        {"jobs", required_argument, NULL, 'M'},
+        {"ranks", required_argument, NULL, 'N'},
+        {"inflight", required_argument, NULL, 'C'},
+        {"live", required_argument, NULL, 'K'},
+        {"finished", required_argument, NULL, 'F'},
+        {"mem-jobs", required_argument, NULL, 'm'},
+        {"commits", required_argument, NULL, 'c'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *tmp = getenv ("TMPDIR");
+    struct bench_opts o = {.bindir = CAIRN_BENCH_BINDIR,
+                           .dir = tmp && tmp[0] ? tmp : "/tmp",
+                           .reps = 3,
+                           .jobs = 200,
+                           .ranks = 4,
+                           .inflight = 16,
+                           .klist = "10,100,1000",
+                           .finished = 100000,
+                           .mem_jobs = 1000,
+                           .commits = 1000};
+    const char *json_path = NULL;
+    FILE *jf = NULL;
+    int c, status = 0;
+    long v;
+
+    while ((c = getopt_long (argc, argv, "h", lopts, NULL)) != -1) {
+        switch (c) {
+        case 'j':
+            o.json = true;
+            break;
+        case 'J':
+            json_path = optarg;
+            break;
+        case 'b':
+            o.bindir = optarg;
+            break;
+        case 'd':
+            o.dir = optarg;
+            break;
+        case 'K':
+            o.klist = optarg;
+            break;
+        case 'h':
+            usage (stdout);
+            return 0;
+        case 'r':
+        case 'M':
+        case 'N':
+        case 'C':
+        case 'F':
+        case 'm':
+        case 'c':
+            if (int_arg (optarg, c == 'F' ? 0 : 1,
+                         c == 'r' ? BENCH_MAX_REPS : 10000000, &v) < 0)
+                return 2;
+            if (c == 'r')
+                o.reps = (int)v;
+            else if (c == 'M')
+                o.jobs = (int)v;
+            else if (c == 'N')
+                o.ranks = (int)v;
+            else if (c == 'C')
+                o.inflight = (int)v;
+            else if (c == 'F')
+                o.finished = v;
+            else if (c == 'm')
+                o.mem_jobs = (int)v;
+            else
+                o.commits = (int)v;
+            break;
+        default:
+            usage (stderr);
+            return 2;
+        }
+    }
+    if (optind >= argc) {
+        usage (stderr);
+        return 2;
+    }
+    if (json_path && !(jf = fopen (json_path, "ae"))) {
+        fprintf (stderr, "cairn-bench: %s: %s\n", json_path, strerror (errno));
+        return 1;
+    }
+    /* cairnd (which inherits it) holds a pidfd per live process, and so
+     * does the raw restart scan: 1000 jobs x 4 ranks need 4000. */
+    struct rlimit rl;
+    if (getrlimit (RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        (void)setrlimit (RLIMIT_NOFILE, &rl);
+    }
+    for (int i = optind; i < argc; i++) {
+        bool all = !strcmp (argv[i], "all"), found = all;
+        for (size_t k = 0; k < sizeof (benches) / sizeof (benches[0]); k++) {
+            if (!all && strcmp (argv[i], benches[k].name))
+                continue;
+            found = true;
+            struct cairn_error err = {{0}};
+            struct report *r = benches[k].fn (&o, &err);
+            if (!r) {
+                fprintf (stderr, "cairn-bench: %s: %s\n", benches[k].name,
+                         err.text);
+                status = 1;
+                continue;
+            }
+            report_print (r, o.json, jf);
+            report_destroy (r);
+        }
+        if (!found) {
+            fprintf (stderr, "cairn-bench: unknown benchmark '%s'\n", argv[i]);
+            usage (stderr);
+            return 2;
+        }
+    }
+    if (jf)
+        fclose (jf);
+    return status;
+}

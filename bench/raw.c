@@ -1,0 +1,226 @@
+/* raw.c - what this machine can do without cairn, measured in the same run.
+ *
+ * Spawning: posix_spawn (vfork-like in glibc) plus a pidfd per child,
+ * reaped with waitid (P_PIDFD) when poll says it ended: the cheapest way a
+ * supervisor can run and watch processes, and the way cairnd watches its
+ * shims. The concurrency is the same as cairnd's (jobs in flight x ranks).
+ *
+ * Syncing: write 4 KiB + fdatasync, the primitive an LMDB commit is built
+ * on (it syncs twice per commit: the data pages, then the meta page).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <uuid/uuid.h>
+
+#include "bench.h"
+#include "exec/spawn.h"
+
+extern char **environ;
+
+struct spawner {
+    /* start one process: its pidfd, or -1 with err set */
+    int (*start) (void *arg, int slot, struct cairn_error *err);
+    /* after it was reaped (may be NULL) */
+    void (*done) (void *arg, int slot);
+    void *arg;
+};
+
+/* Keep conc processes running until total were started and reaped. */
+static int run_spawner (const struct spawner *sp,
+                        int total,
+                        int conc,
+                        struct raw_result *res,
+                        struct cairn_error *err)
+{
+    struct pollfd *pfd = calloc (conc, sizeof (*pfd));
+    int started = 0, reaped = 0, running = 0, rc = -1;
+
+    if (!pfd)
+        return errset (err, ENOMEM, "out of memory");
+    for (int i = 0; i < conc; i++)
+        pfd[i].fd = -1;
+    double t0 = bench_now (), cpu0 = bench_children_cpu ();
+    while (reaped < total) {
+        for (int i = 0; i < conc && started < total; i++) {
+            if (pfd[i].fd >= 0)
+                continue;
+            if ((pfd[i].fd = sp->start (sp->arg, i, err)) < 0)
+                goto out;
+            pfd[i].events = POLLIN;
+            started++;
+            running++;
+        }
+        if (poll (pfd, conc, 60000) <= 0) {
+            errset (err, errno ? errno : ETIMEDOUT, "poll: %s",
+                    strerror (errno ? errno : ETIMEDOUT));
+            goto out;
+        }
+        for (int i = 0; i < conc; i++) {
+            siginfo_t si;
+            if (pfd[i].fd < 0 || !(pfd[i].revents & (POLLIN | POLLHUP)))
+                continue;
+            if (waitid (P_PIDFD, (id_t)pfd[i].fd, &si, WEXITED) < 0) {
+                errset (err, errno, "waitid: %s", strerror (errno));
+                goto out;
+            }
+            close (pfd[i].fd);
+            pfd[i].fd = -1;
+            if (sp->done)
+                sp->done (sp->arg, i);
+            reaped++;
+            running--;
+        }
+    }
+    res->rate = total / (bench_now () - t0);
+    res->cpu = (bench_children_cpu () - cpu0) / total;
+    rc = 0;
+out:
+    for (int i = 0; i < conc; i++) {
+        if (pfd[i].fd >= 0) {
+            siginfo_t si;
+            (void)waitid (P_PIDFD, (id_t)pfd[i].fd, &si, WEXITED);
+            close (pfd[i].fd);
+        }
+    }
+    free (pfd);
+    return rc;
+}
+
+static int start_plain (void *arg, int slot, struct cairn_error *err)
+{
+    char *const *argv = arg;
+    pid_t pid;
+    int rc = posix_spawn (&pid, argv[0], NULL, NULL, argv, environ);
+    if (rc != 0)
+        return errset (err, rc, "spawn %s: %s", argv[0], strerror (rc));
+    int fd = pidfd_open (pid, 0);
+    if (fd < 0) {
+        int e = errno;
+        (void)waitpid (pid, NULL, 0);
+        return errset (err, e, "pidfd_open: %s", strerror (e));
+    }
+    return fd;
+}
+
+int raw_spawn_rate (char *const argv[],
+                    int total,
+                    int conc,
+                    struct raw_result *res,
+                    struct cairn_error *err)
+{
+    struct spawner sp = {.start = start_plain, .arg = (void *)argv};
+    return run_spawner (&sp, total, conc, res, err);
+}
+
+struct shimrun {
+    const char *shim;
+    const char *exitdir;
+    int exitfd;
+    char *const *argv;
+    char (*execid)[37]; /* one per slot */
+};
+
+static int start_shim (void *arg, int slot, struct cairn_error *err)
+{
+    struct shimrun *r = arg;
+    char envid[64];
+    uuid_t u;
+    pid_t pid;
+    int pidfd;
+
+    uuid_generate (u);
+    uuid_unparse_lower (u, r->execid[slot]);
+    snprintf (envid, sizeof (envid), "CAIRN_EXECID=%s", r->execid[slot]);
+    char *envp[] = {envid, "PATH=/usr/bin:/bin", NULL};
+    struct shim_spec spec = {.shim = r->shim,
+                             .exitdir = r->exitdir,
+                             .execid = r->execid[slot],
+                             .argv = r->argv,
+                             .envp = envp};
+    if (shim_spawn (&spec, &pid, &pidfd, err) < 0)
+        return -1;
+    return pidfd;
+}
+
+/* What cairnd does after a shim ends: read its exit file, remove the
+ * files the shim left. */
+static void done_shim (void *arg, int slot)
+{
+    struct shimrun *r = arg;
+    static const char *const suffix[] = {"", ".started", ".out", ".err"};
+    char name[64], buf[256];
+
+    int fd = openat (r->exitfd, r->execid[slot], O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        (void)read (fd, buf, sizeof (buf));
+        close (fd);
+    }
+    for (size_t i = 0; i < sizeof (suffix) / sizeof (suffix[0]); i++) {
+        snprintf (name, sizeof (name), "%s%s", r->execid[slot], suffix[i]);
+        (void)unlinkat (r->exitfd, name, 0);
+    }
+}
+
+int raw_shim_rate (const char *shim,
+                   const char *exitdir,
+                   char *const argv[],
+                   int total,
+                   int conc,
+                   struct raw_result *res,
+                   struct cairn_error *err)
+{
+    struct shimrun r = {.shim = shim, .exitdir = exitdir, .argv = argv};
+    int rc = -1;
+
+    if (!(r.execid = calloc (conc, sizeof (*r.execid))))
+        return errset (err, ENOMEM, "out of memory");
+    if ((r.exitfd = open (exitdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+        errset (err, errno, "%s: %s", exitdir, strerror (errno));
+        goto out;
+    }
+    struct spawner sp = {.start = start_shim, .done = done_shim, .arg = &r};
+    rc = run_spawner (&sp, total, conc, res, err);
+    close (r.exitfd);
+out:
+    free (r.execid);
+    return rc;
+}
+
+int raw_fsync_rate (const char *dir,
+                    double seconds,
+                    double *rate,
+                    struct cairn_error *err)
+{
+    char path[4096], block[4096];
+    int n = 0, rc = -1;
+
+    snprintf (path, sizeof (path), "%s/fsync-test", dir);
+    int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return errset (err, errno, "%s: %s", path, strerror (errno));
+    memset (block, 'x', sizeof (block));
+    double t0 = bench_now (), t;
+    do {
+        /* append, as an LMDB commit writes new pages at the file's end */
+        if (write (fd, block, sizeof (block)) != sizeof (block) ||
+            fdatasync (fd) < 0) {
+            errset (err, errno, "%s: %s", path, strerror (errno));
+            goto out;
+        }
+        n++;
+    } while ((t = bench_now () - t0) < seconds);
+    *rate = n / t;
+    rc = 0;
+out:
+    close (fd);
+    unlink (path);
+    return rc;
+}
