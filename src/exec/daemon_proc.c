@@ -72,6 +72,13 @@ static void watch_cb (struct ev_loop *loop, ev_io *w, int revents);
 int proc_watch (struct jobentry *je, const char *execid, pid_t pid, int pidfd)
 {
     struct cairnd *d = je->d;
+    if (hashmap_get (d->watches, execid)) {
+        /* one watcher per process: a second would be orphaned by the map
+         * and outlive its job */
+        log_msg (LOG_ERR, "%s is already watched", execid);
+        errno = EEXIST;
+        return -1;
+    }
     struct watch *w = calloc (1, sizeof (*w));
     if (!w)
         return -1;

@@ -279,9 +279,13 @@ int reconcile (struct cairnd *d, struct cairn_error *err)
         size_t n = job_nprocs (je->job);
         for (size_t i = 0; i < n; i++) {
             const struct job_proc *p = job_proc_at (je->job, i);
-            if ((p->state == PROC_INTENT && reconcile_intent (je, p, err) < 0)
-                || (p->state == PROC_RUNNING
-                    && reconcile_running (je, p, err) < 0))
+            /* the state as the journal has it: reconciling an intent
+             * makes it running, and it must not be reconciled twice */
+            enum proc_state state = p->state;
+            int rc = state == PROC_INTENT    ? reconcile_intent (je, p, err)
+                     : state == PROC_RUNNING ? reconcile_running (je, p, err)
+                                             : 0;
+            if (rc < 0)
                 return -1;
         }
     }
