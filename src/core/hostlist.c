@@ -129,6 +129,7 @@ struct parser {
     const char *input;
     struct cairn_error *err;
     struct hostlist *hl;
+    size_t max_hosts;
 };
 
 /* Set errno to EINVAL and err to `hostlist "INPUT": <fmt>`. Returns -1. */
@@ -196,6 +197,15 @@ parse_number (struct parser *ps, const char **p, uint64_t *value, size_t *width)
     return 0;
 }
 
+/* The list would exceed ps->max_hosts: EINVAL with the reason, then E2BIG
+ * so that hostlist_decode_max() callers can tell this case apart. */
+static int too_many (struct parser *ps)
+{
+    fail (ps, "too many hosts (limit %zu)", ps->max_hosts);
+    errno = E2BIG;
+    return -1;
+}
+
 /* Expand the run lo..hi of entry e, checking the limits first. */
 static int expand_run (struct parser *ps,
                        const struct entry *e,
@@ -211,8 +221,8 @@ static int expand_run (struct parser *ps,
     if (hostlen > HOSTLIST_HOST_MAX)
         return fail (ps, "host name \"%.*s...\" is longer than %d characters",
                      TOKEN_MAX, e->prefix, HOSTLIST_HOST_MAX);
-    if (n > HOSTLIST_MAX_HOSTS - ps->hl->count)
-        return fail (ps, "too many hosts (limit %d)", HOSTLIST_MAX_HOSTS);
+    if (n > ps->max_hosts - ps->hl->count)
+        return too_many (ps);
     if (n * (hostlen + 1) > HOSTLIST_MAX_BYTES - ps->hl->bytes)
         return fail (ps, "too large (limit %d bytes)", HOSTLIST_MAX_BYTES);
     for (uint64_t v = lo; v <= hi; v++) {
@@ -298,8 +308,8 @@ static int parse_entry (struct parser *ps, const char **p)
             return fail (ps,
                          "host name \"%.*s...\" is longer than %d characters",
                          TOKEN_MAX, start, HOSTLIST_HOST_MAX);
-        if (ps->hl->count >= HOSTLIST_MAX_HOSTS)
-            return fail (ps, "too many hosts (limit %d)", HOSTLIST_MAX_HOSTS);
+        if (ps->hl->count >= ps->max_hosts)
+            return too_many (ps);
         if (e.plen + 1 > HOSTLIST_MAX_BYTES - ps->hl->bytes)
             return fail (ps, "too large (limit %d bytes)", HOSTLIST_MAX_BYTES);
         if (append_n (ps->hl, start, e.plen) < 0)
@@ -329,15 +339,18 @@ static int parse_entry (struct parser *ps, const char **p)
     return 0;
 }
 
-struct hostlist *hostlist_decode (const char *s, struct cairn_error *err)
+struct hostlist *
+hostlist_decode_max (const char *s, size_t max_hosts, struct cairn_error *err)
 {
-    struct parser ps = {.input = s, .err = err};
+    struct parser ps = {.input = s, .err = err, .max_hosts = max_hosts};
     const char *p = s;
 
     if (!s) {
         errset (err, EINVAL, "hostlist is NULL");
         return NULL;
     }
+    if (max_hosts > HOSTLIST_MAX_HOSTS)
+        ps.max_hosts = HOSTLIST_MAX_HOSTS;
     if (!(ps.hl = hostlist_create ())) {
         errprintf (err, "out of memory");
         return NULL;
@@ -355,6 +368,15 @@ struct hostlist *hostlist_decode (const char *s, struct cairn_error *err)
 error:
     hostlist_destroy (ps.hl);
     return NULL;
+}
+
+struct hostlist *hostlist_decode (const char *s, struct cairn_error *err)
+{
+    struct hostlist *hl = hostlist_decode_max (s, HOSTLIST_MAX_HOSTS, err);
+
+    if (!hl && errno == E2BIG)
+        errno = EINVAL; // documented: past HOSTLIST_MAX_HOSTS is just invalid
+    return hl;
 }
 
 /* Encoding */

@@ -43,6 +43,16 @@ void hostlist_destroy (struct hostlist *hl);
  * hosts") or HOSTLIST_MAX_BYTES ("too large"); ENOMEM if out of memory. */
 struct hostlist *hostlist_decode (const char *s, struct cairn_error *err);
 
+/* Like hostlist_decode(), but refuse a list of more than max_hosts hosts
+ * (values above HOSTLIST_MAX_HOSTS are taken as HOSTLIST_MAX_HOSTS) with
+ * errno E2BIG and "too many hosts (limit N)" in err. The limit is checked
+ * before each run is expanded, so a short string that names many hosts
+ * ("n[0-999999]") is refused without building them: a caller that knows how
+ * many hosts it can accept (R's nodelist: one per rank) pays only for
+ * those. Other errors as hostlist_decode(). */
+struct hostlist *
+hostlist_decode_max (const char *s, size_t max_hosts, struct cairn_error *err);
+
 /* Format hl as RFC 29 text, keeping its order: neighbouring hosts that
  * differ only in their last number join one bracket group, and consecutive
  * numbers of the same width join one run:

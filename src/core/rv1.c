@@ -207,14 +207,18 @@ decode_nodelist (struct rv1 *r, const json_t *nodelist, struct cairn_error *err)
         if (!json_is_string (s))
             return errset (err, EINVAL,
                            "R: execution.nodelist[%zu]: not a string", i);
-        if (!(hl = hostlist_decode (json_string_value (s), err)))
+        /* Decode at most the hosts still expected, so that a short string
+         * naming a million hosts costs nothing for a small R. */
+        size_t room = r->nranks - hostlist_count (r->hosts);
+        if (!(hl = hostlist_decode_max (json_string_value (s), room, err))) {
+            if (errno == E2BIG && room < HOSTLIST_MAX_HOSTS)
+                return errset (err, EINVAL,
+                               "R: execution.nodelist: more hosts than the %zu"
+                               " ranks",
+                               r->nranks);
+            if (errno == E2BIG)
+                errno = EINVAL; // past the hostlist limit itself
             return errprefix (err, "R: execution.nodelist[%zu]", i);
-        if (hostlist_count (r->hosts) + hostlist_count (hl) > r->nranks) {
-            hostlist_destroy (hl);
-            return errset (err, EINVAL,
-                           "R: execution.nodelist: more hosts than the %zu"
-                           " ranks",
-                           r->nranks);
         }
         for (size_t k = 0; k < hostlist_count (hl); k++) {
             if (hostlist_append (r->hosts, hostlist_nth (hl, k)) < 0) {

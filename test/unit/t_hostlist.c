@@ -186,6 +186,37 @@ static void test_limits (void)
     hostlist_destroy (hl);
 }
 
+/* Regression (fuzz_rv1): a short string naming a million hosts was
+ * expanded in full before any caller could refuse it; decode_max stops at
+ * its limit before expanding the run that would pass it. */
+static void test_decode_max_stops_before_expanding (void)
+{
+    struct cairn_error err = {{0}};
+    struct hostlist *hl;
+
+    errno = 0;
+    is_errno_ptr (hostlist_decode_max ("n[0-999999]", 4, &err), E2BIG,
+                  "decode_max (\"n[0-999999]\", 4) fails with E2BIG");
+    is_str (err.text, "hostlist \"n[0-999999]\": too many hosts (limit 4)",
+            "and names the limit");
+    errno = 0;
+    is_errno_ptr (hostlist_decode_max ("a,b,c,d,e", 4, NULL), E2BIG,
+                  "plain names count too: the 5th of limit 4 fails");
+    hl = hostlist_decode_max ("a,n[1-2],b", 4, &err);
+    ok (hl && hostlist_count (hl) == 4, "exactly the limit decodes");
+    hostlist_destroy (hl);
+    hl = hostlist_decode_max ("", 0, &err);
+    ok (hl && hostlist_count (hl) == 0, "\"\" decodes with limit 0");
+    hostlist_destroy (hl);
+    errno = 0;
+    is_errno_ptr (hostlist_decode_max ("n[", 4, &err), EINVAL,
+                  "other errors are still EINVAL");
+    errno = 0;
+    is_errno_ptr (hostlist_decode_max ("n[0-1000000]", (size_t)-1, &err), E2BIG,
+                  "a limit above HOSTLIST_MAX_HOSTS is that limit");
+    like (err.text, "too many hosts (limit 1000000)", "and says so");
+}
+
 /* Lists built with append: encoding, and decode (encode (hl)) == hl. */
 static const struct {
     const char *hosts[6];
@@ -272,6 +303,7 @@ int main (void)
     test_decode_good ();
     test_decode_bad ();
     test_limits ();
+    test_decode_max_stops_before_expanding ();
     test_append_encode ();
     return done_testing ();
 }

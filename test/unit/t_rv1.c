@@ -1,5 +1,6 @@
 /* t_rv1.c - resource set R version 1 (RFC 20). */
 #include <math.h>
+#include <time.h>
 
 #include "tap.h"
 #include "core/hostlist.h"
@@ -281,6 +282,41 @@ static void test_bad (void)
     like (err.text, "R: not an object", "decode NULL message");
 }
 
+/* Regression (fuzz_rv1): a nodelist string naming far more hosts than R has
+ * ranks was expanded in full before the count was checked: a 100-byte R
+ * with one rank cost ~0.3 s and ~60 MB in cairnd's loop. */
+static void test_nodelist_not_expanded (void)
+{
+    struct cairn_error err = {{0}};
+    struct timespec t0, t1;
+    json_t *R;
+
+    /* One host past the hostlist limit: before the fix the hostlist's own
+     * limit spoke first, after expanding a million hosts. */
+    R = load ("{\"version\":1,\"execution\":{\"R_lite\":[{\"rank\":\"0\","
+              "\"children\":{\"core\":\"0\"}}],"
+              "\"nodelist\":[\"n[0-1000000]\"]}}");
+    errno = 0;
+    is_errno_ptr (rv1_decode (R, &err), EINVAL,
+                  "1 rank, nodelist n[0-1000000]: EINVAL");
+    is_str (err.text, "R: execution.nodelist: more hosts than the 1 ranks",
+            "refused for the rank count, not the hostlist limit");
+    json_decref (R);
+
+    R = load ("{\"version\":1,\"execution\":{\"R_lite\":[{\"rank\":\"0\","
+              "\"children\":{\"core\":\"0\"}}],"
+              "\"nodelist\":[\"n[0-999999]\"]}}");
+    clock_gettime (CLOCK_MONOTONIC, &t0);
+    errno = 0;
+    is_errno_ptr (rv1_decode (R, &err), EINVAL,
+                  "1 rank, nodelist n[0-999999]: EINVAL");
+    clock_gettime (CLOCK_MONOTONIC, &t1);
+    double secs = (double)(t1.tv_sec - t0.tv_sec) +
+                  (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    ok (secs < 0.05, "and refused without expanding it (%.3f s)", secs);
+    json_decref (R);
+}
+
 static void test_limits (void)
 {
     struct cairn_error err;
@@ -386,6 +422,7 @@ int main (void)
     test_fragment ();
     test_bad ();
     test_limits ();
+    test_nodelist_not_expanded ();
     test_create ();
     return done_testing ();
 }
