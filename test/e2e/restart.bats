@@ -155,7 +155,8 @@ conf() { # extra JSON members
     # The shim keeps running, but a fake /proc shows another start time for
     # its pid: to cairnd it is a stranger that reused the pid.
     cairnd_start '{}'
-    cairn run --id 308 -- sh -c "sleep 1; echo done > $BATS_TEST_TMPDIR/done" 3>&- &
+    T=$BATS_TEST_TMPDIR
+    cairn run --id 308 -- sh -c "while [ ! -e $T/go ]; do sleep 0.05; done; echo done > $T/done" 3>&- &
     wait_event 308 5 proc-spawn
     cairnd_crash
     shim=$(events_named 308 proc-spawn | jq .pid)
@@ -166,8 +167,9 @@ conf() { # extra JSON members
     wait_event 308 10 clean
     [[ "$(events_named 308 proc-lost | jq -r .note)" == "lost while cairnd was down"* ]]
     [ "$(events_named 308 drain | jq -r .ranks)" = 0 ]
-    # the "stranger" was left alone: it ran to its end
-    for i in $(seq 40); do [ -e "$BATS_TEST_TMPDIR/done" ] && break; sleep 0.05; done
+    # the "stranger" was left alone: it runs to its end when let go
+    touch "$T/go"
+    for i in $(seq 100); do [ -e "$BATS_TEST_TMPDIR/done" ] && break; sleep 0.05; done
     [ "$(cat "$BATS_TEST_TMPDIR/done")" = done ]
     [ "$(events_named 308 proc-signal | wc -l)" -eq 0 ]
 }
