@@ -58,7 +58,6 @@ void job_destroy (struct job *job)
     idset_destroy (job->done);
     idset_destroy (job->released);
     idset_destroy (job->drained);
-    rv1_destroy (job->R);
     jobspec_destroy (job->jobspec);
     job_config_free (&job->cfg);
     free (job);
@@ -145,21 +144,28 @@ static int
 fold_accept (struct job *job, double t, json_t *ctx, struct cairn_error *err)
 {
     json_t *R, *jobspec, *config;
+    struct rv1 *r;
     int userid;
 
-    if (job->R)
+    if (job->accepted)
         return errset (err, EINVAL, "accept: job already accepted");
     if (json_unpack (ctx, "{s:i s:o s:o s:o}", "userid", &userid, "R", &R,
                      "jobspec", &jobspec, "config", &config) < 0)
         return errset (err, EINVAL, "accept: missing userid/R/jobspec/config");
-    if (!(job->R = rv1_decode (R, err)) ||
+    /* Of R the job needs only its ranks and expiration: the rest is the
+     * scheduler's, and is not kept (the journal has it). */
+    if (!(r = rv1_decode (R, err)) ||
         !(job->jobspec = jobspec_decode (jobspec, err)) ||
-        job_config_decode (&job->cfg, config, err) < 0)
+        job_config_decode (&job->cfg, config, err) < 0) {
+        rv1_destroy (r);
         return errprefix (err, "accept");
-    idset_add (job->all, rv1_ranks (job->R));
+    }
+    idset_add (job->all, rv1_ranks (r));
     idset_add (job->critical, job->all);
     job->userid = userid;
-    job->expiration = rv1_expiration (job->R);
+    job->expiration = rv1_expiration (r);
+    rv1_destroy (r);
+    job->accepted = true;
     job->t_accept = t;
     job->state = JOB_NEW;
     return 0;
@@ -584,7 +590,7 @@ int job_apply (struct job *job, const json_t *entry, struct cairn_error *err)
     int i = fold_lookup (name);
     if (i < 0)
         goto out; /* unknown names are allowed by RFC 18 */
-    if (i != 0 && !job->R)
+    if (i != 0 && !job->accepted)
         return errset (err, EINVAL, "event %s before accept", name);
     if (!ctx)
         ctx = empty = json_object ();

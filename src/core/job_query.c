@@ -105,9 +105,13 @@ int job_proc_command (const struct job *job,
     if (!(env = json_object ()))
         goto nomem;
     if (proc->phase == PHASE_SHELL) {
-        const json_t *je = jobspec_environment (job->jobspec);
-        if (je && json_object_update (env, (json_t *)je) < 0)
-            goto nomem;
+        char *const *je = jobspec_env (job->jobspec);
+        for (; je && *je; je++) {
+            const char *eq = strchr (*je, '=');
+            if (json_object_setn_new (env, *je, eq - *je,
+                                      json_string (eq + 1)) < 0)
+                goto nomem;
+        }
     }
     if (!(ranks = idset_encode (proc->ranks)) ||
         !(jobranks = idset_encode (jr)) ||

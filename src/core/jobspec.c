@@ -15,11 +15,14 @@
 
 #include "core/jobspec.h"
 
+/* Only copies: a job lives for as long as it runs, and the jansson tree of
+ * a jobspec costs ~15x its text (6 KiB for a 400-byte jobspec), so the
+ * tree is let go once these fields are out of it.
+ */
 struct jobspec {
-    json_t *js;
-    char **argv;
-    const json_t *environment;
-    const char *cwd;
+    char **argv; /* each string malloc'd */
+    char **env;  /* one allocation: pointers, then "NAME=value" strings */
+    char *cwd;
     double duration;
     int prolog_failures_allowed;
 };
@@ -33,7 +36,8 @@ void jobspec_destroy (struct jobspec *js)
                 free (*p);
             free (js->argv);
         }
-        json_decref (js->js);
+        free (js->env);
+        free (js->cwd);
         free (js);
         errno = saved;
     }
@@ -111,6 +115,34 @@ static int decode_environment (const json_t *env, struct cairn_error *err)
     return 0;
 }
 
+/* Pack the (checked) environment object into js->env. */
+static int copy_environment (struct jobspec *js, const json_t *env)
+{
+    size_t n = json_object_size (env);
+    size_t bytes = (n + 1) * sizeof (char *);
+    const char *name;
+    json_t *val;
+    char *p;
+    size_t i = 0;
+
+    json_object_foreach ((json_t *)env, name, val)
+        bytes += strlen (name) + 1 + json_string_length (val) + 1;
+    if (!(js->env = malloc (bytes))) {
+        errno = ENOMEM;
+        return -1;
+    }
+    p = (char *)(js->env + n + 1);
+    json_object_foreach ((json_t *)env, name, val)
+    {
+        js->env[i++] = p;
+        p = stpcpy (p, name);
+        *p++ = '=';
+        p = stpcpy (p, json_string_value (val)) + 1;
+    }
+    js->env[i] = NULL;
+    return 0;
+}
+
 static int
 decode_exec (struct jobspec *js, const json_t *exec, struct cairn_error *err)
 {
@@ -167,12 +199,12 @@ decode_system (struct jobspec *js, const json_t *attrs, struct cairn_error *err)
         if (has_nul (o))
             return errset (err, EINVAL,
                            "jobspec: attributes.system.cwd: contains NUL");
-        js->cwd = json_string_value (o);
+        if (!(js->cwd = strdup (json_string_value (o))))
+            return -1;
     }
     if ((o = json_object_get (system, "environment"))) {
-        if (decode_environment (o, err) < 0)
+        if (decode_environment (o, err) < 0 || copy_environment (js, o) < 0)
             return -1;
-        js->environment = o;
     }
     if ((o = json_object_get (system, "exec")) && decode_exec (js, o, err) < 0)
         return -1;
@@ -191,7 +223,6 @@ struct jobspec *jobspec_decode (const json_t *o, struct cairn_error *err)
         errset (err, ENOMEM, "jobspec: out of memory");
         return NULL;
     }
-    js->js = json_incref ((json_t *)o);
     errno = 0;
     if (decode_command (js, json_object_get (o, "tasks"), err) < 0 ||
         decode_system (js, json_object_get (o, "attributes"), err) < 0) {
@@ -203,19 +234,14 @@ struct jobspec *jobspec_decode (const json_t *o, struct cairn_error *err)
     return js;
 }
 
-const json_t *jobspec_json (const struct jobspec *js)
-{
-    return js ? js->js : NULL;
-}
-
 char **jobspec_argv (const struct jobspec *js)
 {
     return js ? js->argv : NULL;
 }
 
-const json_t *jobspec_environment (const struct jobspec *js)
+char *const *jobspec_env (const struct jobspec *js)
 {
-    return js ? js->environment : NULL;
+    return js ? js->env : NULL;
 }
 
 const char *jobspec_cwd (const struct jobspec *js)

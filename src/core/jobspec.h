@@ -27,8 +27,7 @@ struct jobspec;
  * an object whose names are non-empty without '=' and whose values are
  * strings, and "exec" an object whose "prolog-failures-allowed" is an
  * integer 0..INT_MAX (default 0).
- * The result holds its own reference to js, which must not be modified
- * while the result lives.
+ * The result holds copies of these fields and no reference to js.
  * Returns a new jobspec (free with jobspec_destroy), or NULL with errno =
  * EINVAL and a message naming the field in err
  * ("jobspec: tasks[0].command[2]: not a string"), or ENOMEM.
@@ -38,14 +37,14 @@ struct jobspec *jobspec_decode (const json_t *js, struct cairn_error *err);
 /* Free js. NULL is fine. errno is preserved. */
 void jobspec_destroy (struct jobspec *js);
 
-/* The object js was decoded from (borrowed). */
-const json_t *jobspec_json (const struct jobspec *js);
-
 /* tasks[0].command as a NULL-terminated argv, owned by js. */
 char **jobspec_argv (const struct jobspec *js);
 
-/* attributes.system.environment (borrowed), or NULL when absent. */
-const json_t *jobspec_environment (const struct jobspec *js);
+/* attributes.system.environment as a NULL-terminated array of
+ * "NAME=value" strings in the object's order, owned by js; NULL when
+ * absent (an empty object gives an empty array).
+ */
+char *const *jobspec_env (const struct jobspec *js);
 
 /* attributes.system.cwd (borrowed), or NULL when absent. */
 const char *jobspec_cwd (const struct jobspec *js);

@@ -31,27 +31,37 @@ static void test_full (void)
     ok (js != NULL, "decode a full jobspec");
     if (!js)
         BAIL_OUT ("%s", err.text);
-    ok (jobspec_json (js) == o && o->refcount == 2, "keeps a reference");
+    is_int (o->refcount, 1, "keeps no reference to the tree");
     argv = jobspec_argv (js);
     ok (argv && argv[0] && argv[1] && argv[2] && !argv[3], "argv has 3 args");
     is_str (argv[0], "sh", "argv[0]");
     is_str (argv[2], "echo hi", "argv[2]");
     ok (jobspec_duration (js) == 60.5, "duration");
     is_str (jobspec_cwd (js), "/tmp", "cwd");
-    const json_t *env = jobspec_environment (js);
-    ok (json_is_object (env) && json_object_size (env) == 2, "environment");
-    is_str (json_string_value (json_object_get (env, "PATH")), "/bin",
-            "environment PATH");
+    char *const *env = jobspec_env (js);
+    ok (env && env[0] && env[1] && !env[2], "environment: 2 variables");
+    is_str (env ? env[0] : NULL, "PATH=/bin", "environment[0], in order");
+    is_str (env ? env[1] : NULL, "EMPTY=", "environment[1], empty value");
     is_int (jobspec_prolog_failures_allowed (js), 2, "prolog-failures-allowed");
+    /* the fields are copies: the tree may go first */
+    json_decref (o);
+    is_str (jobspec_argv (js)[1], "-c", "argv outlives the tree");
+    is_str (jobspec_cwd (js), "/tmp", "cwd outlives the tree");
     jobspec_destroy (js);
-    is_int (o->refcount, 1, "destroy drops the reference");
+
+    o = load ("{\"tasks\":[{\"command\":[\"true\"]}],"
+              "\"attributes\":{\"system\":{\"environment\":{}}}}");
+    js = jobspec_decode (o, &err);
+    ok (js && jobspec_env (js) && !jobspec_env (js)[0],
+        "an empty environment is an empty array, not absent");
+    jobspec_destroy (js);
     json_decref (o);
 
     o = load ("{\"tasks\":[{\"command\":[\"true\"]}]}");
     js = jobspec_decode (o, &err);
     ok (js != NULL, "decode a minimal jobspec");
     ok (js && jobspec_duration (js) == 0 && !jobspec_cwd (js) &&
-            !jobspec_environment (js) &&
+            !jobspec_env (js) &&
             jobspec_prolog_failures_allowed (js) == 0,
         "defaults: no duration, cwd, environment; 0 failures allowed");
     jobspec_destroy (js);
