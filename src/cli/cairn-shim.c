@@ -7,7 +7,8 @@
  * because the shim has not reaped the command, the command's pid - which is
  * also its process group id - cannot be reused while the shim signals the
  * group. The shim is spawned once per process, so it links libc only, does
- * no allocation and waits for signals with sigwaitinfo() (no handlers).
+ * no allocation and waits for signals with sigwaitinfo() (no handlers), or
+ * sigtimedwait() when it caps the command's output files.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +21,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "exec/shim_proto.h"
@@ -39,6 +41,8 @@ struct shim {
     const char *execid;
     char **argv;
     int dirfd;
+    unsigned long long max_output; /* 0: no cap */
+    int out_fd, err_fd;            /* kept open to cap them, else -1 */
     sigset_t waitset; /* the signals we wait for, blocked */
     pid_t child;
     char error[400]; /* why the command could not run, or "" */
@@ -53,7 +57,7 @@ static int usage (const char *why)
     fprintf (stderr,
              "cairn-shim: %s\n"
              "Usage: CAIRN_EXECID=UUID cairn-shim --exitdir DIR [--cwd DIR]"
-             " -- COMMAND [ARGS...]\n",
+             " [--max-output BYTES] -- COMMAND [ARGS...]\n",
              why);
     return -1;
 }
@@ -73,7 +77,14 @@ static int parse_args (struct shim *s, int argc, char *argv[])
             s->exitdir = argv[i + 1];
         else if (!strcmp (argv[i], "--cwd"))
             s->cwd = argv[i + 1];
-        else
+        else if (!strcmp (argv[i], "--max-output")) {
+            char *end;
+            errno = 0;
+            s->max_output = strtoull (argv[i + 1], &end, 10);
+            if (errno || end == argv[i + 1] || *end || argv[i + 1][0] == '-' ||
+                s->max_output == 0 || s->max_output >= (1ULL << 62))
+                return usage ("--max-output must be a number of bytes > 0");
+        } else
             return usage ("unknown option");
         i += 2;
     }
@@ -252,9 +263,66 @@ static int start (struct shim *s)
                   arg[r.step], strerror (r.errnum));
     }
     rc = 0;
+    if (s->max_output > 0) { /* see cap_output() */
+        s->out_fd = f.out;
+        s->err_fd = f.err;
+        f.out = f.err = -1;
+    }
 done:
     close_fds ((int[]){rfd, f.rep, f.null, f.err, f.out}, 5);
     return rc;
+}
+
+/* Keep at most max_output + 1 bytes of an output file on disk: cairnd
+ * journals at most max_output, and the extra byte tells it that there was
+ * more. The command shares the file's offset with us (it got a dup of our
+ * descriptor), so moving it back makes the command's next writes land at
+ * the cut again instead of ever further into a sparse file. Returns true if
+ * the file had gone past the cap. */
+static bool cap_output (const struct shim *s, int fd)
+{
+    off_t keep = (off_t)s->max_output + 1;
+    struct stat st;
+
+    if (fd < 0 || fstat (fd, &st) < 0 || st.st_size <= keep)
+        return false;
+    if (ftruncate (fd, keep) == 0)
+        (void)lseek (fd, keep, SEEK_SET);
+    return true;
+}
+
+/* How long to wait before looking at the output files again: short while
+ * the command writes past the cap (so a runaway writer fills little disk
+ * between looks), then doubling up to half a minute, so that a quiet
+ * command costs a handful of wake-ups. */
+#define CAP_WAIT_MIN_NS (2LL * 1000 * 1000)
+#define CAP_WAIT_START_NS (100LL * 1000 * 1000)
+#define CAP_WAIT_MAX_NS (30LL * 1000 * 1000 * 1000)
+
+static long long cap_outputs (const struct shim *s, long long wait_ns)
+{
+    bool over = cap_output (s, s->out_fd);
+    if (cap_output (s, s->err_fd))
+        over = true;
+    if (over)
+        return wait_ns / 4 > CAP_WAIT_MIN_NS ? wait_ns / 4 : CAP_WAIT_MIN_NS;
+    return wait_ns * 2 < CAP_WAIT_MAX_NS ? wait_ns * 2 : CAP_WAIT_MAX_NS;
+}
+
+/* The next signal; with an output cap, wake up now and then to apply it.
+ * Returns the signal, or -1 (EINTR, or the wait ended to check the cap). */
+static int next_signal (struct shim *s, siginfo_t *si, long long *wait_ns)
+{
+    struct timespec ts = {.tv_sec = *wait_ns / 1000000000LL,
+                          .tv_nsec = *wait_ns % 1000000000LL};
+    int sig;
+
+    if (s->max_output == 0)
+        return sigwaitinfo (&s->waitset, si);
+    sig = sigtimedwait (&s->waitset, si, &ts);
+    if (sig < 0 && errno == EAGAIN)
+        *wait_ns = cap_outputs (s, *wait_ns);
+    return sig;
 }
 
 /* Relay signals until the command's process exits; return its wait status.
@@ -262,12 +330,14 @@ done:
 static int supervise (struct shim *s)
 {
     pid_t pgid = s->child;
+    long long wait_ns = CAP_WAIT_START_NS;
 
     for (;;) {
         siginfo_t si;
-        int sig = sigwaitinfo (&s->waitset, &si);
+        int sig = next_signal (s, &si, &wait_ns);
         if (sig < 0)
-            continue; /* EINTR, e.g. after SIGSTOP/SIGCONT of the shim */
+            continue; /* EINTR (e.g. after SIGSTOP/SIGCONT of the shim) or
+                       * time to check the output cap */
         if (sig == SIGCHLD) {
             siginfo_t w;
             int status;
@@ -284,6 +354,8 @@ static int supervise (struct shim *s)
                 if (errno != EINTR)
                     return SHIM_STATUS_NOEXEC; /* cannot happen */
             }
+            if (s->max_output > 0) /* the group is gone: a last cut */
+                (void)cap_outputs (s, wait_ns);
             return status;
         }
         if (sig == SHIM_RELAY_SIGNAL) {
@@ -397,7 +469,7 @@ int main (int argc, char *argv[])
     int status;
 
     memset (&s, 0, sizeof (s));
-    s.dirfd = -1;
+    s.dirfd = s.out_fd = s.err_fd = -1;
     signals_setup (&s);
     if (parse_args (&s, argc, argv) < 0)
         return 2;

@@ -197,7 +197,11 @@ int proc_spawn (struct jobentry *je, const char *execid)
                              .execid = execid,
                              .argv = argv,
                              .envp = envp,
-                             .cwd = cwd};
+                             .cwd = cwd,
+                             /* no more than could still be journaled */
+                             .max_output = job_output_room (je->job) > 0
+                                               ? job_output_room (je->job)
+                                               : 1};
     char exitdir[4096];
     snprintf (exitdir, sizeof (exitdir), "%s/exits", d->statedir);
     spec.exitdir = exitdir;

@@ -4,7 +4,14 @@
  * with cairnd, so everything here must stay header-only and libc-only.
  *
  * Usage:
- *   CAIRN_EXECID=<uuid> cairn-shim --exitdir DIR [--cwd DIR] -- COMMAND [ARGS]
+ *   CAIRN_EXECID=<uuid> cairn-shim --exitdir DIR [--cwd DIR]
+ *                       [--max-output BYTES] -- COMMAND [ARGS]
+ *
+ * --max-output N (N > 0) keeps each output file at most N + 1 bytes on disk
+ * while the command runs: the shim looks every 2 ms to 30 s (more often
+ * while the command writes past the cap) and cuts the file back to its
+ * first N + 1 bytes. A file longer than N therefore means "there was
+ * more"; what is past N is lost. Without it the files grow unbounded.
  *
  * CAIRN_EXECID must be a canonical lowercase UUID (it becomes part of file
  * names); the shim refuses anything else. Exit codes of the shim itself:

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/pidfd.h>
@@ -43,16 +44,18 @@ static int spec_check (const struct shim_spec *spec, struct cairn_error *err)
     return 0;
 }
 
-/* shim --exitdir DIR [--cwd DIR] -- argv... ; caller frees the array only
- * (the strings are borrowed). */
-static char **shim_argv (const struct shim_spec *spec)
+/* shim --exitdir DIR [--cwd DIR] [--max-output N] -- argv... ; caller
+ * frees the array only (the strings are borrowed, but for the number,
+ * which lives in buf). */
+static char **
+shim_argv (const struct shim_spec *spec, char *buf, size_t bufsize)
 {
     size_t n = 0, i = 0;
     char **av;
 
     while (spec->argv[n])
         n++;
-    if (!(av = calloc (n + 7, sizeof (*av))))
+    if (!(av = calloc (n + 9, sizeof (*av))))
         return NULL;
     av[i++] = (char *)spec->shim;
     av[i++] = "--exitdir";
@@ -60,6 +63,11 @@ static char **shim_argv (const struct shim_spec *spec)
     if (spec->cwd) {
         av[i++] = "--cwd";
         av[i++] = (char *)spec->cwd;
+    }
+    if (spec->max_output > 0) {
+        snprintf (buf, bufsize, "%zu", spec->max_output);
+        av[i++] = "--max-output";
+        av[i++] = buf;
     }
     av[i++] = "--";
     memcpy (&av[i], spec->argv, n * sizeof (*av));
@@ -104,6 +112,7 @@ int shim_spawn (const struct shim_spec *spec,
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t attr;
     char **av = NULL;
+    char maxbuf[24];
     pid_t child;
     int e, fd;
 
@@ -112,7 +121,7 @@ int shim_spawn (const struct shim_spec *spec,
                        spec && spec->shim ? spec->shim : "shim", strerror (e));
     if (spec_check (spec, err) < 0)
         return -1;
-    if (!(av = shim_argv (spec)))
+    if (!(av = shim_argv (spec, maxbuf, sizeof (maxbuf))))
         return errset (err, ENOMEM, "spawn %s: out of memory", spec->shim);
 
     posix_spawnattr_init (&attr);

@@ -19,6 +19,9 @@ struct shim_spec {
     char *const *envp;   /* full environment of the command; it must contain
                           * CAIRN_EXECID=<execid> (the caller builds it) */
     const char *cwd;     /* working directory of the command, or NULL */
+    size_t max_output;   /* keep at most this many bytes (plus one, the
+                          * truncation mark) of each of the command's
+                          * output files on disk; 0 = no cap */
 };
 
 /* Spawn the shim for spec with posix_spawn (glibc clones with CLONE_VM |

@@ -192,6 +192,22 @@ SH
     [ "$total" -le 210 ]
 }
 
+@test "a shell that writes without end does not fill the state dir" {
+    cairnd_start '{"output": {"max-bytes": 300}}'
+    cairn run --id 114 -- sh -c 'printf hello; exec yes' 3>&- &
+    wait_event 114 10 start
+    sleep 1
+    # the shim cuts the file back to the job's room + 1 while yes runs
+    out=$(ls "$STATEDIR"/exits/*.out)
+    [ "$(du -k "$out" | cut -f1)" -lt 65536 ]
+    cairn cancel 114
+    wait_event 114 10 clean
+    data=$(events_named 114 log | jq -r 'select(.stream == "stdout") | .data')
+    [[ "$data" == helloy$'\n'y$'\n'* ]]
+    [ "${#data}" -le 300 ]
+    events_named 114 log | jq -e 'select(.stream == "cairn")' >/dev/null
+}
+
 @test "a malformed request gets EPROTO; the connection and other jobs go on" {
     cairnd_start '{}'
     cairn run --id 113 -- sleep 1 3>&- &

@@ -49,7 +49,10 @@ static void new_execid (char *buf)
 
 /* Spawn argv under the shim. BAIL_OUT if that fails: nothing else could
  * then be tested. */
-static void run_argv (struct run *r, char *const argv[], const char *cwd)
+static void run_capped (struct run *r,
+                        char *const argv[],
+                        const char *cwd,
+                        size_t max_output)
 {
     struct cairn_error err = {{0}};
     char *envp[] = {r->envvar, "PATH=/usr/bin:/bin", NULL};
@@ -63,9 +66,15 @@ static void run_argv (struct run *r, char *const argv[], const char *cwd)
         .argv = argv,
         .envp = envp,
         .cwd = cwd,
+        .max_output = max_output,
     };
     if (shim_spawn (&spec, &r->pid, &r->pidfd, &err) < 0)
         BAIL_OUT ("shim_spawn: %s", err.text);
+}
+
+static void run_argv (struct run *r, char *const argv[], const char *cwd)
+{
+    run_capped (r, argv, cwd, 0);
 }
 
 static void run_sh (struct run *r, const char *script)
@@ -209,6 +218,112 @@ static void test_output (void)
     is_str (s, "oops\n", "stderr captured");
     free (s);
     run_close (&r);
+}
+
+static off_t file_size (const struct run *r, const char *suffix, off_t *disk)
+{
+    char name[SHIM_NAME_MAX];
+    struct stat st;
+
+    snprintf (name, sizeof (name), "%s%s", r->execid, suffix);
+    if (fstatat (dirfd_exits, name, &st, 0) < 0)
+        return -1;
+    if (disk)
+        *disk = (off_t)st.st_blocks * 512;
+    return st.st_size;
+}
+
+/* The largest size seen of r's output file between from_ms and to_ms. */
+static off_t watch_size (const struct run *r, const char *suffix, int from_ms,
+                         int to_ms)
+{
+    off_t max = -1;
+
+    for (int t = 0; t < to_ms; t += 20) {
+        sleep_ms (20);
+        off_t size = file_size (r, suffix, NULL);
+        if (t >= from_ms && size > max)
+            max = size;
+    }
+    return max;
+}
+
+/* A command that writes without end fills little disk: the shim cuts its
+ * files back to the cap + 1 while it runs, and the head is kept. */
+static void test_output_cap (void)
+{
+    /* 100 KB every 50 ms: 3 MB in 1.5 s when nothing cuts */
+    char *paced[] = {"/bin/sh", "-c",
+                     "printf head; while :; do head -c 100000 /dev/zero;"
+                     " sleep 0.05; done",
+                     NULL};
+    char *runaway[] = {"/bin/sh", "-c",
+                       "printf head; yes >&2 & "
+                       "exec yes 0123456789abcdefghijklmnopqrstuvwxyz",
+                       NULL};
+    struct run r;
+    size_t len;
+    bool trunc = false;
+    off_t max;
+    char *s;
+
+    run_capped (&r, paced, NULL, 1000);
+    max = watch_size (&r, SHIM_SUFFIX_OUT, 500, 1500);
+    ok (max > 0 && max <= 1001 + 3 * 100000,
+        "a paced writer's file stays within a few writes of the cap"
+        " (largest seen %lld bytes)",
+        (long long)max);
+    shim_signal (r.pidfd, SIGTERM);
+    is_int (wait_shim (&r, 10000), 0, "paced: shim exits 0 after SIGTERM");
+    is_int (file_size (&r, SHIM_SUFFIX_OUT, NULL), 1001,
+            "after the end: the file is cap + 1 bytes");
+    s = exitfile_read_output (dirfd_exits, r.execid, "out", 1000, &len, &trunc);
+    ok (s && len == 1000 && trunc && !strncmp (s, "head\0\0", 6),
+        "reading 1000 bytes: the head, truncated");
+    free (s);
+    run_close (&r);
+
+    run_capped (&r, runaway, NULL, 1000);
+    max = watch_size (&r, SHIM_SUFFIX_ERR, 0, 1000);
+    diag ("yes: largest stderr seen %lld bytes", (long long)max);
+    shim_signal (r.pidfd, SIGKILL);
+    is_int (wait_shim (&r, 10000), 0, "runaway: shim exits 0 after SIGKILL");
+    is_int (file_size (&r, SHIM_SUFFIX_OUT, NULL), 1001,
+            "runaway: stdout ends at cap + 1 bytes");
+    is_int (file_size (&r, SHIM_SUFFIX_ERR, NULL), 1001,
+            "runaway: stderr (a background writer's) too");
+    s = exitfile_read_output (dirfd_exits, r.execid, "out", 1000, &len, &trunc);
+    ok (s && len == 1000 && trunc && !strncmp (s, "head0123456789abc", 17),
+        "runaway: the head is kept");
+    free (s);
+    run_close (&r);
+
+    /* Under the cap nothing is touched; a bad cap is a usage error. */
+    char *quiet[] = {"/bin/sh", "-c", "printf 12345; sleep 0.3", NULL};
+    run_capped (&r, quiet, NULL, 5);
+    is_int (wait_shim (&r, 10000), 0, "at the cap: shim exits 0");
+    s = exitfile_read_output (dirfd_exits, r.execid, "out", 5, &len, &trunc);
+    ok (s && !strcmp (s, "12345") && !trunc, "exactly the cap: not truncated");
+    free (s);
+    run_close (&r);
+
+    char *bad[] = {shim_path, "--exitdir", exitdir, "--max-output", "-1", "--",
+                   "true", NULL};
+    char envvar[64], id[SHIM_EXECID_LEN + 1];
+    char *envp[] = {envvar, NULL};
+    pid_t pid;
+    int status = -1, before = count_entries (exitdir);
+    new_execid (id);
+    snprintf (envvar, sizeof (envvar), SHIM_ENV_EXECID "=%s", id);
+    for (int i = 0; i < 3; i++) {
+        bad[4] = (char *[]){"-1", "0", "12x"}[i];
+        if (posix_spawn (&pid, shim_path, NULL, NULL, bad, envp) != 0)
+            BAIL_OUT ("posix_spawn %s", shim_path);
+        waitpid (pid, &status, 0);
+        ok (WIFEXITED (status) && WEXITSTATUS (status) == 2,
+            "--max-output %s: usage error, exit 2", bad[4]);
+    }
+    is_int (count_entries (exitdir), before, "... and nothing written");
 }
 
 static void test_exec_failures (void)
@@ -469,6 +584,7 @@ int main (void)
 
     test_exit_codes ();
     test_output ();
+    test_output_cap ();
     test_exec_failures ();
     test_relay ();
     test_trap_term ();
