@@ -43,7 +43,7 @@ struct shim {
     int dirfd;
     unsigned long long max_output; /* 0: no cap */
     int out_fd, err_fd;            /* kept open to cap them, else -1 */
-    sigset_t waitset; /* the signals we wait for, blocked */
+    sigset_t waitset;              /* the signals we wait for, blocked */
     pid_t child;
     char error[400]; /* why the command could not run, or "" */
     char name_out[SHIM_NAME_MAX];

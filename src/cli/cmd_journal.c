@@ -15,37 +15,6 @@
 #include "core/jobid.h"
 #include "exec/procfs.h"
 
-/* ---- listing job ids ---- */
-
-static int collect_cb (const struct journal_jobinfo *info, void *arg)
-{
-    json_t *ids = arg;
-    if (json_array_append_new (ids, json_integer ((json_int_t)info->id)) < 0) {
-        errno = ENOMEM;
-        return -1;
-    }
-    return 0;
-}
-
-/* The ids of all jobs or of the active ones, in id order (read first, in
- * one short transaction: each job is then read on its own). */
-static json_t *job_ids (struct jcli *jc, bool active_only)
-{
-    struct cairn_error err = {{0}};
-    json_t *ids = json_array ();
-
-    if (!ids) {
-        cli_error ("out of memory");
-        return NULL;
-    }
-    if (journal_foreach_job (jc->j, active_only, collect_cb, ids, &err) < 0) {
-        cli_error ("%s: listing jobs: %s", jc->statedir, err.text);
-        json_decref (ids);
-        return NULL;
-    }
-    return ids;
-}
-
 /* ---- jobs ---- */
 
 static const char *const job_states[] = {"new",     "prolog", "run",
@@ -136,8 +105,6 @@ static int cmd_jobs (struct cli *cli, int argc, char **argv)
     json_t *ids = NULL;
     struct jcli jc = {0};
     int opt, rc = 1;
-    size_t i;
-    json_t *v;
 
     while ((opt = getopt_long (argc, argv, "a" CLI_COMMON_SHORTOPTS, longopts,
                                NULL)) != -1) {
@@ -158,7 +125,7 @@ static int cmd_jobs (struct cli *cli, int argc, char **argv)
     if (optind < argc)
         cli_usage_error (cli, "unexpected argument '%s'", argv[optind]);
     if (want) {
-        size_t n = sizeof (job_states) / sizeof (job_states[0]);
+        size_t n = sizeof (job_states) / sizeof (job_states[0]), i;
         for (i = 0; i < n && strcmp (job_states[i], want) != 0; i++)
             ;
         if (i == n)
@@ -169,15 +136,14 @@ static int cmd_jobs (struct cli *cli, int argc, char **argv)
         if (!strcmp (want, "done") || !strcmp (want, "invalid"))
             all = true; /* finished jobs are not in the active index */
     }
-    if (jcli_open (&jc, cli, false) < 0 || !(ids = job_ids (&jc, !all)))
+    if (jcli_open (&jc, cli, false) < 0 || !(ids = jcli_job_list (&jc, !all)))
         goto done;
     if (!json && !(t = table_create (7, headers))) {
         cli_error ("out of memory");
         goto done;
     }
-    json_array_foreach (ids, i, v)
-    {
-        if (jobs_row (&jc, (uint64_t)json_integer_value (v), want, json, t) < 0)
+    for (size_t i = 0; i < json_array_size (ids); i++) {
+        if (jobs_row (&jc, jcli_list_id (ids, i), want, json, t) < 0)
             goto done;
     }
     if (t)
@@ -522,16 +488,14 @@ static int cmd_procs (struct cli *cli, int argc, char **argv)
         if (!(ids = json_array ()))
             goto nomem;
         for (int i = 0; i < nwant; i++)
-            json_array_append_new (ids, json_integer ((json_int_t)want[i]));
-    } else if (!(ids = job_ids (&jc, true)))
+            json_array_append_new (
+                ids, json_pack ("{s:I}", "id", (json_int_t)want[i]));
+    } else if (!(ids = jcli_job_list (&jc, true)))
         goto done;
     if (!json && !(t = table_create (7, headers)))
         goto nomem;
-    size_t i;
-    json_t *v;
-    json_array_foreach (ids, i, v)
-    {
-        if (procs_job (&jc, (uint64_t)json_integer_value (v), &a, json, t) < 0)
+    for (size_t i = 0; i < json_array_size (ids); i++) {
+        if (procs_job (&jc, jcli_list_id (ids, i), &a, json, t) < 0)
             goto done;
     }
     if (t)

@@ -48,6 +48,15 @@ struct jcli {
 int jcli_open (struct jcli *jc, struct cli *cli, bool writable);
 void jcli_close (struct jcli *jc);
 
+/* The jobs of the journal in id order, all or only the active index's, as
+ * [{"id", "active", "nevents", "t-end"}] (new reference), read in one
+ * short transaction (each job is then read on its own). Returns NULL after
+ * printing why. jcli_list_id() is the id of element i; jcli_list_add()
+ * appends info's element to the array arg (0, or -1 with errno ENOMEM). */
+json_t *jcli_job_list (struct jcli *jc, bool active_only);
+uint64_t jcli_list_id (const json_t *a, size_t i);
+int jcli_list_add (const struct journal_jobinfo *info, void *arg);
+
 /* Print "cairn: no job ID (F58) in the journal of DIR". */
 void jcli_no_job (struct jcli *jc, uint64_t id);
 

@@ -59,6 +59,38 @@ error:
     return -1;
 }
 
+int jcli_list_add (const struct journal_jobinfo *info, void *arg)
+{
+    json_t *o = json_pack ("{s:I s:b s:I s:f}", "id", (json_int_t)info->id,
+                           "active", info->active, "nevents",
+                           (json_int_t)info->nevents, "t-end", info->t_end);
+    if (!o || json_array_append_new (arg, o) < 0) {
+        errno = ENOMEM;
+        return -1;
+    }
+    return 0;
+}
+
+json_t *jcli_job_list (struct jcli *jc, bool active_only)
+{
+    struct cairn_error err = {{0}};
+    json_t *a = json_array ();
+    if (!a ||
+        journal_foreach_job (jc->j, active_only, jcli_list_add, a, &err) < 0) {
+        cli_error ("%s: listing jobs: %s", jc->statedir,
+                   a ? err.text : "out of memory");
+        json_decref (a);
+        return NULL;
+    }
+    return a;
+}
+
+uint64_t jcli_list_id (const json_t *a, size_t i)
+{
+    return (uint64_t)json_integer_value (
+        json_object_get (json_array_get (a, i), "id"));
+}
+
 void jcli_close (struct jcli *jc)
 {
     if (jc) {

@@ -20,39 +20,6 @@
 
 /* ---- job lists ---- */
 
-static int list_cb (const struct journal_jobinfo *info, void *arg)
-{
-    json_t *o = json_pack ("{s:I s:b s:I s:f}", "id", (json_int_t)info->id,
-                           "active", info->active, "nevents",
-                           (json_int_t)info->nevents, "t-end", info->t_end);
-    if (!o || json_array_append_new (arg, o) < 0) {
-        errno = ENOMEM;
-        return -1;
-    }
-    return 0;
-}
-
-/* [{"id", "active", "nevents", "t-end"}] of all jobs, or of the active
- * index only. */
-static json_t *job_list (struct jcli *jc, bool active_only)
-{
-    struct cairn_error err = {{0}};
-    json_t *a = json_array ();
-    if (!a || journal_foreach_job (jc->j, active_only, list_cb, a, &err) < 0) {
-        cli_error ("%s: listing jobs: %s", jc->statedir,
-                   a ? err.text : "out of memory");
-        json_decref (a);
-        return NULL;
-    }
-    return a;
-}
-
-static uint64_t list_id (const json_t *a, size_t i)
-{
-    return (uint64_t)json_integer_value (
-        json_object_get (json_array_get (a, i), "id"));
-}
-
 /* The jobs named (checked to exist) or all of them. */
 static json_t *jobs_wanted (struct jcli *jc, int argc, char **argv)
 {
@@ -63,7 +30,7 @@ static json_t *jobs_wanted (struct jcli *jc, int argc, char **argv)
     if (n < 0)
         return NULL;
     if (n == 0)
-        return job_list (jc, false);
+        return jcli_job_list (jc, false);
     if (!(a = json_array ()))
         goto nomem;
     for (int i = 0; i < n; i++) {
@@ -78,7 +45,7 @@ static json_t *jobs_wanted (struct jcli *jc, int argc, char **argv)
             free (ids);
             return NULL;
         }
-        if (list_cb (&info, a) < 0)
+        if (jcli_list_add (&info, a) < 0)
             goto nomem;
     }
     free (ids);
@@ -109,15 +76,17 @@ static void print_problem (uint64_t id, json_t *p, bool json)
 /* Compare the jobs' active flags with the active index. */
 static int verify_index (struct jcli *jc, json_t *all, json_t *problems_by_id)
 {
-    json_t *act = job_list (jc, true);
+    json_t *act = jcli_job_list (jc, true);
     size_t i = 0, k = 0;
 
     if (!act)
         return -1;
     /* both lists are in id order: merge them */
     while (i < json_array_size (all) || k < json_array_size (act)) {
-        uint64_t a = i < json_array_size (all) ? list_id (all, i) : UINT64_MAX;
-        uint64_t b = k < json_array_size (act) ? list_id (act, k) : UINT64_MAX;
+        uint64_t a =
+            i < json_array_size (all) ? jcli_list_id (all, i) : UINT64_MAX;
+        uint64_t b =
+            k < json_array_size (act) ? jcli_list_id (act, k) : UINT64_MAX;
         bool flagged =
             a <= b &&
             json_is_true (json_object_get (json_array_get (all, i), "active"));
@@ -181,7 +150,7 @@ static int cmd_verify (struct cli *cli, int argc, char **argv)
         goto done;
     for (i = 0; i < json_array_size (jobs); i++) {
         json_t *info = json_array_get (jobs, i);
-        uint64_t id = list_id (jobs, i);
+        uint64_t id = jcli_list_id (jobs, i);
         json_t *events = jcli_events (&jc, id, 0, NULL);
         json_t *problems = json_array ();
         char key[24];
@@ -299,7 +268,7 @@ static int cmd_dump (struct cli *cli, int argc, char **argv)
         goto done;
     for (size_t i = 0; i < json_array_size (jobs); i++) {
         struct cairn_error err = {{0}};
-        uint64_t id = list_id (jobs, i);
+        uint64_t id = jcli_list_id (jobs, i);
         if (journal_read_job (jc.j, id, 0, dump_cb, &bad, &err) < 0) {
             cli_error ("%s: job %ju: %s", jc.statedir, (uintmax_t)id, err.text);
             goto done;
@@ -457,7 +426,7 @@ static int cmd_purge (struct cli *cli, int argc, char **argv)
         cli_usage_error (cli, "--older-than: %s", err.text);
     if (optind < argc)
         cli_usage_error (cli, "unexpected argument '%s'", argv[optind]);
-    if (jcli_open (&jc, cli, true) < 0 || !(jobs = job_list (&jc, false)))
+    if (jcli_open (&jc, cli, true) < 0 || !(jobs = jcli_job_list (&jc, false)))
         goto done;
     double cutoff = jcli_now () - age;
     for (size_t i = 0; i < json_array_size (jobs) && !isinf (age); i++) {
@@ -466,11 +435,11 @@ static int cmd_purge (struct cli *cli, int argc, char **argv)
         if (json_is_true (json_object_get (o, "active")) || t_end <= 0 ||
             t_end > cutoff)
             continue;
-        if (journal_purge (jc.j, list_id (jobs, i)) < 0) {
+        if (journal_purge (jc.j, jcli_list_id (jobs, i)) < 0) {
             if (errno == EBUSY || errno == ENOENT)
                 continue; /* active again, or purged meanwhile */
             cli_error ("%s: purging job %ju: %s", jc.statedir,
-                       (uintmax_t)list_id (jobs, i), strerror (errno));
+                       (uintmax_t)jcli_list_id (jobs, i), strerror (errno));
             goto done;
         }
         npurged++;

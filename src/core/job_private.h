@@ -13,7 +13,7 @@ struct job {
     uint32_t nresponses;
     uint32_t userid;
 
-    bool accepted;             /* accept folded: all, userid, jobspec set */
+    bool accepted; /* accept folded: all, userid, jobspec set */
     struct jobspec *jobspec;
     struct job_config cfg;
 

@@ -61,8 +61,7 @@ static void test_full (void)
     js = jobspec_decode (o, &err);
     ok (js != NULL, "decode a minimal jobspec");
     ok (js && jobspec_duration (js) == 0 && !jobspec_cwd (js) &&
-            !jobspec_env (js) &&
-            jobspec_prolog_failures_allowed (js) == 0,
+            !jobspec_env (js) && jobspec_prolog_failures_allowed (js) == 0,
         "defaults: no duration, cwd, environment; 0 failures allowed");
     jobspec_destroy (js);
     json_decref (o);

@@ -234,8 +234,8 @@ static off_t file_size (const struct run *r, const char *suffix, off_t *disk)
 }
 
 /* The largest size seen of r's output file between from_ms and to_ms. */
-static off_t watch_size (const struct run *r, const char *suffix, int from_ms,
-                         int to_ms)
+static off_t
+watch_size (const struct run *r, const char *suffix, int from_ms, int to_ms)
 {
     off_t max = -1;
 
@@ -307,8 +307,8 @@ static void test_output_cap (void)
     free (s);
     run_close (&r);
 
-    char *bad[] = {shim_path, "--exitdir", exitdir, "--max-output", "-1", "--",
-                   "true", NULL};
+    char *bad[] = {shim_path, "--exitdir", exitdir, "--max-output",
+                   "-1",      "--",        "true",  NULL};
     char envvar[64], id[SHIM_EXECID_LEN + 1];
     char *envp[] = {envvar, NULL};
     pid_t pid;
