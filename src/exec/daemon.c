@@ -80,16 +80,32 @@ error:
     return NULL;
 }
 
+/* Take s off both its lists and free it; a connection left without
+ * streams is dropped from d->conn_subs. */
+static void sub_free (struct cairnd *d, struct sub *s)
+{
+    struct connsubs *cs = s->cs;
+
+    *s->pprev = s->next;
+    if (s->next)
+        s->next->pprev = s->pprev;
+    *s->cpprev = s->cnext;
+    if (s->cnext)
+        s->cnext->cpprev = s->cpprev;
+    free (s);
+    if (!cs->head) {
+        hashmap_del (d->conn_subs, cs->key);
+        free (cs);
+    }
+}
+
 /* Forget a job (clean, or a refused start). Not on the dirty list. */
 void cairnd_job_remove (struct jobentry *je)
 {
     struct cairnd *d = je->d;
     ev_timer_stop (d->loop, &je->timer);
-    while (je->subs) {
-        struct sub *s = je->subs;
-        je->subs = s->next;
-        free (s);
-    }
+    while (je->subs)
+        sub_free (d, je->subs);
     /* processes we gave up on (unkillable) are still watched */
     for (size_t i = 0; i < job_nprocs (je->job); i++)
         proc_unwatch (d, job_proc_at (je->job, i)->execid);
@@ -113,16 +129,45 @@ void cairnd_sub_add (struct jobentry *je,
                      int64_t matchtag,
                      bool reattached)
 {
-    struct sub *s = calloc (1, sizeof (*s));
-    if (!s) {
-        log_msg (LOG_ERR, "out of memory adding a subscriber");
-        return;
+    struct cairnd *d = je->d;
+    char key[24];
+    struct connsubs *cs;
+    struct sub *s;
+
+    snprintf (key, sizeof (key), "%ju", (uintmax_t)conn_id (c));
+    if (!(cs = hashmap_get (d->conn_subs, key))) {
+        if (!(cs = calloc (1, sizeof (*cs))))
+            goto nomem;
+        memcpy (cs->key, key, sizeof (key));
+        if (hashmap_put (d->conn_subs, cs->key, cs) < 0) {
+            free (cs);
+            goto nomem;
+        }
+    }
+    if (!(s = calloc (1, sizeof (*s)))) {
+        if (!cs->head) {
+            hashmap_del (d->conn_subs, cs->key);
+            free (cs);
+        }
+        goto nomem;
     }
     s->conn = c;
     s->matchtag = matchtag;
     s->reattached = reattached;
+    s->cs = cs;
     s->next = je->subs;
+    s->pprev = &je->subs;
+    if (je->subs)
+        je->subs->pprev = &s->next;
     je->subs = s;
+    s->cnext = cs->head;
+    s->cpprev = &cs->head;
+    if (cs->head)
+        cs->head->cpprev = &s->cnext;
+    cs->head = s;
+    return;
+nomem:
+    log_msg (LOG_ERR, "out of memory adding a subscriber");
 }
 
 void cairnd_ack (struct cairnd *d,
@@ -147,19 +192,12 @@ void cairnd_conn_gone (struct cairnd *d, struct conn *c)
     for (struct ack *a = d->acks; a; a = a->next)
         if (a->conn == c)
             a->conn = NULL;
-    size_t pos = 0;
-    struct jobentry *je;
-    while ((je = hashmap_next (d->jobs, &pos, NULL))) {
-        struct sub **sp = &je->subs;
-        while (*sp) {
-            if ((*sp)->conn == c) {
-                struct sub *s = *sp;
-                *sp = s->next;
-                free (s);
-            } else
-                sp = &(*sp)->next;
-        }
-    }
+    char key[24];
+    struct connsubs *cs;
+    snprintf (key, sizeof (key), "%ju", (uintmax_t)conn_id (c));
+    /* the last sub_free frees cs and removes the key */
+    while (d->conn_subs && (cs = hashmap_get (d->conn_subs, key)))
+        sub_free (d, cs->head);
 }
 
 /* ---- timers ---- */
@@ -536,7 +574,8 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
     d->cfg.max_connections = cfg->max_connections;
     d->cfg.max_jobs = cfg->max_jobs;
     if (!(d->statedir = strdup (statedir)) || !(d->shim = find_shim (cfg)) ||
-        !(d->jobs = hashmap_create ()) || !(d->watches = hashmap_create ()))
+        !(d->jobs = hashmap_create ()) || !(d->watches = hashmap_create ()) ||
+        !(d->conn_subs = hashmap_create ()))
         goto nomem;
     snprintf (path, sizeof (path), "%s/cairn.sock", statedir);
     if (!(d->sockpath = strdup (path)))
@@ -642,6 +681,7 @@ void cairnd_destroy (struct cairnd *d)
         hashmap_destroy (d->jobs);
     }
     hashmap_destroy (d->watches);
+    hashmap_destroy (d->conn_subs); /* empty: every sub went with its job */
     while (d->acks) {
         struct ack *a = d->acks;
         d->acks = a->next;

@@ -15,12 +15,23 @@
 #include "exec/server.h"
 #include "journal/journal.h"
 
-/* A client waiting for a job's responses (a `start` stream). */
+/* A client waiting for a job's responses (a `start` stream). Each sub is
+ * on two lists, its job's and its connection's, so that a disconnect
+ * costs its own streams, not a walk of every job. */
+struct connsubs;
 struct sub {
-    struct sub *next;
+    struct sub *next, **pprev;   /* on je->subs */
+    struct sub *cnext, **cpprev; /* on cs->head */
+    struct connsubs *cs;
     struct conn *conn;
     int64_t matchtag;
     bool reattached; /* a reattach stream: never gets `start` (RFC 32) */
+};
+
+/* The streams of one connection (d->conn_subs, keyed by conn_id). */
+struct connsubs {
+    struct sub *head;
+    char key[24];
 };
 
 /* A job in memory (active jobs only). */
@@ -67,8 +78,9 @@ struct cairnd {
     int exitdir;
     struct journal *journal;
     struct server *server;
-    struct hashmap *jobs;    /* key -> jobentry */
-    struct hashmap *watches; /* execid -> watch */
+    struct hashmap *jobs;      /* key -> jobentry */
+    struct hashmap *watches;   /* execid -> watch */
+    struct hashmap *conn_subs; /* conn_id -> connsubs (with streams only) */
     struct jobentry *dirty;
     struct ack *acks;
     struct ack **acks_tail;
