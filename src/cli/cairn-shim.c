@@ -309,20 +309,38 @@ static long long cap_outputs (const struct shim *s, long long wait_ns)
     return wait_ns * 2 < CAP_WAIT_MAX_NS ? wait_ns * 2 : CAP_WAIT_MAX_NS;
 }
 
-/* The next signal; with an output cap, wake up now and then to apply it.
- * Returns the signal, or -1 (EINTR, or the wait ended to check the cap). */
-static int next_signal (struct shim *s, siginfo_t *si, long long *wait_ns)
+static long long now_ns (void)
 {
-    struct timespec ts = {.tv_sec = *wait_ns / 1000000000LL,
-                          .tv_nsec = *wait_ns % 1000000000LL};
-    int sig;
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* When to look at the output files next, and the current interval. */
+struct cap_timer {
+    long long due_ns;
+    long long wait_ns;
+};
+
+/* The next signal; with an output cap, wake up by t->due_ns to apply it
+ * (a deadline, not a timeout, so that a stream of signals cannot put the
+ * cut off). Returns the signal, or -1 (EINTR, or time to check the cap). */
+static int next_signal (struct shim *s, siginfo_t *si, struct cap_timer *t)
+{
+    long long left;
+    struct timespec ts;
 
     if (s->max_output == 0)
         return sigwaitinfo (&s->waitset, si);
-    sig = sigtimedwait (&s->waitset, si, &ts);
-    if (sig < 0 && errno == EAGAIN)
-        *wait_ns = cap_outputs (s, *wait_ns);
-    return sig;
+    if ((left = t->due_ns - now_ns ()) <= 0) {
+        t->wait_ns = cap_outputs (s, t->wait_ns);
+        t->due_ns = now_ns () + t->wait_ns;
+        errno = EAGAIN;
+        return -1;
+    }
+    ts.tv_sec = left / 1000000000LL;
+    ts.tv_nsec = left % 1000000000LL;
+    return sigtimedwait (&s->waitset, si, &ts);
 }
 
 /* Relay signals until the command's process exits; return its wait status.
@@ -330,11 +348,12 @@ static int next_signal (struct shim *s, siginfo_t *si, long long *wait_ns)
 static int supervise (struct shim *s)
 {
     pid_t pgid = s->child;
-    long long wait_ns = CAP_WAIT_START_NS;
+    struct cap_timer timer = {.due_ns = now_ns () + CAP_WAIT_START_NS,
+                              .wait_ns = CAP_WAIT_START_NS};
 
     for (;;) {
         siginfo_t si;
-        int sig = next_signal (s, &si, &wait_ns);
+        int sig = next_signal (s, &si, &timer);
         if (sig < 0)
             continue; /* EINTR (e.g. after SIGSTOP/SIGCONT of the shim) or
                        * time to check the output cap */
@@ -355,7 +374,7 @@ static int supervise (struct shim *s)
                     return SHIM_STATUS_NOEXEC; /* cannot happen */
             }
             if (s->max_output > 0) /* the group is gone: a last cut */
-                (void)cap_outputs (s, wait_ns);
+                (void)cap_outputs (s, timer.wait_ns);
             return status;
         }
         if (sig == SHIM_RELAY_SIGNAL) {

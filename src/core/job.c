@@ -158,6 +158,8 @@ fold_accept (struct job *job, double t, json_t *ctx, struct cairn_error *err)
         !(job->jobspec = jobspec_decode (jobspec, err)) ||
         job_config_decode (&job->cfg, config, err) < 0) {
         rv1_destroy (r);
+        jobspec_destroy (job->jobspec);
+        job->jobspec = NULL; /* not accepted: as if never folded */
         return errprefix (err, "accept");
     }
     idset_add (job->all, rv1_ranks (r));

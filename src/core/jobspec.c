@@ -125,8 +125,10 @@ static int copy_environment (struct jobspec *js, const json_t *env)
     char *p;
     size_t i = 0;
 
-    json_object_foreach ((json_t *)env, name, val) bytes +=
-        strlen (name) + 1 + json_string_length (val) + 1;
+    json_object_foreach ((json_t *)env, name, val)
+    {
+        bytes += strlen (name) + 1 + json_string_length (val) + 1;
+    }
     if (!(js->env = malloc (bytes))) {
         errno = ENOMEM;
         return -1;
