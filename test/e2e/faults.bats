@@ -57,6 +57,17 @@ teardown() {
     wait_event 403 5 clean
 }
 
+@test "spawn failure (ENOMEM) of a prolog: the prolog fails, no shell runs, the epilog does" {
+    CAIRN_FAULT=exec.spawn:1:12 cairnd_start '{"prolog": {"command": ["true"]}, "epilog": {"command": ["true"]}}'
+    run cairn run --id 408 -- true
+    [ "$status" -ne 0 ]
+    note=$(events_named 408 exception | jq -r .note)
+    [[ "$note" == *"prolog"*"Cannot allocate memory"* ]]
+    wait_event 408 5 clean
+    [[ ",$(event_names 408)," != *,start,* ]]
+    [ "$(events_named 408 epilog-finish | jq .status)" -eq 0 ]
+}
+
 @test "missing and non-executable commands: exit 127 with the reason journaled" {
     cairnd_start '{}'
     run cairn run --id 404 -- /nonexistent/cmd
