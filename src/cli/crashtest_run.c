@@ -201,14 +201,16 @@ static void reattach_all (struct ct_run *r)
     }
 }
 
-/* cairnd is gone (or going): reap it, judge it, start the next one. */
-static int daemon_down (struct ct_run *r)
+/* cairnd is gone (or going): reap it, judge it, start the next one. why:
+ * what the client saw, or NULL. */
+static int daemon_down (struct ct_run *r, const char *why)
 {
     client_close (r->c);
     r->c = NULL;
     if (!ct_daemon_reap (&r->dm, 10)) {
-        ct_addf (r->violations, "cairnd #%d closed its socket but did not exit",
-                 r->gen);
+        ct_addf (r->violations,
+                 "cairnd #%d closed its socket but did not exit (client: %s)",
+                 r->gen, why ? why : "-");
         kill (r->dm.pid, SIGKILL);
         ct_daemon_reap (&r->dm, 5);
     }
@@ -527,7 +529,7 @@ int ct_run_drive (struct ct_run *r)
         }
         double wait = tick (r);
         if (!r->c) { /* cairnd died under a kill before tick() */
-            if (daemon_down (r) < 0)
+            if (daemon_down (r, NULL) < 0)
                 return -1;
             continue;
         }
@@ -538,7 +540,7 @@ int ct_run_drive (struct ct_run *r)
             resp = client_recv (r->c, 0, &err);
         }
         if (errno == ECONNRESET) {
-            if (daemon_down (r) < 0)
+            if (daemon_down (r, err.text) < 0)
                 return -1;
         } else if (errno == EPROTO) {
             ct_addf (r->violations, "client: %s", err.text);
