@@ -41,23 +41,6 @@ rss (struct bd *d, double *kib, double *anon, struct cairn_error *err)
     return 0;
 }
 
-static int wait_watching (struct bd *d, int64_t want, struct cairn_error *err)
-{
-    double t0 = bench_now ();
-    while (bench_now () - t0 < 300) {
-        json_t *st = bd_stats (d, err);
-        if (!st)
-            return -1;
-        int64_t have = bd_stat_int (st, "processes");
-        json_decref (st);
-        if (have == want)
-            return 0;
-        usleep (20000);
-    }
-    return errset (err, ETIMEDOUT, "cairnd never watched %lld processes",
-                   (long long)want);
-}
-
 /* One daemon: idle, then M finished jobs or K active ones. */
 static int mem_run (const struct bench_opts *o,
                     int nranks,
@@ -103,7 +86,7 @@ static int mem_run (const struct bench_opts *o,
                        .id0 = 1,
                        .until_start = true};
     if (bench_submit (c, &s, &sr, err) < 0 ||
-        wait_watching (d, (int64_t)active * nranks, err) < 0 ||
+        bd_wait_procs (d, (int64_t)active * nranks, err) < 0 ||
         rss (d, &m->live_kib, &m->live_anon_kib, err) < 0)
         goto out;
     rc = 0;

@@ -225,24 +225,6 @@ static int probe (struct bd *d,
     return 0;
 }
 
-/* Wait until cairnd watches `want` processes (its shims are spawned). */
-static int wait_procs (struct bd *d, int64_t want, struct cairn_error *err)
-{
-    double t0 = bench_now ();
-    while (bench_now () - t0 < 300) {
-        json_t *st = bd_stats (d, err);
-        if (!st)
-            return -1;
-        int64_t have = bd_stat_int (st, "processes");
-        json_decref (st);
-        if (have == want)
-            return 0;
-        usleep (20000);
-    }
-    return errset (err, ETIMEDOUT, "cairnd never watched %lld processes",
-                   (long long)want);
-}
-
 static int restart_live (const struct bench_opts *o,
                          struct report *r,
                          struct cairn_error *err)
@@ -286,7 +268,8 @@ static int restart_live (const struct bench_opts *o,
                            .until_start = true};
         int64_t want = (int64_t)k[ki] * o->ranks;
         if (!(c = client_connect (d->sock, err)) ||
-            bench_submit (c, &s, &sr, err) < 0 || wait_procs (d, want, err) < 0)
+            bench_submit (c, &s, &sr, err) < 0 ||
+            bd_wait_procs (d, want, err) < 0)
             goto out;
         client_close (c);
         c = NULL;
@@ -301,7 +284,8 @@ static int restart_live (const struct bench_opts *o,
                         (long long)want);
                 goto out;
             }
-            if (bd_start (d, &t[i], err) < 0 || wait_procs (d, want, err) < 0)
+            if (bd_start (d, &t[i], err) < 0 ||
+                bd_wait_procs (d, want, err) < 0)
                 goto out;
             q[i] = t[i] / raw[i];
             if (ki == nk - 1) {

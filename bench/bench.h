@@ -150,6 +150,10 @@ json_t *bd_stats (struct bd *d, struct cairn_error *err);
 /* An integer member of a stats object ("a.b" for nested); -1 if absent. */
 int64_t bd_stat_int (const json_t *stats, const char *path);
 
+/* Wait (up to 300 s) until cairnd watches `want` processes (its shims are
+ * spawned). Returns 0, or -1 with errno and err (ETIMEDOUT). */
+int bd_wait_procs (struct bd *d, int64_t want, struct cairn_error *err);
+
 /* ---- submit.c: jobs through cairnd's start protocol ---- */
 
 struct submit {

@@ -187,3 +187,21 @@ int64_t bd_stat_int (const json_t *stats, const char *path)
     json_t *v = json_object_get (stats, path);
     return json_is_integer (v) ? (int64_t)json_integer_value (v) : -1;
 }
+
+/* Wait until cairnd watches `want` processes (its shims are spawned). */
+int bd_wait_procs (struct bd *d, int64_t want, struct cairn_error *err)
+{
+    double t0 = bench_now ();
+    while (bench_now () - t0 < 300) {
+        json_t *st = bd_stats (d, err);
+        if (!st)
+            return -1;
+        int64_t have = bd_stat_int (st, "processes");
+        json_decref (st);
+        if (have == want)
+            return 0;
+        usleep (20000);
+    }
+    return errset (err, ETIMEDOUT, "cairnd never watched %lld processes",
+                   (long long)want);
+}
