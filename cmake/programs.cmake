@@ -1,9 +1,13 @@
-# The programs. Each is added once its main file exists.
+# The programs. src/cli holds the front ends (cairnd's small main() and the
+# cairn client); cairn-shim and cairn-crashtest have a folder each. Each is
+# added once its main file exists.
 set(CLI ${CMAKE_SOURCE_DIR}/src/cli)
+set(SHIM ${CMAKE_SOURCE_DIR}/src/shim)
+set(CRASHTEST ${CMAKE_SOURCE_DIR}/src/crashtest)
 
 # cairn-shim links nothing but libc: it is spawned for every process.
-if(EXISTS ${CLI}/cairn-shim.c)
-  add_executable(cairn-shim ${CLI}/cairn-shim.c)
+if(EXISTS ${SHIM}/cairn-shim.c)
+  add_executable(cairn-shim ${SHIM}/cairn-shim.c)
   # Static: no dynamic loader work on each of the many shim starts (measured
   # 1.7x the cost of a bare spawn, against 2.2x dynamic). Sanitizer runtimes
   # need dynamic linking.
@@ -26,7 +30,7 @@ if(TARGET cairn_exec AND EXISTS ${CLI}/cairn.c)
   install(TARGETS cairn DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
 
-file(GLOB CRASHTEST_SRC CONFIGURE_DEPENDS ${CLI}/crashtest*.c)
+file(GLOB CRASHTEST_SRC CONFIGURE_DEPENDS ${CRASHTEST}/*.c)
 if(TARGET cairn_exec AND CRASHTEST_SRC)
   add_executable(cairn-crashtest ${CRASHTEST_SRC})
   target_link_libraries(cairn-crashtest PRIVATE cairn_exec)

@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/crashtest.h"
+#include "crashtest/crashtest.h"
 
 extern char **environ;
 

@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli/crashtest_plan.h"
+#include "crashtest/crashtest_plan.h"
 
 struct ct_plan *ct_plan_create (void)
 {

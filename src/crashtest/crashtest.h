@@ -1,4 +1,4 @@
-/* crashtest.h - cairn-crashtest's internals, shared by src/cli/crashtest*.c.
+/* crashtest.h - cairn-crashtest's internals, shared by all its .c files.
  *
  * cairn-crashtest runs workloads described by scenario files (JSON)
  * through a real cairnd, kills the daemon at named crash points or at

@@ -2,7 +2,7 @@
 #ifndef CAIRN_CRASHTEST_PLAN_H
 #define CAIRN_CRASHTEST_PLAN_H
 
-#include "cli/crashtest.h"
+#include "crashtest/crashtest.h"
 
 struct ct_opts {
     const char *cairnd;

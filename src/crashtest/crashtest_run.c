@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/crashtest_run.h"
+#include "crashtest/crashtest_run.h"
 
 #define MAX_GENERATIONS 16
 

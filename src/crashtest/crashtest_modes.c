@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/crashtest_plan.h"
+#include "crashtest/crashtest_plan.h"
 
 static uint64_t splitmix (uint64_t *s)
 {

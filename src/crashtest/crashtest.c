@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/crashtest_plan.h"
+#include "crashtest/crashtest_plan.h"
 
 static void usage (FILE *f)
 {

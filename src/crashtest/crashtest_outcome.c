@@ -14,8 +14,8 @@
 #include <strings.h>
 #include <sys/wait.h>
 
-#include "cli/crashtest.h"
 #include "core/idset.h"
+#include "crashtest/crashtest.h"
 
 static const char *ev_name (const json_t *e)
 {

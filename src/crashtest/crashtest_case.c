@@ -11,8 +11,8 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "cli/crashtest_run.h"
 #include "core/eventlog.h"
+#include "crashtest/crashtest_run.h"
 #include "journal/journal.h"
 
 struct load {

@@ -16,10 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/crashtest.h"
 #include "core/config.h"
 #include "core/jobspec.h"
 #include "core/rv1.h"
+#include "crashtest/crashtest.h"
 
 static const char *phase_names[] = {"prolog", "shell", "epilog"};
 

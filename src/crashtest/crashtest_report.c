@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/crashtest_plan.h"
+#include "crashtest/crashtest_plan.h"
 
 #define MAX_SHOWN 12
 

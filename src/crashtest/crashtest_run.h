@@ -3,7 +3,7 @@
 #ifndef CAIRN_CRASHTEST_RUN_H
 #define CAIRN_CRASHTEST_RUN_H
 
-#include "cli/crashtest.h"
+#include "crashtest/crashtest.h"
 #include "exec/client.h"
 
 enum { JOB_UNSUBMITTED = 0, JOB_SUBMITTED, JOB_FINAL, JOB_REFUSED };

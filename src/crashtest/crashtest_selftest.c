@@ -11,10 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/crashtest.h"
 #include "core/job.h"
 #include "core/jobspec.h"
 #include "core/rv1.h"
+#include "crashtest/crashtest.h"
 
 static int ntests, nfailed;
 

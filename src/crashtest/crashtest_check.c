@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/crashtest.h"
 #include "core/eventlog.h"
 #include "core/idset.h"
 #include "core/job.h"
 #include "core/verify.h"
+#include "crashtest/crashtest.h"
 
 /* ---- the run log ---- */
 
