@@ -198,7 +198,7 @@ int raw_spawn_rate (char *const argv[],
                     struct cairn_error *err);
 
 /* The same through cairn-shim (shim -- argv), spawned by cairn's own
- * shim_spawn() into exitdir, each shim reaped through its pidfd and its
+ * spawner (spawner.h) into exitdir, each shim reaped through its pidfd and its
  * exit file, marker and output files removed, as cairnd does. */
 int raw_shim_rate (const char *shim,
                    const char *exitdir,

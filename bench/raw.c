@@ -22,10 +22,11 @@
 
 #include "bench.h"
 #include "exec/spawn.h"
+#include "exec/spawner.h"
 
 extern char **environ;
 
-struct spawner {
+struct pacer {
     /* start one process: its pidfd, or -1 with err set */
     int (*start) (void *arg, int slot, struct cairn_error *err);
     /* after it was reaped (may be NULL) */
@@ -34,7 +35,7 @@ struct spawner {
 };
 
 /* Keep conc processes running until total were started and reaped. */
-static int run_spawner (const struct spawner *sp,
+static int run_pacer (const struct pacer *sp,
                         int total,
                         int conc,
                         struct raw_result *res,
@@ -116,11 +117,12 @@ int raw_spawn_rate (char *const argv[],
                     struct raw_result *res,
                     struct cairn_error *err)
 {
-    struct spawner sp = {.start = start_plain, .arg = (void *)argv};
-    return run_spawner (&sp, total, conc, res, err);
+    struct pacer sp = {.start = start_plain, .arg = (void *)argv};
+    return run_pacer (&sp, total, conc, res, err);
 }
 
 struct shimrun {
+    struct spawner *spawner; /* cairnd's own way to start shims */
     const char *shim;
     const char *exitdir;
     int exitfd;
@@ -145,7 +147,7 @@ static int start_shim (void *arg, int slot, struct cairn_error *err)
                              .execid = r->execid[slot],
                              .argv = r->argv,
                              .envp = envp};
-    if (shim_spawn (&spec, &pid, &pidfd, err) < 0)
+    if (spawner_spawn (r->spawner, &spec, &pid, &pidfd, err) < 0)
         return -1;
     return pidfd;
 }
@@ -186,8 +188,13 @@ int raw_shim_rate (const char *shim,
         errset (err, errno, "%s: %s", exitdir, strerror (errno));
         goto out;
     }
-    struct spawner sp = {.start = start_shim, .done = done_shim, .arg = &r};
-    rc = run_spawner (&sp, total, conc, res, err);
+    if (!(r.spawner = spawner_create (err))) {
+        close (r.exitfd);
+        goto out;
+    }
+    struct pacer sp = {.start = start_shim, .done = done_shim, .arg = &r};
+    rc = run_pacer (&sp, total, conc, res, err);
+    spawner_destroy (r.spawner);
     close (r.exitfd);
 out:
     free (r.execid);

@@ -83,17 +83,30 @@ static void gen_env (struct ct_run *r, char bufs[4][600], char *env[5])
     env[k] = NULL;
 }
 
+/* Did the current cairnd end the way our crash makes it end? SIGKILL at a
+ * crash point of its own (or ours); exit 1 when the point was in its
+ * spawner, whose loss cairnd answers by exiting (spawner.h). */
+static bool ended_by_crash (const struct ct_run *r)
+{
+    int st = r->dm.status;
+    const char *point = r->gen < CT_MAX_GENS ? r->cs->crash[r->gen] : "";
+
+    if (WIFSIGNALED (st) && WTERMSIG (st) == SIGKILL &&
+        (r->kill_sent || point[0]))
+        return true;
+    return WIFEXITED (st) && WEXITSTATUS (st) == 1 &&
+           !strncmp (point, "spawner.", 8);
+}
+
 /* Judge how the current cairnd ended. */
 static void classify_exit (struct ct_run *r)
 {
     char how[64], tail[1200];
     int st = r->dm.status;
-    bool crash_set = r->gen < CT_MAX_GENS && r->cs->crash[r->gen][0];
 
     ct_status_str (st, how, sizeof (how));
     ct_addf (r->exits, "cairnd #%d: %s", r->gen, how);
-    if (WIFSIGNALED (st) && WTERMSIG (st) == SIGKILL &&
-        (r->kill_sent || crash_set)) {
+    if (ended_by_crash (r)) {
         r->kills++;
         return;
     }
@@ -483,9 +496,7 @@ static int stop_daemon (struct ct_run *r)
         ct_daemon_reap (&r->dm, 5);
         return -1;
     }
-    bool crash_set = r->gen < CT_MAX_GENS && r->cs->crash[r->gen][0];
-    if (WIFSIGNALED (r->dm.status) && WTERMSIG (r->dm.status) == SIGKILL &&
-        (crash_set || r->kill_sent)) {
+    if (ended_by_crash (r)) {
         /* our crash came after the last response: the next cairnd must
          * find nothing left to do, and stop cleanly */
         classify_exit (r);

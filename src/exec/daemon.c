@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -24,6 +23,7 @@
 #include "exec/exitfile.h"
 #include "exec/log.h"
 #include "exec/procfs.h"
+#include "exec/spawner.h"
 #include "journal/crashpoint.h"
 
 double cairnd_now (void)
@@ -509,26 +509,56 @@ static int statedir_check (const char *dir, uid_t uid, struct cairn_error *err)
     return 0;
 }
 
+/* One cairnd per state dir. The lock is a classic POSIX record lock, not an
+ * flock or an OFD lock: those belong to the open file description, which a
+ * forked child shares until its exec, so a child caught between fork and
+ * exec when cairnd is SIGKILLed would keep the dead cairnd's lock and refuse
+ * the restart. A record lock belongs to the process: children never hold
+ * it, and it goes when cairnd goes. (We open this file once and never close
+ * another descriptor of it, which would drop the lock.) F_GETLK names the
+ * holder, so the refusal says who it is. */
 static int statedir_lock (struct cairnd *d, struct cairn_error *err)
 {
     char path[4096], buf[32];
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+
     snprintf (path, sizeof (path), "%s/cairnd.lock", d->statedir);
     d->lockfd = open (path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (d->lockfd < 0)
         return errprintf (err, "%s: %s", path, strerror (errno));
-    if (flock (d->lockfd, LOCK_EX | LOCK_NB) < 0) {
+    if (fcntl (d->lockfd, F_SETLK, &fl) < 0) {
         int e = errno;
-        ssize_t n = pread (d->lockfd, buf, sizeof (buf) - 1, 0);
-        buf[n > 0 ? n : 0] = '\0';
-        buf[strcspn (buf, "\n")] = '\0';
-        return errset (err, e == EWOULDBLOCK ? EBUSY : e,
-                       "another cairnd (pid %s) is using %s",
-                       buf[0] ? buf : "?", d->statedir);
+        struct flock who = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+        if (e != EACCES && e != EAGAIN)
+            return errprintf (err, "%s: lock: %s", path, strerror (e));
+        if (fcntl (d->lockfd, F_GETLK, &who) == 0 && who.l_type != F_UNLCK)
+            snprintf (buf, sizeof (buf), "%d", (int)who.l_pid);
+        else
+            snprintf (buf, sizeof (buf), "?");
+        return errset (err, EBUSY, "another cairnd (pid %s) is using %s", buf,
+                       d->statedir);
     }
     int n = snprintf (buf, sizeof (buf), "%d\n", (int)getpid ());
     if (ftruncate (d->lockfd, 0) < 0 || pwrite (d->lockfd, buf, n, 0) != n)
         return errprintf (err, "%s: %s", path, strerror (errno));
     return 0;
+}
+
+/* Without the spawner nothing can be started, and whether its last spawn
+ * happened is unknown: stop as a crash would, and let the restart's
+ * reconciliation settle every intent (what a SIGKILL here would do too). */
+void cairnd_spawner_lost (struct cairnd *d)
+{
+    log_msg (LOG_ERR,
+             "the spawner process (pid %d) is gone; exiting so that a restart "
+             "reconciles the jobs",
+             (int)spawner_pid (d->spawner));
+    _exit (EXIT_FAILURE);
+}
+
+static void spawner_cb (struct ev_loop *loop, ev_io *w, int revents)
+{
+    cairnd_spawner_lost (w->data);
 }
 
 /* cairn-shim: the config's, else next to our own executable, else the
@@ -583,6 +613,10 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
     d->procroot = getenv ("CAIRN_PROCROOT");
     d->bootid_path = getenv ("CAIRN_BOOTID_FILE");
     crashpoint_init ();
+    /* First, before the lock, the journal, the socket or any pidfd exists:
+     * see spawner.h. */
+    if (!(d->spawner = spawner_create (err)))
+        goto error;
 
     if (access (d->shim, X_OK) < 0) {
         errprintf (err, "cairn-shim not found or not executable at %s: %s",
@@ -612,6 +646,10 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
     ev_prepare_init (&d->prepare, prepare_cb);
     d->prepare.data = d;
     ev_prepare_start (d->loop, &d->prepare);
+    ev_io_init (&d->spawner_watch, spawner_cb, spawner_pidfd (d->spawner),
+                EV_READ);
+    d->spawner_watch.data = d;
+    ev_io_start (d->loop, &d->spawner_watch);
     ev_signal_init (&d->sigterm, signal_cb, SIGTERM);
     ev_signal_init (&d->sigint, signal_cb, SIGINT);
     d->sigterm.data = d->sigint.data = d;
@@ -690,6 +728,7 @@ void cairnd_destroy (struct cairnd *d)
     }
     if (d->loop) {
         ev_prepare_stop (d->loop, &d->prepare);
+        ev_io_stop (d->loop, &d->spawner_watch);
         ev_timer_stop (d->loop, &d->purge_timer);
         ev_signal_stop (d->loop, &d->sigterm);
         ev_signal_stop (d->loop, &d->sigint);
@@ -700,6 +739,7 @@ void cairnd_destroy (struct cairnd *d)
         close (d->exitdir);
     if (d->lockfd >= 0)
         close (d->lockfd);
+    spawner_destroy (d->spawner);
     config_free (&d->cfg);
     free (d->statedir);
     free (d->sockpath);

@@ -76,6 +76,8 @@ struct cairnd {
     uid_t uid;
     int lockfd;
     int exitdir;
+    struct spawner *spawner;   /* forked before anything below was opened */
+    ev_io spawner_watch;       /* its pidfd: readable when it died */
     struct journal *journal;
     struct server *server;
     struct hashmap *jobs;      /* key -> jobentry */
@@ -115,6 +117,7 @@ void cairnd_sub_add (struct jobentry *je,
                      int64_t matchtag,
                      bool reattached);
 void cairnd_conn_gone (struct cairnd *d, struct conn *c);
+void cairnd_spawner_lost (struct cairnd *d) __attribute__ ((noreturn));
 bool cairnd_journal_full (struct cairnd *d);
 
 /* daemon_proc.c */

@@ -16,6 +16,7 @@
 #include "exec/log.h"
 #include "exec/procfs.h"
 #include "exec/spawn.h"
+#include "exec/spawner.h"
 #include "journal/crashpoint.h"
 
 extern char **environ;
@@ -206,8 +207,11 @@ int proc_spawn (struct jobentry *je, const char *execid)
     snprintf (exitdir, sizeof (exitdir), "%s/exits", d->statedir);
     spec.exitdir = exitdir;
     CRASHPOINT ("exec.spawn.before");
-    if (shim_spawn (&spec, &pid, &pidfd, &err) < 0)
+    if (spawner_spawn (d->spawner, &spec, &pid, &pidfd, &err) < 0) {
+        if (errno == EPIPE) /* it may have started: not a failure to journal */
+            cairnd_spawner_lost (d);
         goto failed;
+    }
     CRASHPOINT ("exec.spawn.after");
     d->nspawned++;
     if (procfs_starttime (d->procroot, pid, &start) < 0) {

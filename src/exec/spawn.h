@@ -1,8 +1,9 @@
-/* spawn.h - start, signal and reap cairn-shim processes from cairnd.
+/* spawn.h - describe, signal and reap cairn-shim processes from cairnd.
  *
- * cairnd never runs a command itself: it spawns cairn-shim (see
- * shim_proto.h), which runs the command and leaves its wait status in the
- * exit dir. cairnd then knows the shim only by its pidfd.
+ * cairnd never runs a command itself: it has cairn-shim (see shim_proto.h)
+ * started by the spawner (spawner.h); the shim runs the command and leaves
+ * its wait status in the exit dir. cairnd then knows the shim only by its
+ * pidfd.
  */
 #ifndef CAIRN_EXEC_SPAWN_H
 #define CAIRN_EXEC_SPAWN_H
@@ -24,29 +25,16 @@ struct shim_spec {
                           * output files on disk; 0 = no cap */
 };
 
-/* Spawn the shim for spec with posix_spawn (glibc clones with CLONE_VM |
- * CLONE_VFORK: the daemon is not copied). The shim gets spec->envp,
- * default signal dispositions, a new session, stdin, stdout and stderr on
- * /dev/null and no other file descriptor (closed in the child whether or
- * not they are close-on-exec). Its signal mask blocks shim_sigset() from the
- * start, so a shim_signal() right after this returns cannot kill it (the
- * shim gives the command an empty mask). Then open a pidfd on it
- * (close-on-exec). On success set *pid and *pidfd (the caller closes it)
- * and return 0.
- * Errors (-1, errno, err):
- *   EINVAL  bad spec: missing field, execid not canonical, envp without
- *           CAIRN_EXECID=<execid> (the shim would write under another name)
- *   ENOENT, EACCES, EAGAIN, ENOMEM, ...  from posix_spawn; the message
- *           names the shim path
- *   EMFILE, ENFILE, ENOMEM  from pidfd_open: the shim is then killed and
- *           reaped, but it may already have started the command (check
- *           exitfile_started() before running the execid again)
- *   whatever fault_inject ("exec.spawn") asks for (tests)
- */
-int shim_spawn (const struct shim_spec *spec,
-                pid_t *pid,
-                int *pidfd,
-                struct cairn_error *err);
+/* Check spec for spawner_spawn() (spawner.h). Returns 0, or -1 with errno
+ * and err: EINVAL  missing field, execid not canonical, or envp without
+ * CAIRN_EXECID=<execid> (the shim would write under another name). */
+int shim_spec_check (const struct shim_spec *spec, struct cairn_error *err);
+
+/* The shim's argv for spec: shim --exitdir DIR [--cwd DIR] [--max-output N]
+ * -- command...  The strings are borrowed from spec, but the number, which
+ * is written into buf. Returns the array (caller frees the array only), or
+ * NULL with errno ENOMEM. */
+char **shim_argv (const struct shim_spec *spec, char *buf, size_t bufsize);
 
 /* Ask the shim behind pidfd to send signum (1..NSIG-1, any signal including
  * SIGKILL and SIGSTOP) to its command's process group, by sending it

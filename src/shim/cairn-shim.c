@@ -487,6 +487,10 @@ int main (int argc, char *argv[])
     struct shim s;
     int status;
 
+    /* cairnd's spawner starts us with PR_SET_PDEATHSIG, so that a start cut
+     * short by cairnd's death dies before it can run anything (spawner.c);
+     * from here on we must outlive cairnd, and nothing has run yet. */
+    (void)prctl (PR_SET_PDEATHSIG, 0);
     memset (&s, 0, sizeof (s));
     s.dirfd = s.out_fd = s.err_fd = -1;
     signals_setup (&s);
@@ -494,7 +498,7 @@ int main (int argc, char *argv[])
         return 2;
     /* Leave cairnd's session and process group: a Ctrl-C or a signal to
      * cairnd's group must not reach us. EPERM means we already lead a group
-     * (cairnd spawns us with POSIX_SPAWN_SETSID): fine. */
+     * (cairnd's spawner calls setsid for us): fine. */
     if (setsid () < 0 && errno != EPERM)
         fprintf (stderr, "cairn-shim: setsid: %s\n", strerror (errno));
     /* With 0-2 closed, our own opens would land there and the command's

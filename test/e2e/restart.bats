@@ -217,3 +217,39 @@ conf() { # extra JSON members
     wait_event 310 10 clean
     [ "$(events_named 310 finish | jq .status)" -eq 15 ]
 }
+
+# Issue 13: a process caught between its clone and its exec when cairnd was
+# SIGKILLed used to hold cairnd's lock and listening socket: the restart was
+# refused ("another cairnd (pid N)") and a client could connect to a socket
+# nobody served. The spawn hook holds that window open for as long as the
+# test wants.
+@test "restart right after SIGKILL while a spawn is held before its exec" {
+    local hold=$BATS_TEST_TMPDIR/hold held
+    touch "$hold"
+    CAIRN_TEST_SPAWN_HOLD=$hold cairnd_start '{}'
+    cairn run --id 401 -- sh -c "echo ran >>$BATS_TEST_TMPDIR/runlog" 3>&- &
+    for _ in $(seq 1 200); do [ -s "$hold.held" ] && break; sleep 0.05; done
+    held=$(cat "$hold.held")
+    [ -n "$held" ]
+    cairnd_crash
+    kill -0 $held   # the held process outlived cairnd
+    # nobody serves the socket, so nobody may accept on it
+    run python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect(sys.argv[1])
+except ConnectionRefusedError:
+    sys.exit(0)
+print("connected to a dead cairnd"); sys.exit(1)' "$STATEDIR/cairn.sock"
+    [ "$status" -eq 0 ]
+    cairnd_launch   # at once, and on the first try
+    ! grep -q "another cairnd" "$BATS_TEST_TMPDIR/cairnd.log"
+    cairn list >/dev/null
+    rm "$hold"      # the old spawn goes on: it must not run the job again
+    for _ in $(seq 1 100); do kill -0 $held 2>/dev/null || break; sleep 0.05; done
+    ! kill -0 $held 2>/dev/null
+    wait_event 401 10 clean
+    [ "$(events_named 401 finish | jq .status)" -eq 0 ]
+    [ "$(wc -l <"$BATS_TEST_TMPDIR/runlog")" -eq 1 ]
+}

@@ -1,4 +1,4 @@
-/* t_shim - the real cairn-shim, spawned through shim_spawn().
+/* t_shim - the real cairn-shim, spawned through the spawner.
  *
  * The test makes itself a child subreaper so that processes orphaned by a
  * dying shim or command are reparented here and can be reaped: otherwise
@@ -26,12 +26,14 @@
 #include "exec/exitfile.h"
 #include "exec/shim_proto.h"
 #include "exec/spawn.h"
+#include "exec/spawner.h"
 #include "journal/crashpoint.h"
 
 static char shim_path[PATH_MAX];
 static char tmpdir[] = "/tmp/t_shim.XXXXXX";
 static char exitdir[PATH_MAX];
 static int dirfd_exits = -1;
+static struct spawner *sp;
 
 struct run {
     char execid[SHIM_EXECID_LEN + 1];
@@ -68,8 +70,8 @@ static void run_capped (struct run *r,
         .cwd = cwd,
         .max_output = max_output,
     };
-    if (shim_spawn (&spec, &r->pid, &r->pidfd, &err) < 0)
-        BAIL_OUT ("shim_spawn: %s", err.text);
+    if (spawner_spawn (sp, &spec, &r->pid, &r->pidfd, &err) < 0)
+        BAIL_OUT ("spawner_spawn: %s", err.text);
 }
 
 static void run_argv (struct run *r, char *const argv[], const char *cwd)
@@ -502,18 +504,18 @@ static void test_refusals (void)
     new_execid (other);
     snprintf (envvar, sizeof (envvar), SHIM_ENV_EXECID "=%s", other);
     spec.execid = "NOT-A-UUID";
-    is_errno (shim_spawn (&spec, &pid, &pidfd, &err), EINVAL,
-              "shim_spawn: non-canonical execid -> EINVAL");
+    is_errno (spawner_spawn (sp, &spec, &pid, &pidfd, &err), EINVAL,
+              "spawner_spawn: non-canonical execid -> EINVAL");
     like (err.text, "not a canonical uuid", "... and says why");
     spec.execid = id;
-    is_errno (shim_spawn (&spec, &pid, &pidfd, &err), EINVAL,
-              "shim_spawn: envp with another execid -> EINVAL");
+    is_errno (spawner_spawn (sp, &spec, &pid, &pidfd, &err), EINVAL,
+              "spawner_spawn: envp with another execid -> EINVAL");
     like (err.text, "environment lacks CAIRN_EXECID=", "... and says why");
 
     snprintf (envvar, sizeof (envvar), SHIM_ENV_EXECID "=%s", id);
     spec.shim = "/nonexistent/cairn-shim";
-    is_errno (shim_spawn (&spec, &pid, &pidfd, &err), ENOENT,
-              "shim_spawn: missing shim -> ENOENT");
+    is_errno (spawner_spawn (sp, &spec, &pid, &pidfd, &err), ENOENT,
+              "spawner_spawn: missing shim -> ENOENT");
     like (err.text, "spawn /nonexistent/cairn-shim: No such file",
           "... and names the shim path");
     spec.shim = shim_path;
@@ -534,8 +536,8 @@ static void test_refusals (void)
     close (r.pidfd);
     snprintf (envvar, sizeof (envvar), SHIM_ENV_EXECID "=%s", r.execid);
     spec.execid = r.execid;
-    if (shim_spawn (&spec, &pid, &pidfd, &err) < 0)
-        BAIL_OUT ("shim_spawn: %s", err.text);
+    if (spawner_spawn (sp, &spec, &pid, &pidfd, &err) < 0)
+        BAIL_OUT ("spawner_spawn: %s", err.text);
     r.pidfd = pidfd;
     r.pid = pid;
     is_int (wait_shim (&r, 10000), 4 << 8, "second run: shim exits 4");
@@ -565,7 +567,7 @@ static void test_fault (void)
     snprintf (envvar, sizeof (envvar), SHIM_ENV_EXECID "=%s", id);
     setenv ("CAIRN_FAULT", "exec.spawn:1:11", 1);
     crashpoint_init ();
-    is_errno (shim_spawn (&spec, &pid, &pidfd, &err), EAGAIN,
+    is_errno (spawner_spawn (sp, &spec, &pid, &pidfd, &err), EAGAIN,
               "fault exec.spawn:1:11 -> EAGAIN");
     like (err.text, "Resource temporarily unavailable",
           "... with the errno's text");
@@ -573,6 +575,61 @@ static void test_fault (void)
     ok (!exitfile_started (dirfd_exits, id), "... and nothing started");
     unsetenv ("CAIRN_FAULT");
     crashpoint_init ();
+}
+
+/* The parent recorded in /proc/PID/status, or -1. */
+static pid_t ppid_of (pid_t pid)
+{
+    char path[64], line[256];
+    pid_t ppid = -1;
+    snprintf (path, sizeof (path), "/proc/%d/status", (int)pid);
+    FILE *f = fopen (path, "r");
+    if (!f)
+        return -1;
+    while (fgets (line, sizeof (line), f))
+        if (sscanf (line, "PPid: %d", &ppid) == 1)
+            break;
+    fclose (f);
+    return ppid;
+}
+
+static void test_spawner (void)
+{
+    struct cairn_error err = {{0}};
+    struct run r;
+    int status = -1;
+
+    /* CLONE_PARENT: the spawner clones, the caller is the parent. */
+    run_sh (&r, "read x"); /* stdin is /dev/null: returns at once */
+    is_int (ppid_of (r.pid), (int)getpid (),
+            "a shim's parent is the spawner's caller, not the spawner");
+    is_int (wait_shim (&r, 10000), 0, "... which reaps it through its pidfd");
+    run_close (&r);
+
+    /* A dead spawner: EPIPE, said plainly, and nothing started. */
+    char *argv[] = {"true", NULL};
+    char envvar[64], id[SHIM_EXECID_LEN + 1];
+    char *envp[] = {envvar, NULL};
+    struct shim_spec spec = {.shim = shim_path,
+                             .exitdir = exitdir,
+                             .execid = id,
+                             .argv = argv,
+                             .envp = envp};
+    pid_t pid;
+    int pidfd;
+    new_execid (id);
+    snprintf (envvar, sizeof (envvar), SHIM_ENV_EXECID "=%s", id);
+    kill (spawner_pid (sp), SIGKILL);
+    struct pollfd p = {.fd = spawner_pidfd (sp), .events = POLLIN};
+    ok (poll (&p, 1, 10000) == 1, "the spawner's pidfd says it died");
+    is_errno (spawner_spawn (sp, &spec, &pid, &pidfd, &err), EPIPE,
+              "spawn through a dead spawner: EPIPE");
+    like (err.text, ") is gone: Broken pipe",
+          "... and says the spawner is gone");
+    ok (!exitfile_started (dirfd_exits, id), "... and nothing started");
+    spawner_destroy (sp);
+    sp = NULL;
+    (void)status;
 }
 
 int main (void)
@@ -591,6 +648,8 @@ int main (void)
     if ((dirfd_exits = exitfile_open_dir (tmpdir, &err)) < 0)
         BAIL_OUT ("%s", err.text);
     snprintf (exitdir, sizeof (exitdir), "%s/exits", tmpdir);
+    if (!(sp = spawner_create (&err)))
+        BAIL_OUT ("spawner_create: %s", err.text);
 
     test_exit_codes ();
     test_output ();
@@ -603,8 +662,10 @@ int main (void)
     test_clean_process ();
     test_refusals ();
     test_fault ();
+    test_spawner ();
 
     is_int (count_entries (exitdir), 0, "every run's files were removed");
+    spawner_destroy (sp);
     close (dirfd_exits);
     char cmd[PATH_MAX + 16];
     snprintf (cmd, sizeof (cmd), "rm -rf %s", tmpdir);
