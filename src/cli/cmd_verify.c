@@ -191,7 +191,15 @@ static int cmd_verify (struct cli *cli, int argc, char **argv)
             print_problem (strtoull (key, NULL, 10), p, json);
         nproblems += json_array_size (l);
     }
-    if (!json) {
+    if (json) {
+        /* the last line, problems or not: a script reads the verdict and
+         * the counts from it instead of inferring them from silence */
+        if (jcli_print_json (json_pack (
+                "{s:b s:I s:I s:I}", "ok", nproblems == 0, "jobs",
+                (json_int_t)json_array_size (jobs), "events",
+                (json_int_t)nevents, "problems", (json_int_t)nproblems)) < 0)
+            goto done;
+    } else {
         char what[32] = "no problems";
         if (nproblems)
             snprintf (what, sizeof (what), "%zu problem%s", nproblems,
@@ -216,7 +224,8 @@ const struct cli_command cli_cmd_verify = {
     cmd_verify,
     "[--json] [JOBID...]",
     "Check the journal's invariants for every job (or those named).",
-    "      --json          one JSON object per problem, one a line\n"
+    "      --json          one JSON object per problem, one a line, then\n"
+    "                      {\"ok\":B,\"jobs\":N,\"events\":N,\"problems\":N}\n"
     "Prints each problem as 'job ID seq N: problem'; exits 1 if any.\n",
 };
 

@@ -252,9 +252,12 @@ event_key() {
     run cairn verify 61 63
     [ "$status" -eq 0 ]
     [[ "$output" == "verified 2 jobs, "*" events: no problems" ]]
+    # --json says so too: no problem lines, one summary line with the counts
     run cairn verify --json
     [ "$status" -eq 0 ]
-    [ -z "$output" ]
+    [ "${#lines[@]}" -eq 1 ]
+    echo "$output" | jq -e --argjson n "$(cairn dump | wc -l)" \
+        '. == {"ok": true, "jobs": 4, "events": $n, "problems": 0}'
 }
 
 @test "verify catches an event removed from the journal" {
@@ -270,6 +273,8 @@ event_key() {
     [ "$status" -eq 1 ]
     echo "${lines[0]}" | jq -e '.id == 71 and .seq == 6
         and (.problem | startswith("gap:"))'
+    echo "${lines[-1]}" | jq -e --argjson k "$((${#lines[@]} - 1))" \
+        '.ok == false and .jobs == 1 and .events > 0 and .problems == $k'
 }
 
 @test "verify catches a duplicated release" {
