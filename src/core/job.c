@@ -537,30 +537,31 @@ static const struct {
     const char *name;
     fold_f fold;
     bool response; /* becomes an RFC 32 response */
+    bool progress; /* also sent to streams that asked for "events" */
 } fold_table[] = {
-    {"accept", fold_accept, false},
-    {"prolog-start", fold_prolog_start, false},
-    {"prolog-finish", fold_prolog_finish, false},
-    {"start", fold_start, true},
-    {"finish", fold_finish, true},
-    {"epilog-start", fold_epilog_start, false},
-    {"epilog-finish", fold_epilog_finish, false},
-    {"exception", fold_exception, true},
-    {"release", fold_release, true},
-    {"clean", fold_clean, false},
-    {"drain", fold_drain, false},
-    {"cleanup", fold_cleanup, false},
-    {"tolerate", fold_tolerate, false},
-    {"fail-ranks", fold_fail_ranks, false},
-    {"critical-ranks", fold_critical_ranks, false},
-    {"expiration", fold_expiration, false},
-    {"log", fold_log, false},
-    {"proc-intent", fold_proc_intent, false},
-    {"proc-spawn", fold_proc_spawn, false},
-    {"proc-signal", fold_proc_signal, false},
-    {"proc-exit", fold_proc_exit, false},
-    {"proc-lost", fold_proc_lost, false},
-    {"proc-fail", fold_proc_fail, false},
+    {"accept", fold_accept, false, true},
+    {"prolog-start", fold_prolog_start, false, true},
+    {"prolog-finish", fold_prolog_finish, false, true},
+    {"start", fold_start, true, false},
+    {"finish", fold_finish, true, false},
+    {"epilog-start", fold_epilog_start, false, true},
+    {"epilog-finish", fold_epilog_finish, false, true},
+    {"exception", fold_exception, true, false},
+    {"release", fold_release, true, false},
+    {"clean", fold_clean, false, false},
+    {"drain", fold_drain, false, true},
+    {"cleanup", fold_cleanup, false, false},
+    {"tolerate", fold_tolerate, false, false},
+    {"fail-ranks", fold_fail_ranks, false, false},
+    {"critical-ranks", fold_critical_ranks, false, false},
+    {"expiration", fold_expiration, false, false},
+    {"log", fold_log, false, false},
+    {"proc-intent", fold_proc_intent, false, false},
+    {"proc-spawn", fold_proc_spawn, false, false},
+    {"proc-signal", fold_proc_signal, false, false},
+    {"proc-exit", fold_proc_exit, false, false},
+    {"proc-lost", fold_proc_lost, false, false},
+    {"proc-fail", fold_proc_fail, false, false},
 };
 
 static int fold_lookup (const char *name)
@@ -575,6 +576,12 @@ bool job_event_is_response (const char *name)
 {
     int i = fold_lookup (name);
     return i >= 0 && fold_table[i].response;
+}
+
+bool job_event_is_progress (const char *name)
+{
+    int i = fold_lookup (name);
+    return i >= 0 && fold_table[i].progress;
 }
 
 int job_apply (struct job *job, const json_t *entry, struct cairn_error *err)

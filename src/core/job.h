@@ -103,7 +103,8 @@ int job_apply (struct job *job, const json_t *entry, struct cairn_error *err);
 
 /* ---- decisions (each may emit events into the array `out`) ---- */
 
-/* A new job: validates R and jobspec, emits `accept` (which snapshots jc)
+/* A new job: validates R and jobspec (and that the jobspec's per-rank
+ * environment names ranks of R), emits `accept` (which snapshots jc)
  * and the first decisions. -1 EINVAL with a message naming the field when
  * the request is malformed: then nothing was emitted. A userid other than
  * ctx->owner_uid is accepted and ended at once with a fatal exec exception
@@ -236,7 +237,9 @@ const struct job_proc *job_proc_find (const struct job *job,
 /* What to run for a process: argv (NULL-terminated, caller frees with
  * job_argv_free), cwd (borrowed, may be NULL), and the variables to add to
  * the environment as a JSON object name -> string (new ref; the caller adds
- * them to the daemon's own environment). */
+ * them to the daemon's own environment). A shell gets, in this order, each
+ * later one overriding: the jobspec's environment, its rank's entry of the
+ * jobspec's rank-environment, then cairn's CAIRN_* and FLUX_JOB_*. */
 int job_proc_command (const struct job *job,
                       const struct job_proc *proc,
                       char ***argv,
@@ -250,5 +253,16 @@ json_t *job_response (const struct job *job, const json_t *entry);
 
 /* Is this event name one that becomes a response? */
 bool job_event_is_response (const char *name);
+
+/* Is this event name one that a stream which asked for "events"
+ * (cairn-protocol(7)) gets besides the RFC 32 responses: accept,
+ * prolog-start, prolog-finish, epilog-start, epilog-finish, drain? */
+bool job_event_is_progress (const char *name);
+
+/* The payload such a stream gets for a progress event:
+ * {"id": ID, "type": NAME, "data": CONTEXT}, except for accept, which
+ * gives {"id": ID, "type": "accepted", "data": {}} (its context is the
+ * request itself). NULL (ENOENT) for any other event. New ref. */
+json_t *job_progress_response (const struct job *job, const json_t *entry);
 
 #endif /* CAIRN_JOB_H */

@@ -673,9 +673,13 @@ int job_accept (struct job *job,
                        (uintmax_t)job->id);
     if (!(r = rv1_decode (R, err)))
         return -1;
-    rv1_destroy (r);
-    if (!(js = jobspec_decode (jobspec, err)))
+    if (!(js = jobspec_decode (jobspec, err)) ||
+        jobspec_check_ranks (js, rv1_ranks (r), err) < 0) {
+        rv1_destroy (r);
+        jobspec_destroy (js);
         return -1;
+    }
+    rv1_destroy (r);
     jobspec_destroy (js);
     if (!(config = job_config_encode (jc)))
         return errset (err, ENOMEM, "cannot encode the job's config");

@@ -64,6 +64,17 @@ static int env_setf (json_t *env, const char *name, const char *fmt, ...)
     return env_set (env, name, buf);
 }
 
+/* Set each "NAME=value" of v (may be NULL) in env. */
+static int env_add (json_t *env, char *const *v)
+{
+    for (; v && *v; v++) {
+        const char *eq = strchr (*v, '=');
+        if (json_object_setn_new (env, *v, eq - *v, json_string (eq + 1)) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 int job_proc_command (const struct job *job,
                       const struct job_proc *proc,
                       char ***argvp,
@@ -104,15 +115,10 @@ int job_proc_command (const struct job *job,
         goto nomem;
     if (!(env = json_object ()))
         goto nomem;
-    if (proc->phase == PHASE_SHELL) {
-        char *const *je = jobspec_env (job->jobspec);
-        for (; je && *je; je++) {
-            const char *eq = strchr (*je, '=');
-            if (json_object_setn_new (env, *je, eq - *je,
-                                      json_string (eq + 1)) < 0)
-                goto nomem;
-        }
-    }
+    if (proc->phase == PHASE_SHELL &&
+        (env_add (env, jobspec_env (job->jobspec)) < 0 ||
+         env_add (env, jobspec_rank_env (job->jobspec, proc->rank)) < 0))
+        goto nomem;
     if (!(ranks = idset_encode (proc->ranks)) ||
         !(jobranks = idset_encode (jr)) ||
         jobid_encode_f58 (job->id, f58, sizeof (f58)) < 0)
@@ -171,6 +177,29 @@ json_t *job_response (const struct job *job, const json_t *entry)
         data = json_object ();
     if (!data) {
         errno = EPROTO;
+        return NULL;
+    }
+    return json_pack ("{s:I s:s s:o}", "id", (json_int_t)job->id, "type", name,
+                      "data", data);
+}
+
+json_t *job_progress_response (const struct job *job, const json_t *entry)
+{
+    const char *name;
+    json_t *ctx, *data;
+
+    if (eventlog_entry_parse (entry, NULL, &name, &ctx) < 0 ||
+        !job_event_is_progress (name)) {
+        errno = ENOENT;
+        return NULL;
+    }
+    if (strcmp (name, "accept") == 0) {
+        name = "accepted";
+        data = json_object ();
+    } else
+        data = ctx ? json_deep_copy (ctx) : json_object ();
+    if (!data) {
+        errno = ENOMEM;
         return NULL;
     }
     return json_pack ("{s:I s:s s:o}", "id", (json_int_t)job->id, "type", name,

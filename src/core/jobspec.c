@@ -15,6 +15,12 @@
 
 #include "core/jobspec.h"
 
+/* One rank's attributes.system.cairn.rank-environment entry. */
+struct rank_env {
+    uint32_t rank;
+    char **env; /* packed like jobspec.env */
+};
+
 /* Only copies: a job lives for as long as it runs, and the jansson tree of
  * a jobspec costs ~15x its text (6 KiB for a 400-byte jobspec), so the
  * tree is let go once these fields are out of it.
@@ -25,6 +31,8 @@ struct jobspec {
     char *cwd;
     double duration;
     int prolog_failures_allowed;
+    struct rank_env *rank_env; /* sorted by rank, for bsearch */
+    size_t nrank_env;
 };
 
 void jobspec_destroy (struct jobspec *js)
@@ -37,6 +45,9 @@ void jobspec_destroy (struct jobspec *js)
             free (js->argv);
         }
         free (js->env);
+        for (size_t i = 0; i < js->nrank_env; i++)
+            free (js->rank_env[i].env);
+        free (js->rank_env);
         free (js->cwd);
         free (js);
         errno = saved;
@@ -84,44 +95,43 @@ static int decode_command (struct jobspec *js,
     return 0;
 }
 
-static int decode_environment (const json_t *env, struct cairn_error *err)
+/* Check an environment object; path names it in messages
+ * ("attributes.system.environment").
+ */
+static int
+check_environment (const json_t *env, const char *path, struct cairn_error *err)
 {
     const char *name;
     size_t len;
     json_t *val;
 
     if (!json_is_object (env))
-        return errset (err, EINVAL,
-                       "jobspec: attributes.system.environment: not an"
-                       " object");
+        return errset (err, EINVAL, "jobspec: %s: not an object", path);
     json_object_keylen_foreach ((json_t *)env, name, len, val)
     {
         if (len == 0 || strlen (name) != len || strchr (name, '='))
             return errset (err, EINVAL,
-                           "jobspec: attributes.system.environment: invalid"
-                           " variable name \"%.64s\"",
+                           "jobspec: %s: invalid variable name \"%.64s\"", path,
                            name);
         if (!json_is_string (val))
-            return errset (err, EINVAL,
-                           "jobspec: attributes.system.environment.%.64s:"
-                           " not a string",
+            return errset (err, EINVAL, "jobspec: %s.%.64s: not a string", path,
                            name);
         if (has_nul (val))
-            return errset (err, EINVAL,
-                           "jobspec: attributes.system.environment.%.64s:"
-                           " contains NUL",
+            return errset (err, EINVAL, "jobspec: %s.%.64s: contains NUL", path,
                            name);
     }
     return 0;
 }
 
-/* Pack the (checked) environment object into js->env. */
-static int copy_environment (struct jobspec *js, const json_t *env)
+/* Pack a (checked) environment object into one allocation: the pointers,
+ * NULL-terminated, then the "NAME=value" strings. */
+static char **pack_environment (const json_t *env)
 {
     size_t n = json_object_size (env);
     size_t bytes = (n + 1) * sizeof (char *);
     const char *name;
     json_t *val;
+    char **v;
     char *p;
     size_t i = 0;
 
@@ -129,19 +139,94 @@ static int copy_environment (struct jobspec *js, const json_t *env)
     {
         bytes += strlen (name) + 1 + json_string_length (val) + 1;
     }
-    if (!(js->env = malloc (bytes))) {
+    if (!(v = malloc (bytes))) {
         errno = ENOMEM;
-        return -1;
+        return NULL;
     }
-    p = (char *)(js->env + n + 1);
+    p = (char *)(v + n + 1);
     json_object_foreach ((json_t *)env, name, val)
     {
-        js->env[i++] = p;
+        v[i++] = p;
         p = stpcpy (p, name);
         *p++ = '=';
         p = stpcpy (p, json_string_value (val)) + 1;
     }
-    js->env[i] = NULL;
+    v[i] = NULL;
+    return v;
+}
+
+/* A rank as a key: decimal digits, no sign, no leading zero (so that two
+ * keys never name the same rank), at most IDSET_MAX_ID. */
+static int decode_rank (const char *key, uint32_t *rank)
+{
+    unsigned long long r = 0;
+
+    if (!*key || (key[0] == '0' && key[1]))
+        return -1;
+    for (const char *p = key; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return -1;
+        r = r * 10 + (unsigned)(*p - '0');
+        if (r > IDSET_MAX_ID)
+            return -1;
+    }
+    *rank = (uint32_t)r;
+    return 0;
+}
+
+static int rank_env_cmp (const void *a, const void *b)
+{
+    uint32_t ra = ((const struct rank_env *)a)->rank;
+    uint32_t rb = ((const struct rank_env *)b)->rank;
+    return ra < rb ? -1 : ra > rb;
+}
+
+#define RANK_ENV "attributes.system.cairn.rank-environment"
+
+static int decode_rank_environment (struct jobspec *js,
+                                    const json_t *o,
+                                    struct cairn_error *err)
+{
+    const char *key;
+    size_t len;
+    json_t *env;
+    char path[96];
+
+    if (!json_is_object (o))
+        return errset (err, EINVAL, "jobspec: " RANK_ENV ": not an object");
+    if (json_object_size (o) == 0)
+        return 0;
+    if (!(js->rank_env = calloc (json_object_size (o), sizeof (*js->rank_env))))
+        return -1;
+    json_object_keylen_foreach ((json_t *)o, key, len, env)
+    {
+        struct rank_env *re = &js->rank_env[js->nrank_env];
+        if (strlen (key) != len || decode_rank (key, &re->rank) < 0)
+            return errset (err, EINVAL,
+                           "jobspec: " RANK_ENV ": invalid rank \"%.32s\"",
+                           key);
+        snprintf (path, sizeof (path), RANK_ENV ".%s", key);
+        if (check_environment (env, path, err) < 0)
+            return -1;
+        if (!(re->env = pack_environment (env)))
+            return -1;
+        js->nrank_env++;
+    }
+    qsort (js->rank_env, js->nrank_env, sizeof (*js->rank_env), rank_env_cmp);
+    return 0;
+}
+
+static int
+decode_cairn (struct jobspec *js, const json_t *cairn, struct cairn_error *err)
+{
+    const json_t *o;
+
+    if (!json_is_object (cairn))
+        return errset (err, EINVAL,
+                       "jobspec: attributes.system.cairn: not an object");
+    if ((o = json_object_get (cairn, "rank-environment")) &&
+        decode_rank_environment (js, o, err) < 0)
+        return -1;
     return 0;
 }
 
@@ -205,10 +290,14 @@ decode_system (struct jobspec *js, const json_t *attrs, struct cairn_error *err)
             return -1;
     }
     if ((o = json_object_get (system, "environment"))) {
-        if (decode_environment (o, err) < 0 || copy_environment (js, o) < 0)
+        if (check_environment (o, "attributes.system.environment", err) < 0 ||
+            !(js->env = pack_environment (o)))
             return -1;
     }
     if ((o = json_object_get (system, "exec")) && decode_exec (js, o, err) < 0)
+        return -1;
+    if ((o = json_object_get (system, "cairn")) &&
+        decode_cairn (js, o, err) < 0)
         return -1;
     return 0;
 }
@@ -259,6 +348,32 @@ double jobspec_duration (const struct jobspec *js)
 int jobspec_prolog_failures_allowed (const struct jobspec *js)
 {
     return js ? js->prolog_failures_allowed : 0;
+}
+
+char *const *jobspec_rank_env (const struct jobspec *js, uint32_t rank)
+{
+    struct rank_env key = {.rank = rank};
+    struct rank_env *re;
+
+    if (!js || js->nrank_env == 0)
+        return NULL;
+    re = bsearch (&key, js->rank_env, js->nrank_env, sizeof (*js->rank_env),
+                  rank_env_cmp);
+    return re ? re->env : NULL;
+}
+
+int jobspec_check_ranks (const struct jobspec *js,
+                         const struct idset *ranks,
+                         struct cairn_error *err)
+{
+    for (size_t i = 0; js && i < js->nrank_env; i++) {
+        uint32_t r = js->rank_env[i].rank;
+        if (!idset_test (ranks, r))
+            return errset (err, EINVAL,
+                           "jobspec: " RANK_ENV ".%lu: rank %lu is not in R",
+                           (unsigned long)r, (unsigned long)r);
+    }
+    return 0;
 }
 
 static json_t *create_system (const char *cwd,

@@ -5,7 +5,9 @@
  *               "count": {"per_slot": 1}}],
  *    "attributes": {"system": {"duration": 60, "cwd": "/home/u",
  *                              "environment": {"PATH": "/bin"},
- *                              "exec": {"prolog-failures-allowed": 1}}}}
+ *                              "exec": {"prolog-failures-allowed": 1},
+ *                              "cairn": {"rank-environment":
+ *                                  {"1": {"FLUX_URI": "local:///r1"}}}}}}
  *
  * Only the fields above are read and checked; everything else (resources,
  * other attributes) belongs to the scheduler and is kept as it is.
@@ -17,6 +19,7 @@
 #include <jansson.h>
 
 #include "core/error.h"
+#include "core/idset.h"
 
 struct jobspec;
 
@@ -25,12 +28,18 @@ struct jobspec;
  * attributes and attributes.system, when present, are objects; in system,
  * "duration" is a number >= 0 (0 = unset), "cwd" a string, "environment"
  * an object whose names are non-empty without '=' and whose values are
- * strings, and "exec" an object whose "prolog-failures-allowed" is an
- * integer 0..INT_MAX (default 0).
+ * strings, "exec" an object whose "prolog-failures-allowed" is an
+ * integer 0..INT_MAX (default 0), and "cairn" an object whose
+ * "rank-environment" is an object of rank -> environment: each key a
+ * decimal rank (digits only, no leading zero, at most IDSET_MAX_ID), each
+ * value checked like "environment". Whether those ranks are R's is not
+ * known here: see jobspec_check_ranks().
  * The result holds copies of these fields and no reference to js.
  * Returns a new jobspec (free with jobspec_destroy), or NULL with errno =
  * EINVAL and a message naming the field in err
- * ("jobspec: tasks[0].command[2]: not a string"), or ENOMEM.
+ * ("jobspec: tasks[0].command[2]: not a string",
+ * "jobspec: attributes.system.cairn.rank-environment.3.A: not a string"),
+ * or ENOMEM.
  */
 struct jobspec *jobspec_decode (const json_t *js, struct cairn_error *err);
 
@@ -45,6 +54,22 @@ char **jobspec_argv (const struct jobspec *js);
  * absent (an empty object gives an empty array).
  */
 char *const *jobspec_env (const struct jobspec *js);
+
+/* attributes.system.cairn.rank-environment's entry for rank, packed like
+ * jobspec_env() and owned by js; NULL when the rank has none. A job shell
+ * of that rank gets these after the jobspec's environment (they override
+ * it).
+ */
+char *const *jobspec_rank_env (const struct jobspec *js, uint32_t rank);
+
+/* Check that every rank of attributes.system.cairn.rank-environment is in
+ * ranks (R's). Returns 0, or -1 with errno = EINVAL and a message in err
+ * ("jobspec: attributes.system.cairn.rank-environment.7: rank 7 is not in
+ * R").
+ */
+int jobspec_check_ranks (const struct jobspec *js,
+                         const struct idset *ranks,
+                         struct cairn_error *err);
 
 /* attributes.system.cwd (borrowed), or NULL when absent. */
 const char *jobspec_cwd (const struct jobspec *js);

@@ -127,7 +127,8 @@ void cairnd_dirty (struct jobentry *je)
 void cairnd_sub_add (struct jobentry *je,
                      struct conn *c,
                      int64_t matchtag,
-                     bool reattached)
+                     bool reattached,
+                     bool events)
 {
     struct cairnd *d = je->d;
     char key[24];
@@ -154,6 +155,7 @@ void cairnd_sub_add (struct jobentry *je,
     s->conn = c;
     s->matchtag = matchtag;
     s->reattached = reattached;
+    s->events = events;
     s->cs = cs;
     s->next = je->subs;
     s->pprev = &je->subs;
@@ -230,16 +232,39 @@ static void timer_cb (struct ev_loop *loop, ev_timer *w, int revents)
 
 /* ---- effects ---- */
 
+static bool want_events (const struct jobentry *je)
+{
+    for (const struct sub *s = je->subs; s; s = s->next)
+        if (s->events)
+            return true;
+    return false;
+}
+
+/* Send one committed event to the job's streams: an RFC 32 response to
+ * all of them, a progress event to those that asked for events. `accepted`
+ * only goes to the stream of the job's own start request, and so does
+ * `start` in the plain view (RFC 32: a reattach stream begins with
+ * `reattached` instead); in the events view a reattach stream gets `start`
+ * too, as its backlog would (service.c). */
 static void
 respond_subs (struct jobentry *je, const json_t *entry, const char *name)
 {
-    json_t *payload = job_response (je->job, entry);
+    bool progress = job_event_is_progress (name);
+    bool accept = strcmp (name, "accept") == 0;
     bool start = strcmp (name, "start") == 0;
+    json_t *payload;
+
+    if (progress && !want_events (je))
+        return; /* the common case: nobody asked */
+    payload = progress ? job_progress_response (je->job, entry)
+                       : job_response (je->job, entry);
     if (!payload)
         return;
     for (struct sub *s = je->subs; s; s = s->next) {
-        if (start && s->reattached)
-            continue; /* its stream began with `reattached` */
+        if ((accept && s->reattached) ||
+            (start && s->reattached && !s->events) ||
+            (progress && !s->events))
+            continue;
         CRASHPOINT ("exec.respond.before");
         if (conn_respond (s->conn, s->matchtag, payload) < 0)
             log_msg (LOG_WARNING, "job %s: response to client %ju: %s", je->key,
@@ -297,7 +322,7 @@ static void effects (struct jobentry *je, json_t *events)
     json_array_foreach (events, i, entry)
     {
         if (eventlog_entry_parse (entry, NULL, &name, NULL) == 0 &&
-            job_event_is_response (name))
+            (job_event_is_response (name) || job_event_is_progress (name)))
             respond_subs (je, entry, name);
     }
     /* Forget the job once its `clean` is committed and acted on. Effects

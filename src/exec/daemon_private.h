@@ -26,6 +26,7 @@ struct sub {
     struct conn *conn;
     int64_t matchtag;
     bool reattached; /* a reattach stream: never gets `start` (RFC 32) */
+    bool events;     /* asked for progress events (job_event_is_progress) */
 };
 
 /* The streams of one connection (d->conn_subs, keyed by conn_id). */
@@ -115,7 +116,8 @@ void cairnd_timer_rearm (struct jobentry *je);
 void cairnd_sub_add (struct jobentry *je,
                      struct conn *c,
                      int64_t matchtag,
-                     bool reattached);
+                     bool reattached,
+                     bool events);
 void cairnd_conn_gone (struct cairnd *d, struct conn *c);
 void cairnd_spawner_lost (struct cairnd *d) __attribute__ ((noreturn));
 bool cairnd_journal_full (struct cairnd *d);

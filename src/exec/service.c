@@ -7,6 +7,7 @@
  * accepted travel as `exception` responses, never as errors.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,42 +71,45 @@ static json_t *response (uint64_t id, const char *type, json_t *data)
 struct backlog {
     struct conn *c;
     int64_t matchtag;
-    uint64_t id;
+    bool events; /* the stream's view: progress events too */
     int64_t since;
     int64_t count;
     const struct job *job;
 };
 
+/* Resend one committed event, as respond_subs() in daemon.c sent it live,
+ * unless it is among the first `since` of this view. */
 static int
 backlog_cb (uint64_t id, uint32_t seq, const char *line, size_t len, void *arg)
 {
     struct backlog *b = arg;
     json_t *entry = eventlog_entry_decode (line, len, NULL);
     const char *name;
+    bool progress;
     if (!entry)
         return 0;
-    /* `since` counts the responses a client has had, but for `start`: a
-     * client whose first contact with a job is a reattach never gets one,
-     * so no client could count it reliably */
-    if (eventlog_entry_parse (entry, NULL, &name, NULL) == 0 &&
-        job_event_is_response (name) && strcmp (name, "start") != 0) {
-        b->count++;
-        if (b->count > b->since) {
-            json_t *ctx = json_object_get (entry, "context");
-            json_t *data;
-            if (strcmp (name, "exception") == 0)
-                data = json_pack ("{s:O s:O s:O}", "severity",
-                                  json_object_get (ctx, "severity"), "type",
-                                  json_object_get (ctx, "type"), "note",
-                                  json_object_get (ctx, "note"));
-            else
-                data = ctx ? json_deep_copy (ctx) : json_object ();
-            json_t *r = response (b->id, name, data);
-            if (r)
-                conn_respond (b->c, b->matchtag, r);
-            json_decref (r);
-        }
+    if (eventlog_entry_parse (entry, NULL, &name, NULL) < 0)
+        goto done;
+    /* `since` counts the responses a client has had, but for `accepted`
+     * and, in the plain view, `start`: a client whose first contact with a
+     * job is a reattach never gets them there, so no client could count
+     * them reliably. In the events view `start` is a response like any
+     * other: a client that reattached before the shells started (cairnd
+     * restarted during the prolog) still needs it. */
+    if (strcmp (name, "accept") == 0 ||
+        (strcmp (name, "start") == 0 && !b->events))
+        goto done;
+    progress = job_event_is_progress (name);
+    if (!job_event_is_response (name) && !(progress && b->events))
+        goto done;
+    if (++b->count > b->since) {
+        json_t *r = progress ? job_progress_response (b->job, entry)
+                             : job_response (b->job, entry);
+        if (r)
+            conn_respond (b->c, b->matchtag, r);
+        json_decref (r);
     }
+done:
     json_decref (entry);
     return 0;
 }
@@ -114,15 +118,24 @@ static void start_reattach (struct cairnd *d,
                             struct conn *c,
                             int64_t matchtag,
                             uint64_t id,
-                            int64_t since)
+                            int64_t since,
+                            bool events)
 {
     struct journal_jobinfo info;
     struct cairn_error err;
     struct jobentry *je = cairnd_job (d, id);
+    struct job *gone = NULL;
 
     if (!je && journal_job_info (d->journal, id, &info) < 0) {
         conn_respond_error (c, matchtag, ENOENT, "job %ju not found",
                             (uintmax_t)id);
+        return;
+    }
+    /* The responses are built from the job as the live ones are; of the
+     * job, they need only its id, so a finished job (no longer in memory)
+     * is stood in for by an empty one. */
+    if (!je && !(gone = job_create (id))) {
+        conn_respond_error (c, matchtag, ENOMEM, "out of memory");
         return;
     }
     json_t *r = response (id, "reattached", NULL);
@@ -130,11 +143,16 @@ static void start_reattach (struct cairnd *d,
     json_decref (r);
     /* Everything committed so far; what this turn adds reaches the new
      * subscriber through the normal effects after the next commit. */
-    struct backlog b = {.c = c, .matchtag = matchtag, .id = id, .since = since};
+    struct backlog b = {.c = c,
+                        .matchtag = matchtag,
+                        .events = events,
+                        .since = since,
+                        .job = je ? je->job : gone};
     if (journal_read_job (d->journal, id, 0, backlog_cb, &b, &err) < 0)
         log_msg (LOG_ERR, "reattach %ju: %s", (uintmax_t)id, err.text);
+    job_destroy (gone);
     if (je)
-        cairnd_sub_add (je, c, matchtag, true);
+        cairnd_sub_add (je, c, matchtag, true, events);
 }
 
 static void
@@ -142,7 +160,7 @@ req_start (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
 {
     uint64_t id;
     json_int_t userid = -1, since = 0;
-    json_t *jobspec = NULL, *R = NULL;
+    json_t *jobspec = NULL, *R = NULL, *events = NULL;
     int reattach = 0;
     json_error_t jerr;
     struct cairn_error err = {{0}};
@@ -150,9 +168,10 @@ req_start (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
 
     if (get_id (c, matchtag, payload, &id) < 0)
         return;
-    if (json_unpack_ex (payload, &jerr, 0, "{s?I s?o s?o s?b s?I}", "userid",
-                        &userid, "jobspec", &jobspec, "R", &R, "reattach",
-                        &reattach, "since", &since) < 0) {
+    if (json_unpack_ex (payload, &jerr, 0, "{s?I s?o s?o s?b s?I s?o}",
+                        "userid", &userid, "jobspec", &jobspec, "R", &R,
+                        "reattach", &reattach, "since", &since, "events",
+                        &events) < 0) {
         conn_respond_error (c, matchtag, EPROTO, "start: %s", jerr.text);
         return;
     }
@@ -160,8 +179,13 @@ req_start (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
         conn_respond_error (c, matchtag, EPROTO, "since: must be >= 0");
         return;
     }
+    if (events && !json_is_boolean (events)) {
+        conn_respond_error (c, matchtag, EINVAL,
+                            "events: must be true or false");
+        return;
+    }
     if (reattach) {
-        start_reattach (d, c, matchtag, id, since);
+        start_reattach (d, c, matchtag, id, since, json_is_true (events));
         return;
     }
     if (userid < 0 || userid > UINT32_MAX) {
@@ -240,7 +264,7 @@ req_start (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
         cairnd_job_remove (je);
         return;
     }
-    cairnd_sub_add (je, c, matchtag, false);
+    cairnd_sub_add (je, c, matchtag, false, json_is_true (events));
     cairnd_dirty (je);
 }
 
@@ -284,10 +308,24 @@ static void req_exception (struct cairnd *d,
         conn_respond_error (c, matchtag, EPROTO, "exception: %s", jerr.text);
         return;
     }
+    /* checked here, on the request's 64-bit values: job_raise() takes ints */
+    if (severity < 0 || severity > 7) {
+        conn_respond_error (c, matchtag, EINVAL,
+                            "severity: must be 0..7, not %" JSON_INTEGER_FORMAT,
+                            severity);
+        return;
+    }
+    if (ws > INT_MAX) {
+        conn_respond_error (c, matchtag, EINVAL,
+                            "wait_status: must be at most %d, not "
+                            "%" JSON_INTEGER_FORMAT,
+                            INT_MAX, ws);
+        return;
+    }
     cairnd_ctx (d, &ctx);
     errno = 0;
-    int rc = job_raise (je->job, &ctx, type, (int)severity, note, (int)ws,
-                        je->pending, &err);
+    int rc = job_raise (je->job, &ctx, type, (int)severity, note,
+                        ws < 0 ? -1 : (int)ws, je->pending, &err);
     finish (d, je, c, matchtag, rc, &err);
 }
 
@@ -304,6 +342,12 @@ req_kill (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
     if (json_unpack (payload, "{s:I}", "signum", &signum) < 0) {
         conn_respond_error (c, matchtag, EPROTO,
                             "signum: missing or not an integer");
+        return;
+    }
+    if (signum <= 0 || signum >= 65) { /* before job_kill() cuts it to int */
+        conn_respond_error (c, matchtag, EINVAL,
+                            "signum: %" JSON_INTEGER_FORMAT " is not a signal",
+                            signum);
         return;
     }
     cairnd_ctx (d, &ctx);

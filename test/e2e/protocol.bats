@@ -257,6 +257,8 @@ teardown() {
     grep -q '"errnum":71' "$t"                   # not JSON: EPROTO
     grep -q '"topic":"list"' "$t"
     grep -q '"topic":"stats"' "$t"
+    grep -q '"events":true' "$t"
+    grep -q '"type":"accepted"' "$t"
     # the malformed line did not hurt cairnd, and the journal is sound
     kill -0 "$CAIRND_PID"
     run cairn list --json
@@ -264,7 +266,7 @@ teardown() {
     [ "$output" = '{"jobs":[]}' ]
     run cairn verify --json
     [ "$status" -eq 0 ]
-    echo "$output" | jq -e '.ok and .jobs == 1 and .problems == 0'
+    echo "$output" | jq -e '.ok and .jobs == 2 and .problems == 0'
 }
 
 @test "the replay fails when a response differs from the page" {
@@ -302,4 +304,55 @@ teardown() {
         echo "$errors" | grep -q "^\.BR $e \"" \
             || { echo "ERRORS of cairn-protocol.7 lacks $e"; false; }
     done
+}
+
+# Regression: severity, signum and wait_status were cut to 32 bits before
+# their range check: severity 2^32 became 0 and canceled the job, signum
+# 2^32+15 became SIGTERM.
+@test "severity, signum and wait_status are checked on their 64-bit values" {
+    cairn run --id 42 -- sleep 600 3>&- &
+    wait_event 42 10 proc-spawn
+    wait_event 42 10 start
+    run rpc exception '{"id":42,"type":"cancel","severity":4294967296}'
+    [ "$output" = "error 22 severity: must be 0..7, not 4294967296" ]
+    run rpc exception '{"id":42,"type":"cancel","severity":-4294967296}'
+    [ "$output" = "error 22 severity: must be 0..7, not -4294967296" ]
+    run rpc exception '{"id":42,"type":"cancel","severity":8}'
+    [ "$output" = "error 22 severity: must be 0..7, not 8" ]
+    run rpc exception '{"id":42,"type":"notice","severity":2,"wait_status":4294967296}'
+    [ "$output" = "error 22 wait_status: must be at most 2147483647, not 4294967296" ]
+    run rpc kill '{"id":42,"signum":4294967311}'
+    [ "$output" = "error 22 signum: 4294967311 is not a signal" ]
+    run rpc kill '{"id":42,"signum":-4294967281}'
+    [ "$output" = "error 22 signum: -4294967281 is not a signal" ]
+    # none of them reached the job
+    [ "$(events_named 42 exception | wc -l)" -eq 0 ]
+    [ "$(events_named 42 proc-signal | wc -l)" -eq 0 ]
+    [ "$(cairn list --json | jq -r '.jobs[0].state')" = run ]
+    # a wait_status below 0, however far, is none at all (not 0)
+    run rpc exception '{"id":42,"type":"cancel","severity":0,"wait_status":-4294967296}'
+    [ "$output" = "{}" ]
+    [ "$(events_named 42 exception | jq -c .)" = '{"type":"cancel","severity":0,"note":""}' ]
+    wait_event 42 10 clean
+    [ "$(events_named 42 finish | jq .status)" -eq 15 ]
+}
+
+# attributes.system.cairn.rank-environment: each shell gets its rank's
+# variables over the jobspec's environment; a rank not in R is refused.
+@test "rank-environment: each rank's shell gets its own variables" {
+    R='{"version":1,"execution":{"R_lite":[{"rank":"0-1","children":{"core":"0"}}],"nodelist":["node[0-1]"]}}'
+    js() {
+        printf '{"version":1,"tasks":[{"command":["sh","-c","echo $CAIRN_RANK $FLUX_URI $A"]}],"attributes":{"system":{"environment":{"FLUX_URI":"job","A":"job"},"cairn":{"rank-environment":%s}}}}' "$1"
+    }
+    run rpc start "{\"id\":45,\"userid\":$(id -u),\"R\":$R,\"jobspec\":$(js '{"1":{"FLUX_URI":"local:///run/flux-1","A":"1"},"7":{}}')}"
+    [ "$output" = "error 22 jobspec: attributes.system.cairn.rank-environment.7: rank 7 is not in R" ]
+    run rpc start '{"id":45,"reattach":true}'
+    [ "$output" = "error 2 job 45 not found" ]
+    run rpc start "{\"id\":45,\"userid\":$(id -u),\"R\":$R,\"jobspec\":$(js '{"1":{"FLUX_URI":"local:///run/flux-1","A":"1"},"x":{}}')}"
+    [ "$output" = 'error 22 jobspec: attributes.system.cairn.rank-environment: invalid rank "x"' ]
+    run rpc start "{\"id\":45,\"userid\":$(id -u),\"R\":$R,\"jobspec\":$(js '{"1":{"FLUX_URI":"local:///run/flux-1","A":"1"}}')}"
+    [ "$(jq -c . <<<"$output")" = '{"id":45,"type":"start","data":{}}' ]
+    wait_event 45 10 clean
+    events_named 45 log
+    [ "$(events_named 45 log | jq -j .data | sort)" = "$(printf '0 job job\n1 local:///run/flux-1 1')" ]
 }

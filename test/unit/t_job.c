@@ -1792,6 +1792,146 @@ static void test_output (void)
     fake_fini (&fb);
 }
 
+/* attributes.system.cairn.rank-environment: each rank's shell talks to
+ * its own broker (FLUX_URI), so each gets its own variables, over the
+ * jobspec's and under cairn's. */
+static void test_rank_env (void)
+{
+    struct fake fb;
+    struct job_config jc;
+    struct cairn_error err;
+    char *av[] = {"/bin/app", NULL};
+    json_t *env = json_pack ("{s:s s:s}", "APPVAR", "1", "FLUX_URI", "job");
+    json_t *R = rv1_create (3, 1, "node0", 0);
+    json_t *js = jobspec_create (av, 3, NULL, env, 0, 0);
+    json_t *system =
+        json_object_get (json_object_get (js, "attributes"), "system");
+
+    if (!R || !js || !system ||
+        json_object_set_new (system, "cairn",
+                             json_pack ("{s:{s:{s:s s:s s:s} s:{s:s}}}",
+                                        "rank-environment", "1", "FLUX_URI",
+                                        "local:///run/r1", "APPVAR", "rank1",
+                                        "CAIRN_RANK", "bogus", "2", "FLUX_URI",
+                                        "local:///run/r2")) < 0)
+        BAIL_OUT ("cannot build the jobspec");
+    cfg_init (&jc, true, true);
+    if (fake_init (&fb, JOBID, T0, OWNER) < 0)
+        BAIL_OUT ("out of memory");
+    ok (job_accept (fb.job, &fb.ctx, OWNER, R, js, &jc, fb.out, &err) == 0,
+        "rank-env: accepted");
+    job_config_free (&jc);
+    fake_walk (&fb);
+    fake_spawn_all (&fb);
+    is_str (proc_cmd (&fb, PHASE_PROLOG, 1, "FLUX_URI"), "(none)",
+            "rank-env: not the prolog's");
+    fake_exit_phase (&fb, PHASE_PROLOG, 0);
+    fake_spawn_all (&fb);
+    is_str (proc_cmd (&fb, PHASE_SHELL, 0, "FLUX_URI"), "job",
+            "rank-env: rank 0 has no entry: the jobspec's value");
+    is_str (proc_cmd (&fb, PHASE_SHELL, 1, "FLUX_URI"), "local:///run/r1",
+            "rank-env: rank 1's own value");
+    is_str (proc_cmd (&fb, PHASE_SHELL, 2, "FLUX_URI"), "local:///run/r2",
+            "rank-env: rank 2's own value");
+    is_str (proc_cmd (&fb, PHASE_SHELL, 1, "APPVAR"), "rank1",
+            "rank-env: overrides the jobspec's environment");
+    is_str (proc_cmd (&fb, PHASE_SHELL, 2, "APPVAR"), "1",
+            "rank-env: the jobspec's environment where it does not");
+    is_str (proc_cmd (&fb, PHASE_SHELL, 1, "CAIRN_RANK"), "1",
+            "rank-env: cairn's own variables win");
+    check_replay (&fb, "rank-env, shells running");
+    fake_exit_phase (&fb, PHASE_SHELL, 0);
+    fake_spawn_all (&fb);
+    is_str (proc_cmd (&fb, PHASE_EPILOG, 1, "FLUX_URI"), "(none)",
+            "rank-env: not the epilog's");
+    drive_to_end (&fb);
+    check_end (&fb, "rank-env");
+    fake_fini (&fb);
+
+    /* a rank that is not R's: refused, nothing emitted */
+    json_object_set_new (system, "cairn",
+                         json_pack ("{s:{s:{}}}", "rank-environment", "3"));
+    job_config_init (&jc);
+    fake_init (&fb, JOBID, T0, OWNER);
+    err.text[0] = '\0';
+    is_errno (job_accept (fb.job, &fb.ctx, OWNER, R, js, &jc, fb.out, &err),
+              EINVAL, "rank-env: rank 3 of a 3-rank R refused");
+    is_str (err.text,
+            "jobspec: attributes.system.cairn.rank-environment.3: rank 3 is "
+            "not in R",
+            "rank-env: message names the rank");
+    ok (json_array_size (fb.out) == 0 && job_nevents (fb.job) == 0,
+        "rank-env: nothing emitted");
+    fake_fini (&fb);
+    job_config_free (&jc);
+    json_decref (env);
+    json_decref (R);
+    json_decref (js);
+}
+
+/* Progress events, as a stream that asked for "events" gets them. */
+static void test_progress_responses (void)
+{
+    struct fake fb;
+    struct job_config jc;
+    char buf[2048];
+    size_t len = 0;
+    bool others = true;
+
+    cfg_init (&jc, true, true);
+    start_job (&fb, &jc, 2, 0, 0, OWNER);
+    fake_spawn_all (&fb);
+    fake_exit_phase (&fb, PHASE_PROLOG, 0);
+    fake_spawn_all (&fb);
+    fake_exit_phase (&fb, PHASE_SHELL, 0);
+    fake_spawn_all (&fb);
+    fake_exit (&fb, PHASE_EPILOG, 0, 0);
+    fake_exit (&fb, PHASE_EPILOG, 1, 1 << 8);
+    is_int (job_state (fb.job), JOB_DONE, "progress: job done");
+    buf[0] = '\0';
+    for (size_t i = 0; i < json_array_size (fb.out); i++) {
+        json_t *e = json_array_get (fb.out, i);
+        const char *name = fake_event_name (e);
+        json_t *r = job_progress_response (fb.job, e);
+        int errnum = errno;
+        if (!job_event_is_progress (name)) {
+            if (r || errnum != ENOENT) {
+                diag ("%s gave a progress response", name);
+                others = false;
+            }
+            json_decref (r);
+            continue;
+        }
+        if (job_event_is_response (name)) {
+            diag ("%s is also an RFC 32 response", name);
+            others = false;
+        }
+        char *s = r ? json_dumps (r, JSON_COMPACT) : NULL;
+        len +=
+            snprintf (buf + len, sizeof (buf) - len, "%s\n", s ? s : "(null)");
+        free (s);
+        json_decref (r);
+    }
+    is_str (buf,
+            "{\"id\":42,\"type\":\"accepted\",\"data\":{}}\n"
+            "{\"id\":42,\"type\":\"prolog-start\","
+            "\"data\":{\"description\":\"cairn.prolog\"}}\n"
+            "{\"id\":42,\"type\":\"prolog-finish\","
+            "\"data\":{\"description\":\"cairn.prolog\",\"status\":0}}\n"
+            "{\"id\":42,\"type\":\"epilog-start\","
+            "\"data\":{\"description\":\"cairn.epilog\"}}\n"
+            "{\"id\":42,\"type\":\"drain\",\"data\":{\"ranks\":\"1\","
+            "\"reason\":\"epilog failed for job 42: exit 1\"}}\n"
+            "{\"id\":42,\"type\":\"epilog-finish\","
+            "\"data\":{\"description\":\"cairn.epilog\",\"status\":256}}\n",
+            "progress: accepted, then the perilog events and the drain, with "
+            "their contexts");
+    ok (others, "progress: no other event gives one (ENOENT), and none is "
+                "also an RFC 32 response");
+    check_end (&fb, "progress");
+    fake_fini (&fb);
+}
+
 static json_t *entry_load (const char *line)
 {
     json_t *e = eventlog_entry_decode (line, strlen (line), NULL);
@@ -1928,6 +2068,8 @@ int main (void)
     test_multi_user ();
     test_accept_errors ();
     test_output ();
+    test_rank_env ();
+    test_progress_responses ();
     test_apply_rejects ();
     test_replay_start_without_shells ();
     return done_testing ();

@@ -80,6 +80,8 @@ static void test_full (void)
     "{\"tasks\":[{\"command\":[\"a\"]}],\"attributes\":{\"system\":" x "}}"
 #define ENV(x) SYS ("{\"environment\":" x "}")
 #define PFA(x) SYS ("{\"exec\":{\"prolog-failures-allowed\":" x "}}")
+#define RENV(x) SYS ("{\"cairn\":{\"rank-environment\":" x "}}")
+#define RENV_PATH "jobspec: attributes.system.cairn.rank-environment"
 
 static const struct {
     const char *js;
@@ -137,6 +139,26 @@ static const struct {
     {PFA ("2147483648"),
      "jobspec: attributes.system.exec.prolog-failures-allowed: must be"
      " between 0 and"},
+    {SYS ("{\"cairn\":[]}"), "jobspec: attributes.system.cairn: not an object"},
+    {RENV ("[]"), RENV_PATH ": not an object"},
+    {RENV ("{\"0\":{\"A\":\"x\"},\"x\":{}}"), RENV_PATH ": invalid rank \"x\""},
+    {RENV ("{\"\":{}}"), RENV_PATH ": invalid rank \"\""},
+    {RENV ("{\"-1\":{}}"), RENV_PATH ": invalid rank \"-1\""},
+    {RENV ("{\"+1\":{}}"), RENV_PATH ": invalid rank \"+1\""},
+    {RENV ("{\"01\":{}}"), RENV_PATH ": invalid rank \"01\""},
+    {RENV ("{\" 1\":{}}"), RENV_PATH ": invalid rank \" 1\""},
+    {RENV ("{\"1.0\":{}}"), RENV_PATH ": invalid rank \"1.0\""},
+    {RENV ("{\"0x1\":{}}"), RENV_PATH ": invalid rank \"0x1\""},
+    {RENV ("{\"4294967295\":{}}"), RENV_PATH ": invalid rank \"4294967295\""},
+    {RENV ("{\"18446744073709551617\":{}}"),
+     RENV_PATH ": invalid rank \"18446744073709551617\""},
+    {RENV ("{\"7\":[]}"), RENV_PATH ".7: not an object"},
+    {RENV ("{\"7\":\"A=1\"}"), RENV_PATH ".7: not an object"},
+    {RENV ("{\"7\":{\"A\":1}}"), RENV_PATH ".7.A: not a string"},
+    {RENV ("{\"7\":{\"A\":\"x\\u0000y\"}}"), RENV_PATH ".7.A: contains NUL"},
+    {RENV ("{\"7\":{\"\":\"x\"}}"), RENV_PATH ".7: invalid variable name \"\""},
+    {RENV ("{\"7\":{\"A=B\":\"x\"}}"),
+     RENV_PATH ".7: invalid variable name \"A=B\""},
 };
 
 static void test_bad (void)
@@ -170,12 +192,99 @@ static void test_bad (void)
           "NUL in a name message");
     json_decref (o);
 
+    /* nor a rank key with one: "1\0x" must not pass for rank 1 */
+    o = load (RENV ("{}"));
+    env = json_object_get (
+        json_object_get (
+            json_object_get (json_object_get (o, "attributes"), "system"),
+            "cairn"),
+        "rank-environment");
+    ok (json_object_setn_new (env, "1\0x", 3, json_object ()) == 0,
+        "set a rank-environment key with a NUL byte");
+    errno = 0;
+    is_errno_ptr (jobspec_decode (o, &err), EINVAL, "NUL in a rank fails");
+    like (err.text, RENV_PATH ": invalid rank \"1\"", "NUL in a rank message");
+    json_decref (o);
+
     o = load (PFA ("2147483647"));
     struct jobspec *js = jobspec_decode (o, &err);
     ok (js && jobspec_prolog_failures_allowed (js) == INT_MAX,
         "prolog-failures-allowed INT_MAX is fine");
     jobspec_destroy (js);
     json_decref (o);
+}
+
+static void test_rank_env (void)
+{
+    struct cairn_error err;
+    struct idset *R = idset_decode ("0-10", NULL);
+    json_t *o = load (RENV ("{\"3\":{\"FLUX_URI\":\"local:///r3\",\"E\":\"\"},"
+                            "\"0\":{\"FLUX_URI\":\"local:///r0\"},"
+                            "\"10\":{},\"4294967294\":{\"MAX\":\"1\"}}"));
+    struct jobspec *js = jobspec_decode (o, &err);
+    char *const *env;
+
+    ok (js != NULL, "rank-environment: decodes");
+    if (!js)
+        BAIL_OUT ("%s", err.text);
+    json_decref (o); /* copies: the tree may go first */
+    env = jobspec_rank_env (js, 3);
+    ok (env && env[0] && env[1] && !env[2], "rank-environment: rank 3 has 2");
+    is_str (env ? env[0] : NULL, "FLUX_URI=local:///r3",
+            "rank-environment: rank 3, first variable, in order");
+    is_str (env ? env[1] : NULL, "E=", "rank-environment: an empty value");
+    env = jobspec_rank_env (js, 0);
+    ok (env && env[0] && !env[1], "rank-environment: rank 0 has 1");
+    is_str (env ? env[0] : NULL, "FLUX_URI=local:///r0",
+            "rank-environment: rank 0's own value");
+    env = jobspec_rank_env (js, 10);
+    ok (env && !env[0], "rank-environment: {} is an empty array, not absent");
+    env = jobspec_rank_env (js, IDSET_MAX_ID);
+    is_str (env ? env[0] : NULL, "MAX=1",
+            "rank-environment: the largest rank is one");
+    ok (!jobspec_rank_env (js, 1) && !jobspec_rank_env (js, 2) &&
+            !jobspec_rank_env (js, 11),
+        "rank-environment: NULL for a rank without an entry");
+    ok (!jobspec_env (js), "rank-environment: not the jobspec's environment");
+
+    errno = 0;
+    err.text[0] = '\0';
+    is_errno (jobspec_check_ranks (js, R, &err), EINVAL,
+              "check_ranks: a rank not in R is refused");
+    is_str (err.text, RENV_PATH ".4294967294: rank 4294967294 is not in R",
+            "check_ranks: message names the rank");
+    jobspec_destroy (js);
+
+    o = load (RENV ("{\"7\":{\"A\":\"1\"},\"2\":{}}"));
+    js = jobspec_decode (o, &err);
+    ok (js && jobspec_check_ranks (js, R, &err) == 0,
+        "check_ranks: ranks of R pass");
+    idset_destroy (R);
+    R = idset_decode ("0-6", NULL);
+    errno = 0;
+    is_errno (jobspec_check_ranks (js, R, &err), EINVAL,
+              "check_ranks: rank 7 of 0-6 is refused");
+    is_str (err.text, RENV_PATH ".7: rank 7 is not in R",
+            "check_ranks: message");
+    jobspec_destroy (js);
+    json_decref (o);
+
+    o = load ("{\"tasks\":[{\"command\":[\"true\"]}]}");
+    js = jobspec_decode (o, &err);
+    ok (js && !jobspec_rank_env (js, 0) &&
+            jobspec_check_ranks (js, R, &err) == 0,
+        "no rank-environment: NULL for every rank, and nothing to check");
+    jobspec_destroy (js);
+    json_decref (o);
+
+    o = load (SYS ("{\"cairn\":{\"other\":1}}"));
+    js = jobspec_decode (o, &err);
+    ok (js && !jobspec_rank_env (js, 0),
+        "attributes.system.cairn without rank-environment is fine");
+    jobspec_destroy (js);
+    json_decref (o);
+    ok (jobspec_rank_env (NULL, 0) == NULL, "jobspec_rank_env (NULL)");
+    idset_destroy (R);
 }
 
 static void test_create (void)
@@ -265,6 +374,7 @@ int main (void)
     plan (NO_PLAN);
     test_full ();
     test_bad ();
+    test_rank_env ();
     test_create ();
     return done_testing ();
 }
