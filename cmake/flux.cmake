@@ -1,0 +1,36 @@
+# The Flux broker module cairn-exec.so, built when flux-core is installed
+# (scripts/install-flux puts it under /opt/flux-core). Not in sanitizer
+# builds: an instrumented module cannot be loaded into a plain broker.
+set(CAIRN_FLUX_PREFIX "/opt/flux-core" CACHE PATH
+    "Where flux-core is installed (for the Flux module and its tests)")
+set(ENV{PKG_CONFIG_PATH}
+    "${CAIRN_FLUX_PREFIX}/lib/pkgconfig:$ENV{PKG_CONFIG_PATH}")
+pkg_check_modules(FLUX IMPORTED_TARGET flux-core)
+
+if(FLUX_FOUND AND NOT SANITIZE)
+  message(STATUS "flux-core ${FLUX_VERSION} found: building cairn-exec.so")
+  set(CAIRN_FLUX ON)
+  set(CAIRN_FLUX_BIN "${CAIRN_FLUX_PREFIX}/bin/flux")
+  # The module carries its own copy of cairn_core, so that library is
+  # position independent.
+  set_property(TARGET cairn_core PROPERTY POSITION_INDEPENDENT_CODE ON)
+  file(GLOB FLUX_SRC CONFIGURE_DEPENDS src/flux/*.c)
+  add_library(cairn-exec MODULE ${FLUX_SRC} src/exec/statedir.c)
+  set_target_properties(cairn-exec PROPERTIES PREFIX ""
+                        C_VISIBILITY_PRESET hidden)
+  target_link_libraries(cairn-exec PRIVATE cairn_core PkgConfig::FLUX
+                        PkgConfig::JANSSON)
+  # The broker has its own idset_* (libflux-idset): bind our copies of
+  # cairn_core's functions to themselves, and export only mod_main.
+  target_link_options(cairn-exec PRIVATE -Wl,-Bsymbolic
+                      -Wl,--exclude-libs,ALL -Wl,--no-undefined)
+  install(TARGETS cairn-exec DESTINATION ${CMAKE_INSTALL_LIBDIR}/cairn)
+elseif(SANITIZE)
+  set(CAIRN_FLUX OFF)
+  message(STATUS "sanitizer build: the Flux module is not built")
+else()
+  set(CAIRN_FLUX OFF)
+  message(STATUS "flux-core not found under ${CAIRN_FLUX_PREFIX} (run "
+                 "scripts/install-flux): the Flux module and its tests are "
+                 "not built")
+endif()

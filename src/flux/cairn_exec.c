@@ -1,0 +1,470 @@
+/* cairn_exec.c - cairn-exec.so, a Flux broker module that stands in for
+ * job-exec: the job-manager hands it jobs (RFC 32) and it relays them to
+ * cairnd, which journals and runs them. See cairn-exec(8).
+ *
+ * Loaded on rank 0 under job-exec's name:
+ *   [modules.job-exec]
+ *   module = "/usr/lib/cairn/cairn-exec.so"
+ *   args = ["statedir=/var/lib/cairn"]
+ *
+ * The module holds no state that matters: cairnd has it all in its
+ * journal. A broker restart or a module reload therefore loses nothing;
+ * each job is reattached from cairnd when the job-manager sends it again.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <flux/core.h>
+#include <jansson.h>
+
+#include "exec/statedir.h"
+#include "flux/cconn.h"
+#include "flux/fctx.h"
+#include "flux/fjob.h"
+
+extern char **environ;
+
+struct uriwait {
+    struct fctx *ctx;
+    fctx_uris_f cb;
+    void *arg;
+    size_t pending;
+    int errnum;
+    flux_future_t **fs;
+    size_t nfs;
+    struct uriwait *next;
+};
+
+/* ---- jobs ---- */
+
+static struct fjob *job_find (struct fctx *ctx, flux_jobid_t id)
+{
+    for (size_t i = 0; i < ctx->njobs; i++)
+        if (fjob_id (ctx->jobs[i]) == id)
+            return ctx->jobs[i];
+    return NULL;
+}
+
+void fctx_job_done (struct fctx *ctx, struct fjob *job)
+{
+    for (size_t i = 0; i < ctx->njobs; i++) {
+        if (ctx->jobs[i] == job) {
+            ctx->jobs[i] = ctx->jobs[--ctx->njobs];
+            break;
+        }
+    }
+    fjob_destroy (job);
+}
+
+/* ---- URIs of the brokers ---- */
+
+static void uriwait_destroy (struct uriwait *w)
+{
+    for (size_t i = 0; i < w->nfs; i++)
+        flux_future_destroy (w->fs[i]);
+    free (w->fs);
+    free (w);
+}
+
+static void uriwait_unlink (struct fctx *ctx, struct uriwait *w)
+{
+    for (struct uriwait **p = &ctx->uriwaits; *p; p = &(*p)->next) {
+        if (*p == w) {
+            *p = w->next;
+            return;
+        }
+    }
+}
+
+static void uri_cb (flux_future_t *f, void *arg)
+{
+    struct uriwait *w = arg;
+    struct fctx *ctx = w->ctx;
+    uint32_t rank = (uint32_t)(uintptr_t)flux_future_aux_get (f, "rank");
+    const char *uri;
+
+    if (flux_rpc_get_unpack (f, "{s:s}", "value", &uri) < 0) {
+        if (!w->errnum)
+            w->errnum = errno;
+        flux_log_error (ctx->h, "attr.get local-uri on rank %u",
+                        (unsigned)rank);
+    } else if (!ctx->uris[rank] && !(ctx->uris[rank] = strdup (uri)) &&
+               !w->errnum)
+        w->errnum = ENOMEM;
+    if (--w->pending > 0)
+        return;
+    uriwait_unlink (ctx, w);
+    errno = w->errnum;
+    w->cb (ctx, w->errnum ? -1 : 0, w->arg);
+    uriwait_destroy (w);
+}
+
+void fctx_uris (struct fctx *ctx,
+                const uint32_t *ranks,
+                size_t n,
+                fctx_uris_f cb,
+                void *arg)
+{
+    struct uriwait *w = calloc (1, sizeof (*w));
+
+    if (!w || !(w->fs = calloc (n ? n : 1, sizeof (*w->fs)))) {
+        free (w);
+        errno = ENOMEM;
+        cb (ctx, -1, arg);
+        return;
+    }
+    w->ctx = ctx;
+    w->cb = cb;
+    w->arg = arg;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t r = ranks[i];
+        if (r >= ctx->size) {
+            uriwait_destroy (w);
+            errno = EINVAL;
+            cb (ctx, -1, arg);
+            return;
+        }
+        if (ctx->uris[r])
+            continue;
+        flux_future_t *f = flux_rpc_pack (ctx->h, "attr.get", r, 0, "{s:s}",
+                                          "name", "local-uri");
+        if (!f || flux_future_aux_set (f, "rank", (void *)(uintptr_t)r,
+                                       NULL) < 0 ||
+            flux_future_then (f, -1, uri_cb, w) < 0) {
+            flux_future_destroy (f);
+            uriwait_destroy (w);
+            cb (ctx, -1, arg);
+            return;
+        }
+        w->fs[w->nfs++] = f;
+        w->pending++;
+    }
+    if (w->pending == 0) {
+        uriwait_destroy (w);
+        cb (ctx, 0, arg);
+        return;
+    }
+    w->next = ctx->uriwaits;
+    ctx->uriwaits = w;
+}
+
+/* ---- cairnd ---- */
+
+static void cairnd_message (struct cconn *cc, const json_t *msg, void *arg)
+{
+    struct fctx *ctx = arg;
+    /* the job whose stream or relayed request this answers (it may be
+     * released and freed by the call) */
+    for (size_t i = 0; i < ctx->njobs; i++)
+        if (fjob_cairnd_message (ctx->jobs[i], msg))
+            return;
+}
+
+static void cairnd_state (struct cconn *cc, bool up, void *arg)
+{
+    struct fctx *ctx = arg;
+
+    if (!up)
+        flux_log (ctx->h, LOG_ERR, "lost cairnd at %s; its jobs go on, "
+                                   "reconnecting", cconn_path (cc));
+    for (size_t i = 0; i < ctx->njobs; i++)
+        fjob_cairnd_state (ctx->jobs[i], up);
+}
+
+/* ---- requests ---- */
+
+static void start_cb (flux_t *h,
+                      flux_msg_handler_t *mh,
+                      const flux_msg_t *msg,
+                      void *arg)
+{
+    struct fctx *ctx = arg;
+    json_int_t id;
+    int userid, reattach;
+    json_t *jobspec, *R;
+    struct fjob *job;
+
+    if (flux_request_unpack (msg, NULL, "{s:I s:i s:o s:b s:o}", "id", &id,
+                             "userid", &userid, "jobspec", &jobspec,
+                             "reattach", &reattach, "R", &R) < 0) {
+        /* not a job we can even name: the only error a start may get */
+        flux_log_error (h, "start: malformed request");
+        return;
+    }
+    if (job_find (ctx, (flux_jobid_t)id)) {
+        flux_log (h, LOG_ERR, "job %ju: a second start while one is in "
+                              "flight; ignored", (uintmax_t)id);
+        return;
+    }
+    if (ctx->njobs == ctx->jobs_cap) {
+        size_t cap = ctx->jobs_cap ? ctx->jobs_cap * 2 : 64;
+        struct fjob **j = realloc (ctx->jobs, cap * sizeof (*j));
+        if (!j)
+            goto nomem;
+        ctx->jobs = j;
+        ctx->jobs_cap = cap;
+    }
+    if (!(job = fjob_create (ctx, msg, (flux_jobid_t)id, (uint32_t)userid,
+                             jobspec, R, reattach)))
+        goto nomem;
+    ctx->jobs[ctx->njobs++] = job;
+    fjob_begin (job);
+    return;
+nomem:
+    flux_log_error (h, "job %ju: start", (uintmax_t)id);
+}
+
+/* expiration and critical-ranks: answered with cairnd's answer */
+static void relay_cb (flux_t *h,
+                      flux_msg_handler_t *mh,
+                      const flux_msg_t *msg,
+                      void *arg)
+{
+    struct fctx *ctx = arg;
+    const char *topic = NULL;
+    json_t *payload;
+    json_int_t id;
+    struct fjob *job;
+
+    if (flux_request_unpack (msg, &topic, "{s:I}", "id", &id) < 0 ||
+        flux_request_unpack (msg, NULL, "o", &payload) < 0) {
+        flux_respond_error (h, msg, EPROTO, NULL);
+        return;
+    }
+    if (!(job = job_find (ctx, (flux_jobid_t)id))) {
+        flux_respond_error (h, msg, ENOENT, "job not found");
+        return;
+    }
+    fjob_relay_request (job, strchr (topic, '.') + 1, msg, payload);
+}
+
+static void critical_ranks_cb (flux_t *h,
+                               flux_msg_handler_t *mh,
+                               const flux_msg_t *msg,
+                               void *arg)
+{
+    struct fctx *ctx = arg;
+    json_int_t id;
+    struct fjob *job;
+
+    if (flux_request_unpack (msg, NULL, "{s:I}", "id", &id) < 0) {
+        flux_respond_error (h, msg, EPROTO, NULL);
+        return;
+    }
+    if (!(job = job_find (ctx, (flux_jobid_t)id))) {
+        flux_respond_error (h, msg, ENOENT, "job not found");
+        return;
+    }
+    if (flux_msg_authorize (msg, fjob_userid (job)) < 0) {
+        flux_respond_error (h, msg, EPERM, NULL);
+        return;
+    }
+    relay_cb (h, mh, msg, arg);
+}
+
+static void barrier_cb (flux_t *h,
+                        flux_msg_handler_t *mh,
+                        const flux_msg_t *msg,
+                        void *arg)
+{
+    struct fctx *ctx = arg;
+    json_int_t id;
+    int rank;
+    struct fjob *job;
+
+    if (flux_request_unpack (msg, NULL, "{s:I s:i}", "id", &id, "rank",
+                             &rank) < 0) {
+        fjob_barrier_reply (h, msg, EPROTO);
+        return;
+    }
+    if (!(job = job_find (ctx, (flux_jobid_t)id))) {
+        fjob_barrier_reply (h, msg, ENOENT);
+        return;
+    }
+    if (flux_msg_authorize (msg, fjob_userid (job)) < 0) {
+        fjob_barrier_reply (h, msg, EPERM);
+        return;
+    }
+    fjob_barrier (job, msg, (uint32_t)rank);
+}
+
+static void exception_cb (flux_t *h,
+                          flux_msg_handler_t *mh,
+                          const flux_msg_t *msg,
+                          void *arg)
+{
+    struct fctx *ctx = arg;
+    json_int_t id;
+    const char *type;
+    int severity, wait_status = -1;
+    struct fjob *job;
+
+    if (flux_event_unpack (msg, NULL, "{s:I s:s s:i s?i}", "id", &id, "type",
+                           &type, "severity", &severity, "wait_status",
+                           &wait_status) < 0)
+        return;
+    if ((job = job_find (ctx, (flux_jobid_t)id)))
+        fjob_exception (job, type, severity, wait_status);
+}
+
+static void stats_cb (flux_t *h,
+                      flux_msg_handler_t *mh,
+                      const flux_msg_t *msg,
+                      void *arg)
+{
+    struct fctx *ctx = arg;
+    json_t *jobs = json_object ();
+
+    for (size_t i = 0; jobs && i < ctx->njobs; i++) {
+        char f58[32];
+        if (flux_job_id_encode (fjob_id (ctx->jobs[i]), "f58", f58,
+                                sizeof (f58)) == 0)
+            json_object_set_new (jobs, f58, fjob_stats (ctx->jobs[i]));
+    }
+    if (flux_respond_pack (h, msg, "{s:s s:{s:s s:b} s:o s:I s:I}", "method",
+                           "cairn", "cairnd", "socket", cconn_path (ctx->cc),
+                           "connected", cconn_up (ctx->cc), "jobs", jobs,
+                           "started", (json_int_t)ctx->nstarted, "released",
+                           (json_int_t)ctx->nreleased) < 0)
+        flux_log_error (h, "stats-get");
+}
+
+static const struct flux_msg_handler_spec htab[] = {
+    {FLUX_MSGTYPE_REQUEST, "job-exec.start", start_cb, 0},
+    {FLUX_MSGTYPE_REQUEST, "job-exec.expiration", relay_cb, 0},
+    {FLUX_MSGTYPE_REQUEST, "job-exec.critical-ranks", critical_ranks_cb,
+     FLUX_ROLE_USER},
+    {FLUX_MSGTYPE_REQUEST, "job-exec.shell-barrier", barrier_cb,
+     FLUX_ROLE_USER},
+    {FLUX_MSGTYPE_REQUEST, "job-exec.stats-get", stats_cb, 0},
+    {FLUX_MSGTYPE_EVENT, "job-exception", exception_cb, 0},
+    FLUX_MSGHANDLER_TABLE_END,
+};
+
+/* ---- setup ---- */
+
+/* The broker's environment, as job-exec gives it to the shells, less what
+ * belongs to the broker's own service manager. */
+static json_t *broker_env (void)
+{
+    static const char *const drop[] = {"NOTIFY_SOCKET", "INVOCATION_ID",
+                                       "FLUX_PROXY_REMOTE", "FLUX_URI",
+                                       "CAIRN_STATEDIR"};
+    json_t *env = json_object ();
+
+    for (char **e = environ; env && e && *e; e++) {
+        const char *eq = strchr (*e, '=');
+        bool skip = !eq || eq == *e;
+        for (size_t i = 0; !skip && i < sizeof (drop) / sizeof (drop[0]); i++)
+            skip = strlen (drop[i]) == (size_t)(eq - *e) &&
+                   !strncmp (*e, drop[i], (size_t)(eq - *e));
+        if (!skip)
+            json_object_setn_new (env, *e, (size_t)(eq - *e),
+                                  json_string (eq + 1));
+    }
+    return env;
+}
+
+static char *socket_path (flux_t *h, int argc, char **argv)
+{
+    const char *opt = NULL;
+    struct cairn_error err = {{0}};
+    char *dir, *path = NULL;
+
+    for (int i = 0; i < argc; i++) {
+        if (!strncmp (argv[i], "statedir=", 9))
+            opt = argv[i] + 9;
+        else
+            flux_log (h, LOG_ERR, "unknown argument '%s' (statedir=DIR is "
+                                  "the only one)", argv[i]);
+    }
+    if (!(dir = statedir_resolve (opt, NULL, &err))) {
+        flux_log (h, LOG_ERR, "cannot find cairnd's state directory: %s",
+                  err.text);
+        return NULL;
+    }
+    if (asprintf (&path, "%s/" STATEDIR_SOCKET_NAME, dir) < 0)
+        path = NULL;
+    free (dir);
+    return path;
+}
+
+static int hello (flux_t *h)
+{
+    const char *name = flux_aux_get (h, "flux::name");
+    flux_future_t *f = flux_rpc_pack (h, "job-manager.exec-hello",
+                                      FLUX_NODEID_ANY, 0, "{s:s}", "service",
+                                      name ? name : "job-exec");
+    int rc = f ? flux_future_get (f, NULL) : -1;
+
+    if (rc < 0)
+        flux_log_error (h, "job-manager.exec-hello");
+    flux_future_destroy (f);
+    return rc;
+}
+
+static void ctx_destroy (struct fctx *ctx)
+{
+    while (ctx->uriwaits) {
+        struct uriwait *w = ctx->uriwaits;
+        ctx->uriwaits = w->next;
+        uriwait_destroy (w);
+    }
+    for (size_t i = 0; i < ctx->njobs; i++)
+        fjob_destroy (ctx->jobs[i]);
+    free (ctx->jobs);
+    cconn_destroy (ctx->cc);
+    for (uint32_t r = 0; ctx->uris && r < ctx->size; r++)
+        free (ctx->uris[r]);
+    free (ctx->uris);
+    free (ctx->shell);
+    json_decref (ctx->env);
+}
+
+__attribute__ ((visibility ("default"))) int
+mod_main (flux_t *h, int argc, char **argv)
+{
+    struct fctx ctx = {.h = h};
+    flux_msg_handler_t **handlers = NULL;
+    const char *shell = NULL;
+    char *sock = NULL;
+    int rc = -1;
+
+    if (flux_get_size (h, &ctx.size) < 0 ||
+        !(ctx.uris = calloc (ctx.size, sizeof (char *))) ||
+        !(ctx.env = broker_env ())) {
+        flux_log_error (h, "cairn-exec: setup");
+        goto done;
+    }
+    (void)flux_conf_unpack (flux_get_conf (h), NULL, "{s?{s?s}}", "exec",
+                            "job-shell", &shell);
+    if (!shell)
+        shell = flux_conf_builtin_get ("shell_path", FLUX_CONF_AUTO);
+    if (!shell || !(ctx.shell = strdup (shell)))
+        goto done;
+    if (!(sock = socket_path (h, argc, argv)))
+        goto done;
+    struct cconn_ops ops = {.message = cairnd_message, .state = cairnd_state};
+    if (!(ctx.cc = cconn_create (h, sock, &ops, &ctx))) {
+        flux_log_error (h, "cairnd socket %s", sock);
+        goto done;
+    }
+    /* handlers first, then the subscription, then hello: the job-manager
+     * sends its start requests right after answering */
+    if (flux_msg_handler_addvec (h, htab, &ctx, &handlers) < 0 ||
+        flux_event_subscribe (h, "job-exception") < 0 || hello (h) < 0)
+        goto done;
+    flux_log (h, LOG_INFO, "cairn-exec: relaying jobs to cairnd at %s "
+                           "(shell %s)", sock, ctx.shell);
+    if (flux_reactor_run (flux_get_reactor (h), 0) < 0)
+        flux_log_error (h, "reactor");
+    else
+        rc = 0;
+    (void)flux_event_unsubscribe (h, "job-exception");
+done:
+    flux_msg_handler_delvec (handlers);
+    ctx_destroy (&ctx);
+    free (sock);
+    return rc;
+}

@@ -1,0 +1,55 @@
+/* cconn.h - cairn-exec's connection to cairnd, driven by the broker's
+ * reactor.
+ *
+ * cairnd speaks one JSON object per line on its unix socket
+ * (cairn-protocol(7)). The connection never blocks the broker: writes are
+ * queued and flushed as the socket takes them. When cairnd is not there, or
+ * goes away, the connection retries on its own (0.1 s, doubling to 2 s) and
+ * says so through ops->state, so that the caller can reattach its jobs:
+ * cairnd keeps working while nobody is connected.
+ */
+#ifndef CAIRN_FLUX_CCONN_H
+#define CAIRN_FLUX_CCONN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <flux/core.h>
+#include <jansson.h>
+
+struct cconn;
+
+struct cconn_ops {
+    /* One message from cairnd: {"matchtag", "payload"} or {"matchtag",
+     * "errnum", "errstr"}. Borrowed for the call. */
+    void (*message) (struct cconn *cc, const json_t *msg, void *arg);
+    /* Connected (up = true) or lost (false); lost is also reported when a
+     * queued request could not be written whole. */
+    void (*state) (struct cconn *cc, bool up, void *arg);
+};
+
+/* Start connecting to the socket at path (copied). Returns the connection
+ * (not yet up: wait for ops->state), or NULL with errno ENOMEM or
+ * ENAMETOOLONG (path longer than a unix socket address). */
+struct cconn *cconn_create (flux_t *h,
+                            const char *path,
+                            const struct cconn_ops *ops,
+                            void *arg);
+
+/* Queue a request. Returns 0, or -1 with errno ENOTCONN (not up: nothing
+ * queued), ENOMEM. */
+int cconn_send (struct cconn *cc,
+                const char *topic,
+                int64_t matchtag,
+                const json_t *payload);
+
+/* A new matchtag for a request, unique for this connection's lifetime
+ * (starting at 1). */
+int64_t cconn_matchtag (struct cconn *cc);
+
+bool cconn_up (const struct cconn *cc);
+const char *cconn_path (const struct cconn *cc);
+
+/* Close and free. NULL is fine. */
+void cconn_destroy (struct cconn *cc);
+
+#endif /* CAIRN_FLUX_CCONN_H */

@@ -1,0 +1,41 @@
+/* fctx.h - what the cairn-exec module shares with its jobs. */
+#ifndef CAIRN_FLUX_FCTX_H
+#define CAIRN_FLUX_FCTX_H
+
+#include <stdint.h>
+#include <flux/core.h>
+#include <jansson.h>
+
+#include "flux/cconn.h"
+
+struct fjob;
+
+struct fctx {
+    flux_t *h;
+    uint32_t size;          /* brokers in the instance */
+    struct cconn *cc;       /* to cairnd */
+    char *shell;            /* default flux-shell path */
+    json_t *env;            /* the broker's environment, for the shells */
+    char **uris;            /* local-uri of each broker rank, once asked */
+    struct fjob **jobs;     /* in flight, unordered */
+    struct uriwait *uriwaits; /* fctx_uris calls in progress */
+    size_t njobs, jobs_cap;
+    uint64_t nstarted, nreleased; /* for stats */
+};
+
+/* The job has sent its final release: forget and destroy it. */
+void fctx_job_done (struct fctx *ctx, struct fjob *job);
+
+/* Ensure ctx->uris[r] for the n broker ranks in ranks[], asking the
+ * brokers that were not asked before (attr.get local-uri). Then call
+ * cb (ctx, 0, arg), or cb (ctx, -1, arg) with errno (EHOSTUNREACH,
+ * EINVAL for a rank outside the instance...) if one could not be asked:
+ * at once when every URI is known, else from the reactor. */
+typedef void (*fctx_uris_f) (struct fctx *ctx, int rc, void *arg);
+void fctx_uris (struct fctx *ctx,
+                const uint32_t *ranks,
+                size_t n,
+                fctx_uris_f cb,
+                void *arg);
+
+#endif /* CAIRN_FLUX_FCTX_H */

@@ -1,0 +1,800 @@
+/* fjob.c - see fjob.h
+ *
+ * Attaching to cairnd. A job the module has not attached yet is first
+ * *reattached* (`start` with reattach, since 0): the job-manager may hand
+ * over a job cairnd already runs (a broker restart, a module reload, a KVS
+ * checkpoint that lost the `start` event), and only cairnd's journal knows.
+ * ENOENT means cairnd never accepted it, and only then is it started
+ * fresh. What cairnd replays is filtered against the job's own eventlog
+ * (`skip`), so that the job-manager gets exactly the responses and events
+ * it is missing. A later reattach (cairnd restarted under a live module)
+ * asks only for what came after the `since` responses already received.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/idset.h"
+#include "flux/fctx.h"
+#include "flux/fjob.h"
+#include "flux/guest.h"
+
+struct relay {
+    int64_t matchtag;
+    const flux_msg_t *msg;
+};
+
+struct fjob {
+    struct fctx *ctx;
+    const flux_msg_t *req; /* the job-manager's start request */
+    flux_jobid_t id;
+    uint32_t userid;
+    json_t *jobspec, *R;
+    char f58[32];
+    uint32_t *ranks; /* broker ranks of R, ascending */
+    size_t nranks;
+    bool jm_reattach;  /* the job-manager's request had reattach */
+    bool attached;     /* cairnd accepted or reattached this job */
+    bool fresh;        /* our stream is a fresh start (not a reattach) */
+    bool relayed_start; /* `start` or `reattached` went to the job-manager */
+    int64_t matchtag;  /* current cairnd stream, 0 = none */
+    int nresp;         /* responses received on it, for `since` */
+    json_t *queue;     /* cairnd responses not yet handled, in order */
+    json_t *skip;      /* name -> how many the job's eventlog already has */
+    json_t *echo;      /* exception types we passed to cairnd */
+    flux_future_t *step; /* the handling of queue[0], when asynchronous */
+    flux_future_t *ns;   /* guest namespace creation */
+    const flux_msg_t **parked; /* shells waiting in the barrier */
+    size_t nparked, parked_cap;
+    struct relay *relays;
+    size_t nrelays;
+    bool skip_pending; /* the first `reattached`: read the eventlog */
+    bool has_ns;       /* the guest namespace exists */
+    bool ready;        /* namespace and URIs done: cairnd may be asked */
+    bool failed;       /* given up: cairnd is not asked again */
+    bool released;
+};
+
+static void process (struct fjob *job);
+
+flux_jobid_t fjob_id (const struct fjob *job)
+{
+    return job->id;
+}
+
+uint32_t fjob_userid (const struct fjob *job)
+{
+    return job->userid;
+}
+
+int64_t fjob_matchtag (const struct fjob *job)
+{
+    return job->matchtag;
+}
+
+/* ---- answers to the job-manager ---- */
+
+static void jm_respond (struct fjob *job, const char *type, json_t *data_new)
+{
+    flux_t *h = job->ctx->h;
+    if (!data_new)
+        data_new = json_object ();
+    if (flux_respond_pack (h, job->req, "{s:I s:s s:o}", "id",
+                           (json_int_t)job->id, "type", type, "data",
+                           data_new) < 0)
+        flux_log_error (h, "job %s: respond %s", job->f58, type);
+}
+
+static void jm_exception (struct fjob *job, int severity, const char *type,
+                          const char *note)
+{
+    jm_respond (job, "exception",
+                json_pack ("{s:i s:s s:s}", "severity", severity, "type", type,
+                           "note", note ? note : ""));
+}
+
+/* Build a response to a NORESPONSE request by hand: flux_respond() sends
+ * nothing for those, and the shells match the reply by topic. */
+void fjob_barrier_reply (flux_t *h, const flux_msg_t *req, int errnum)
+{
+    uint32_t mt = 0;
+    flux_msg_t *m = flux_msg_copy (req, false);
+
+    if (!m)
+        return;
+    (void)flux_msg_get_matchtag (req, &mt);
+    if (flux_msg_set_type (m, FLUX_MSGTYPE_RESPONSE) < 0 ||
+        flux_msg_clear_flag (m, FLUX_MSGFLAG_NORESPONSE) < 0 ||
+        flux_msg_set_matchtag (m, mt) < 0 ||
+        flux_msg_set_userid (m, FLUX_USERID_UNKNOWN) < 0 ||
+        flux_msg_set_rolemask (m, FLUX_ROLE_NONE) < 0 ||
+        (errnum && flux_msg_set_errnum (m, errnum) < 0) ||
+        flux_send_new (h, &m, 0) < 0)
+        flux_log_error (h, "shell-barrier reply");
+    flux_msg_destroy (m);
+}
+
+static void barrier_release (struct fjob *job, int errnum)
+{
+    for (size_t i = 0; i < job->nparked; i++) {
+        fjob_barrier_reply (job->ctx->h, job->parked[i], errnum);
+        flux_msg_decref (job->parked[i]);
+    }
+    job->nparked = 0;
+}
+
+/* ---- the cairnd side ---- */
+
+/* The jobspec cairnd runs: flux-shell <id> on every rank, with the
+ * broker's environment, the guest namespace, and each rank's own broker. */
+static json_t *cairn_jobspec (struct fjob *job)
+{
+    struct fctx *ctx = job->ctx;
+    const char *shell = ctx->shell;
+    double duration = 0;
+    int pfa = 0;
+    json_t *env = NULL, *renv = NULL, *js = NULL;
+    char id[32], ns[64];
+
+    (void)json_unpack (job->jobspec,
+                       "{s?{s?{s?F s?{s?s s?i}}}}", "attributes", "system",
+                       "duration", &duration, "exec", "job_shell", &shell,
+                       "prolog-failures-allowed", &pfa);
+    /* flux-shell sizes the job from R: shells started on fewer ranks would
+     * wait in their barrier for the dropped ones. Until R can shrink, a
+     * tolerable prolog failure is fatal here (cairn-exec(8)). */
+    if (pfa > 0)
+        flux_log (ctx->h, LOG_WARNING, "job %s: prolog-failures-allowed=%d is "
+                                       "not supported under Flux yet; any "
+                                       "prolog failure ends the job",
+                  job->f58, pfa);
+    pfa = 0;
+    snprintf (id, sizeof (id), "%ju", (uintmax_t)job->id);
+    if (flux_job_kvs_namespace (ns, sizeof (ns), job->id) < 0 ||
+        !(env = json_deep_copy (ctx->env)) ||
+        json_object_set_new (env, "FLUX_KVS_NAMESPACE", json_string (ns)) < 0 ||
+        !(renv = json_object ()))
+        goto done;
+    for (size_t i = 0; i < job->nranks; i++) {
+        char r[16];
+        snprintf (r, sizeof (r), "%u", (unsigned)job->ranks[i]);
+        if (json_object_set_new (renv, r,
+                                 json_pack ("{s:s}", "FLUX_URI",
+                                            ctx->uris[job->ranks[i]])) < 0)
+            goto done;
+    }
+    js = json_pack ("{s:i s:[] s:[{s:[ss] s:s s:{s:i}}]"
+                    " s:{s:{s:f s:O s:{s:i} s:{s:O}}}}",
+                    "version", 1, "resources", "tasks", "command", shell, id,
+                    "slot", "task", "count", "per_slot", 1, "attributes",
+                    "system", "duration", duration, "environment", env, "exec",
+                    "prolog-failures-allowed", pfa, "cairn",
+                    "rank-environment", renv);
+done:
+    json_decref (env);
+    json_decref (renv);
+    return js;
+}
+
+static void cairnd_send_start (struct fjob *job, bool reattach, int since)
+{
+    struct fctx *ctx = job->ctx;
+    json_t *p;
+
+    job->matchtag = cconn_matchtag (ctx->cc);
+    job->fresh = !reattach;
+    if (reattach)
+        p = json_pack ("{s:I s:b s:i s:b}", "id", (json_int_t)job->id,
+                       "reattach", 1, "since", since, "events", 1);
+    else {
+        json_t *js = cairn_jobspec (job);
+        p = js ? json_pack ("{s:I s:i s:o s:O s:b s:b}", "id",
+                            (json_int_t)job->id, "userid", (int)job->userid,
+                            "jobspec", js, "R", job->R, "reattach", 0,
+                            "events", 1)
+               : NULL;
+    }
+    if (!p || cconn_send (ctx->cc, "start", job->matchtag, p) < 0) {
+        if (errno != ENOTCONN)
+            flux_log_error (ctx->h, "job %s: start to cairnd", job->f58);
+        job->matchtag = 0; /* fjob_cairnd_state (up) will try again */
+    }
+    json_decref (p);
+}
+
+void fjob_cairnd_state (struct fjob *job, bool up)
+{
+    if (!up) {
+        job->matchtag = 0; /* that stream is gone with the connection */
+        return;
+    }
+    if (!job->ready || job->failed || job->released)
+        return; /* not that far yet, or nothing to ask */
+    cairnd_send_start (job, true, job->attached ? job->nresp : 0);
+}
+
+/* The job cannot go on: what job-exec does for a fatal error of its own.
+ * Whatever the queue holds still goes out first. */
+static void fail (struct fjob *job, const char *note)
+{
+    flux_log (job->ctx->h, LOG_ERR, "job %s: %s", job->f58, note);
+    job->failed = true;
+    job->matchtag = 0;
+    json_array_append_new (job->queue,
+                           json_pack ("{s:s s:{s:i s:s s:s}}", "type",
+                                      "exception", "data", "severity", 0,
+                                      "type", "exec", "note", note));
+    json_array_append_new (job->queue,
+                           json_pack ("{s:s s:{s:s s:b}}", "type", "release",
+                                      "data", "ranks", "all", "final", 1));
+    process (job);
+}
+
+static void cairnd_error (struct fjob *job, int errnum, const char *errstr)
+{
+    char note[256];
+
+    if (errnum == ENOENT && !job->fresh && !job->attached) {
+        cairnd_send_start (job, false, 0); /* cairnd never had it */
+        return;
+    }
+    if (errnum == EEXIST && job->fresh) { /* it got there first after all */
+        cairnd_send_start (job, true, 0);
+        return;
+    }
+    snprintf (note, sizeof (note), "cairnd refused the job: %s",
+              errstr ? errstr : strerror (errnum));
+    fail (job, note);
+}
+
+bool fjob_cairnd_message (struct fjob *job, const json_t *msg)
+{
+    json_int_t mt = 0, errnum = 0;
+    const char *errstr = NULL, *type = NULL;
+    json_t *payload = NULL;
+
+    (void)json_unpack ((json_t *)msg, "{s:I s?I s?s s?o}", "matchtag", &mt,
+                       "errnum", &errnum, "errstr", &errstr, "payload",
+                       &payload);
+    for (size_t i = 0; i < job->nrelays; i++) {
+        struct relay *r = &job->relays[i];
+        if (r->matchtag != mt)
+            continue;
+        if (errnum)
+            flux_respond_error (job->ctx->h, r->msg, (int)errnum, errstr);
+        else
+            flux_respond (job->ctx->h, r->msg, NULL);
+        flux_msg_decref (r->msg);
+        job->relays[i] = job->relays[--job->nrelays];
+        return true;
+    }
+    if (mt != job->matchtag || mt == 0)
+        return false; /* not ours, or a stream we gave up */
+    if (errnum) {
+        cairnd_error (job, (int)errnum, errstr);
+        return true;
+    }
+    if (json_unpack (payload, "{s:s}", "type", &type) < 0)
+        return true;
+    if (!job->attached) {
+        /* a fresh start's stream opens with `accepted`; a reattach's with
+         * `reattached`. Anything before is about another request (the
+         * exception of a duplicate start), not ours. */
+        if (strcmp (type, "accepted") != 0 && strcmp (type, "reattached") != 0)
+            return true;
+        job->attached = true;
+    }
+    /* cairnd's `since` (events view) counts all but these two */
+    if (strcmp (type, "accepted") != 0 && strcmp (type, "reattached") != 0)
+        job->nresp++;
+    json_array_append (job->queue, payload);
+    process (job);
+    return true;
+}
+
+/* ---- handling cairnd's responses, one at a time ---- */
+
+static void step_done (flux_future_t *f, void *arg)
+{
+    struct fjob *job = arg;
+    if (flux_future_get (f, NULL) < 0)
+        flux_log (job->ctx->h, LOG_ERR, "job %s: %s", job->f58,
+                  future_strerror (f, errno));
+    flux_future_destroy (f);
+    job->step = NULL;
+    json_array_remove (job->queue, 0);
+    process (job);
+}
+
+/* Post name (with perilog's description) to the job's eventlog. */
+static flux_future_t *post_event (struct fjob *job,
+                                  const char *name,
+                                  const json_t *ctx)
+{
+    json_t *c = json_object ();
+    json_t *status = json_object_get (ctx, "status");
+    flux_future_t *f;
+
+    json_object_set_new (c, "description",
+                         json_string (!strncmp (name, "prolog", 6)
+                                          ? "job-manager.prolog"
+                                          : "job-manager.epilog"));
+    if (status)
+        json_object_set (c, "status", status);
+    f = flux_rpc_pack (job->ctx->h, "job-manager.post-event.post", 0, 0,
+                       "{s:I s:s s:O}", "id", (json_int_t)job->id, "name",
+                       name, "context", c);
+    json_decref (c);
+    return f;
+}
+
+/* Does the job's eventlog hold an event named type? */
+static bool skipped_peek (const struct fjob *job, const char *type)
+{
+    return json_integer_value (json_object_get (job->skip, type)) > 0;
+}
+
+/* Count what the job's eventlog already holds, so a replay from cairnd
+ * sends only the rest. */
+static void skip_build (struct fjob *job, const char *eventlog)
+{
+    static const char *const names[] = {
+        "start", "exception", "finish", "release", "prolog-start",
+        "prolog-finish", "epilog-start", "epilog-finish"};
+    const char *p = eventlog;
+
+    json_object_clear (job->skip);
+    while (p && *p) {
+        const char *nl = strchr (p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen (p);
+        json_t *e = json_loadb (p, n, 0, NULL);
+        const char *name = NULL;
+        if (e && json_unpack (e, "{s:s}", "name", &name) == 0) {
+            for (size_t i = 0; i < sizeof (names) / sizeof (names[0]); i++) {
+                if (strcmp (name, names[i]) == 0) {
+                    json_int_t k = json_integer_value (
+                        json_object_get (job->skip, name));
+                    json_object_set_new (job->skip, name,
+                                         json_integer (k + 1));
+                }
+            }
+        }
+        json_decref (e);
+        p = nl ? nl + 1 : NULL;
+    }
+}
+
+static void reattached_done (struct fjob *job)
+{
+    job->step = NULL;
+    if (job->jm_reattach && !job->relayed_start) {
+        jm_respond (job, "reattached", NULL);
+        job->relayed_start = true;
+    }
+    json_array_remove (job->queue, 0);
+    process (job);
+}
+
+/* Shells block in their start barriers on requests only the module that
+ * received them can answer; a reload loses those (as with job-exec, whose
+ * jobs are "not recoverable" before the second barrier). A job whose
+ * shells had not all passed both barriers (no shell.start, no complete in
+ * exec.eventlog) would wait for ever: end it instead. */
+static void exec_eventlog_cb (flux_future_t *f, void *arg)
+{
+    struct fjob *job = arg;
+    const char *s = NULL;
+
+    if (flux_kvs_lookup_get (f, &s) == 0 && s &&
+        !strstr (s, "\"name\":\"shell.start\"") &&
+        !strstr (s, "\"name\":\"complete\"")) {
+        json_t *p = json_pack ("{s:I s:s s:i s:s}", "id", (json_int_t)job->id,
+                               "type", "exec", "severity", 0, "note",
+                               "job shells were in their start barrier when "
+                               "job-exec went away: the job cannot be "
+                               "recovered");
+        /* through cairnd, which journals it, stops the shells and sends it
+         * back on the stream: that copy is the one Flux gets */
+        if (!p || cconn_send (job->ctx->cc, "exception",
+                              cconn_matchtag (job->ctx->cc), p) < 0)
+            flux_log_error (job->ctx->h, "job %s: exception", job->f58);
+        json_decref (p);
+    }
+    flux_future_destroy (f);
+    reattached_done (job);
+}
+
+static void eventlog_cb (flux_future_t *f, void *arg)
+{
+    struct fjob *job = arg;
+    const char *s = NULL;
+    char ns[64];
+    flux_future_t *f2 = NULL;
+
+    if (flux_kvs_lookup_get (f, &s) < 0)
+        flux_log_error (job->ctx->h, "job %s: eventlog", job->f58);
+    skip_build (job, s);
+    flux_future_destroy (f);
+    if (job->jm_reattach && job->nranks > 1 && !skipped_peek (job, "finish") &&
+        flux_job_kvs_namespace (ns, sizeof (ns), job->id) >= 0 &&
+        (f2 = flux_kvs_lookup (job->ctx->h, ns, 0, "exec.eventlog")) &&
+        flux_future_then (f2, -1, exec_eventlog_cb, job) == 0) {
+        job->step = f2;
+        return;
+    }
+    flux_future_destroy (f2);
+    reattached_done (job);
+}
+
+static bool skipped (struct fjob *job, const char *type)
+{
+    json_int_t k = json_integer_value (json_object_get (job->skip, type));
+    if (k <= 0)
+        return false;
+    json_object_set_new (job->skip, type, json_integer (k - 1));
+    return true;
+}
+
+static bool echo_of_ours (struct fjob *job, const json_t *data)
+{
+    const char *type = json_string_value (json_object_get (data, "type"));
+    size_t i;
+    json_t *t;
+
+    json_array_foreach (job->echo, i, t)
+    {
+        if (type && !strcmp (json_string_value (t), type)) {
+            json_array_remove (job->echo, i);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Handle queue[0]. Returns a future when the handling goes on
+ * asynchronously (the next item waits for it), else NULL. */
+static flux_future_t *handle (struct fjob *job, const json_t *item)
+{
+    flux_t *h = job->ctx->h;
+    const char *type = json_string_value (json_object_get (item, "type"));
+    json_t *data = json_object_get (item, "data");
+    flux_future_t *f = NULL;
+    char key[128];
+
+    if (!type)
+        return NULL;
+    if (!strcmp (type, "reattached")) {
+        if (job->skip_pending) {
+            /* first attach of this module: what does Flux have already? */
+            job->skip_pending = false;
+            if (flux_job_kvs_key (key, sizeof (key), job->id, "eventlog") < 0 ||
+                !(f = flux_kvs_lookup (h, NULL, 0, key)) ||
+                flux_future_then (f, -1, eventlog_cb, job) < 0) {
+                flux_future_destroy (f);
+                return NULL;
+            }
+            job->step = f;
+            return f;
+        }
+        return NULL;
+    }
+    if (!strcmp (type, "accepted"))
+        return NULL;
+    if (skipped (job, type))
+        return NULL;
+    if (!strcmp (type, "start")) {
+        if (!job->relayed_start)
+            jm_respond (job, "start", NULL);
+        job->relayed_start = true;
+    } else if (!strcmp (type, "exception")) {
+        if (echo_of_ours (job, data))
+            return NULL;
+        int sev = json_integer_value (json_object_get (data, "severity"));
+        const char *t = json_string_value (json_object_get (data, "type"));
+        const char *note = json_string_value (json_object_get (data, "note"));
+        jm_exception (job, sev, t ? t : "exec", note);
+        if (sev == 0)
+            barrier_release (job, EIO);
+    } else if (!strcmp (type, "finish")) {
+        json_t *st = json_object_get (data, "status");
+        json_t *c = json_pack ("{s:O}", "status", st);
+        flux_future_t *fc = guest_post (h, job->id, "complete", c);
+        json_decref (c);
+        flux_future_destroy (fc); /* RPCs go out in order; no need to wait */
+        jm_respond (job, "finish", json_pack ("{s:O}", "status", st));
+        barrier_release (job, EIO);
+    } else if (!strncmp (type, "prolog-", 7) || !strncmp (type, "epilog-", 7)) {
+        f = post_event (job, type, data);
+    } else if (!strcmp (type, "drain")) {
+        const char *ranks = NULL, *reason = "";
+        if (json_unpack (data, "{s:s s?s}", "ranks", &ranks, "reason",
+                         &reason) == 0)
+            f = flux_rpc_pack (h, "resource.drain", 0, 0, "{s:s s:s s:s}",
+                               "targets", ranks, "reason", reason, "mode",
+                               "update");
+    } else if (!strcmp (type, "release")) {
+        int final = 0;
+        (void)json_unpack (data, "{s?b}", "final", &final);
+        if (!final) {
+            jm_respond (job, type, json_incref (data));
+            return NULL;
+        }
+        barrier_release (job, EIO);
+        f = job->has_ns ? guest_finish (h, job->id) : NULL;
+        if (!f) {
+            jm_respond (job, "release", json_incref (data));
+            job->released = true;
+        }
+    }
+    return f;
+}
+
+static void final_cb (flux_future_t *f, void *arg)
+{
+    struct fjob *job = arg;
+    json_t *item = json_array_get (job->queue, 0);
+
+    if (flux_future_get (f, NULL) < 0)
+        flux_log (job->ctx->h, LOG_ERR, "job %s: guest namespace: %s",
+                  job->f58, strerror (errno));
+    flux_future_destroy (f);
+    job->step = NULL;
+    jm_respond (job, "release", json_incref (json_object_get (item, "data")));
+    job->released = true;
+    job->ctx->nreleased++;
+    fctx_job_done (job->ctx, job);
+}
+
+static void process (struct fjob *job)
+{
+    while (!job->step && !job->released && json_array_size (job->queue) > 0) {
+        json_t *item = json_array_get (job->queue, 0);
+        const char *type = json_string_value (json_object_get (item, "type"));
+        flux_future_t *f = handle (job, item);
+
+        if (job->released) { /* final release sent without a namespace */
+            fctx_job_done (job->ctx, job);
+            return;
+        }
+        if (!f) {
+            json_array_remove (job->queue, 0);
+            continue;
+        }
+        if (job->step == f) /* handle() chained it itself */
+            return;
+        bool final = type && !strcmp (type, "release");
+        if (flux_future_then (f, -1, final ? final_cb : step_done, job) < 0) {
+            flux_future_destroy (f);
+            json_array_remove (job->queue, 0);
+            continue;
+        }
+        job->step = f;
+    }
+}
+
+/* ---- from the job-manager and the shells ---- */
+
+void fjob_exception (struct fjob *job,
+                     const char *type,
+                     int severity,
+                     int wait_status)
+{
+    json_t *p;
+
+    if (severity != 0 || job->released)
+        return; /* as job-exec: only fatal exceptions stop a job */
+    p = json_pack ("{s:I s:s s:i s:s}", "id", (json_int_t)job->id, "type",
+                   type, "severity", severity, "note", "");
+    if (wait_status >= 0)
+        json_object_set_new (p, "wait_status", json_integer (wait_status));
+    /* cairnd journals it and answers with the same exception on the job's
+     * stream: the job-manager has it already, so that echo is dropped */
+    if (p && cconn_send (job->ctx->cc, "exception",
+                         cconn_matchtag (job->ctx->cc), p) == 0)
+        json_array_append_new (job->echo, json_string (type));
+    else
+        flux_log_error (job->ctx->h, "job %s: exception to cairnd", job->f58);
+    json_decref (p);
+}
+
+void fjob_barrier (struct fjob *job, const flux_msg_t *msg, uint32_t rank)
+{
+    if (job->nparked == job->parked_cap) {
+        size_t cap = job->parked_cap ? job->parked_cap * 2 : 8;
+        const flux_msg_t **p = realloc (job->parked, cap * sizeof (*p));
+        if (!p) {
+            fjob_barrier_reply (job->ctx->h, msg, ENOMEM);
+            return;
+        }
+        job->parked = p;
+        job->parked_cap = cap;
+    }
+    job->parked[job->nparked++] = flux_msg_incref (msg);
+    if (job->nparked == job->nranks)
+        barrier_release (job, 0); /* everyone is in: let them all go */
+}
+
+void fjob_relay_request (struct fjob *job,
+                         const char *topic,
+                         const flux_msg_t *msg,
+                         json_t *payload)
+{
+    struct fctx *ctx = job->ctx;
+    struct relay *r = realloc (job->relays,
+                               (job->nrelays + 1) * sizeof (*r));
+    int64_t mt = cconn_matchtag (ctx->cc);
+
+    if (!r) {
+        flux_respond_error (ctx->h, msg, ENOMEM, NULL);
+        return;
+    }
+    job->relays = r;
+    if (cconn_send (ctx->cc, topic, mt, payload) < 0) {
+        flux_respond_error (ctx->h, msg, errno == ENOTCONN ? EAGAIN : errno,
+                            errno == ENOTCONN ? "cairnd is not connected"
+                                              : NULL);
+        return;
+    }
+    job->relays[job->nrelays++] =
+        (struct relay){.matchtag = mt, .msg = flux_msg_incref (msg)};
+}
+
+json_t *fjob_stats (const struct fjob *job)
+{
+    return json_pack ("{s:i s:i s:i s:i s:i s:i}", "started",
+                      job->relayed_start, "attached", job->attached,
+                      "responses", job->nresp, "queued",
+                      (int)json_array_size (job->queue), "barrier_entered",
+                      (int)job->nparked, "total_shells", (int)job->nranks);
+}
+
+/* ---- start ---- */
+
+static void uris_cb (struct fctx *ctx, int rc, void *arg)
+{
+    struct fjob *job = arg;
+
+    if (rc < 0) {
+        char note[128];
+        snprintf (note, sizeof (note), "cannot find the brokers' URIs: %s",
+                  strerror (errno));
+        fail (job, note);
+        return;
+    }
+    job->ready = true;
+    if (cconn_up (ctx->cc))
+        cairnd_send_start (job, true, 0);
+}
+
+static void ns_cb (flux_future_t *f, void *arg)
+{
+    struct fjob *job = arg;
+    int rc = flux_future_get (f, NULL);
+    char note[128];
+
+    snprintf (note, sizeof (note), "failed to create guest ns: %s",
+              strerror (errno));
+    flux_future_destroy (f);
+    job->ns = NULL;
+    if (rc < 0) {
+        fail (job, note);
+        return;
+    }
+    job->has_ns = true;
+    fctx_uris (job->ctx, job->ranks, job->nranks, uris_cb, job);
+}
+
+void fjob_begin (struct fjob *job)
+{
+    job->ctx->nstarted++;
+    if (job->nranks == 0) {
+        fail (job, "R has no ranks, or R_lite cannot be read");
+        return;
+    }
+    if (!(job->ns = guest_create (job->ctx->h, job->id, job->userid,
+                                  job->jm_reattach)) ||
+        flux_future_then (job->ns, -1, ns_cb, job) < 0) {
+        flux_future_destroy (job->ns);
+        job->ns = NULL;
+        fail (job, "failed to create guest ns");
+    }
+}
+
+/* The broker ranks of R, ascending. */
+static int ranks_of (struct fjob *job)
+{
+    size_t i;
+    json_t *e;
+    struct idset *all = idset_create ();
+
+    if (!all)
+        return -1;
+    json_array_foreach (json_object_get (json_object_get (job->R, "execution"),
+                                         "R_lite"),
+                        i, e)
+    {
+        const char *s = json_string_value (json_object_get (e, "rank"));
+        struct idset *one = s ? idset_decode (s, NULL) : NULL;
+        if (!one || idset_add (all, one) < 0) {
+            idset_destroy (one);
+            idset_destroy (all);
+            errno = EINVAL;
+            return -1;
+        }
+        idset_destroy (one);
+    }
+    job->nranks = idset_count (all);
+    if (job->nranks == 0 || !(job->ranks = calloc (job->nranks,
+                                                   sizeof (uint32_t)))) {
+        idset_destroy (all);
+        errno = job->nranks ? ENOMEM : EINVAL;
+        return -1;
+    }
+    i = 0;
+    for (uint32_t r = idset_first (all); r != IDSET_INVALID_ID;
+         r = idset_next (all, r))
+        job->ranks[i++] = r;
+    idset_destroy (all);
+    return 0;
+}
+
+struct fjob *fjob_create (struct fctx *ctx,
+                          const flux_msg_t *msg,
+                          flux_jobid_t id,
+                          uint32_t userid,
+                          json_t *jobspec,
+                          json_t *R,
+                          bool reattach)
+{
+    struct fjob *job = calloc (1, sizeof (*job));
+
+    if (!job)
+        return NULL;
+    job->ctx = ctx;
+    job->id = id;
+    job->userid = userid;
+    job->jm_reattach = reattach;
+    job->skip_pending = true;
+    job->jobspec = json_incref (jobspec);
+    job->R = json_incref (R);
+    job->req = flux_msg_incref (msg);
+    if (flux_job_id_encode (id, "f58", job->f58, sizeof (job->f58)) < 0)
+        snprintf (job->f58, sizeof (job->f58), "%ju", (uintmax_t)id);
+    if (!(job->queue = json_array ()) || !(job->skip = json_object ()) ||
+        !(job->echo = json_array ()))
+        goto error;
+    if (ranks_of (job) < 0)
+        job->nranks = 0; /* fjob_begin fails it, on the stream */
+    return job;
+error:
+    fjob_destroy (job);
+    errno = ENOMEM;
+    return NULL;
+}
+
+void fjob_destroy (struct fjob *job)
+{
+    if (!job)
+        return;
+    int saved = errno;
+    barrier_release (job, EIO);
+    for (size_t i = 0; i < job->nrelays; i++) {
+        flux_respond_error (job->ctx->h, job->relays[i].msg, ENOSYS, NULL);
+        flux_msg_decref (job->relays[i].msg);
+    }
+    flux_future_destroy (job->step);
+    flux_future_destroy (job->ns);
+    flux_msg_decref (job->req);
+    json_decref (job->jobspec);
+    json_decref (job->R);
+    json_decref (job->queue);
+    json_decref (job->skip);
+    json_decref (job->echo);
+    free (job->relays);
+    free (job->parked);
+    free (job->ranks);
+    free (job);
+    errno = saved;
+}

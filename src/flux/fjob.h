@@ -1,0 +1,87 @@
+/* fjob.h - one Flux job relayed between the job-manager and cairnd.
+ *
+ * The job-manager's `start` request (RFC 32) becomes a cairnd `start` whose
+ * jobspec runs Flux's own flux-shell on every rank, each with the FLUX_URI
+ * of its own broker, after the guest namespace exists. cairnd's responses
+ * come back on that stream, with the prolog, epilog and drain events
+ * (`events: true`), and are turned into what Flux expects, one at a time
+ * and in order:
+ *
+ *   start, exception, finish    the same start-stream responses
+ *   release (not final)         the same (the job-manager only logs it)
+ *   release (final)             exec.eventlog `done`, guest namespace
+ *                               grafted and removed, then the final release
+ *   prolog-*, epilog-*          posted to the job's eventlog
+ *                               (job-manager.post-event), with perilog's
+ *                               descriptions
+ *   drain                       resource.drain, answered before going on
+ *
+ * cairnd journals everything before it answers, so when the connection to
+ * it breaks the job just reattaches (`since` = what was received) once it
+ * is back: nothing is lost or sent twice.
+ */
+#ifndef CAIRN_FLUX_FJOB_H
+#define CAIRN_FLUX_FJOB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <flux/core.h>
+#include <jansson.h>
+
+struct fctx;
+struct fjob;
+
+/* Take the job-manager's start request (payload already unpacked into
+ * id, userid, jobspec, R, reattach; msg is kept until the final release).
+ * Returns the job, or NULL with errno (ENOMEM). The caller adds it to its
+ * list; the job removes itself through fctx_job_done() when released. */
+struct fjob *fjob_create (struct fctx *ctx,
+                          const flux_msg_t *msg,
+                          flux_jobid_t id,
+                          uint32_t userid,
+                          json_t *jobspec,
+                          json_t *R,
+                          bool reattach);
+
+/* Begin: guest namespace, broker URIs, then the cairnd request. */
+void fjob_begin (struct fjob *job);
+
+void fjob_destroy (struct fjob *job);
+
+flux_jobid_t fjob_id (const struct fjob *job);
+uint32_t fjob_userid (const struct fjob *job);
+int64_t fjob_matchtag (const struct fjob *job);
+
+/* A message from cairnd. Returns false if it is not this job's (another
+ * matchtag); true if it was, in which case the job may have been released
+ * and destroyed by the call. */
+bool fjob_cairnd_message (struct fjob *job, const json_t *msg);
+
+/* cairnd is back (reattach the stream) or gone (wait). */
+void fjob_cairnd_state (struct fjob *job, bool up);
+
+/* The job-exception event (a cancel, a timeout raised by the
+ * job-manager...): pass it on to cairnd. */
+void fjob_exception (struct fjob *job,
+                     const char *type,
+                     int severity,
+                     int wait_status);
+
+/* job-exec.shell-barrier from the shell on broker rank `rank`. */
+void fjob_barrier (struct fjob *job, const flux_msg_t *msg, uint32_t rank);
+
+/* Answer a shell's NORESPONSE barrier request: success (errnum 0) lets it
+ * go on, EIO makes it exit. */
+void fjob_barrier_reply (flux_t *h, const flux_msg_t *req, int errnum);
+
+/* job-exec.expiration and job-exec.critical-ranks: relay to cairnd and
+ * answer msg with cairnd's answer. */
+void fjob_relay_request (struct fjob *job,
+                         const char *topic,
+                         const flux_msg_t *msg,
+                         json_t *payload);
+
+/* What `flux module stats` shows of the job. New reference. */
+json_t *fjob_stats (const struct fjob *job);
+
+#endif /* CAIRN_FLUX_FJOB_H */

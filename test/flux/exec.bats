@@ -1,0 +1,119 @@
+#!/usr/bin/env bats
+# cairn-exec.so as Flux's job-exec (issue 14): jobs submitted to a real Flux
+# instance run through cairnd, and Flux's commands behave as with stock Flux.
+load lib
+
+teardown() {
+    cairnd_stop
+    assert_no_leftover
+}
+
+# A per-rank prolog/epilog that logs "PHASE JOBID RANK" to runlog, sleeps
+# sleep-PHASE-RANK seconds and exits exit-PHASE-RANK if those files exist.
+perilog_conf() {
+    local c
+    c=$(script perilog.sh <<'SH'
+#!/bin/sh
+d=$(dirname "$0")
+echo "$CAIRN_PHASE $FLUX_JOB_ID $CAIRN_RANK" >>"$d/runlog"
+f="$d/sleep-$CAIRN_PHASE-$CAIRN_RANK"; [ -e "$f" ] && sleep "$(cat "$f")"
+f="$d/exit-$CAIRN_PHASE-$CAIRN_RANK"; [ -e "$f" ] && exit "$(cat "$f")"
+exit 0
+SH
+)
+    echo "{\"prolog\": {\"command\": [\"$c\"], \"per-rank\": true},
+           \"epilog\": {\"command\": [\"$c\"], \"per-rank\": true}${1:+, $1}}"
+}
+
+# The only cairn job (its id, decimal).
+cairn_job() {
+    cairn jobs -a --json | jq -r .id | tail -n 1
+}
+
+@test "flux run -N4 hostname: each rank's flux-shell runs under cairnd" {
+    cairnd_start '{}'
+    run in_flux 'flux run -N4 -l hostname | sort'
+    [ "$status" -eq 0 ]
+    [ "${#lines[@]}" -eq 4 ]
+    [[ "${lines[0]}" == "0: $(hostname)" ]]
+    [[ "${lines[3]}" == "3: $(hostname)" ]]
+    id=$(cairn_job)
+    run cairn eventlog "$id" --json
+    [ "$(echo "$output" | jq -r 'select(.name == "accept") | .context.jobspec.tasks[0].command[0]')" \
+        = "$(dirname "$FLUX")/../libexec/flux/flux-shell" ] ||
+    [[ "$(echo "$output" | jq -r 'select(.name == "accept") | .context.jobspec.tasks[0].command[0]')" == */flux-shell ]]
+    # one shell per rank, each started once, each with its own broker
+    [ "$(echo "$output" | jq -r 'select(.name == "proc-intent") | .context.ranks' | sort | paste -sd,)" = "0,1,2,3" ]
+    [ "$(echo "$output" | jq -c 'select(.name == "proc-spawn")' | wc -l)" -eq 4 ]
+    [ "$(echo "$output" | jq -r 'select(.name == "finish") | .context.status')" -eq 0 ]
+}
+
+@test "the job's exit code and Flux's result are the shells'" {
+    cairnd_start '{}'
+    run in_flux 'flux run -N2 sh -c "exit 3"; echo "rc=$?"
+                 flux jobs -a -no "{result} {returncode}"'
+    [[ "$output" == *"rc=3"* ]]
+    [[ "$output" == *"FAILED 3"* ]]
+    [ "$(events_named "$(cairn_job)" finish | jq .status)" -eq 768 ]
+}
+
+@test "flux cancel: one cancel exception, shells signalled, ranks released" {
+    cairnd_start '{}'
+    run in_flux 'id=$(flux submit -N2 sleep 300)
+                 flux job wait-event -t 30 $id start >/dev/null
+                 flux cancel $id
+                 flux job wait-event -t 30 $id clean >/dev/null
+                 flux job eventlog $id | cut -d" " -f2 | paste -sd, -
+                 flux jobs -a -no "{result}"'
+    [ "$status" -eq 0 ]
+    # exactly one exception: cairnd's echo of the cancel is not relayed
+    [ "$(echo "${lines[0]}" | tr , '\n' | grep -c '^exception$')" -eq 1 ]
+    [[ "${lines[0]}" == *start*exception*finish*release*clean ]]
+    [ "${lines[1]}" = "CANCELED" ]
+    id=$(cairn_job)
+    [ "$(events_named "$id" exception | jq -r .type)" = cancel ]
+    # the shells' status: flux-shell exits 128+15 for tasks killed by SIGTERM
+    [ "$(events_named "$id" finish | jq .status)" -eq $(((128 + 15) << 8)) ]
+}
+
+@test "a time limit (flux run -t) ends the job with a timeout exception" {
+    cairnd_start '{}'
+    run in_flux 'flux run -t 2s sleep 60; echo "rc=$?"
+                 flux jobs -a -no "{result}"'
+    [[ "$output" == *TIMEOUT* ]]
+    [ "$(events_named "$(cairn_job)" exception | jq -r .type)" = timeout ]
+}
+
+@test "prolog and epilog run under cairnd and show in Flux's eventlog" {
+    cairnd_start "$(perilog_conf)"
+    run in_flux 'id=$(flux submit -N4 true)
+                 flux job wait-event -t 30 $id clean >/dev/null
+                 flux job eventlog $id | cut -d" " -f2 | paste -sd, -
+                 flux job eventlog -f json $id |
+                     jq -c "select(.name|test(\"log-\")) | [.name, .context]"'
+    [ "$status" -eq 0 ]
+    [[ "${lines[0]}" == *prolog-start*prolog-finish*start*finish*epilog-start*epilog-finish*release*free*clean* ]] ||
+    [[ "${lines[0]}" == *prolog-start*prolog-finish*start*finish*epilog-start*epilog-finish*release*clean* ]]
+    [[ "$output" == *'["prolog-start",{"description":"job-manager.prolog"}]'* ]]
+    [[ "$output" == *'["prolog-finish",{"description":"job-manager.prolog","status":0}]'* ]]
+    [[ "$output" == *'["epilog-finish",{"description":"job-manager.epilog","status":0}]'* ]]
+    [ "$(grep -c '^prolog ' "$BATS_TEST_TMPDIR/runlog")" -eq 4 ]
+    [ "$(grep -c '^epilog ' "$BATS_TEST_TMPDIR/runlog")" -eq 4 ]
+    # FLUX_JOB_ID is Flux's F58, as perilog sets it
+    [[ "$(head -1 "$BATS_TEST_TMPDIR/runlog")" == "prolog ƒ"* ]]
+}
+
+@test "a failing prolog: fatal prolog exception, epilog still runs" {
+    echo 1 >"$BATS_TEST_TMPDIR/exit-prolog-2"
+    cairnd_start "$(perilog_conf)"
+    run in_flux 'flux run -N4 true; echo "rc=$?"
+                 id=$(flux jobs -a -no {id})
+                 flux job eventlog $id | cut -d" " -f2 | paste -sd, -
+                 flux job eventlog -f json $id |
+                     jq -r "select(.name==\"exception\") | .context.type"'
+    [[ "$output" != *"rc=0"* ]]
+    [[ "$output" == *prolog-start*exception*prolog-finish* ]]
+    [[ "$output" == *$'\n'prolog* ]]
+    [ "$(grep -c '^epilog ' "$BATS_TEST_TMPDIR/runlog")" -eq 4 ]
+    [ "$(grep -c '^shell' "$BATS_TEST_TMPDIR/runlog")" -eq 0 ]
+}
