@@ -435,6 +435,28 @@ static int fold_proc_spawn (struct job *job,
     return 0;
 }
 
+/* The spawned process is gone before its shim marked the start: the
+ * command never ran, and the process is an intent again (its effect is to
+ * start it, once more under the same execid). */
+static int fold_proc_unstarted (struct job *job,
+                                double t,
+                                json_t *ctx,
+                                struct cairn_error *err)
+{
+    struct job_proc *p = ctx_proc (job, ctx, err);
+    if (!p)
+        return errprefix (err, "proc-unstarted");
+    if (p->state != PROC_RUNNING)
+        return errset (err, EINVAL, "proc-unstarted: %s is not running",
+                       p->execid);
+    p->state = PROC_INTENT;
+    p->pid = 0;
+    p->starttime = 0;
+    p->bootid[0] = '\0';
+    p->t_spawn = 0;
+    return 0;
+}
+
 static int fold_proc_signal (struct job *job,
                              double t,
                              json_t *ctx,
@@ -558,6 +580,7 @@ static const struct {
     {"log", fold_log, false, false},
     {"proc-intent", fold_proc_intent, false, false},
     {"proc-spawn", fold_proc_spawn, false, false},
+    {"proc-unstarted", fold_proc_unstarted, false, false},
     {"proc-signal", fold_proc_signal, false, false},
     {"proc-exit", fold_proc_exit, false, false},
     {"proc-lost", fold_proc_lost, false, false},

@@ -10,7 +10,8 @@
  * commits, and only then carries out their effects (DESIGN.md, the
  * write-ahead rule):
  *
- *   proc-intent        spawn the process (job_proc_command says what to run)
+ *   proc-intent,       spawn the process (job_proc_command says what to run)
+ *   proc-unstarted
  *   proc-signal        send context.signum to the process
  *   proc-exit/lost     forget the process, remove its exit files
  *   start, release,    send the matching RFC 32 response (job_response)
@@ -148,6 +149,16 @@ int job_proc_exited (struct job *job,
                      const char *errdata,
                      bool err_trunc,
                      json_t *out);
+
+/* The spawned process is gone and its start marker was never written:
+ * the command did not run (a shim cut short by cairnd's death, see
+ * spawner.h). Back to an intent, whose effect (proc-unstarted) is to start
+ * it again. EINVAL unless the process is running. */
+int job_proc_unstarted (struct job *job,
+                        const struct job_ctx *ctx,
+                        const char *execid,
+                        const char *note,
+                        json_t *out);
 
 /* The process is gone and its outcome is unknown (note says why). */
 int job_proc_lost (struct job *job,

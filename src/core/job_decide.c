@@ -722,6 +722,23 @@ int job_proc_spawned (struct job *job,
     return step (job, ctx, out);
 }
 
+int job_proc_unstarted (struct job *job,
+                        const struct job_ctx *ctx,
+                        const char *execid,
+                        const char *note,
+                        json_t *out)
+{
+    struct job_proc *p = job_proc_lookup (job, execid);
+    if (!p)
+        return -1;
+    if (p->state != PROC_RUNNING) {
+        errno = EINVAL;
+        return -1;
+    }
+    return job_emit (job, ctx, out, "proc-unstarted",
+                     json_pack ("{s:s s:s}", "execid", execid, "note", note));
+}
+
 /* A process ended with no status: never started (proc-fail) or outcome
  * unknown (proc-lost). */
 static int proc_no_status (struct job *job,

@@ -283,7 +283,7 @@ static void check_proc_intent (struct vstate *vs, const char *name, json_t *ctx)
     vs->nprocs++;
 }
 
-/* proc-spawn, proc-signal and the three ends. */
+/* proc-spawn, proc-unstarted, proc-signal and the three ends. */
 static void check_proc (struct vstate *vs, const char *name, json_t *ctx)
 {
     const char *execid = json_string_value (json_object_get (ctx, "execid"));
@@ -303,6 +303,12 @@ static void check_proc (struct vstate *vs, const char *name, json_t *ctx)
                      p->execid, (intmax_t)p->seq_end);
         else
             p->seq_spawn = vs->seq;
+    } else if (strcmp (name, "proc-unstarted") == 0) {
+        if (p->seq_spawn < 0 || p->seq_end >= 0)
+            problem (vs, "proc-unstarted for process %s that is not running",
+                     p->execid);
+        else
+            p->seq_spawn = -1; /* an intent again: its next spawn is fine */
     } else if (strcmp (name, "proc-signal") == 0) {
         if (p->seq_end >= 0)
             problem (vs, "proc-signal for process %s after it ended (seq %jd)",
@@ -329,6 +335,7 @@ static const struct {
     {"clean", check_clean},
     {"proc-intent", check_proc_intent},
     {"proc-spawn", check_proc},
+    {"proc-unstarted", check_proc},
     {"proc-signal", check_proc},
     {"proc-exit", check_proc},
     {"proc-lost", check_proc},

@@ -306,7 +306,8 @@ static void effects (struct jobentry *je, json_t *events)
         if (eventlog_entry_parse (entry, NULL, &name, &ctx) < 0 || !ctx)
             continue;
         execid = json_string_value (json_object_get (ctx, "execid"));
-        if (strcmp (name, "proc-intent") == 0)
+        if (strcmp (name, "proc-intent") == 0 ||
+            strcmp (name, "proc-unstarted") == 0)
             (void)proc_spawn (je, execid);
         else if (strcmp (name, "proc-signal") == 0) {
             int signum = json_integer_value (json_object_get (ctx, "signum"));

@@ -9,6 +9,8 @@
  *     boot id changed          -> lost: the machine rebooted
  *     exit file present        -> it ended while we were down: its status
  *     pidfd_open + start time  -> still ours: watch it again
+ *     no start marker          -> it never ran (a spawn cut short by
+ *                                 cairnd's death): start it again
  *     otherwise                -> lost: gone with no exit status
  *   intent only (crash between intent commit and pid commit):
  *     exit file present        -> its status
@@ -220,6 +222,24 @@ static int reconcile_running (struct jobentry *je,
     if (has_exit (d, p->execid)) { /* ended between the two looks */
         proc_collect (je, p->execid, -1);
         return 0;
+    }
+    if (!exitfile_started (d->exitdir, p->execid)) {
+        /* Gone before its shim marked the start: a spawn cut short by the
+         * last cairnd's death (its child dies with it, spawner.h). The
+         * command never ran, so it runs now, once. */
+        struct job_ctx ctx;
+        char execid[EXECID_LEN + 1];
+        snprintf (execid, sizeof (execid), "%s", p->execid);
+        snprintf (why, sizeof (why),
+                  "cairn-shim (pid %d) ended before starting the command",
+                  (int)p->pid);
+        log_msg (LOG_INFO, "job %s: %s: %s: starting it again", je->key,
+                 execid, why);
+        cairnd_ctx (d, &ctx);
+        if (job_proc_unstarted (je->job, &ctx, execid, why, je->pending) == 0) {
+            cairnd_dirty (je);
+            return 0;
+        }
     }
     snprintf (why, sizeof (why),
               "lost while cairnd was down: cairn-shim (pid %d) is gone and "

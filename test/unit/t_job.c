@@ -1940,6 +1940,42 @@ static json_t *entry_load (const char *line)
     return e;
 }
 
+/* A shim gone before its start marker (killed with the cairnd that
+ * spawned it): the process is an intent again and runs once more. */
+static void test_unstarted (void)
+{
+    struct fake fb;
+    struct job_config jc;
+    const struct job_proc *p;
+    char execid[EXECID_LEN + 1];
+
+    cfg_init (&jc, false, false);
+    start_job (&fb, &jc, 2, 0, 0, OWNER);
+    fake_spawn_all (&fb);
+    p = fake_find (&fb, PHASE_SHELL, 1);
+    snprintf (execid, sizeof (execid), "%s", p->execid);
+    size_t from = json_array_size (fb.out);
+    ok (job_proc_unstarted (fb.job, &fb.ctx, execid, "shim ended early",
+                            fb.out) == 0,
+        "job_proc_unstarted of a running shell");
+    is_int (fake_count (&fb, from, "proc-unstarted"), 1,
+            "... emits proc-unstarted");
+    p = job_proc_find (fb.job, execid);
+    ok (p && p->state == PROC_INTENT && p->pid == 0,
+        "... and the shell is an intent again, without a pid");
+    check_replay (&fb, "unstarted shell");
+    is_errno (job_proc_unstarted (fb.job, &fb.ctx, execid, "x", fb.out),
+              EINVAL, "job_proc_unstarted of an intent: EINVAL");
+    is_errno (job_proc_unstarted (fb.job, &fb.ctx, "nope", "x", fb.out),
+              ENOENT, "job_proc_unstarted of an unknown execid: ENOENT");
+    ok (fake_spawn (&fb, execid) == 0, "it is spawned again, same execid");
+    drive_to_end (&fb);
+    is_int (job_finish_status (fb.job), 0, "and the job ends normally");
+    is_int (fake_count (&fb, 0, "exception"), 0, "... with no exception");
+    check_replay (&fb, "unstarted shell, respawned, done");
+    fake_fini (&fb);
+}
+
 static void test_apply_rejects (void)
 {
     struct fake fb;
@@ -2070,6 +2106,7 @@ int main (void)
     test_output ();
     test_rank_env ();
     test_progress_responses ();
+    test_unstarted ();
     test_apply_rejects ();
     test_replay_start_without_shells ();
     return done_testing ();

@@ -1,0 +1,108 @@
+#!/bin/bash
+# crashpoints.sh - cairnd's crash points under a real Flux job-manager.
+# Runs inside a `flux start` instance whose job-exec is cairn-exec.so
+# (test/flux/crashpoints.bats starts it). For every crash point NAME:K that
+# a clean 4-rank job with per-rank prolog and epilog passes (K = 1 and the
+# last K), it starts cairnd with CAIRN_CRASH_AT=NAME:K, runs the job through
+# Flux, restarts cairnd when the crash comes, and checks what Flux and the
+# journal say. Prints one line per case ("ok NAME:K" or "FAIL NAME:K: why")
+# and a summary; exits 1 if any case failed.
+#
+# Usage: crashpoints.sh BUILDDIR WORKDIR [MAXCASES]
+set -u
+B=$1 W=$2 MAX=${3:-0}
+CONF=$W/cairn.conf
+S=$W/state
+
+PL=$W/perilog.sh
+cat >"$PL" <<'SH'
+#!/bin/sh
+echo "$CAIRN_PHASE $CAIRN_RANK" >>"$CP_RUNLOG"
+exit 0
+SH
+chmod +x "$PL"
+printf '{"prolog": {"command": ["%s"], "per-rank": true},
+ "epilog": {"command": ["%s"], "per-rank": true}}\n' "$PL" "$PL" >"$CONF"
+
+CAIRND_PID=
+start_cairnd() { # [CAIRN_CRASH_AT value]
+    CAIRN_CRASH_AT=${1:-} CAIRN_CRASH_COUNT=${2:-} \
+        "$B/cairnd" -c "$CONF" --statedir "$S" 2>>"$W/cairnd.log" &
+    CAIRND_PID=$!
+}
+stop_cairnd() {
+    [ -n "$CAIRND_PID" ] || return 0
+    kill "$CAIRND_PID" 2>/dev/null
+    wait "$CAIRND_PID" 2>/dev/null
+    CAIRND_PID=
+}
+
+# Run one 4-rank job through Flux with the runlog at $1; print its id.
+run_job() {
+    CP_RUNLOG=$1 flux submit -N4 --env=CP_RUNLOG="$1" \
+        sh -c 'echo "shell $FLUX_TASK_RANK" >>"$CP_RUNLOG"'
+}
+
+# The clean run: which points are passed, how often.
+mkdir -p "$S" && chmod 700 "$S"
+export CP_RUNLOG=$W/clean.runlog
+start_cairnd "" "$W/counts"
+id=$(run_job "$W/clean.runlog")
+flux job wait-event -t 60 "$id" clean >/dev/null || { echo "clean run failed"; exit 1; }
+stop_cairnd
+# (a spawner point makes cairnd exit 1 rather than die: restarted the same)
+sort "$W/counts" | uniq -c | awk '{print $2 ":1"; if ($1 > 1) print $2 ":" $1}' \
+    >"$W/cases"
+n=$(wc -l <"$W/cases")
+echo "# $n cases from $(sort -u "$W/counts" | wc -l) crash points"
+
+pass=0 fail=0 i=0
+while read -r point; do
+    i=$((i + 1))
+    [ "$MAX" -gt 0 ] && [ "$i" -gt "$MAX" ] && break
+    log=$W/run.$i
+    export CP_RUNLOG=$log
+    start_cairnd "$point"
+    id=$(run_job "$log")
+    why=
+    # cairnd dies at the point (or the job ends first, if the point comes
+    # later in this run than in the clean one); restart it after a crash
+    for _ in $(seq 1 600); do
+        kill -0 "$CAIRND_PID" 2>/dev/null || break
+        flux job wait-event -t 0.05 "$id" clean >/dev/null 2>&1 && break
+    done
+    if ! kill -0 "$CAIRND_PID" 2>/dev/null; then
+        wait "$CAIRND_PID" 2>/dev/null
+        start_cairnd ""
+    fi
+    if ! flux job wait-event -t 60 "$id" clean >/dev/null 2>&1; then
+        why="job not clean after 60s: $(flux job eventlog "$id" | cut -d' ' -f2 | paste -sd,)"
+    else
+        res=$(flux jobs -no '{result}' "$id")
+        [ "$res" = COMPLETED ] || why="result $res: $(flux job eventlog "$id" | cut -d' ' -f2 | paste -sd,)"
+        for p in prolog shell epilog; do
+            c=$(grep -c "^$p " "$log" 2>/dev/null)
+            [ "${c:-0}" -eq 4 ] || why="$why; $p ran ${c:-0} times"
+        done
+        ev=$(flux job eventlog "$id" | cut -d' ' -f2 | paste -sd,)
+        for e in start finish release clean; do
+            [ "$(echo "$ev" | tr , '\n' | grep -cx "$e")" -eq 1 ] ||
+                why="$why; $e x$(echo "$ev" | tr , '\n' | grep -cx "$e")"
+        done
+    fi
+    stop_cairnd
+    # a case that went wrong may have drained ranks: the next case needs
+    # all four (and says for itself what went wrong)
+    flux resource undrain 0-3 2>/dev/null
+    if [ -z "$why" ]; then
+        pass=$((pass + 1)); echo "ok $point"
+    else
+        fail=$((fail + 1)); echo "FAIL $point: $why"
+    fi
+done <"$W/cases"
+start_cairnd ""
+v=$("$B/cairn" --statedir "$S" verify --json | tail -n 1)
+stop_cairnd
+echo "$v" | grep -q '"ok":true' || { echo "FAIL verify: $v"; fail=$((fail + 1)); }
+echo "# $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
