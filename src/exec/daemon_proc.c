@@ -111,7 +111,8 @@ void proc_unwatch (struct cairnd *d, const char *execid)
 
 /* A process ended: read what its shim left and tell the job. A missing
  * exit file means the outcome is lost (shim_status: the shim's own wait
- * status, or -1 when it is not our child). */
+ * status, or -1 when it is not our child), unless the command never
+ * started. */
 void proc_collect (struct jobentry *je, const char *execid, int shim_status)
 {
     struct cairnd *d = je->d;
@@ -141,6 +142,21 @@ void proc_collect (struct jobentry *je, const char *execid, int shim_status)
         free (out);
         free (err);
         free (error);
+    } else if (shim_status < 0 && !exitfile_started (d->exitdir, execid)) {
+        /* Not our child: a shim adopted from the last cairnd, which died
+         * before marking the start. Only that cairnd's death kills a shim
+         * there (its pdeathsig, spawner.h; the pidfd may have been taken
+         * while it was still a zombie), so the command never ran: it
+         * runs now, once, as reconcile does for a shim already gone. */
+        char note[160];
+        snprintf (note, sizeof (note),
+                  "cairn-shim (pid %d) ended before starting the command",
+                  (int)p->pid);
+        log_msg (LOG_INFO, "job %s: %s: %s: starting it again", je->key,
+                 execid, note);
+        if (job_proc_unstarted (je->job, &ctx, execid, note, je->pending) < 0)
+            log_msg (LOG_ERR, "job %s: restart of %s: %s", je->key, execid,
+                     strerror (errno));
     } else {
         char note[160];
         if (shim_status >= 0)
