@@ -6,8 +6,9 @@ set(CAIRN_FLUX_PREFIX "/opt/flux-core" CACHE PATH
 set(ENV{PKG_CONFIG_PATH}
     "${CAIRN_FLUX_PREFIX}/lib/pkgconfig:$ENV{PKG_CONFIG_PATH}")
 pkg_check_modules(FLUX IMPORTED_TARGET flux-core)
+pkg_check_modules(FLUX_IDSET IMPORTED_TARGET flux-idset)
 
-if(FLUX_FOUND AND NOT SANITIZE)
+if(FLUX_FOUND AND FLUX_IDSET_FOUND AND NOT SANITIZE)
   message(STATUS "flux-core ${FLUX_VERSION} found: building cairn-exec.so")
   set(CAIRN_FLUX ON)
   set(CAIRN_FLUX_BIN "${CAIRN_FLUX_PREFIX}/bin/flux")
@@ -25,6 +26,15 @@ if(FLUX_FOUND AND NOT SANITIZE)
   target_link_options(cairn-exec PRIVATE -Wl,-Bsymbolic
                       -Wl,--exclude-libs,ALL -Wl,--no-undefined)
   install(TARGETS cairn-exec DESTINATION ${CMAKE_INSTALL_LIBDIR}/cairn)
+  # Flux's housekeeping command for cairn's partial release. Only the
+  # client's sources, not cairn_core: libflux-idset has its own idset_*.
+  add_executable(cairn-flux-housekeeping
+    src/flux-housekeeping/cairn-flux-housekeeping.c src/exec/client.c
+    src/exec/statedir.c src/core/error.c)
+  target_link_libraries(cairn-flux-housekeeping PRIVATE PkgConfig::FLUX
+                        PkgConfig::FLUX_IDSET PkgConfig::JANSSON m)
+  install(TARGETS cairn-flux-housekeeping
+          DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/cairn)
 elseif(SANITIZE)
   set(CAIRN_FLUX OFF)
   message(STATUS "sanitizer build: the Flux module is not built")

@@ -22,6 +22,8 @@
 #include "flux/cconn.h"
 #include "flux/fctx.h"
 #include "flux/fjob.h"
+#include "flux/orphan.h"
+#include "flux/resync.h"
 
 extern char **environ;
 
@@ -38,7 +40,7 @@ struct uriwait {
 
 /* ---- jobs ---- */
 
-static struct fjob *job_find (struct fctx *ctx, flux_jobid_t id)
+struct fjob *fctx_job_find (struct fctx *ctx, flux_jobid_t id)
 {
     for (size_t i = 0; i < ctx->njobs; i++)
         if (fjob_id (ctx->jobs[i]) == id)
@@ -159,6 +161,8 @@ static void cairnd_message (struct cconn *cc, const json_t *msg, void *arg)
     for (size_t i = 0; i < ctx->njobs; i++)
         if (fjob_cairnd_message (ctx->jobs[i], msg))
             return;
+    if (!resync_cairnd_message (ctx, msg))
+        (void)orphan_cairnd_message (ctx, msg);
 }
 
 static void cairnd_state (struct cconn *cc, bool up, void *arg)
@@ -170,6 +174,13 @@ static void cairnd_state (struct cconn *cc, bool up, void *arg)
                                    "reconnecting", cconn_path (cc));
     for (size_t i = 0; i < ctx->njobs; i++)
         fjob_cairnd_state (ctx->jobs[i], up);
+    if (up) {
+        resync_run (ctx);
+        orphan_run (ctx);
+    } else {
+        resync_cancel_all (ctx);
+        orphan_cancel_all (ctx);
+    }
 }
 
 /* ---- requests ---- */
@@ -192,7 +203,7 @@ static void start_cb (flux_t *h,
         flux_log_error (h, "start: malformed request");
         return;
     }
-    if (job_find (ctx, (flux_jobid_t)id)) {
+    if (fctx_job_find (ctx, (flux_jobid_t)id)) {
         flux_log (h, LOG_ERR, "job %ju: a second start while one is in "
                               "flight; ignored", (uintmax_t)id);
         return;
@@ -209,6 +220,7 @@ static void start_cb (flux_t *h,
                              jobspec, R, reattach)))
         goto nomem;
     ctx->jobs[ctx->njobs++] = job;
+    resync_hand_barriers (ctx, job);
     fjob_begin (job);
     return;
 nomem:
@@ -232,7 +244,7 @@ static void relay_cb (flux_t *h,
         flux_respond_error (h, msg, EPROTO, NULL);
         return;
     }
-    if (!(job = job_find (ctx, (flux_jobid_t)id))) {
+    if (!(job = fctx_job_find (ctx, (flux_jobid_t)id))) {
         flux_respond_error (h, msg, ENOENT, "job not found");
         return;
     }
@@ -252,7 +264,7 @@ static void critical_ranks_cb (flux_t *h,
         flux_respond_error (h, msg, EPROTO, NULL);
         return;
     }
-    if (!(job = job_find (ctx, (flux_jobid_t)id))) {
+    if (!(job = fctx_job_find (ctx, (flux_jobid_t)id))) {
         flux_respond_error (h, msg, ENOENT, "job not found");
         return;
     }
@@ -278,8 +290,10 @@ static void barrier_cb (flux_t *h,
         fjob_barrier_reply (h, msg, EPROTO);
         return;
     }
-    if (!(job = job_find (ctx, (flux_jobid_t)id))) {
-        fjob_barrier_reply (h, msg, ENOENT);
+    if (!(job = fctx_job_find (ctx, (flux_jobid_t)id))) {
+        if (!resync_park_barrier (ctx, (flux_jobid_t)id, (uint32_t)rank,
+                                  msg))
+            fjob_barrier_reply (h, msg, ENOENT);
         return;
     }
     if (flux_msg_authorize (msg, fjob_userid (job)) < 0) {
@@ -304,7 +318,7 @@ static void exception_cb (flux_t *h,
                            &type, "severity", &severity, "wait_status",
                            &wait_status) < 0)
         return;
-    if ((job = job_find (ctx, (flux_jobid_t)id)))
+    if ((job = fctx_job_find (ctx, (flux_jobid_t)id)))
         fjob_exception (job, type, severity, wait_status);
 }
 
@@ -390,6 +404,22 @@ static char *socket_path (flux_t *h, int argc, char **argv)
     return path;
 }
 
+/* Partial release is on when Flux's housekeeping runs our helper: only
+ * then does something hold each rank until cairnd's epilog on it is done,
+ * so only then may the final release go out before the epilogs end. */
+static bool partial_release (flux_t *h)
+{
+    json_t *cmd = NULL;
+    const char *argv0;
+
+    if (flux_conf_unpack (flux_get_conf (h), NULL, "{s:{s:{s:o}}}",
+                          "job-manager", "housekeeping", "command", &cmd) < 0 ||
+        !(argv0 = json_string_value (json_array_get (cmd, 0))))
+        return false;
+    const char *base = strrchr (argv0, '/');
+    return !strcmp (base ? base + 1 : argv0, "cairn-flux-housekeeping");
+}
+
 static int hello (flux_t *h)
 {
     const char *name = flux_aux_get (h, "flux::name");
@@ -414,6 +444,10 @@ static void ctx_destroy (struct fctx *ctx)
     for (size_t i = 0; i < ctx->njobs; i++)
         fjob_destroy (ctx->jobs[i]);
     free (ctx->jobs);
+    resync_cancel_all (ctx);
+    orphan_cancel_all (ctx);
+    resync_drop_barriers (ctx);
+    json_decref (ctx->resynced);
     cconn_destroy (ctx->cc);
     for (uint32_t r = 0; ctx->uris && r < ctx->size; r++)
         free (ctx->uris[r]);
@@ -433,7 +467,7 @@ mod_main (flux_t *h, int argc, char **argv)
 
     if (flux_get_size (h, &ctx.size) < 0 ||
         !(ctx.uris = calloc (ctx.size, sizeof (char *))) ||
-        !(ctx.env = broker_env ())) {
+        !(ctx.env = broker_env ()) || !(ctx.resynced = json_object ())) {
         flux_log_error (h, "cairn-exec: setup");
         goto done;
     }
@@ -445,6 +479,7 @@ mod_main (flux_t *h, int argc, char **argv)
         goto done;
     if (!(sock = socket_path (h, argc, argv)))
         goto done;
+    ctx.partial = partial_release (h);
     struct cconn_ops ops = {.message = cairnd_message, .state = cairnd_state};
     if (!(ctx.cc = cconn_create (h, sock, &ops, &ctx))) {
         flux_log_error (h, "cairnd socket %s", sock);
@@ -456,7 +491,9 @@ mod_main (flux_t *h, int argc, char **argv)
         flux_event_subscribe (h, "job-exception") < 0 || hello (h) < 0)
         goto done;
     flux_log (h, LOG_INFO, "cairn-exec: relaying jobs to cairnd at %s "
-                           "(shell %s)", sock, ctx.shell);
+                           "(shell %s, %s)", sock, ctx.shell,
+              ctx.partial ? "partial release through housekeeping"
+                          : "ranks freed after the last epilog");
     if (flux_reactor_run (flux_get_reactor (h), 0) < 0)
         flux_log_error (h, "reactor");
     else

@@ -9,6 +9,16 @@
 #include "flux/cconn.h"
 
 struct fjob;
+struct resync;
+struct orphan;
+struct lookup;
+
+/* A shell's barrier request that came before its job's start request. */
+struct early_barrier {
+    flux_jobid_t id;
+    uint32_t rank;
+    const flux_msg_t *msg;
+};
 
 struct fctx {
     flux_t *h;
@@ -21,7 +31,19 @@ struct fctx {
     struct uriwait *uriwaits; /* fctx_uris calls in progress */
     size_t njobs, jobs_cap;
     uint64_t nstarted, nreleased; /* for stats */
+    struct resync *resyncs; /* resync.h */
+    json_t *resynced;       /* resync.h: id -> events seen, until taken */
+    struct early_barrier *early; /* resync.h: parked until the start */
+    size_t nearly;
+    struct orphan *orphans; /* orphan.h */
+    struct lookup *orphan_lookup;
+    bool partial;           /* partial release through housekeeping:
+                             * [job-manager.housekeeping] command is
+                             * cairn-flux-housekeeping (cairn_exec.c) */
 };
+
+/* The job with a start stream here for id, or NULL. */
+struct fjob *fctx_job_find (struct fctx *ctx, flux_jobid_t id);
 
 /* The job has sent its final release: forget and destroy it. */
 void fctx_job_done (struct fctx *ctx, struct fjob *job);

@@ -20,6 +20,8 @@
 #include "flux/fctx.h"
 #include "flux/fjob.h"
 #include "flux/guest.h"
+#include "flux/jmevent.h"
+#include "flux/resync.h"
 
 struct relay {
     int64_t matchtag;
@@ -52,9 +54,10 @@ struct fjob {
     size_t nrelays;
     bool skip_pending; /* the first `reattached`: read the eventlog */
     bool has_ns;       /* the guest namespace exists */
-    bool ready;        /* namespace and URIs done: cairnd may be asked */
+    bool ready;        /* namespace done: cairnd may be asked */
     bool failed;       /* given up: cairnd is not asked again */
     bool released;
+    json_t *final;     /* data of the final release being sent */
 };
 
 static void process (struct fjob *job);
@@ -232,14 +235,20 @@ static void fail (struct fjob *job, const char *note)
     process (job);
 }
 
+static void uris_cb (struct fctx *ctx, int rc, void *arg);
+
 static void cairnd_error (struct fjob *job, int errnum, const char *errstr)
 {
     char note[256];
 
-    if (errnum == ENOENT && !job->fresh && !job->attached) {
-        cairnd_send_start (job, false, 0); /* cairnd never had it */
+    if (errnum == ENOENT && !job->fresh && !job->attached &&
+        !job->jm_reattach) {
+        /* cairnd never had it: start it, with each rank's broker URI */
+        fctx_uris (job->ctx, job->ranks, job->nranks, uris_cb, job);
         return;
     }
+    if (errnum == ENOENT && job->jm_reattach)
+        errstr = "cairnd has no record of this started job";
     if (errnum == EEXIST && job->fresh) { /* it got there first after all */
         cairnd_send_start (job, true, 0);
         return;
@@ -308,63 +317,12 @@ static void step_done (flux_future_t *f, void *arg)
     process (job);
 }
 
-/* Post name (with perilog's description) to the job's eventlog. */
-static flux_future_t *post_event (struct fjob *job,
-                                  const char *name,
-                                  const json_t *ctx)
-{
-    json_t *c = json_object ();
-    json_t *status = json_object_get (ctx, "status");
-    flux_future_t *f;
-
-    json_object_set_new (c, "description",
-                         json_string (!strncmp (name, "prolog", 6)
-                                          ? "job-manager.prolog"
-                                          : "job-manager.epilog"));
-    if (status)
-        json_object_set (c, "status", status);
-    f = flux_rpc_pack (job->ctx->h, "job-manager.post-event.post", 0, 0,
-                       "{s:I s:s s:O}", "id", (json_int_t)job->id, "name",
-                       name, "context", c);
-    json_decref (c);
-    return f;
-}
-
 /* Does the job's eventlog hold an event named type? */
 static bool skipped_peek (const struct fjob *job, const char *type)
 {
     return json_integer_value (json_object_get (job->skip, type)) > 0;
 }
 
-/* Count what the job's eventlog already holds, so a replay from cairnd
- * sends only the rest. */
-static void skip_build (struct fjob *job, const char *eventlog)
-{
-    static const char *const names[] = {
-        "start", "exception", "finish", "release", "prolog-start",
-        "prolog-finish", "epilog-start", "epilog-finish"};
-    const char *p = eventlog;
-
-    json_object_clear (job->skip);
-    while (p && *p) {
-        const char *nl = strchr (p, '\n');
-        size_t n = nl ? (size_t)(nl - p) : strlen (p);
-        json_t *e = json_loadb (p, n, 0, NULL);
-        const char *name = NULL;
-        if (e && json_unpack (e, "{s:s}", "name", &name) == 0) {
-            for (size_t i = 0; i < sizeof (names) / sizeof (names[0]); i++) {
-                if (strcmp (name, names[i]) == 0) {
-                    json_int_t k = json_integer_value (
-                        json_object_get (job->skip, name));
-                    json_object_set_new (job->skip, name,
-                                         json_integer (k + 1));
-                }
-            }
-        }
-        json_decref (e);
-        p = nl ? nl + 1 : NULL;
-    }
-}
 
 static void reattached_done (struct fjob *job)
 {
@@ -415,7 +373,21 @@ static void eventlog_cb (flux_future_t *f, void *arg)
 
     if (flux_kvs_lookup_get (f, &s) < 0)
         flux_log_error (job->ctx->h, "job %s: eventlog", job->f58);
-    skip_build (job, s);
+    json_t *counts = jmevent_count (s);
+    json_t *seen = resync_take_seen (job->ctx, job->id);
+    const char *name;
+    json_t *v;
+    json_object_foreach (seen, name, v) {
+        if (counts && json_integer_value (v) >
+                          json_integer_value (json_object_get (counts, name)))
+            json_object_set (counts, name, v);
+    }
+    json_decref (seen);
+    if (counts) {
+        json_decref (job->skip);
+        job->skip = counts;
+    } else
+        json_object_clear (job->skip);
     flux_future_destroy (f);
     if (job->jm_reattach && job->nranks > 1 && !skipped_peek (job, "finish") &&
         flux_job_kvs_namespace (ns, sizeof (ns), job->id) >= 0 &&
@@ -430,11 +402,7 @@ static void eventlog_cb (flux_future_t *f, void *arg)
 
 static bool skipped (struct fjob *job, const char *type)
 {
-    json_int_t k = json_integer_value (json_object_get (job->skip, type));
-    if (k <= 0)
-        return false;
-    json_object_set_new (job->skip, type, json_integer (k - 1));
-    return true;
+    return jmevent_skip (job->skip, type);
 }
 
 static bool echo_of_ours (struct fjob *job, const json_t *data)
@@ -455,6 +423,24 @@ static bool echo_of_ours (struct fjob *job, const json_t *data)
 
 /* Handle queue[0]. Returns a future when the handling goes on
  * asynchronously (the next item waits for it), else NULL. */
+/* Send the job-manager the final release (data), after exec.eventlog's
+ * `done` and the guest namespace's removal when there is one: returns
+ * that step's future (final_cb ends it), or NULL if the release went out
+ * at once (job->released). */
+static flux_future_t *final_release (struct fjob *job, json_t *data)
+{
+    flux_future_t *f;
+
+    barrier_release (job, EIO);
+    json_decref (job->final);
+    job->final = json_incref (data);
+    if (job->has_ns && (f = guest_finish (job->ctx->h, job->id)))
+        return f;
+    jm_respond (job, "release", json_incref (data));
+    job->released = true;
+    return NULL;
+}
+
 static flux_future_t *handle (struct fjob *job, const json_t *item)
 {
     flux_t *h = job->ctx->h;
@@ -505,8 +491,18 @@ static flux_future_t *handle (struct fjob *job, const json_t *item)
         flux_future_destroy (fc); /* RPCs go out in order; no need to wait */
         jm_respond (job, "finish", json_pack ("{s:O}", "status", st));
         barrier_release (job, EIO);
+        /* partial release: the ranks go to housekeeping now, and each
+         * comes back from there when cairnd's epilog on it is done */
+        if (job->ctx->partial) {
+            json_t *all = json_pack ("{s:s s:b}", "ranks", "all", "final", 1);
+            f = final_release (job, all);
+            json_decref (all);
+        }
+    } else if (!strncmp (type, "epilog-", 7) && job->ctx->partial) {
+        /* not posted: an epilog-start would hold the job's `free`, and
+         * with it every rank, until the last epilog-finish */
     } else if (!strncmp (type, "prolog-", 7) || !strncmp (type, "epilog-", 7)) {
-        f = post_event (job, type, data);
+        f = jmevent_post_perilog (h, job->id, type, data);
     } else if (!strcmp (type, "drain")) {
         const char *ranks = NULL, *reason = "";
         if (json_unpack (data, "{s:s s?s}", "ranks", &ranks, "reason",
@@ -521,12 +517,7 @@ static flux_future_t *handle (struct fjob *job, const json_t *item)
             jm_respond (job, type, json_incref (data));
             return NULL;
         }
-        barrier_release (job, EIO);
-        f = job->has_ns ? guest_finish (h, job->id) : NULL;
-        if (!f) {
-            jm_respond (job, "release", json_incref (data));
-            job->released = true;
-        }
+        f = final_release (job, data);
     }
     return f;
 }
@@ -534,14 +525,13 @@ static flux_future_t *handle (struct fjob *job, const json_t *item)
 static void final_cb (flux_future_t *f, void *arg)
 {
     struct fjob *job = arg;
-    json_t *item = json_array_get (job->queue, 0);
 
     if (flux_future_get (f, NULL) < 0)
         flux_log (job->ctx->h, LOG_ERR, "job %s: guest namespace: %s",
                   job->f58, strerror (errno));
     flux_future_destroy (f);
     job->step = NULL;
-    jm_respond (job, "release", json_incref (json_object_get (item, "data")));
+    jm_respond (job, "release", json_incref (job->final));
     job->released = true;
     job->ctx->nreleased++;
     fctx_job_done (job->ctx, job);
@@ -551,7 +541,6 @@ static void process (struct fjob *job)
 {
     while (!job->step && !job->released && json_array_size (job->queue) > 0) {
         json_t *item = json_array_get (job->queue, 0);
-        const char *type = json_string_value (json_object_get (item, "type"));
         flux_future_t *f = handle (job, item);
 
         if (job->released) { /* final release sent without a namespace */
@@ -564,7 +553,7 @@ static void process (struct fjob *job)
         }
         if (job->step == f) /* handle() chained it itself */
             return;
-        bool final = type && !strcmp (type, "release");
+        bool final = job->final != NULL;
         if (flux_future_then (f, -1, final ? final_cb : step_done, job) < 0) {
             flux_future_destroy (f);
             json_array_remove (job->queue, 0);
@@ -663,9 +652,8 @@ static void uris_cb (struct fctx *ctx, int rc, void *arg)
         fail (job, note);
         return;
     }
-    job->ready = true;
     if (cconn_up (ctx->cc))
-        cairnd_send_start (job, true, 0);
+        cairnd_send_start (job, false, 0);
 }
 
 static void ns_cb (flux_future_t *f, void *arg)
@@ -683,7 +671,11 @@ static void ns_cb (flux_future_t *f, void *arg)
         return;
     }
     job->has_ns = true;
-    fctx_uris (job->ctx, job->ranks, job->nranks, uris_cb, job);
+    /* cairnd first: a job it already runs needs no broker URIs (after a
+     * broker restart, the other brokers may not be back yet) */
+    job->ready = true;
+    if (cconn_up (job->ctx->cc))
+        cairnd_send_start (job, true, 0);
 }
 
 void fjob_begin (struct fjob *job)
@@ -792,6 +784,7 @@ void fjob_destroy (struct fjob *job)
     json_decref (job->queue);
     json_decref (job->skip);
     json_decref (job->echo);
+    json_decref (job->final);
     free (job->relays);
     free (job->parked);
     free (job->ranks);

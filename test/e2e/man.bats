@@ -6,7 +6,7 @@
 
 S=${CAIRN_SOURCE_DIR:?CAIRN_SOURCE_DIR must name the source directory}
 B=${CAIRN_BUILD_DIR:?CAIRN_BUILD_DIR must name the build directory}
-PAGES="cairn.1 cairn-crashtest.1 cairn.conf.5 cairn-journal.5 cairn-protocol.7 cairnd.8 cairn-shim.8 cairn-exec.8"
+PAGES="cairn.1 cairn-crashtest.1 cairn.conf.5 cairn-journal.5 cairn-protocol.7 cairnd.8 cairn-shim.8 cairn-exec.8 cairn-flux-housekeeping.8"
 
 # A man page as plain roff text: "\-" -> "-", no "\&", no font escapes.
 plain() {

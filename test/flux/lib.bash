@@ -36,3 +36,138 @@ in_flux() {
 
 # Names of a Flux job's events, comma separated (inside an instance).
 FLUX_EVENTS='flux job eventlog $1 | cut -d" " -f2 | paste -sd, -'
+
+# ---- A restartable instance (restart.bats) ----
+#
+# `flux start --test-size=4` bootstrapped from a config file (fake hosts
+# fake[0-3], ipc:// TBON), as flux-core's "system" test personality does,
+# with a persistent content store (statedir) and a short KVS checkpoint
+# period. Unlike a PMI-bootstrapped test instance, the rank-0 broker can be
+# SIGKILLed and started again on its own, through flux-start's `start.*`
+# service (flux-core's t/scripts/startctl.py): ranks 1-3 stay up, exit
+# when the new rank 0 disconnects them, and are started again. The initial
+# program only waits for $SYSFLUX/stop; the test drives the instance from
+# outside through rank 0's socket (FLUX_URI), as an operator would.
+#
+#   sysflux_conf 'TOML'    config: bootstrap, [kvs] checkpoint-period, TOML
+#   sysflux_start          start the 4 brokers, wait until all are up
+#   fx CMD...              a flux command against rank 0
+#   broker0_crash          SIGKILL the rank-0 broker, wait for it
+#   broker0_restart        start rank 0 again, then ranks 1-3, wait all up
+#   sysflux_stop           stop the instance (bounded), print its log on error
+
+# The instance's directory: short, as ipc:// and local:// socket paths must
+# fit in sun_path.
+sysflux_dir() {
+    [ -n "${SYSFLUX:-}" ] || SYSFLUX=$(mktemp -d /tmp/cfx.XXXXXX)
+    mkdir -p "$SYSFLUX/run" "$SYSFLUX/state" "$SYSFLUX/conf"
+}
+
+sysflux_conf() {
+    sysflux_dir
+    [ -e "$SYSFLUX/cert" ] || "$FLUX" keygen --name testcert "$SYSFLUX/cert" >/dev/null
+    "$FLUX" R encode --hosts='fake[0-3]' -r0-3 -c0-1 >"$SYSFLUX/R"
+    cat >"$SYSFLUX/conf/instance.toml" <<TOML
+[bootstrap]
+curve_cert = "$SYSFLUX/cert"
+default_bind = "ipc://$SYSFLUX/run/tbon-%h"
+default_connect = "ipc://$SYSFLUX/run/tbon-%h"
+hosts = [ { host = "fake[0-3]" } ]
+
+[resource]
+path = "$SYSFLUX/R"
+noverify = true
+
+[kvs]
+checkpoint-period = "${SYSFLUX_CHECKPOINT:-100ms}"
+
+${1:-}
+TOML
+}
+
+# The cairn-exec.so lines for sysflux_conf.
+sysflux_cairn_toml() {
+    printf '[modules.job-exec]\nmodule = "%s"\nargs = ["statedir=%s"]\n' \
+        "$B/cairn-exec.so" "$STATEDIR"
+}
+
+fx() {
+    FLUX_URI=local://$SYSFLUX/run/local-0 "$FLUX" "$@"
+}
+
+# flux-start's own service (start.kill/run/wait by rank).
+startctl() {
+    FLUX_START_URI=local://$SYSFLUX/run/start timeout 30 "$FLUX" python -c '
+import os, sys, flux
+h = flux.Flux(os.environ["FLUX_START_URI"])
+cmd, rank = sys.argv[1], int(sys.argv[2])
+if cmd == "kill":
+    h.rpc("start.kill", {"rank": rank, "signum": int(sys.argv[3])}).get()
+elif cmd == "run":
+    h.rpc("start.run", {"rank": rank}).get()
+else:
+    sys.exit(int(h.rpc("start.wait", {"rank": rank}).get()["exit_rc"]))
+' "$@"
+}
+
+# Wait (at most $1 s) until $2 brokers are up as the resource module sees it
+# (rank 0 may not be listening yet, or not have loaded resource yet).
+sysflux_waitup() {
+    FLUX_URI=local://$SYSFLUX/run/local-0 timeout "${1:-20}" "$FLUX" python -c '
+import flux, sys, time
+while True:
+    try:
+        flux.Flux().rpc("resource.monitor-waitup", {"up": int(sys.argv[1])}).get()
+        break
+    except OSError:
+        time.sleep(0.1)
+' "${2:-4}"
+}
+
+sysflux_start() {
+    rm -f "$SYSFLUX/stop"
+    # FLUX_DISABLE_JOB_CLEANUP: no `flux cancel` and `flux queue idle` at
+    # shutdown (rc1's cleanup stack), so a stuck job cannot hang the stop
+    CAIRN_TEST_TAG=$BATS_TEST_TMPDIR FLUX_DISABLE_JOB_CLEANUP=t \
+        timeout 120 "$FLUX" start --test-size=4 --test-hosts='fake[0-3]' \
+        --test-exit-mode=leader --test-exit-timeout=100 \
+        --test-rundir="$SYSFLUX/run" \
+        -Sbroker.quorum=4 -Stbon.topo=custom -Sstatedir="$SYSFLUX/state" \
+        -Slog-stderr-level=6 -c "$SYSFLUX/conf" \
+        sh -c "while [ ! -e $SYSFLUX/stop ]; do sleep 0.1; done" \
+        >>"$BATS_TEST_TMPDIR/flux.log" 2>&1 &
+    SYSFLUX_PID=$!
+    local i
+    for i in $(seq 1 200); do
+        [ -S "$SYSFLUX/run/local-0" ] && break
+        sleep 0.05
+    done
+    sysflux_waitup 30 4 || { tail -30 "$BATS_TEST_TMPDIR/flux.log" >&2; return 1; }
+}
+
+broker0_crash() {
+    startctl kill 0 9
+    startctl wait 0 || true    # 137
+}
+
+broker0_restart() {
+    local r
+    startctl run 0
+    # ranks 1-3 exit when the new rank 0 disconnects them ("sent
+    # disconnect control message"); start them again
+    for r in 1 2 3; do
+        startctl wait "$r" || true
+        startctl run "$r"
+    done
+    sysflux_waitup 30 4 || { tail -30 "$BATS_TEST_TMPDIR/flux.log" >&2; return 1; }
+}
+
+sysflux_stop() {
+    [ -n "${SYSFLUX_PID:-}" ] || return 0
+    touch "$SYSFLUX/stop"
+    local rc=0
+    wait "$SYSFLUX_PID" || rc=$?
+    SYSFLUX_PID=
+    [ "$rc" -eq 0 ] || { echo "flux start: exit $rc" >&2; tail -30 "$BATS_TEST_TMPDIR/flux.log" >&2; }
+    return "$rc"
+}

@@ -1,0 +1,267 @@
+/* orphan.c - see orphan.h */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/idset.h"
+#include "flux/fctx.h"
+#include "flux/orphan.h"
+
+struct orphan {
+    struct fctx *ctx;
+    flux_jobid_t id;
+    char f58[32];
+    struct idset *held;  /* ranks drained here, to undrain on release */
+    int64_t matchtag;    /* cairnd stream once watching, else 0 */
+    flux_future_t *step; /* the lookup in progress */
+    struct orphan *next;
+};
+
+static void orphan_destroy (struct orphan *o)
+{
+    if (!o)
+        return;
+    flux_future_destroy (o->step);
+    idset_destroy (o->held);
+    free (o);
+}
+
+static void orphan_remove (struct orphan *o)
+{
+    struct orphan **pp = &o->ctx->orphans;
+    while (*pp && *pp != o)
+        pp = &(*pp)->next;
+    if (*pp)
+        *pp = o->next;
+    orphan_destroy (o);
+}
+
+/* Fire and forget: resource.drain / resource.undrain of ranks. */
+static void resource_rpc (struct orphan *o,
+                          const char *topic,
+                          const struct idset *ranks)
+{
+    char *s = idset_encode (ranks);
+    char reason[160];
+    flux_future_t *f = NULL;
+
+    snprintf (reason, sizeof (reason),
+              "cairn: epilog of job %s still running (housekeeping lost "
+              "in a broker restart)",
+              o->f58);
+    if (s && !strcmp (topic, "resource.drain"))
+        f = flux_rpc_pack (o->ctx->h, topic, 0, 0, "{s:s s:s s:s}", "targets",
+                           s, "reason", reason, "mode", "update");
+    else if (s)
+        f = flux_rpc_pack (o->ctx->h, topic, 0, 0, "{s:s}", "targets", s);
+    if (!f)
+        flux_log_error (o->ctx->h, "job %s: %s", o->f58, topic);
+    else
+        flux_log (o->ctx->h, LOG_INFO, "job %s: %s %s", o->f58, topic, s);
+    flux_future_destroy (f); /* the request is out; its answer is not ours */
+    free (s);
+}
+
+/* ---- cairnd's stream for a watched job ---- */
+
+static bool list_answer (struct fctx *ctx, const json_t *msg);
+
+bool orphan_cairnd_message (struct fctx *ctx, const json_t *msg)
+{
+    json_int_t mt = 0;
+    json_t *payload = NULL, *data = NULL;
+    const char *type = NULL, *ranks = NULL;
+    int final = 0;
+
+    if (list_answer (ctx, msg))
+        return true;
+    (void)json_unpack ((json_t *)msg, "{s:I s?o}", "matchtag", &mt, "payload",
+                       &payload);
+    for (struct orphan *o = ctx->orphans; o; o = o->next) {
+        if (o->matchtag == 0 || o->matchtag != mt)
+            continue;
+        if (!payload) { /* gone from cairnd meanwhile: nothing runs */
+            resource_rpc (o, "resource.undrain", o->held);
+            orphan_remove (o);
+            return true;
+        }
+        if (json_unpack (payload, "{s:s s?o}", "type", &type, "data",
+                         &data) < 0 ||
+            (strcmp (type, "release") != 0 && strcmp (type, "drain") != 0) ||
+            json_unpack (data, "{s:s s?b}", "ranks", &ranks, "final",
+                         &final) < 0)
+            return true;
+        struct idset *ids = idset_decode (ranks, NULL);
+        struct idset *mine = ids ? idset_intersect (o->held, ids) : NULL;
+        if (mine && !idset_empty (mine)) {
+            (void)idset_subtract (o->held, mine);
+            /* a rank cairnd drained stays drained, with cairnd's reason */
+            if (!strcmp (type, "release"))
+                resource_rpc (o, "resource.undrain", mine);
+        }
+        idset_destroy (ids);
+        idset_destroy (mine);
+        if ((!strcmp (type, "release") && final) || idset_empty (o->held))
+            orphan_remove (o);
+        return true;
+    }
+    return false;
+}
+
+static void watch (struct orphan *o)
+{
+    struct fctx *ctx = o->ctx;
+    json_t *p = json_pack ("{s:I s:b s:i s:b}", "id", (json_int_t)o->id,
+                           "reattach", 1, "since", 0, "events", 1);
+    resource_rpc (o, "resource.drain", o->held);
+    o->matchtag = cconn_matchtag (ctx->cc);
+    if (!p || cconn_send (ctx->cc, "start", o->matchtag, p) < 0) {
+        flux_log_error (ctx->h, "job %s: reattach", o->f58);
+        orphan_remove (o);
+    }
+    json_decref (p);
+}
+
+/* ---- finding them ---- */
+
+static void eventlog_cb (flux_future_t *f, void *arg)
+{
+    struct orphan *o = arg;
+    const char *s = NULL;
+
+    o->step = NULL;
+    /* no eventlog: not a job of this instance; no `free`: the job-manager
+     * still holds the ranks itself */
+    if (flux_kvs_lookup_get (f, &s) < 0 || !s ||
+        !strstr (s, "\"name\":\"free\"")) {
+        flux_future_destroy (f);
+        orphan_remove (o);
+        return;
+    }
+    flux_future_destroy (f);
+    watch (o);
+}
+
+static void consider (struct fctx *ctx, json_t *job, json_t *running)
+{
+    json_int_t id = 0;
+    const char *state = NULL, *ranks = NULL, *released = "", *drained = "";
+    struct orphan *o = NULL;
+    char key[128];
+
+    if (json_unpack (job, "{s:I s:s s:s s?s s?s}", "id", &id, "state", &state,
+                     "ranks", &ranks, "released", &released, "drained",
+                     &drained) < 0 ||
+        strcmp (state, "cleanup") != 0 ||
+        fctx_job_find (ctx, (flux_jobid_t)id))
+        return;
+    for (o = ctx->orphans; o; o = o->next)
+        if (o->id == (flux_jobid_t)id)
+            return;
+    if (!(o = calloc (1, sizeof (*o))))
+        return;
+    o->ctx = ctx;
+    o->id = (flux_jobid_t)id;
+    o->next = ctx->orphans;
+    ctx->orphans = o;
+    struct idset *rel = *released ? idset_decode (released, NULL)
+                                  : idset_create ();
+    struct idset *dr = *drained ? idset_decode (drained, NULL)
+                                : idset_create ();
+    if (flux_job_id_encode (o->id, "f58", o->f58, sizeof (o->f58)) < 0 ||
+        json_object_get (running, o->f58) || /* housekeeping holds them */
+        !(o->held = idset_decode (ranks, NULL)) || !rel || !dr ||
+        idset_subtract (o->held, rel) < 0 ||
+        idset_subtract (o->held, dr) < 0 || idset_empty (o->held) ||
+        flux_job_kvs_key (key, sizeof (key), o->id, "eventlog") < 0 ||
+        !(o->step = flux_kvs_lookup (ctx->h, NULL, 0, key)) ||
+        flux_future_then (o->step, -1, eventlog_cb, o) < 0)
+        orphan_remove (o);
+    idset_destroy (rel);
+    idset_destroy (dr);
+}
+
+/* First Flux's housekeeping list, then cairnd's jobs. */
+struct lookup {
+    json_t *running; /* housekeeping's jobs, by f58 */
+    int64_t matchtag; /* cairnd's `list`, once sent */
+};
+
+static void lookup_destroy (struct fctx *ctx)
+{
+    if (ctx->orphan_lookup) {
+        json_decref (ctx->orphan_lookup->running);
+        free (ctx->orphan_lookup);
+        ctx->orphan_lookup = NULL;
+    }
+}
+
+static void stats_cb (flux_future_t *f, void *arg)
+{
+    struct fctx *ctx = arg;
+    struct lookup *l = ctx->orphan_lookup;
+    json_t *running = NULL;
+
+    if (flux_rpc_get_unpack (f, "{s:{s:o}}", "housekeeping", "running",
+                             &running) < 0) {
+        flux_log_error (ctx->h, "orphan: job-manager.stats-get");
+        lookup_destroy (ctx);
+    } else if (l) {
+        l->running = json_incref (running);
+        json_t *none = json_object ();
+        l->matchtag = cconn_matchtag (ctx->cc);
+        if (!none || cconn_send (ctx->cc, "list", l->matchtag, none) < 0) {
+            if (errno != ENOTCONN) /* else the next run starts over */
+                flux_log_error (ctx->h, "orphan: list to cairnd");
+            lookup_destroy (ctx);
+        }
+        json_decref (none);
+    }
+    flux_future_destroy (f);
+}
+
+void orphan_run (struct fctx *ctx)
+{
+    flux_future_t *f;
+
+    if (!ctx->partial || ctx->orphan_lookup ||
+        !(ctx->orphan_lookup = calloc (1, sizeof (struct lookup))))
+        return;
+    if (!(f = flux_rpc (ctx->h, "job-manager.stats-get", NULL, 0, 0)) ||
+        flux_future_then (f, -1, stats_cb, ctx) < 0) {
+        flux_log_error (ctx->h, "orphan: job-manager.stats-get");
+        flux_future_destroy (f);
+        lookup_destroy (ctx);
+    }
+}
+
+/* The answer to the lookup's `list`. */
+static bool list_answer (struct fctx *ctx, const json_t *msg)
+{
+    struct lookup *l = ctx->orphan_lookup;
+    json_int_t mt = 0;
+    json_t *jobs = NULL, *j;
+    size_t i;
+
+    if (!l || l->matchtag == 0)
+        return false;
+    (void)json_unpack ((json_t *)msg, "{s:I s?{s:o}}", "matchtag", &mt,
+                       "payload", "jobs", &jobs);
+    if (mt != l->matchtag)
+        return false;
+    json_array_foreach (jobs, i, j)
+        consider (ctx, j, l->running);
+    lookup_destroy (ctx);
+    return true;
+}
+
+void orphan_cancel_all (struct fctx *ctx)
+{
+    lookup_destroy (ctx);
+    while (ctx->orphans) {
+        struct orphan *o = ctx->orphans;
+        ctx->orphans = o->next;
+        orphan_destroy (o);
+    }
+}

@@ -1,0 +1,330 @@
+#!/usr/bin/env bats
+# The rank-0 broker SIGKILLed and restarted under a real 4-broker Flux
+# instance (issue 14; flux-core #4108).
+#
+# The instance (lib.bash, sysflux_*) is a `flux start --test-size=4`
+# bootstrapped from a config file, as flux-core's "system" test personality
+# is, with a persistent content store (-Sstatedir) and
+# `[kvs] checkpoint-period = "100ms"`. SIGKILL of the rank-0 broker goes
+# through flux-start's start.kill; start.run starts it again on the same
+# statedir, and it restores the KVS from its last checkpoint ("restored KVS
+# from checkpoint", then "Flux was not shut down properly"); the
+# job-manager replays the jobs' eventlogs. Ranks 1-3 stay up while rank 0
+# is down; when the new rank 0 comes up it disconnects them (a restarted
+# parent always restarts its children in Flux's TBON), they exit 1 and
+# are started again. A PMI-bootstrapped --test-size=4 instance cannot do
+# this: flux-start kills ranks 1-3 once rank 0 is gone and a restarted
+# rank 0 could not rejoin them.
+#
+# 1. Stock Flux: job-exec + perilog.so, per-rank prolog/epilog blocked on
+#    a gate file. Killed during the prolog the job stays in RUN for ever;
+#    during the epilog it stays in CLEANUP for ever (#4108), until an
+#    operator posts the missing *-finish event (the workaround, also run).
+# 2. cairn: cairn-exec.so as job-exec, cairnd's own per-rank prolog and
+#    epilog. The rank-0 broker is killed during the prolog, the shells and
+#    the epilog; cairnd keeps running. The job must end (never stuck),
+#    every command run exactly once, the ranks freed once and only after
+#    the epilog.
+# 3. The same with cairnd SIGKILLed together with the broker, both
+#    restarted.
+#
+# Every wait is bounded; each test takes well under 60 s.
+load lib
+
+setup() {
+    D=$BATS_TEST_TMPDIR
+}
+
+teardown() {
+    sysflux_stop || true
+    cairnd_stop
+    [ -z "${SYSFLUX:-}" ] || rm -rf "$SYSFLUX"
+    assert_no_leftover
+}
+
+# Count lines of runlog that start with "$1 ".
+runs() {
+    local n
+    n=$(grep -c "^$1 " "$D/runlog" 2>/dev/null)
+    echo "${n:-0}"
+}
+
+# Wait (at most 30 s) until runlog has $2 lines for phase $1.
+wait_phase() {
+    local i
+    for i in $(seq 1 600); do
+        [ "$(runs "$1")" -ge "$2" ] && return 0
+        sleep 0.05
+    done
+    echo "no $2 x $1 in runlog: $(cat "$D/runlog" 2>/dev/null)" >&2
+    return 1
+}
+
+# Names of Flux job $1's events, comma separated.
+flux_events() {
+    fx job eventlog "$1" | cut -d' ' -f2 | paste -sd, -
+}
+
+# How many events named $2 Flux job $1 has.
+flux_count() {
+    fx job eventlog "$1" | cut -d' ' -f2 | grep -cx "$2" || true
+}
+
+# The job's state, e.g. RUN, CLEANUP, INACTIVE.
+flux_state() {
+    fx jobs -no '{state}' "$1"
+}
+
+# ---- 1. stock Flux: job-exec + perilog.so ----
+
+# perilog.so with a per-rank prolog and epilog: "$D/gate.sh PHASE" logs
+# "PHASE RANK" to runlog, waits while hold-PHASE exists, then logs
+# "PHASE RANK done" (whoever is still alive to see the gate open).
+stock_conf() {
+    cat >"$D/gate.sh" <<'SH'
+#!/bin/sh
+d=$(dirname "$0")
+r=$(flux getattr rank 2>/dev/null)
+echo "$1 $r" >>"$d/runlog"
+while [ -e "$d/hold-$1" ]; do sleep 0.05; done
+echo "$1 $r done" >>"$d/runlog"
+exit 0
+SH
+    chmod +x "$D/gate.sh"
+    sysflux_conf "[job-manager]
+plugins = [{load = \"perilog.so\"}]
+
+[job-manager.prolog]
+command = [\"$D/gate.sh\", \"prolog\"]
+per-rank = true
+
+[job-manager.epilog]
+command = [\"$D/gate.sh\", \"epilog\"]
+per-rank = true"
+}
+
+# Hold PHASE, run a 4-rank job, SIGKILL the rank-0 broker while all four
+# PHASE processes run, restart the instance, open the gate. Sets id.
+stock_crash_during() {
+    local phase=$1
+    stock_conf
+    touch "$D/hold-$phase"
+    sysflux_start
+    id=$(fx submit -N4 true)
+    wait_phase "$phase" 4
+    sleep 0.5   # > checkpoint-period: the *-start event is in the KVS
+    echo "--- before the crash:"; fx job eventlog "$id"
+    broker0_crash
+    broker0_restart
+    rm "$D/hold-$phase"
+    # the one PHASE process that outlives its broker (rank 0's, reparented
+    # to init) sees the gate open and exits, unwatched
+    local i
+    for i in $(seq 1 100); do
+        grep -q "^$phase 0 done" "$D/runlog" && break
+        sleep 0.05
+    done
+    echo "--- runlog:"; cat "$D/runlog"
+}
+
+@test "stock Flux, rank-0 broker SIGKILLed during the prolog: the job stays in RUN (#4108)" {
+    stock_crash_during prolog
+    # bounded: the job never starts
+    run fx job wait-event -t 5 "$id" start
+    [ "$status" -ne 0 ]
+    echo "--- after the restart, gate open, 5 s later:"; fx job eventlog "$id"
+    fx jobs -a -o '{id} {state} {result}'
+    fx resource list
+    [ "$(flux_state "$id")" = RUN ]
+    [[ "$(flux_events "$id")" == *,alloc,prolog-start ]]
+    # what this Flux does with the prolog processes: rank 0's survived the
+    # broker's SIGKILL and finished unseen; ranks 1-3's were killed with
+    # their brokers (never "done")
+    grep -qx "prolog 0 done" "$D/runlog"
+    [ "$(grep -c '^prolog [1-3] done' "$D/runlog")" -eq 0 ]
+    # the operator's workaround: post the missing prolog-finish; the job
+    # then starts, runs, and its epilog runs
+    fx post-job-event "$id" prolog-finish status=0
+    fx job wait-event -t 20 "$id" clean >/dev/null
+    fx job eventlog "$id"
+    [ "$(fx jobs -no '{result}' "$id")" = COMPLETED ]
+}
+
+@test "stock Flux, rank-0 broker SIGKILLed during the epilog: the job stays in CLEANUP (#4108)" {
+    stock_crash_during epilog
+    run fx job wait-event -t 5 "$id" clean
+    [ "$status" -ne 0 ]
+    echo "--- after the restart, gate open, 5 s later:"; fx job eventlog "$id"
+    fx jobs -a -o '{id} {state} {result}'
+    fx resource list
+    [ "$(flux_state "$id")" = CLEANUP ]
+    # job-exec's final release came; perilog's epilog-finish never will
+    [[ "$(flux_events "$id")" == *,start,finish,epilog-start,release ]]
+    # the ranks stay allocated
+    [ "$(fx resource list -s allocated -no '{nnodes}')" -eq 4 ]
+    grep -qx "epilog 0 done" "$D/runlog"
+    [ "$(grep -c '^epilog [1-3] done' "$D/runlog")" -eq 0 ]
+    # the workaround: post the missing epilog-finish; free and clean follow
+    fx post-job-event "$id" epilog-finish status=0
+    fx job wait-event -t 20 "$id" clean >/dev/null
+    fx job eventlog "$id"
+    [ "$(fx resource list -s free -no '{nnodes}')" -eq 4 ]
+}
+
+# ---- 2, 3. cairn: cairn-exec.so as job-exec ----
+
+# cairnd's per-rank prolog and epilog: log "PHASE RANK", wait while
+# hold-PHASE exists.
+gated_conf() {
+    local c
+    c=$(script gated.sh <<'SH'
+#!/bin/sh
+d=$(dirname "$0")
+echo "$CAIRN_PHASE $CAIRN_RANK" >>"$d/runlog"
+while [ -e "$d/hold-$CAIRN_PHASE" ]; do sleep 0.05; done
+exit 0
+SH
+)
+    echo "{\"prolog\": {\"command\": [\"$c\"], \"per-rank\": true},
+           \"epilog\": {\"command\": [\"$c\"], \"per-rank\": true}}"
+}
+
+# The job's command: logs "shell RANK", waits while hold-shell exists.
+shell_cmd() {
+    echo "sh -c \"echo shell \\\$FLUX_TASK_RANK >>$D/runlog; while [ -e $D/hold-shell ]; do sleep 0.05; done\""
+}
+
+# Hold PHASE, run a 4-rank job through cairnd, SIGKILL the rank-0 broker
+# (and cairnd too if $2 = both) while PHASE runs on all ranks, restart,
+# open the gate. The job must end, and end once. Sets id, cid.
+cairn_crash_during() {
+    local phase=$1 both=${2:-}
+    touch "$D/hold-$phase"
+    cairnd_start "$(gated_conf)"
+    sysflux_conf "$(sysflux_cairn_toml)"
+    sysflux_start
+    id=$(eval fx submit -N4 "$(shell_cmd)")
+    wait_phase "$phase" 4
+    sleep 0.5   # > checkpoint-period
+    echo "--- before the crash:"; fx job eventlog "$id"
+    broker0_crash
+    if [ "$both" = both ]; then
+        cairnd_crash
+        cairnd_launch
+    fi
+    broker0_restart
+    rm "$D/hold-$phase"
+    run fx job wait-event -t 25 "$id" clean
+    echo "--- after the restart:"; fx job eventlog "$id"
+    fx jobs -a -o '{id} {state} {result} {returncode}'
+    echo "--- runlog:"; cat "$D/runlog"
+    cid=$(cairn jobs -a --json | jq -r .id | tail -n 1)
+    echo "--- cairnd: $(event_names "$cid")"
+    echo "--- module:"
+    grep -E 'job-exec\.(err|info)|job-manager\.(err|info)\[0\]: restart' \
+        "$D/flux.log" || true
+
+    # never stuck
+    [ "$(flux_state "$id")" = INACTIVE ]
+    # each command exactly once
+    for p in prolog shell epilog; do
+        [ "$(runs $p)" -eq 4 ]
+    done
+    # the ranks went back once, after the epilog, and are free
+    local ev
+    ev=$(flux_events "$id")
+    [ "$(flux_count "$id" free)" -eq 1 ]
+    [[ "$ev" == *epilog-finish,*free* ]]
+    [ "$(flux_count "$id" prolog-start)" -eq "$(flux_count "$id" prolog-finish)" ]
+    [ "$(flux_count "$id" epilog-start)" -eq "$(flux_count "$id" epilog-finish)" ]
+    [ "$(fx resource list -s free -no '{nnodes}')" -eq 4 ]
+    # cairnd's side: done, one final release, nothing lost twice
+    [[ "$(event_names "$cid")" == *,release,clean ]]
+    [ "$(events_named "$cid" release | wc -l)" -eq 1 ]
+}
+
+# The prolog and epilog outlive the broker (they are cairnd's), so nothing
+# of the job's truth is lost: it must complete.
+@test "cairn, rank-0 broker SIGKILLed during the prolog: the job completes" {
+    cairn_crash_during prolog
+    [ "$(fx jobs -no '{result}' "$id")" = COMPLETED ]
+}
+
+# flux-shell (without --reconnect) does not outlive its broker, and every
+# broker restarts: the job may fail or get an exception, never stick, and
+# its epilog must still run before the ranks are freed.
+@test "cairn, rank-0 broker SIGKILLed while the shells run: the job ends, freed after its epilog" {
+    cairn_crash_during shell
+}
+
+@test "cairn, rank-0 broker SIGKILLed during the epilog: the job completes" {
+    cairn_crash_during epilog
+    [ "$(fx jobs -no '{result}' "$id")" = COMPLETED ]
+}
+
+@test "cairn, broker and cairnd SIGKILLed at once during the prolog: the job completes" {
+    cairn_crash_during prolog both
+    [ "$(fx jobs -no '{result}' "$id")" = COMPLETED ]
+}
+
+@test "cairn, broker and cairnd SIGKILLed at once while the shells run: the job ends, freed after its epilog" {
+    cairn_crash_during shell both
+}
+
+@test "cairn, broker and cairnd SIGKILLed at once during the epilog: the job completes" {
+    cairn_crash_during epilog both
+    [ "$(fx jobs -no '{result}' "$id")" = COMPLETED ]
+}
+
+# Partial release (cairn-flux-housekeeping): the rank-0 broker SIGKILLed
+# while rank 3's epilog holds it in housekeeping. Flux does not keep
+# housekeeping across a restart, so the job is inactive and the scheduler
+# would count rank 3 free; the module drains it until cairnd releases it.
+@test "cairn partial release, rank-0 broker SIGKILLed while one rank's epilog runs: that rank is not handed out before its epilog ends" {
+    local c
+    c=$(script slow3.sh <<'SH'
+#!/bin/sh
+d=$(dirname "$0")
+echo "$CAIRN_PHASE $CAIRN_RANK" >>"$d/runlog"
+[ "$CAIRN_RANK" = 3 ] && while [ -e "$d/hold-epilog" ]; do sleep 0.05; done
+exit 0
+SH
+)
+    touch "$D/hold-epilog"
+    cairnd_start "{\"epilog\": {\"command\": [\"$c\"], \"per-rank\": true},
+                   \"release-after\": \"0\"}"
+    sysflux_conf "$(sysflux_cairn_toml)
+[job-manager.housekeeping]
+command = [\"$B/cairn-flux-housekeeping\", \"statedir=$STATEDIR\"]
+release-after = \"0\""
+    sysflux_start
+    id=$(fx submit -N4 true)
+    fx job wait-event -t 30 "$id" clean >/dev/null
+    wait_phase epilog 4
+    local i
+    for i in $(seq 1 100); do
+        [ "$(fx resource list -s free -no '{nnodes}')" = 3 ] && break
+        sleep 0.1
+    done
+    [ "$(fx resource list -s free -no '{nnodes}')" = 3 ]
+    sleep 0.5   # > checkpoint-period
+    broker0_crash
+    broker0_restart
+    # rank 3 is drained by the module, with the reason
+    for i in $(seq 1 100); do
+        fx resource drain -no '{ranks}' | grep -qx 3 && break
+        sleep 0.1
+    done
+    fx resource drain -no '{ranks} {reason}'
+    [[ "$(fx resource drain -no '{ranks} {reason}')" == "3 cairn: epilog of job ƒ"*" still running"* ]]
+    # a 4-node job cannot start while the epilog runs
+    id2=$(fx submit -N4 true)
+    run fx job wait-event -t 2 "$id2" alloc
+    [ "$status" -ne 0 ]
+    rm "$D/hold-epilog"
+    # released in cairnd: undrained, and the waiting job runs
+    fx job wait-event -t 30 "$id2" clean >/dev/null
+    [ "$(fx jobs -no '{result}' "$id2")" = COMPLETED ]
+    [ -z "$(fx resource drain -no '{ranks}')" ]
+    [ "$(runs epilog)" -eq 8 ]
+}
