@@ -1,0 +1,169 @@
+#!/usr/bin/env bats
+# Checks of flux-core's own exec and perilog tests that apply to an exec
+# service, rewritten against cairn-exec.so (issue 14). Each names the
+# sharness test it comes from (flux-core t/): t2400 (job-exec, testexec),
+# t2402 (dummy shells), t2274 (per-rank perilog), t2212 (perilog event
+# order). t2226 (housekeeping, partial release) is partial.bats; t2401's
+# takeover and reattach are crash.bats and restart.bats.
+load lib
+
+setup() {
+    D=$BATS_TEST_TMPDIR
+}
+
+teardown() {
+    cairnd_stop
+    assert_no_leftover
+}
+
+# cairnd's per-rank prolog/epilog: logs "PHASE JOBID RANK RANKS", sleeps
+# sleep-PHASE seconds, exits exit-PHASE-RANK when those files exist.
+perilog_conf() {
+    local c
+    c=$(script perilog.sh <<'SH'
+#!/bin/sh
+d=$(dirname "$0")
+echo "$CAIRN_PHASE $FLUX_JOB_ID $CAIRN_RANK $FLUX_JOB_RANKS" >>"$d/runlog"
+f="$d/sleep-$CAIRN_PHASE"; [ -e "$f" ] && sleep "$(cat "$f")"
+f="$d/exit-$CAIRN_PHASE-$CAIRN_RANK"; [ -e "$f" ] && exit "$(cat "$f")"
+exit 0
+SH
+)
+    echo "{\"prolog\": {\"command\": [\"$c\"], \"per-rank\": true},
+           \"epilog\": {\"command\": [\"$c\"], \"per-rank\": true}}"
+}
+
+# t2400: "job-exec: exec.eventlog in the guest namespace"; the link
+# job.<id>.guest outlives the job (grafted copy).
+@test "t2400: exec.eventlog has init, the shells' events, complete and done" {
+    cairnd_start '{}'
+    run in_flux 'id=$(flux submit -N2 true)
+                 flux job wait-event -t 30 $id clean >/dev/null
+                 flux job eventlog -p guest.exec.eventlog $id | cut -d" " -f2 | paste -sd, -
+                 flux job eventlog -p guest.exec.eventlog -f json $id |
+                     jq -c "select(.name==\"complete\") | .context"'
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "${lines[0]}" == init,*shell.init*shell.start*complete,done ]]
+    [ "${lines[1]}" = '{"status":0}' ]
+}
+
+# t2402: "job status is max of shell exit codes"
+@test "t2402: the job's status is the largest of the shells' exit codes" {
+    cairnd_start '{}'
+    run in_flux 'flux run -N4 sh -c "exit \$((FLUX_TASK_RANK + 1))"; echo "rc=$?"
+                 flux jobs -a -no "{result} {returncode}"'
+    echo "$output"
+    [[ "$output" == *"rc=4"* ]]
+    [[ "$output" == *"FAILED 4"* ]]
+}
+
+# t2402: "job-exec: an exception kills the shells"; the wait status of the
+# fatal exception is the job's (t2400 "exception wait_status overrides").
+@test "t2402: a fatal exception raised by hand kills the shells" {
+    cairnd_start '{}'
+    run in_flux 'id=$(flux submit -N2 sleep 300)
+                 flux job wait-event -t 30 $id start >/dev/null
+                 flux job raise --type=test $id "by hand"
+                 flux job wait-event -t 30 $id clean >/dev/null
+                 flux jobs -a -no "{result}"
+                 flux job eventlog $id | cut -d" " -f2 | paste -sd, -'
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = FAILED ]
+    [[ "${lines[1]}" == *start,exception,finish,release,free,clean ]] ||
+        [[ "${lines[1]}" == *start,exception,finish,release,clean ]]
+    [ "$(events_named "$(cairn jobs -a --json | jq -r .id)" exception | jq -r .type)" = test ]
+}
+
+# t2402: "job-exec: invalid job shell generates exception"
+@test "t2402: a job shell that does not exist: an exception, and the job ends" {
+    cairnd_start '{}'
+    run in_flux 'flux run --setattr=system.exec.job_shell=/nonexistent/shell true
+                 echo "rc=$?"
+                 flux jobs -a -no "{state} {result}"'
+    echo "$output"
+    [[ "$output" != *"rc=0"* ]]
+    [[ "$output" == *"INACTIVE FAILED"* ]]
+}
+
+# t2274: "perilog: FLUX_JOB_RANKS, FLUX_JOB_ID" in the environment
+@test "t2274: prolog and epilog see FLUX_JOB_ID (f58) and FLUX_JOB_RANKS" {
+    cairnd_start "$(perilog_conf)"
+    run in_flux 'id=$(flux submit -N4 true)
+                 flux job wait-event -t 30 $id clean >/dev/null
+                 echo "id $id"'
+    [ "$status" -eq 0 ]
+    id=$(sed -n 's/^id //p' <<<"$output")
+    [ "$(grep -c "^prolog $id [0-3] 0-3\$" "$D/runlog")" -eq 4 ]
+    [ "$(grep -c "^epilog $id [0-3] 0-3\$" "$D/runlog")" -eq 4 ]
+}
+
+# t2274: "a non-fatal exception does not cancel the prolog"
+@test "t2274: a non-fatal exception during the prolog does not cancel it" {
+    echo 2 >"$D/sleep-prolog"
+    cairnd_start "$(perilog_conf)"
+    run in_flux 'id=$(flux submit -N2 true)
+                 flux job wait-event -t 30 $id prolog-start >/dev/null
+                 flux job raise --severity=1 --type=test $id "not fatal"
+                 flux job wait-event -t 30 $id clean >/dev/null
+                 flux jobs -a -no "{result}"'
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "${lines[-1]}" = COMPLETED ]
+}
+
+# t2274: "a canceled prolog does not drain", "epilog runs after a
+# canceled prolog"
+@test "t2274: cancel during the prolog: no shells, the epilog runs, nothing drained" {
+    echo 30 >"$D/sleep-prolog"
+    cairnd_start "$(perilog_conf)"
+    run in_flux 'id=$(flux submit -N2 true)
+                 flux job wait-event -t 30 $id prolog-start >/dev/null
+                 sleep 0.3
+                 flux cancel $id
+                 flux job wait-event -t 30 $id clean >/dev/null
+                 flux jobs -a -no "{result}"
+                 flux job eventlog $id | cut -d" " -f2 | paste -sd, -
+                 echo "drained: $(flux resource drain -no "{ranks}")"'
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = CANCELED ]
+    [[ "${lines[1]}" == *prolog-start,exception*prolog-finish* ]]
+    [[ "${lines[1]}" != *,start,* ]]
+    [ "${lines[2]}" = "drained: " ]
+    [ "$(grep -c '^epilog ' "$D/runlog")" -eq 2 ]
+}
+
+# t2274: "epilog failure drains the rank, non-fatal epilog exception"
+@test "t2274: a failing epilog: severity-2 epilog exception, its rank drained" {
+    echo 3 >"$D/exit-epilog-1"
+    cairnd_start "$(perilog_conf)"
+    run in_flux 'id=$(flux submit -N2 true)
+                 flux job wait-event -t 30 $id clean >/dev/null
+                 flux jobs -a -no "{result}"
+                 flux job eventlog -f json $id |
+                     jq -r "select(.name==\"exception\") | \"\(.context.type) \(.context.severity)\""
+                 flux resource drain -no "{ranks} {reason}"'
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = COMPLETED ]
+    [ "${lines[1]}" = "epilog 2" ]
+    [[ "${lines[2]}" == "1 epilog failed for job "* ]]
+}
+
+# t2212: "prolog-finish < start < epilog-finish < free", "the epilog
+# blocks clean"
+@test "t2212: event order prolog-finish < start < finish < epilog-finish < free < clean" {
+    echo 1 >"$D/sleep-epilog"
+    cairnd_start "$(perilog_conf)"
+    run in_flux 'id=$(flux submit -N2 true)
+                 flux job wait-event -t 30 $id epilog-start >/dev/null
+                 flux job wait-event -t 0.2 $id clean 2>/dev/null && echo early-clean
+                 flux job wait-event -t 30 $id clean >/dev/null
+                 flux job eventlog $id | cut -d" " -f2 | grep -E "^(prolog-finish|start|finish|epilog-finish|free|clean)$" | paste -sd, -'
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" != *early-clean* ]]
+    [ "${lines[-1]}" = "prolog-finish,start,finish,epilog-finish,free,clean" ]
+}
