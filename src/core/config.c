@@ -356,7 +356,7 @@ static int get_integer (const struct arg *a, long long max, long long *x)
 
 static int parse_int (const struct arg *a)
 {
-    long long x;
+    long long x = 0;
 
     if (get_integer (a, INT_MAX, &x) < 0)
         return -1;
@@ -366,7 +366,7 @@ static int parse_int (const struct arg *a)
 
 static int parse_count (const struct arg *a)
 {
-    long long x;
+    long long x = 0;
 
     if (get_integer (a, JSON_INT_MAX, &x) < 0)
         return -1;

@@ -15,6 +15,7 @@
 
 #include "core/eventlog.h"
 #include "core/rv1.h"
+#include "core/signame.h"
 #include "exec/daemon_private.h"
 #include "exec/log.h"
 
@@ -486,6 +487,19 @@ req_stats (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
         "max-map-size", (json_int_t)st.max_map_size, "data-used",
         (json_int_t)st.data_used, "jobs", (json_int_t)st.njobs, "events",
         (json_int_t)st.nevents);
+    /* the kill settings, as Flux's job-exec reports its own */
+    const struct exec_config *x = &d->cfg.job.exec;
+    json_t *e = json_pack ("{s:f s:f s:s s:s s:i}", "kill-timeout",
+                           x->kill_timeout, "max-kill-timeout",
+                           x->max_kill_timeout > 0 ? x->max_kill_timeout
+                                                   : x->kill_timeout,
+                           "term-signal", signame_str (x->term_signal),
+                           "kill-signal", signame_str (x->kill_signal),
+                           "max-kill-count", x->max_kill_count);
+    if (r && e)
+        json_object_set_new (r, "exec", e);
+    else
+        json_decref (e);
     conn_respond (c, matchtag, r);
     json_decref (r);
 }

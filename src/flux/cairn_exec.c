@@ -153,9 +153,14 @@ void fctx_uris (struct fctx *ctx,
 
 /* ---- cairnd ---- */
 
+static bool stats_answer (struct fctx *ctx, const json_t *msg);
+static void stats_flush (struct fctx *ctx);
+
 static void cairnd_message (struct cconn *cc, const json_t *msg, void *arg)
 {
     struct fctx *ctx = arg;
+    if (stats_answer (ctx, msg))
+        return;
     /* the job whose stream or relayed request this answers (it may be
      * released and freed by the call) */
     for (size_t i = 0; i < ctx->njobs; i++)
@@ -180,6 +185,7 @@ static void cairnd_state (struct cconn *cc, bool up, void *arg)
     } else {
         resync_cancel_all (ctx);
         orphan_cancel_all (ctx);
+        stats_flush (ctx);
     }
 }
 
@@ -322,13 +328,20 @@ static void exception_cb (flux_t *h,
         fjob_exception (job, type, severity, wait_status);
 }
 
-static void stats_cb (flux_t *h,
-                      flux_msg_handler_t *mh,
-                      const flux_msg_t *msg,
-                      void *arg)
+/* job-exec.stats-get: job-exec's fields, the kill settings being
+ * cairnd's (asked each time: cairnd's config is the one in force). */
+struct statsreq {
+    const flux_msg_t *msg;
+    int64_t matchtag;
+    struct statsreq *next;
+};
+
+static void stats_respond (struct fctx *ctx,
+                           const flux_msg_t *msg,
+                           const json_t *exec)
 {
-    struct fctx *ctx = arg;
     json_t *jobs = json_object ();
+    json_t *o = NULL;
 
     for (size_t i = 0; jobs && i < ctx->njobs; i++) {
         char f58[32];
@@ -336,12 +349,80 @@ static void stats_cb (flux_t *h,
                                 sizeof (f58)) == 0)
             json_object_set_new (jobs, f58, fjob_stats (ctx->jobs[i]));
     }
-    if (flux_respond_pack (h, msg, "{s:s s:{s:s s:b} s:o s:I s:I}", "method",
-                           "cairn", "cairnd", "socket", cconn_path (ctx->cc),
-                           "connected", cconn_up (ctx->cc), "jobs", jobs,
-                           "started", (json_int_t)ctx->nstarted, "released",
-                           (json_int_t)ctx->nreleased) < 0)
-        flux_log_error (h, "stats-get");
+    o = json_pack ("{s:s s:{s:s s:b s:b} s:o s:I s:I}", "method", "cairn",
+                   "cairnd", "socket", cconn_path (ctx->cc), "connected",
+                   cconn_up (ctx->cc), "partial-release", ctx->partial,
+                   "jobs", jobs, "started", (json_int_t)ctx->nstarted,
+                   "released", (json_int_t)ctx->nreleased);
+    if (o && exec) {
+        const char *k;
+        json_t *v;
+        json_object_foreach ((json_t *)exec, k, v)
+            json_object_set (o, k, v);
+        json_object_set (o, "effective-max-kill-timeout",
+                         json_object_get (exec, "max-kill-timeout"));
+        json_object_set (o, "config", (json_t *)exec);
+    }
+    if (!o || flux_respond_pack (ctx->h, msg, "O", o) < 0)
+        flux_log_error (ctx->h, "stats-get");
+    json_decref (o);
+}
+
+/* cairnd's answer to a `stats` asked for a stats-get. */
+static bool stats_answer (struct fctx *ctx, const json_t *msg)
+{
+    json_int_t mt = 0;
+    json_t *payload = NULL;
+
+    (void)json_unpack ((json_t *)msg, "{s:I s?o}", "matchtag", &mt, "payload",
+                       &payload);
+    for (struct statsreq **pp = &ctx->statsreqs; *pp; pp = &(*pp)->next) {
+        struct statsreq *r = *pp;
+        if (r->matchtag != mt)
+            continue;
+        *pp = r->next;
+        stats_respond (ctx, r->msg, json_object_get (payload, "exec"));
+        flux_msg_decref (r->msg);
+        free (r);
+        return true;
+    }
+    return false;
+}
+
+/* Answer every waiting stats-get without cairnd's part (it went away). */
+static void stats_flush (struct fctx *ctx)
+{
+    while (ctx->statsreqs) {
+        struct statsreq *r = ctx->statsreqs;
+        ctx->statsreqs = r->next;
+        stats_respond (ctx, r->msg, NULL);
+        flux_msg_decref (r->msg);
+        free (r);
+    }
+}
+
+static void stats_cb (flux_t *h,
+                      flux_msg_handler_t *mh,
+                      const flux_msg_t *msg,
+                      void *arg)
+{
+    struct fctx *ctx = arg;
+    struct statsreq *r = calloc (1, sizeof (*r));
+    json_t *none = json_object ();
+
+    if (r && none && cconn_up (ctx->cc)) {
+        r->matchtag = cconn_matchtag (ctx->cc);
+        if (cconn_send (ctx->cc, "stats", r->matchtag, none) == 0) {
+            r->msg = flux_msg_incref (msg);
+            r->next = ctx->statsreqs;
+            ctx->statsreqs = r;
+            r = NULL;
+        }
+    }
+    if (r || !none)
+        stats_respond (ctx, msg, NULL); /* cairnd not there: no kill settings */
+    free (r);
+    json_decref (none);
 }
 
 static const struct flux_msg_handler_spec htab[] = {
@@ -446,6 +527,7 @@ static void ctx_destroy (struct fctx *ctx)
     free (ctx->jobs);
     resync_cancel_all (ctx);
     orphan_cancel_all (ctx);
+    stats_flush (ctx);
     resync_drop_barriers (ctx);
     json_decref (ctx->resynced);
     cconn_destroy (ctx->cc);

@@ -12,6 +12,7 @@ struct fjob;
 struct resync;
 struct orphan;
 struct lookup;
+struct statsreq;
 
 /* A shell's barrier request that came before its job's start request. */
 struct early_barrier {
@@ -37,6 +38,7 @@ struct fctx {
     size_t nearly;
     struct orphan *orphans; /* orphan.h */
     struct lookup *orphan_lookup;
+    struct statsreq *statsreqs; /* stats-gets waiting for cairnd's stats */
     bool partial;           /* partial release through housekeeping:
                              * [job-manager.housekeeping] command is
                              * cairn-flux-housekeeping (cairn_exec.c) */

@@ -167,3 +167,28 @@ SH
     [[ "$output" != *early-clean* ]]
     [ "${lines[-1]}" = "prolog-finish,start,finish,epilog-finish,free,clean" ]
 }
+
+# t2406 / job-exec's stats: `flux module stats job-exec` has job-exec's
+# fields, the kill settings being cairnd's.
+@test "flux module stats job-exec: job-exec's fields, from cairnd's config" {
+    cairnd_start '{"exec": {"kill-timeout": "2s", "term-signal": "SIGUSR1"}}'
+    run in_flux 'id=$(flux submit -N2 sleep 300)
+                 flux job wait-event -t 30 $id start >/dev/null
+                 flux module stats job-exec | jq -c "[.method, .\"kill-timeout\", .\"term-signal\", .\"kill-signal\", .\"max-kill-count\", .\"effective-max-kill-timeout\", (.jobs | length), .cairnd.connected]"
+                 flux cancel $id
+                 flux job wait-event -t 30 $id clean >/dev/null'
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = '["cairn",2,"SIGUSR1","SIGKILL",8,2,1,true]' ]
+}
+
+@test "flux module stats job-exec while cairnd is down: no kill settings, not connected" {
+    cairnd_start '{}'
+    run in_flux "kill -9 $CAIRND_PID
+                 sleep 0.5
+                 flux module stats job-exec | jq -c '[.method, has(\"kill-timeout\"), .cairnd.connected]'"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "${lines[-1]}" = '["cairn",false,false]' ]
+    CAIRND_PID=
+}
