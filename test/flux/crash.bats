@@ -9,27 +9,6 @@ teardown() {
     assert_no_leftover
 }
 
-# Per-rank prolog and epilog that log "PHASE RANK" to runlog and wait
-# while the file hold-PHASE exists.
-gated_conf() {
-    local c
-    c=$(script gated.sh <<'SH'
-#!/bin/sh
-d=$(dirname "$0")
-echo "$CAIRN_PHASE $CAIRN_RANK" >>"$d/runlog"
-while [ -e "$d/hold-$CAIRN_PHASE" ]; do sleep 0.05; done
-exit 0
-SH
-)
-    echo "{\"prolog\": {\"command\": [\"$c\"], \"per-rank\": true},
-           \"epilog\": {\"command\": [\"$c\"], \"per-rank\": true}}"
-}
-
-# The job's command: logs "shell RANK", waits while hold-shell exists.
-shell_cmd() {
-    echo "sh -c \"echo shell \\\$FLUX_TASK_RANK >>$D/runlog; while [ -e $D/hold-shell ]; do sleep 0.05; done\""
-}
-
 # Wait until runlog has n lines for phase.
 wait_phase() {
     local phase=$1 n=$2 i

@@ -8,22 +8,6 @@ teardown() {
     assert_no_leftover
 }
 
-# A per-rank prolog/epilog that logs "PHASE JOBID RANK" to runlog, sleeps
-# sleep-PHASE-RANK seconds and exits exit-PHASE-RANK if those files exist.
-perilog_conf() {
-    local c
-    c=$(script perilog.sh <<'SH'
-#!/bin/sh
-d=$(dirname "$0")
-echo "$CAIRN_PHASE $FLUX_JOB_ID $CAIRN_RANK" >>"$d/runlog"
-f="$d/sleep-$CAIRN_PHASE-$CAIRN_RANK"; [ -e "$f" ] && sleep "$(cat "$f")"
-f="$d/exit-$CAIRN_PHASE-$CAIRN_RANK"; [ -e "$f" ] && exit "$(cat "$f")"
-exit 0
-SH
-)
-    echo "{\"prolog\": {\"command\": [\"$c\"], \"per-rank\": true},
-           \"epilog\": {\"command\": [\"$c\"], \"per-rank\": true}${1:+, $1}}"
-}
 
 # The only cairn job (its id, decimal).
 cairn_job() {

@@ -171,3 +171,46 @@ sysflux_stop() {
     [ "$rc" -eq 0 ] || { echo "flux start: exit $rc" >&2; tail -30 "$BATS_TEST_TMPDIR/flux.log" >&2; }
     return "$rc"
 }
+
+# ---- cairnd's prolog and epilog for the Flux tests ----
+
+# A per-rank prolog/epilog that logs "PHASE JOBID RANK RANKS" to
+# $BATS_TEST_TMPDIR/runlog (JOBID: FLUX_JOB_ID, f58), sleeps the seconds in
+# sleep-PHASE-RANK or else sleep-PHASE, and exits with exit-PHASE-RANK,
+# each if that file exists. $1: more cairn.conf keys ("k": v, ...).
+perilog_conf() {
+    local c
+    c=$(script perilog.sh <<'SH'
+#!/bin/sh
+d=$(dirname "$0")
+echo "$CAIRN_PHASE $FLUX_JOB_ID $CAIRN_RANK $FLUX_JOB_RANKS" >>"$d/runlog"
+f="$d/sleep-$CAIRN_PHASE-$CAIRN_RANK"; [ -e "$f" ] || f="$d/sleep-$CAIRN_PHASE"
+[ -e "$f" ] && sleep "$(cat "$f")"
+f="$d/exit-$CAIRN_PHASE-$CAIRN_RANK"; [ -e "$f" ] && exit "$(cat "$f")"
+exit 0
+SH
+)
+    echo "{\"prolog\": {\"command\": [\"$c\"], \"per-rank\": true},
+           \"epilog\": {\"command\": [\"$c\"], \"per-rank\": true}${1:+, $1}}"
+}
+
+# Per-rank prolog and epilog that log "PHASE RANK" to runlog and wait
+# while the file hold-PHASE exists.
+gated_conf() {
+    local c
+    c=$(script gated.sh <<'SH'
+#!/bin/sh
+d=$(dirname "$0")
+echo "$CAIRN_PHASE $CAIRN_RANK" >>"$d/runlog"
+while [ -e "$d/hold-$CAIRN_PHASE" ]; do sleep 0.05; done
+exit 0
+SH
+)
+    echo "{\"prolog\": {\"command\": [\"$c\"], \"per-rank\": true},
+           \"epilog\": {\"command\": [\"$c\"], \"per-rank\": true}}"
+}
+
+# The job's command: logs "shell RANK", waits while hold-shell exists.
+shell_cmd() {
+    echo "sh -c \"echo shell \\\$FLUX_TASK_RANK >>$D/runlog; while [ -e $D/hold-shell ]; do sleep 0.05; done\""
+}

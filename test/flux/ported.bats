@@ -16,22 +16,6 @@ teardown() {
     assert_no_leftover
 }
 
-# cairnd's per-rank prolog/epilog: logs "PHASE JOBID RANK RANKS", sleeps
-# sleep-PHASE seconds, exits exit-PHASE-RANK when those files exist.
-perilog_conf() {
-    local c
-    c=$(script perilog.sh <<'SH'
-#!/bin/sh
-d=$(dirname "$0")
-echo "$CAIRN_PHASE $FLUX_JOB_ID $CAIRN_RANK $FLUX_JOB_RANKS" >>"$d/runlog"
-f="$d/sleep-$CAIRN_PHASE"; [ -e "$f" ] && sleep "$(cat "$f")"
-f="$d/exit-$CAIRN_PHASE-$CAIRN_RANK"; [ -e "$f" ] && exit "$(cat "$f")"
-exit 0
-SH
-)
-    echo "{\"prolog\": {\"command\": [\"$c\"], \"per-rank\": true},
-           \"epilog\": {\"command\": [\"$c\"], \"per-rank\": true}}"
-}
 
 # t2400: "job-exec: exec.eventlog in the guest namespace"; the link
 # job.<id>.guest outlives the job (grafted copy).

@@ -173,26 +173,6 @@ stock_crash_during() {
 
 # ---- 2, 3. cairn: cairn-exec.so as job-exec ----
 
-# cairnd's per-rank prolog and epilog: log "PHASE RANK", wait while
-# hold-PHASE exists.
-gated_conf() {
-    local c
-    c=$(script gated.sh <<'SH'
-#!/bin/sh
-d=$(dirname "$0")
-echo "$CAIRN_PHASE $CAIRN_RANK" >>"$d/runlog"
-while [ -e "$d/hold-$CAIRN_PHASE" ]; do sleep 0.05; done
-exit 0
-SH
-)
-    echo "{\"prolog\": {\"command\": [\"$c\"], \"per-rank\": true},
-           \"epilog\": {\"command\": [\"$c\"], \"per-rank\": true}}"
-}
-
-# The job's command: logs "shell RANK", waits while hold-shell exists.
-shell_cmd() {
-    echo "sh -c \"echo shell \\\$FLUX_TASK_RANK >>$D/runlog; while [ -e $D/hold-shell ]; do sleep 0.05; done\""
-}
 
 # Hold PHASE, run a 4-rank job through cairnd, SIGKILL the rank-0 broker
 # (and cairnd too if $2 = both) while PHASE runs on all ranks, restart,
