@@ -27,6 +27,7 @@ struct bench_opts {
     int reps;           /* repetitions; medians are reported */
     bool json;          /* print JSON instead of a table */
     int jobs;           /* throughput: M jobs */
+    bool jobs_given;    /* --jobs was given (else each bench's default) */
     int ranks;          /* ranks per job (N) */
     int inflight;       /* jobs in flight at once */
     const char *klist;  /* restart: live job counts, "10,100,1000" */
@@ -259,6 +260,11 @@ struct report *bench_journal (const struct bench_opts *o,
                               struct cairn_error *err);
 struct report *bench_memory (const struct bench_opts *o,
                              struct cairn_error *err);
+/* b_flux.c: built only with the Flux module. The flux command is $FLUX,
+ * else CAIRN_BENCH_FLUX (where cmake found flux-core); the module is
+ * <bindir>/cairn-exec.so. If either is missing, fails before starting
+ * anything (errno from access(2), e.g. ENOENT; err names the file). */
+struct report *bench_flux (const struct bench_opts *o, struct cairn_error *err);
 
 /* Run M jobs of N ranks through a fresh cairnd; shared by throughput and
  * durability. perilog adds a per-rank prolog and epilog (/bin/true). */

@@ -28,6 +28,10 @@ static const struct {
      "restart time with K live jobs, and with many finished ones"},
     {"journal", bench_journal, "journal events/s vs raw LMDB, batches 1-100"},
     {"memory", bench_memory, "cairnd RSS per active job and rank"},
+#ifdef CAIRN_BENCH_FLUX
+    {"flux", bench_flux,
+     "Flux jobs/s: stock job-exec + perilog.so vs cairn-exec.so"},
+#endif
 };
 
 static void usage (FILE *f)
@@ -41,11 +45,12 @@ static void usage (FILE *f)
              "  --json             print JSON instead of tables\n"
              "  --json-file FILE   also append each report's JSON to FILE\n"
              "  --reps R           repetitions, medians reported (3)\n"
-             "  --bindir DIR       where cairnd and cairn-shim are (%s)\n"
+             "  --bindir DIR       where cairnd, cairn-shim, cairn-exec.so are\n"
+             "                     (%s)\n"
              "  --dir DIR          where scratch state dirs go ($TMPDIR or"
              " /tmp)\n"
-             "  --jobs M           throughput: jobs (200)\n"
-             "  --ranks N          ranks per job (4)\n"
+             "  --jobs M           throughput: jobs (200); flux: (100)\n"
+             "  --ranks N          ranks per job (4); flux: instance size\n"
              "  --inflight C       throughput: jobs in flight (16)\n"
              "  --live K,K,...     restart: live job counts (10,100,1000)\n"
              "  --finished F       restart: finished jobs in the journal"
@@ -134,9 +139,10 @@ int main (int argc, char *argv[])
                 return 2;
             if (c == 'r')
                 o.reps = (int)v;
-            else if (c == 'M')
+            else if (c == 'M') {
                 o.jobs = (int)v;
-            else if (c == 'N')
+                o.jobs_given = true;
+            } else if (c == 'N')
                 o.ranks = (int)v;
             else if (c == 'C')
                 o.inflight = (int)v;
