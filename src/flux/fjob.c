@@ -323,7 +323,6 @@ static bool skipped_peek (const struct fjob *job, const char *type)
     return json_integer_value (json_object_get (job->skip, type)) > 0;
 }
 
-
 static void reattached_done (struct fjob *job)
 {
     job->step = NULL;
@@ -421,8 +420,6 @@ static bool echo_of_ours (struct fjob *job, const json_t *data)
     return false;
 }
 
-/* Handle queue[0]. Returns a future when the handling goes on
- * asynchronously (the next item waits for it), else NULL. */
 /* Send the job-manager the final release (data), after exec.eventlog's
  * `done` and the guest namespace's removal when there is one: returns
  * that step's future (final_cb ends it), or NULL if the release went out
@@ -441,6 +438,8 @@ static flux_future_t *final_release (struct fjob *job, json_t *data)
     return NULL;
 }
 
+/* Handle queue[0]. Returns a future when the handling goes on
+ * asynchronously (the next item waits for it), else NULL. */
 static flux_future_t *handle (struct fjob *job, const json_t *item)
 {
     flux_t *h = job->ctx->h;

@@ -11,6 +11,8 @@
  *   release (not final)         the same (the job-manager only logs it)
  *   release (final)             exec.eventlog `done`, guest namespace
  *                               grafted and removed, then the final release
+ *                               (in partial-release mode, fctx.partial: at
+ *                               `finish` already; epilog-* not posted)
  *   prolog-*, epilog-*          posted to the job's eventlog
  *                               (job-manager.post-event), with perilog's
  *                               descriptions
