@@ -738,6 +738,11 @@ double job_t_clean (const struct job *job)
     return job->t_clean;
 }
 
+const char *job_client (const struct job *job)
+{
+    return jobspec_client (job->jobspec);
+}
+
 size_t job_output_room (const struct job *job)
 {
     size_t cap = job->cfg.output_max_bytes;

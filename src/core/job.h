@@ -232,6 +232,8 @@ bool job_finished (const struct job *job);
 int job_finish_status (const struct job *job); /* valid once finished */
 double job_t_accept (const struct job *job);
 double job_t_clean (const struct job *job);
+/* The jobspec's attributes.system.cairn.client, or NULL. */
+const char *job_client (const struct job *job);
 
 /* Earliest deadline of the job, or 0 when nothing is timed. */
 double job_next_deadline (const struct job *job);

@@ -33,6 +33,7 @@ struct jobspec {
     int prolog_failures_allowed;
     struct rank_env *rank_env; /* sorted by rank, for bsearch */
     size_t nrank_env;
+    char *client; /* attributes.system.cairn.client, or NULL */
 };
 
 void jobspec_destroy (struct jobspec *js)
@@ -49,6 +50,7 @@ void jobspec_destroy (struct jobspec *js)
             free (js->rank_env[i].env);
         free (js->rank_env);
         free (js->cwd);
+        free (js->client);
         free (js);
         errno = saved;
     }
@@ -227,6 +229,18 @@ decode_cairn (struct jobspec *js, const json_t *cairn, struct cairn_error *err)
     if ((o = json_object_get (cairn, "rank-environment")) &&
         decode_rank_environment (js, o, err) < 0)
         return -1;
+    if ((o = json_object_get (cairn, "client"))) {
+        const char *c = json_string_value (o);
+        size_t n = c ? strlen (c) : 0;
+        if (!c || n == 0 || n > JOBSPEC_CLIENT_MAX ||
+            n != json_string_length (o))
+            return errset (err, EINVAL,
+                           "jobspec: attributes.system.cairn.client: not a "
+                           "string of 1 to %d bytes",
+                           JOBSPEC_CLIENT_MAX);
+        if (!(js->client = strdup (c)))
+            return errset (err, ENOMEM, "out of memory");
+    }
     return 0;
 }
 
@@ -338,6 +352,11 @@ char *const *jobspec_env (const struct jobspec *js)
 const char *jobspec_cwd (const struct jobspec *js)
 {
     return js ? js->cwd : NULL;
+}
+
+const char *jobspec_client (const struct jobspec *js)
+{
+    return js ? js->client : NULL;
 }
 
 double jobspec_duration (const struct jobspec *js)

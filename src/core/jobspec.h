@@ -7,7 +7,8 @@
  *                              "environment": {"PATH": "/bin"},
  *                              "exec": {"prolog-failures-allowed": 1},
  *                              "cairn": {"rank-environment":
- *                                  {"1": {"FLUX_URI": "local:///r1"}}}}}}
+ *                                  {"1": {"FLUX_URI": "local:///r1"}},
+ *                                        "client": "flux"}}}}
  *
  * Only the fields above are read and checked; everything else (resources,
  * other attributes) belongs to the scheduler and is kept as it is.
@@ -32,7 +33,8 @@ struct jobspec;
  * integer 0..INT_MAX (default 0), and "cairn" an object whose
  * "rank-environment" is an object of rank -> environment: each key a
  * decimal rank (digits only, no leading zero, at most IDSET_MAX_ID), each
- * value checked like "environment". Whether those ranks are R's is not
+ * value checked like "environment", and whose "client" is a string of 1
+ * to JOBSPEC_CLIENT_MAX bytes without NUL. Whether those ranks are R's is not
  * known here: see jobspec_check_ranks().
  * The result holds copies of these fields and no reference to js.
  * Returns a new jobspec (free with jobspec_destroy), or NULL with errno =
@@ -73,6 +75,14 @@ int jobspec_check_ranks (const struct jobspec *js,
 
 /* attributes.system.cwd (borrowed), or NULL when absent. */
 const char *jobspec_cwd (const struct jobspec *js);
+
+/* The longest attributes.system.cairn.client. */
+#define JOBSPEC_CLIENT_MAX 64
+
+/* attributes.system.cairn.client: which kind of client started the job
+ * ("flux" for cairn-exec.so), so that it can find its own jobs in `list`;
+ * NULL when unset. Owned by js. */
+const char *jobspec_client (const struct jobspec *js);
 
 /* attributes.system.duration in seconds; 0 when unset. */
 double jobspec_duration (const struct jobspec *js);

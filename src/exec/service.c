@@ -454,16 +454,17 @@ req_list (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
     struct jobentry *je;
     while ((je = hashmap_next (d->jobs, &pos, NULL))) {
         const struct job *job = je->job;
-        json_array_append_new (
-            jobs,
-            json_pack ("{s:I s:s s:o s:o s:o s:f s:i s:I}", "id",
-                       (json_int_t)job_id (job), "state",
-                       job_state_name (job_state (job)), "ranks",
-                       ranks_json (job_ranks (job)), "released",
-                       ranks_json (job_released (job)), "drained",
-                       ranks_json (job_drained (job)), "t_accept",
-                       job_t_accept (job), "userid", (int)job_userid (job),
-                       "nprocs", (json_int_t)job_nprocs (job)));
+        json_t *o = json_pack (
+            "{s:I s:s s:o s:o s:o s:f s:i s:I}", "id", (json_int_t)job_id (job),
+            "state", job_state_name (job_state (job)), "ranks",
+            ranks_json (job_ranks (job)), "released",
+            ranks_json (job_released (job)), "drained",
+            ranks_json (job_drained (job)), "t_accept", job_t_accept (job),
+            "userid", (int)job_userid (job), "nprocs",
+            (json_int_t)job_nprocs (job));
+        if (o && job_client (job))
+            json_object_set_new (o, "client", json_string (job_client (job)));
+        json_array_append_new (jobs, o);
     }
     json_t *r = json_pack ("{s:o}", "jobs", jobs);
     conn_respond (c, matchtag, r);

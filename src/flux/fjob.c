@@ -169,12 +169,12 @@ static json_t *cairn_jobspec (struct fjob *job)
             goto done;
     }
     js = json_pack ("{s:i s:[] s:[{s:[ss] s:s s:{s:i}}]"
-                    " s:{s:{s:f s:O s:{s:i} s:{s:O}}}}",
+                    " s:{s:{s:f s:O s:{s:i} s:{s:O s:s}}}}",
                     "version", 1, "resources", "tasks", "command", shell, id,
                     "slot", "task", "count", "per_slot", 1, "attributes",
                     "system", "duration", duration, "environment", env, "exec",
                     "prolog-failures-allowed", pfa, "cairn",
-                    "rank-environment", renv);
+                    "rank-environment", renv, "client", FJOB_CLIENT);
 done:
     json_decref (env);
     json_decref (renv);

@@ -33,6 +33,11 @@
 struct fctx;
 struct fjob;
 
+/* attributes.system.cairn.client of the jobs the module starts: how it
+ * tells them from other clients' in cairnd's `list` (orphan.h). One cairnd
+ * serves one Flux instance. */
+#define FJOB_CLIENT "flux"
+
 /* Take the job-manager's start request (payload already unpacked into
  * id, userid, jobspec, R, reattach; msg is kept until the final release).
  * Returns the job, or NULL with errno (ENOMEM). The caller adds it to its

@@ -6,12 +6,15 @@
 
 #include "core/idset.h"
 #include "flux/fctx.h"
+#include "flux/fjob.h"
 #include "flux/orphan.h"
 
 struct orphan {
     struct fctx *ctx;
     flux_jobid_t id;
     char f58[32];
+    bool housekeeping;   /* partial mode, past the shells, not in Flux's
+                          * housekeeping list: lost with a broker restart */
     struct idset *held;  /* ranks drained here, to undrain on release */
     int64_t matchtag;    /* cairnd stream once watching, else 0 */
     flux_future_t *step; /* the lookup in progress */
@@ -47,9 +50,8 @@ static void resource_rpc (struct orphan *o,
     flux_future_t *f = NULL;
 
     snprintf (reason, sizeof (reason),
-              "cairn: epilog of job %s still running (housekeeping lost "
-              "in a broker restart)",
-              o->f58);
+              "cairn: job %s still running (%s lost in a broker restart)",
+              o->f58, o->housekeeping ? "housekeeping" : "the job");
     if (s && !strcmp (topic, "resource.drain"))
         f = flux_rpc_pack (o->ctx->h, topic, 0, 0, "{s:s s:s s:s}", "targets",
                            s, "reason", reason, "mode", "update");
@@ -125,35 +127,60 @@ static void watch (struct orphan *o)
 
 /* ---- finding them ---- */
 
+/* Flux no longer has the job at all: have cairnd end it (its epilog still
+ * runs; its shells are killed), and keep its ranks drained till then. */
+static void lost (struct orphan *o)
+{
+    struct fctx *ctx = o->ctx;
+    json_t *p = json_pack ("{s:I s:s s:i s:s}", "id", (json_int_t)o->id,
+                           "type", "exec", "severity", 0, "note",
+                           "Flux has no record of this job (lost in a "
+                           "broker restart)");
+    flux_log (ctx->h, LOG_ERR, "job %s: unknown to Flux; ending it in cairnd",
+              o->f58);
+    if (!p || cconn_send (ctx->cc, "exception", cconn_matchtag (ctx->cc),
+                          p) < 0)
+        flux_log_error (ctx->h, "job %s: exception to cairnd", o->f58);
+    json_decref (p);
+    if (idset_empty (o->held))
+        orphan_remove (o);
+    else
+        watch (o);
+}
+
 static void eventlog_cb (flux_future_t *f, void *arg)
 {
     struct orphan *o = arg;
     const char *s = NULL;
+    int rc = flux_kvs_lookup_get (f, &s);
+    int errnum = errno;
+
+    /* `free`: the job-manager handed the ranks to housekeeping, which the
+     * restart lost */
+    bool freed = rc == 0 && s && strstr (s, "\"name\":\"free\"");
 
     o->step = NULL;
-    /* no eventlog: not a job of this instance; no `free`: the job-manager
-     * still holds the ranks itself */
-    if (flux_kvs_lookup_get (f, &s) < 0 || !s ||
-        !strstr (s, "\"name\":\"free\"")) {
-        flux_future_destroy (f);
+    flux_future_destroy (f); /* s is gone with it */
+    if (rc < 0 && errnum == ENOENT)
+        lost (o);
+    else if (freed && o->housekeeping && !idset_empty (o->held))
+        watch (o);
+    else
         orphan_remove (o);
-        return;
-    }
-    flux_future_destroy (f);
-    watch (o);
 }
 
 static void consider (struct fctx *ctx, json_t *job, json_t *running)
 {
     json_int_t id = 0;
     const char *state = NULL, *ranks = NULL, *released = "", *drained = "";
+    const char *client = NULL;
     struct orphan *o = NULL;
     char key[128];
 
-    if (json_unpack (job, "{s:I s:s s:s s?s s?s}", "id", &id, "state", &state,
-                     "ranks", &ranks, "released", &released, "drained",
-                     &drained) < 0 ||
-        strcmp (state, "cleanup") != 0 ||
+    if (json_unpack (job, "{s:I s:s s:s s?s s?s s?s}", "id", &id, "state",
+                     &state, "ranks", &ranks, "released", &released,
+                     "drained", &drained, "client", &client) < 0 ||
+        !client || strcmp (client, FJOB_CLIENT) != 0 || /* not ours */
         fctx_job_find (ctx, (flux_jobid_t)id))
         return;
     for (o = ctx->orphans; o; o = o->next)
@@ -170,14 +197,16 @@ static void consider (struct fctx *ctx, json_t *job, json_t *running)
     struct idset *dr = *drained ? idset_decode (drained, NULL)
                                 : idset_create ();
     if (flux_job_id_encode (o->id, "f58", o->f58, sizeof (o->f58)) < 0 ||
-        json_object_get (running, o->f58) || /* housekeeping holds them */
         !(o->held = idset_decode (ranks, NULL)) || !rel || !dr ||
         idset_subtract (o->held, rel) < 0 ||
-        idset_subtract (o->held, dr) < 0 || idset_empty (o->held) ||
+        idset_subtract (o->held, dr) < 0 ||
         flux_job_kvs_key (key, sizeof (key), o->id, "eventlog") < 0 ||
         !(o->step = flux_kvs_lookup (ctx->h, NULL, 0, key)) ||
         flux_future_then (o->step, -1, eventlog_cb, o) < 0)
         orphan_remove (o);
+    else
+        o->housekeeping = ctx->partial && !strcmp (state, "cleanup") &&
+                          !json_object_get (running, o->f58);
     idset_destroy (rel);
     idset_destroy (dr);
 }
@@ -225,7 +254,7 @@ void orphan_run (struct fctx *ctx)
 {
     flux_future_t *f;
 
-    if (!ctx->partial || ctx->orphan_lookup ||
+    if (ctx->orphan_lookup ||
         !(ctx->orphan_lookup = calloc (1, sizeof (struct lookup))))
         return;
     if (!(f = flux_rpc (ctx->h, "job-manager.stats-get", NULL, 0, 0)) ||

@@ -1,20 +1,25 @@
-/* orphan.h - ranks whose epilog outlived Flux's housekeeping.
+/* orphan.h - cairnd jobs whose ranks Flux no longer holds.
  *
- * In partial-release mode (fctx.partial) a job's final release goes to the
- * job-manager before its epilogs end, and cairn-flux-housekeeping holds
- * each rank until cairnd releases it. Flux does not persist housekeeping:
- * after a restart of the rank-0 broker the job is inactive, its helpers
- * are gone, and the scheduler counts those ranks as free while cairnd's
- * epilog may still run on them (flux-core #6121 for stock housekeeping).
+ * Two ways a broker restart leaves cairnd working on ranks that Flux's
+ * scheduler counts as free:
  *
- * Each time the module connects to cairnd in that mode, orphan asks
- * cairnd for its active jobs (`list`); a job that is past the shells,
- * still holds ranks in cairnd, is a Flux job of this instance past its
- * `free` event and is not in the job-manager's housekeeping list has
- * those ranks drained in Flux ("cairn: epilog of job ... still running"),
- * and each is undrained when cairnd releases it, unless cairnd drained it
- * itself. Best effort: the scheduler may place a job on such a rank in
- * the moment between the broker's start and the drain.
+ * - a job Flux lost entirely (submitted after the last KVS checkpoint):
+ *   its eventlog is gone. cairnd is told to end it (a fatal `exec`
+ *   exception: shells killed, epilog run).
+ * - partial-release mode (fctx.partial): the job's final release went to
+ *   the job-manager before its epilogs ended and cairn-flux-housekeeping
+ *   held each rank, but Flux does not persist housekeeping (flux-core
+ *   #6121 for stock housekeeping): the job is inactive and its helpers
+ *   gone.
+ *
+ * Each time the module connects to cairnd, orphan asks the job-manager for
+ * its housekeeping list, then cairnd for its active jobs (`list`), and
+ * looks at those the module started (client FJOB_CLIENT) that have no
+ * start stream here. Their unreleased, undrained ranks are drained in
+ * Flux ("cairn: job ... still running (...)") and each is undrained when
+ * cairnd releases it; a rank cairnd drained itself stays drained. Best
+ * effort: the scheduler may place a job on such a rank in the moment
+ * between the broker's start and the drain.
  */
 #ifndef CAIRN_FLUX_ORPHAN_H
 #define CAIRN_FLUX_ORPHAN_H
@@ -24,7 +29,7 @@
 
 struct fctx;
 
-/* cairnd is up: look for such jobs (does nothing unless ctx->partial). */
+/* cairnd is up: look for such jobs. */
 void orphan_run (struct fctx *ctx);
 
 /* A message from cairnd: true if it was orphan's (and was used). */

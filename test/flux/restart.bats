@@ -296,7 +296,7 @@ release-after = \"0\""
         sleep 0.1
     done
     fx resource drain -no '{ranks} {reason}'
-    [[ "$(fx resource drain -no '{ranks} {reason}')" == "3 cairn: epilog of job ƒ"*" still running"* ]]
+    [[ "$(fx resource drain -no '{ranks} {reason}')" == "3 cairn: job ƒ"*" still running (housekeeping lost in a broker restart)" ]]
     # a 4-node job cannot start while the epilog runs
     id2=$(fx submit -N4 true)
     run fx job wait-event -t 2 "$id2" alloc
@@ -307,4 +307,45 @@ release-after = \"0\""
     [ "$(fx jobs -no '{result}' "$id2")" = COMPLETED ]
     [ -z "$(fx resource drain -no '{ranks}')" ]
     [ "$(runs epilog)" -eq 8 ]
+}
+
+# A job Flux lost entirely: submitted after the last KVS checkpoint (here
+# there is none), then the rank-0 broker killed. The restarted job-manager
+# has never heard of it; cairnd still runs its prolog. The module must end
+# it in cairnd and keep its ranks out of the scheduler until cairnd has
+# released them.
+@test "cairn, a job Flux lost entirely in a broker restart: ended in cairnd, its ranks drained until released" {
+    touch "$D/hold-prolog"
+    cairnd_start "$(gated_conf)"
+    SYSFLUX_CHECKPOINT=1h sysflux_conf "$(sysflux_cairn_toml)"
+    sysflux_start
+    id=$(eval fx submit -N4 "$(shell_cmd)")
+    wait_phase prolog 4
+    broker0_crash
+    broker0_restart
+    cid=$(cairn jobs -a --json | jq -r .id | tail -n 1)
+    # Flux does not know the job any more
+    [ -z "$(fx jobs -a -no '{id}')" ]
+    local i
+    for i in $(seq 1 200); do
+        [[ "$(event_names "$cid")" == *,clean ]] && break
+        sleep 0.1
+    done
+    echo "--- cairnd: $(event_names "$cid")"
+    grep -E 'job-exec\.(err|info)' "$BATS_TEST_TMPDIR/flux.log" || true
+    [[ "$(event_names "$cid")" == *,clean ]]
+    [ "$(events_named "$cid" exception | jq -r .note)" = \
+        "Flux has no record of this job (lost in a broker restart)" ]
+    # the prolog was cancelled, no shell ran, the epilog did, once a rank
+    [ "$(runs shell)" -eq 0 ]
+    [ "$(runs epilog)" -eq 4 ]
+    # drained while cairnd still held the ranks, undrained after
+    grep -q "resource.drain 0-3" "$BATS_TEST_TMPDIR/flux.log"
+    for i in $(seq 1 100); do
+        [ -z "$(fx resource drain -no '{ranks}')" ] && break
+        sleep 0.1
+    done
+    [ -z "$(fx resource drain -no '{ranks}')" ]
+    [ "$(fx resource list -s free -no '{nnodes}')" -eq 4 ]
+    rm -f "$D/hold-prolog"
 }

@@ -82,6 +82,9 @@ static void test_full (void)
 #define PFA(x) SYS ("{\"exec\":{\"prolog-failures-allowed\":" x "}}")
 #define RENV(x) SYS ("{\"cairn\":{\"rank-environment\":" x "}}")
 #define RENV_PATH "jobspec: attributes.system.cairn.rank-environment"
+#define CLIENT(x) SYS ("{\"cairn\":{\"client\":" x "}}")
+#define CLIENT_MSG                                                             \
+    "jobspec: attributes.system.cairn.client: not a string of 1 to 64 bytes"
 
 static const struct {
     const char *js;
@@ -159,6 +162,11 @@ static const struct {
     {RENV ("{\"7\":{\"\":\"x\"}}"), RENV_PATH ".7: invalid variable name \"\""},
     {RENV ("{\"7\":{\"A=B\":\"x\"}}"),
      RENV_PATH ".7: invalid variable name \"A=B\""},
+    {CLIENT ("3"), CLIENT_MSG},
+    {CLIENT ("\"\""), CLIENT_MSG},
+    {CLIENT ("\"a\\u0000b\""), CLIENT_MSG},
+    {CLIENT ("\"0123456789012345678901234567890123456789012345678901234567890123X\""),
+     CLIENT_MSG},
 };
 
 static void test_bad (void)
@@ -206,8 +214,19 @@ static void test_bad (void)
     like (err.text, RENV_PATH ": invalid rank \"1\"", "NUL in a rank message");
     json_decref (o);
 
-    o = load (PFA ("2147483647"));
+    o = load (CLIENT ("\"flux\""));
     struct jobspec *js = jobspec_decode (o, &err);
+    is_str (js ? jobspec_client (js) : NULL, "flux", "client: decoded");
+    jobspec_destroy (js);
+    json_decref (o);
+    o = load (ENV ("{}"));
+    js = jobspec_decode (o, &err);
+    ok (js && !jobspec_client (js), "client: NULL when unset");
+    jobspec_destroy (js);
+    json_decref (o);
+
+    o = load (PFA ("2147483647"));
+    js = jobspec_decode (o, &err);
     ok (js && jobspec_prolog_failures_allowed (js) == INT_MAX,
         "prolog-failures-allowed INT_MAX is fine");
     jobspec_destroy (js);
