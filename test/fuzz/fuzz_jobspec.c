@@ -38,6 +38,9 @@ static void check_fields (const struct jobspec *js)
 
     CHECK (argv && argv[0], "empty argv");
     CHECK (jobspec_duration (js) >= 0, "duration");
+    const char *client = jobspec_client (js);
+    CHECK (!client || (client[0] && strlen (client) <= JOBSPEC_CLIENT_MAX),
+           "client");
     CHECK (jobspec_prolog_failures_allowed (js) >= 0, "prolog-failures");
     for (; env && *env; env++) {
         const char *eq = strchr (*env, '=');
