@@ -170,34 +170,30 @@ static void step_log (struct chain *c, flux_future_t *prev, const char *what)
                   strerror (errno));
 }
 
+/* Go on with f (NULL: fail the chain with errno), done with prev. */
+static void step_next (flux_future_t *prev, flux_future_t *f)
+{
+    if (f)
+        flux_future_continue (prev, f);
+    else
+        flux_future_continue_error (prev, errno, NULL);
+    flux_future_destroy (prev);
+}
+
 static void finish_remove (flux_future_t *prev, void *arg)
 {
     struct chain *c = arg;
-    flux_future_t *f;
 
     step_log (c, prev, "graft of the guest namespace");
-    if (!(f = flux_kvs_namespace_remove (c->h, c->ns))) {
-        flux_future_continue_error (prev, errno, NULL);
-        flux_future_destroy (prev);
-        return;
-    }
-    flux_future_continue (prev, f);
-    flux_future_destroy (prev);
+    step_next (prev, flux_kvs_namespace_remove (c->h, c->ns));
 }
 
 static void finish_copy (flux_future_t *prev, void *arg)
 {
     struct chain *c = arg;
-    flux_future_t *f;
 
     step_log (c, prev, "exec.eventlog done");
-    if (!(f = flux_kvs_copy (c->h, c->ns, ".", NULL, c->key, 0))) {
-        flux_future_continue_error (prev, errno, NULL);
-        flux_future_destroy (prev);
-        return;
-    }
-    flux_future_continue (prev, f);
-    flux_future_destroy (prev);
+    step_next (prev, flux_kvs_copy (c->h, c->ns, ".", NULL, c->key, 0));
 }
 
 flux_future_t *guest_finish (flux_t *h, flux_jobid_t id)
