@@ -20,3 +20,6 @@ install(FILES ${CMAKE_BINARY_DIR}/cairnd.service
         DESTINATION ${CAIRN_SYSTEMD_UNITDIR})
 install(FILES ${CMAKE_SOURCE_DIR}/etc/cairn.conf.example
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(PROGRAMS ${CMAKE_SOURCE_DIR}/etc/prolog.example
+        ${CMAKE_SOURCE_DIR}/etc/epilog.example
+        DESTINATION ${CMAKE_INSTALL_DOCDIR})

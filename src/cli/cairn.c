@@ -28,6 +28,7 @@ static const struct cli_command *const commands[] = {
     &cli_cmd_run,
     &cli_cmd_cancel,
     &cli_cmd_kill,
+    &cli_cmd_post,
     &cli_cmd_list,
     &cli_cmd_demo,
     &cli_cmd_jobs,
@@ -82,12 +83,29 @@ static void usage_cmd (FILE *f, const struct cli_command *cmd)
              cmd->options ? cmd->options : "");
 }
 
+/* The running subcommand's name, for cli_error(): set once, before the
+ * subcommand runs, so that helpers with no struct cli at hand (the journal
+ * readers, the demo) name it too. NULL before dispatch. */
+static const char *running_cmd;
+
+static bool quiet;
+
+void cli_set_quiet (bool q)
+{
+    quiet = q;
+}
+
 void cli_error (const char *fmt, ...)
 {
     va_list ap;
 
+    if (quiet)
+        return;
     fflush (stdout); /* keep the order of stdout and stderr lines */
-    fputs ("cairn: ", stderr);
+    if (running_cmd)
+        fprintf (stderr, "cairn %s: ", running_cmd);
+    else
+        fputs ("cairn: ", stderr);
     va_start (ap, fmt);
     vfprintf (stderr, fmt, ap);
     va_end (ap);
@@ -205,7 +223,7 @@ int cli_parse_jobid (struct cli *cli, const char *s, uint64_t *id)
     struct cairn_error err = {{0}};
 
     if (jobid_parse (s, id, &err) < 0) {
-        cli_error ("%s: %s", cli->cmd->name, err.text);
+        cli_error ("%s", err.text);
         return -1;
     }
     return 0;
@@ -220,7 +238,7 @@ json_t *cli_rpc (struct cli *cli,
     json_t *resp;
 
     if (!(resp = client_rpc (c, topic, payload, CLI_RPC_TIMEOUT, &err)))
-        cli_error ("%s: %s", cli->cmd->name, err.text);
+        cli_error ("%s", err.text);
     return resp;
 }
 
@@ -318,6 +336,7 @@ int main (int argc, char **argv)
         usage_main (stderr);
         return 2;
     }
+    running_cmd = cli.cmd->name;
     /* A job's output may be piped: write each progress line as it comes. */
     setvbuf (stdout, NULL, _IOLBF, 0);
     argc -= optind;

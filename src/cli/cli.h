@@ -37,8 +37,8 @@
  * already reset. cli_common_option() handles --statedir, -c/--config and
  * -h/--help (and getopt's '?' by printing usage and exiting 2), so those
  * options work after the subcommand too. Report failures with cli_error()
- * ("cairn: <what>: <why>") and return 1; usage errors: cli_usage_error(),
- * which exits 2.
+ * ("cairn foo: <what>: <why>": it names the subcommand, so the message
+ * does not) and return 1; usage errors: cli_usage_error(), which exits 2.
  */
 #ifndef CAIRN_CLI_H
 #define CAIRN_CLI_H
@@ -76,6 +76,7 @@ struct cli {
 extern const struct cli_command cli_cmd_run;
 extern const struct cli_command cli_cmd_cancel;
 extern const struct cli_command cli_cmd_kill;
+extern const struct cli_command cli_cmd_post;
 extern const struct cli_command cli_cmd_list;
 extern const struct cli_command cli_cmd_demo;
 
@@ -95,8 +96,14 @@ enum { CLI_OPT_STATEDIR = 0x1000 };
  * usage hint on stderr and exits 2. */
 void cli_common_option (struct cli *cli, int opt, const char *arg);
 
-/* Print "cairn: " fmt "\n" on stderr. */
+/* Print "cairn NAME: " fmt "\n" on stderr, NAME the running subcommand's
+ * ("cairn: " before one is known). fmt should not name the subcommand or
+ * the request's topic again. */
 void cli_error (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+
+/* While quiet, cli_error() prints nothing: for reads whose failure is not
+ * the command's (cmd_run_reasons.c). */
+void cli_set_quiet (bool quiet);
 
 /* Print "cairn NAME: " fmt, then a pointer to --help, on stderr and exit
  * 2. */
@@ -110,18 +117,19 @@ char *cli_statedir (struct cli *cli);
 
 /* Connect to cairnd's socket in the state directory. Returns the client
  * (caller closes), or NULL after printing
- * "cairn: cannot connect to cairnd at PATH: <why>[ (is cairnd running?)]".
+ * "cairn NAME: cannot connect to cairnd at PATH: <why>[ (is cairnd
+ * running?)]".
  * If path_out is non-NULL it gets the socket path (malloc'd, caller frees)
  * whenever the state directory could be resolved. */
 struct client *cli_connect (struct cli *cli, char **path_out);
 
 /* Parse a job id operand (decimal or F58). Returns 0, or -1 after printing
- * "cairn: NAME: <why>". */
+ * "cairn NAME: <why>". */
 int cli_parse_jobid (struct cli *cli, const char *s, uint64_t *id);
 
 /* Send one request and wait for its response (at most CLI_RPC_TIMEOUT
  * seconds). Returns the payload (new reference), or NULL after printing
- * "cairn: NAME: <why>" (NAME: the subcommand's). */
+ * "cairn NAME: <why>" (NAME: the subcommand's, not the topic). */
 #define CLI_RPC_TIMEOUT 60.
 json_t *cli_rpc (struct cli *cli,
                  struct client *c,
@@ -136,8 +144,14 @@ double cli_monotime (void);
 struct jobwatch {
     uint64_t id;
     int64_t matchtag;
+    bool events;         /* the stream asked for "events" (set it after
+                            jobwatch_init): then nresp counts start and the
+                            progress events too */
     int nresp;           /* release/exception/finish responses seen: the
-                            `since` of a reattach (start is not counted) */
+                            `since` of a reattach (start is not counted,
+                            nor accepted and reattached) */
+    bool accepted;       /* cairnd has the job: an `accepted` (events
+                            only) or a `reattached` response came */
     bool started;        /* a `start` response came */
     bool finished;       /* a `finish` response came */
     int status;          /* its wait status */

@@ -1,5 +1,5 @@
-/* cmd_ctl.c - `cairn cancel`, `cairn kill` and `cairn list`: one request,
- * one response each.
+/* cmd_ctl.c - `cairn cancel`, `cairn kill`, `cairn post` and `cairn list`:
+ * one request, one response each.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -22,7 +22,7 @@ static int ctl_request (struct cli *cli, const char *topic, json_t *p)
     int rc = 1;
 
     if (!p) {
-        cli_error ("%s: out of memory", topic);
+        cli_error ("out of memory");
         return 1;
     }
     if (!(c = cli_connect (cli, NULL)))
@@ -98,6 +98,48 @@ static int cmd_kill (struct cli *cli, int argc, char **argv)
     return ctl_request (
         cli, "kill",
         json_pack ("{s:I s:i}", "id", (json_int_t)id, "signum", signum));
+}
+
+/* post JOBID NAME [KEY=VALUE...]: values are strings, as in
+ * `flux post-job-event` */
+static int cmd_post (struct cli *cli, int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        CLI_COMMON_LONGOPTS,
+        {0},
+    };
+    json_t *context;
+    uint64_t id;
+    int opt;
+
+    while ((opt = getopt_long (argc, argv, CLI_COMMON_SHORTOPTS, longopts,
+                               NULL)) != -1)
+        cli_common_option (cli, opt, optarg);
+    if (argc - optind < 2)
+        cli_usage_error (cli, "need a job id and an event name");
+    if (cli_parse_jobid (cli, argv[optind], &id) < 0)
+        return 1;
+    if (!(context = json_object ())) {
+        cli_error ("out of memory");
+        return 1;
+    }
+    for (int i = optind + 2; i < argc; i++) {
+        char *eq = strchr (argv[i], '=');
+        if (!eq || eq == argv[i]) {
+            json_decref (context);
+            cli_usage_error (cli, "'%s' is not KEY=VALUE", argv[i]);
+        }
+        *eq = '\0';
+        if (json_object_set_new (context, argv[i], json_string (eq + 1)) < 0) {
+            json_decref (context);
+            cli_error ("%s: not valid UTF-8", argv[i]);
+            return 1;
+        }
+    }
+    return ctl_request (cli, "post",
+                        json_pack ("{s:I s:s s:o}", "id", (json_int_t)id,
+                                   "name", argv[optind + 1], "context",
+                                   context));
 }
 
 /* list */
@@ -244,7 +286,7 @@ static int cmd_list (struct cli *cli, int argc, char **argv)
         goto done;
     json_t *jobs = json_object_get (resp, "jobs");
     if (!json_is_array (jobs)) {
-        cli_error ("list: malformed response from cairnd: no \"jobs\" array");
+        cli_error ("malformed response from cairnd: no \"jobs\" array");
         goto done;
     }
     if (json) {
@@ -258,7 +300,7 @@ static int cmd_list (struct cli *cli, int argc, char **argv)
     rc = 0;
     goto done;
 nomem:
-    cli_error ("list: out of memory");
+    cli_error ("out of memory");
 done:
     json_decref (resp);
     client_close (c);
@@ -279,6 +321,17 @@ const struct cli_command cli_cmd_kill = {
     "[-s SIG] JOBID",
     "Send a signal to a job's processes.",
     "  -s, --signal SIG    signal name or number (default SIGTERM)\n",
+};
+
+const struct cli_command cli_cmd_post = {
+    "post",
+    cmd_post,
+    "JOBID NAME [KEY=VALUE...]",
+    "Add an outside service's event (e.g. data-out) to a job.",
+    "\nThe event is journaled like cairn's own, and followers of the\n"
+    "eventlog see it at once. NAME: 1 to 64 letters, digits, . _ -, not\n"
+    "one of cairn's own events; each VALUE a string. Posting the same\n"
+    "event again records it once.\n",
 };
 
 const struct cli_command cli_cmd_list = {

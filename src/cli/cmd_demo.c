@@ -58,11 +58,11 @@ int demo_write_file (const char *dir, const char *name, const char *text)
     FILE *f;
 
     if (asprintf (&path, "%s/%s", dir, name) < 0) {
-        cli_error ("demo: out of memory");
+        cli_error ("out of memory");
         return -1;
     }
     if (!(f = fopen (path, "w")) || fputs (text, f) < 0 || fclose (f) != 0) {
-        cli_error ("demo: %s: %s", path, strerror (errno));
+        cli_error ("%s: %s", path, strerror (errno));
         free (path);
         return -1;
     }
@@ -98,7 +98,7 @@ static int write_config (struct demo *d)
     rc = demo_write_file (d->tmp, "cairn.json", text);
 done:
     if (rc < 0 && !text)
-        cli_error ("demo: cannot write the config: out of memory");
+        cli_error ("cannot write the config: out of memory");
     json_decref (cfg);
     free (text);
     return rc;
@@ -147,7 +147,7 @@ static int start_cairnd (struct demo *d, const char *cairnd, bool keep)
     }
     free (cfg);
     if (d->cairnd < 0) {
-        cli_error ("demo: fork: %s", strerror (errno));
+        cli_error ("fork: %s", strerror (errno));
         return -1;
     }
     double deadline = cli_monotime () + SOCKET_WAIT;
@@ -155,12 +155,12 @@ static int start_cairnd (struct demo *d, const char *cairnd, bool keep)
         int status;
         if (waitpid (d->cairnd, &status, WNOHANG) == d->cairnd) {
             d->cairnd = -1;
-            cli_error ("demo: cairnd exited before listening (see %s)",
+            cli_error ("cairnd exited before listening (see %s)",
                        keep ? d->log_path : "its log below");
             return -1;
         }
         if (cli_monotime () >= deadline || demo_interrupted) {
-            cli_error ("demo: cairnd did not listen on %s within %gs", d->sock,
+            cli_error ("cairnd did not listen on %s within %gs", d->sock,
                        SOCKET_WAIT);
             return -1;
         }
@@ -181,7 +181,7 @@ static int stop_cairnd (struct demo *d)
     while ((r = waitpid (d->cairnd, &status, WNOHANG)) == 0 ||
            (r < 0 && errno == EINTR)) {
         if (cli_monotime () >= deadline) {
-            cli_error ("demo: cairnd did not stop within 10s; killing it");
+            cli_error ("cairnd did not stop within 10s; killing it");
             kill (d->cairnd, SIGKILL);
             waitpid (d->cairnd, &status, 0);
             break;
@@ -190,14 +190,14 @@ static int stop_cairnd (struct demo *d)
     }
     d->cairnd = -1;
     if (r < 0) {
-        cli_error ("demo: waitpid: %s", strerror (errno));
+        cli_error ("waitpid: %s", strerror (errno));
         return -1;
     }
     if (WIFEXITED (status) && WEXITSTATUS (status) == 0)
         return 0;
     char ws[48];
     cli_wait_status_str (status, ws, sizeof (ws));
-    cli_error ("demo: cairnd ended with %s", ws);
+    cli_error ("cairnd ended with %s", ws);
     return -1;
 }
 
@@ -205,7 +205,7 @@ static int
 rm_entry (const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
     if (remove (path) < 0)
-        cli_error ("demo: cannot remove %s: %s", path, strerror (errno));
+        cli_error ("cannot remove %s: %s", path, strerror (errno));
     return 0;
 }
 
@@ -254,8 +254,7 @@ static int cmd_demo (struct cli *cli, int argc, char **argv)
     if (asprintf (&d.tmp, "%s/cairn-demo.XXXXXX",
                   tmpdir && *tmpdir ? tmpdir : "/tmp") < 0 ||
         !mkdtemp (d.tmp)) {
-        cli_error ("demo: cannot make a temporary directory: %s",
-                   strerror (errno));
+        cli_error ("cannot make a temporary directory: %s", strerror (errno));
         free (d.tmp);
         return 1;
     }
@@ -264,7 +263,7 @@ static int cmd_demo (struct cli *cli, int argc, char **argv)
         asprintf (&d.trace_path, "%s/trace", d.tmp) < 0 ||
         asprintf (&d.log_path, "%s/cairnd.log", d.tmp) < 0 ||
         !(cairnd = find_cairnd ())) {
-        cli_error ("demo: out of memory");
+        cli_error ("out of memory");
         goto done;
     }
     if (demo_write_file (d.tmp, "prolog.sh", prolog_sh) < 0 ||
@@ -272,7 +271,7 @@ static int cmd_demo (struct cli *cli, int argc, char **argv)
         demo_write_file (d.tmp, "trace", "") < 0 || write_config (&d) < 0)
         goto done;
     if ((d.trace_fd = open (d.trace_path, O_RDONLY | O_CLOEXEC)) < 0) {
-        cli_error ("demo: %s: %s", d.trace_path, strerror (errno));
+        cli_error ("%s: %s", d.trace_path, strerror (errno));
         goto done;
     }
     printf ("cairn demo: starting %s in %s\n"

@@ -112,7 +112,7 @@ int demo_submit (struct demo *d, int i)
     rc = 0;
 done:
     if (rc < 0)
-        cli_error ("demo: cannot submit job %s: %s", specs[i].label,
+        cli_error ("cannot submit job %s: %s", specs[i].label,
                    strerror (errno));
     json_decref (env);
     json_decref (js);
@@ -186,11 +186,11 @@ static int handle (struct demo *d, json_t *resp)
 
     if (i < 0 || i >= NJOBS) {
         if (errnum)
-            cli_error ("demo: cairnd: %s", errstr ? errstr : "error");
+            cli_error ("cairnd: %s", errstr ? errstr : "error");
         return errnum ? -1 : 0;
     }
     if (errnum) {
-        cli_error ("demo: %s: %s: %s", specs[i].label,
+        cli_error ("%s: %s: %s", specs[i].label,
                    tag >= CANCEL_TAG ? "cancel" : "start",
                    errstr ? errstr : "error");
         return -1;
@@ -199,7 +199,7 @@ static int handle (struct demo *d, json_t *resp)
         return 0; /* the cancel was taken */
     json_t *payload = json_object_get (resp, "payload");
     if (jobwatch_update (&d->jw[i], payload, &err) < 0) {
-        cli_error ("demo: %s: %s", specs[i].label, err.text);
+        cli_error ("%s: %s", specs[i].label, err.text);
         return -1;
     }
     jobwatch_describe (payload, line, sizeof (line));
@@ -218,11 +218,11 @@ int demo_follow (struct demo *d)
     while (!all_final (d)) {
         trace_drain (d);
         if (demo_interrupted) {
-            cli_error ("demo: interrupted");
+            cli_error ("interrupted");
             return -1;
         }
         if (cli_monotime () >= deadline) {
-            cli_error ("demo: the jobs did not end within %gs", JOBS_WAIT);
+            cli_error ("the jobs did not end within %gs", JOBS_WAIT);
             return -1;
         }
         if (d->t_cancel_at > 0 && !d->cancel_sent &&
@@ -237,7 +237,7 @@ int demo_follow (struct demo *d)
                 continue;
             if (errno == ECONNRESET)
                 goto lost;
-            cli_error ("demo: %s", err.text);
+            cli_error ("%s", err.text);
             return -1;
         }
         int rc = handle (d, resp);
@@ -248,7 +248,7 @@ int demo_follow (struct demo *d)
     trace_drain (d);
     return 0;
 lost:
-    cli_error ("demo: lost the connection to cairnd");
+    cli_error ("lost the connection to cairnd");
     return -1;
 }
 

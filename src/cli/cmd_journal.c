@@ -204,9 +204,11 @@ static void proc_cell (const struct job_proc *p, char *buf, size_t len)
         snprintf (st, sizeof (st), "%s", proc_state_word (p));
     else
         jcli_status (p->status, st, sizeof (st));
+    /* the pid journaled is the cairn-shim's that supervises the command,
+     * not the command's own: say so */
     if (p->pid > 0)
-        snprintf (buf, len, "%s%s pid %d", p->timed_out ? "timeout, " : "", st,
-                  (int)p->pid);
+        snprintf (buf, len, "%s%s shim pid %d", p->timed_out ? "timeout, " : "",
+                  st, (int)p->pid);
     else
         snprintf (buf, len, "%s", st);
 }
@@ -330,7 +332,10 @@ const struct cli_command cli_cmd_ranks = {
     cmd_ranks,
     "[--json] JOBID",
     "Show each rank of a job: its processes, drained, released.",
-    "      --json          one JSON object per rank, one a line\n",
+    "      --json          one JSON object per rank, one a line\n"
+    "A process's pid (\"shim pid\", \"pid\" with --json) is its cairn-shim's, "
+    "the\n"
+    "supervisor that runs the command, not the command's own.\n",
 };
 
 /* ---- procs ---- */

@@ -39,11 +39,12 @@ struct jcli {
 };
 
 /* Resolve the state dir and open its journal, read-only unless writable
- * (purge). Never creates anything. Returns 0, or -1 after printing why:
- *   "cairn: state dir DIR: <strerror>"              (missing, unreadable)
- *   "cairn: no journal in DIR (is this a cairn state dir?)"
- *   "cairn: journal at DIR/journal has format version N; ..." (EPROTO)
- *   "cairn: journal at DIR/journal: Permission denied" ...
+ * (purge). Never creates anything. Returns 0, or -1 after printing why
+ * (NAME: the subcommand's, as cli_error() prints it):
+ *   "cairn NAME: state dir DIR: <strerror>"         (missing, unreadable)
+ *   "cairn NAME: no journal in DIR (is this a cairn state dir?)"
+ *   "cairn NAME: journal at DIR/journal has format version N; ..." (EPROTO)
+ *   "cairn NAME: journal at DIR/journal: Permission denied" ...
  * Free with jcli_close(). */
 int jcli_open (struct jcli *jc, struct cli *cli, bool writable);
 void jcli_close (struct jcli *jc);
@@ -57,7 +58,7 @@ json_t *jcli_job_list (struct jcli *jc, bool active_only);
 uint64_t jcli_list_id (const json_t *a, size_t i);
 int jcli_list_add (const struct journal_jobinfo *info, void *arg);
 
-/* Print "cairn: no job ID (F58) in the journal of DIR". */
+/* Print "cairn NAME: no job ID (F58) in the journal of DIR". */
 void jcli_no_job (struct jcli *jc, uint64_t id);
 
 /* Job id's events from seq `from` on, as an array of {"seq": N, "event":
@@ -73,8 +74,8 @@ struct job *
 jcli_fold (uint64_t id, const json_t *events, struct cairn_error *err);
 
 /* Read and fold job id. Returns the job, or NULL after printing why
- * ("cairn: job ID: seq N: why (run cairn verify)"). If events is
- * non-NULL it gets the events (new reference). */
+ * ("cairn NAME: job ID in DIR: seq N: why (run cairn verify)"). If
+ * events is non-NULL it gets the events (new reference). */
 struct job *jcli_load (struct jcli *jc, uint64_t id, json_t **events);
 
 /* The name and timestamp of the last event of events ("" / 0 if none). */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/cmd_run_reasons.h"
 #include "core/fsd.h"
 #include "core/jobid.h"
 #include "core/jobspec.h"
@@ -64,9 +65,15 @@ int jobwatch_update (struct jobwatch *jw,
         (data && !json_is_object (data)))
         return errset (err, EPROTO, "malformed start response: %s",
                        data ? "data is not an object" : jerr.text);
-    if (strcmp (type, "start") == 0) {
+    if (strcmp (type, "accepted") == 0 || strcmp (type, "reattached") == 0) {
+        /* either way cairnd has the job in its journal; neither is
+         * counted by `since` (cairn-protocol(7), Reattach) */
+        jw->accepted = true;
+        return 0;
+    } else if (strcmp (type, "start") == 0) {
         jw->started = true;
-        return 0; /* not counted by `since` (PROTOCOL, cairnd(8)) */
+        if (!jw->events)
+            return 0; /* counted by `since` in the events view only */
     } else if (strcmp (type, "release") == 0) {
         const char *ranks;
         int final = 0;
@@ -98,11 +105,12 @@ int jobwatch_update (struct jobwatch *jw,
                            jerr.text);
         jw->finished = true;
         jw->status = status;
-    } else {
-        /* "reattached", or a type this client does not know: not one of
-         * the responses a reattach's `since` counts. */
+    } else if (!jw->events) {
+        /* a type this client does not know: not one of the responses a
+         * reattach's `since` counts */
         return 0;
     }
+    /* with events, anything else is a progress event: counted too */
     jw->nresp++;
     return 0;
 }
@@ -173,6 +181,7 @@ struct run {
     char *path; /* the socket */
     struct client *c;
     bool reattaching; /* the last start sent was a reattach */
+    bool announced;   /* "job N (F58) submitted" was printed */
     struct jobwatch jw;
 };
 
@@ -181,9 +190,11 @@ static int send_start (struct run *r, bool reattach)
     json_t *p;
     int rc;
 
-    if (!(p = json_pack ("{s:I s:I s:O s:O}", "id", (json_int_t)r->id, "userid",
-                         (json_int_t)getuid (), "jobspec", r->jobspec, "R",
-                         r->R)) ||
+    /* events: the `accepted` acknowledgment tells when the job is
+     * journaled, which is when it is submitted (cairn-protocol(7)) */
+    if (!(p = json_pack ("{s:I s:I s:O s:O s:b}", "id", (json_int_t)r->id,
+                         "userid", (json_int_t)getuid (), "jobspec", r->jobspec,
+                         "R", r->R, "events", 1)) ||
         (reattach &&
          (json_object_set_new (p, "reattach", json_true ()) < 0 ||
           json_object_set_new (p, "since", json_integer (r->jw.nresp)) < 0))) {
@@ -213,6 +224,24 @@ static double reconnect_timeout (void)
     return t;
 }
 
+/* `cairn run` itself gave up (cairnd unreachable, or gone for longer than
+ * CAIRN_RECONNECT_TIMEOUT): not the job's code. EX_UNAVAILABLE of
+ * sysexits.h; documented in cairn(1). */
+#define RUN_EXIT_LOST 69
+
+/* After giving up: what became of the job, as far as we know. */
+static void lost_track (struct run *r)
+{
+    if (r->jw.accepted)
+        cli_error ("job %ju goes on without this client: follow it with "
+                   "`cairn eventlog -f %ju` once cairnd is back",
+                   (uintmax_t)r->id, (uintmax_t)r->id);
+    else
+        cli_error ("job %ju may or may not have reached cairnd: see "
+                   "`cairn jobs -a` once cairnd is back",
+                   (uintmax_t)r->id);
+}
+
 /* cairnd closed the connection before the final release: wait for it to
  * come back and ask for the rest of the job's responses. */
 static int reconnect (struct run *r)
@@ -235,6 +264,7 @@ static int reconnect (struct run *r)
         }
         if (cli_monotime () >= deadline) {
             cli_error ("gave up reconnecting after %gs: %s", timeout, err.text);
+            lost_track (r);
             return -1;
         }
         nanosleep (&(struct timespec){0, RECONNECT_INTERVAL * 1e9}, NULL);
@@ -256,6 +286,33 @@ static void print_response (struct run *r, const json_t *resp)
     printf ("%.3fs %s\n", cli_monotime () - r->t0, line);
 }
 
+/* A progress event (cairn-protocol(7)): asked for to learn of `accepted`,
+ * and shown only with --json (`cairn eventlog` tells the rest). */
+static bool is_progress (const char *type)
+{
+    static const char *const rfc32[] = {"accepted", "reattached", "start",
+                                        "release",  "exception",  "finish"};
+
+    for (size_t i = 0; i < sizeof (rfc32) / sizeof (rfc32[0]); i++) {
+        if (strcmp (type, rfc32[i]) == 0)
+            return false;
+    }
+    return true;
+}
+
+/* Say "job N (F58) submitted" once cairnd has the job: after its `accepted`,
+ * or a `reattached` when that was lost with the connection. */
+static void announce (struct run *r)
+{
+    char f58[JOBID_STRLEN];
+
+    if (r->announced || r->json)
+        return;
+    r->announced = true;
+    jobid_encode_f58 (r->id, f58, sizeof (f58));
+    printf ("job %ju (%s) submitted\n", (uintmax_t)r->id, f58);
+}
+
 /* Follow the job's stream. Returns the exit code. */
 static int run_follow (struct run *r)
 {
@@ -266,14 +323,15 @@ static int run_follow (struct run *r)
         if (!resp) {
             if (errno == ECONNRESET) {
                 if (reconnect (r) < 0)
-                    return 1;
+                    return RUN_EXIT_LOST;
                 continue;
             }
             int e = errno;
-            cli_error ("start: %s", err.text);
+            cli_error ("%s", err.text);
             if (e == EPROTO) /* that line is dropped; go on */
                 continue;
-            return 1;
+            lost_track (r);
+            return RUN_EXIT_LOST;
         }
         int64_t tag = json_integer_value (json_object_get (resp, "matchtag"));
         json_t *errnum = json_object_get (resp, "errnum");
@@ -285,38 +343,47 @@ static int run_follow (struct run *r)
             int e = json_integer_value (errnum);
             const char *s =
                 json_string_value (json_object_get (resp, "errstr"));
-            if (r->reattaching && r->jw.nresp == 0 && e == ENOENT) {
+            if (r->reattaching && !r->jw.accepted && e == ENOENT) {
                 /* cairnd went away before it took the job: submit again */
                 json_decref (resp);
                 if (send_start (r, false) < 0 && reconnect (r) < 0)
-                    return 1;
+                    return RUN_EXIT_LOST;
                 continue;
             }
             if (r->reattaching && e == EAGAIN) {
                 /* "cairnd is stopping": this one is on its way out */
                 json_decref (resp);
                 if (reconnect (r) < 0)
-                    return 1;
+                    return RUN_EXIT_LOST;
                 continue;
             }
             if (r->json)
                 print_response (r, resp);
-            cli_error ("start: %s", s ? s : strerror (e));
+            cli_error ("%s", s ? s : strerror (e));
             json_decref (resp);
             return 1;
         }
         json_t *payload = json_object_get (resp, "payload");
         if (jobwatch_update (&r->jw, payload, &err) < 0) {
-            cli_error ("start: %s", err.text);
+            cli_error ("%s", err.text);
             json_decref (resp);
             continue;
         }
-        print_response (r, resp);
+        const char *type =
+            json_string_value (json_object_get (payload, "type"));
+        if (r->jw.accepted)
+            announce (r);
+        if (r->json || (strcmp (type, "accepted") != 0 && !is_progress (type)))
+            print_response (r, resp);
         json_decref (resp);
-        if (r->detach)
+        if (r->detach && r->jw.accepted)
             return 0;
-        if (r->jw.final)
-            return jobwatch_exit_code (&r->jw);
+        if (r->jw.final) {
+            int code = jobwatch_exit_code (&r->jw);
+            if (code != 0 && !r->json)
+                run_print_reasons (r->cli, r->id);
+            return code;
+        }
     }
 }
 
@@ -422,52 +489,51 @@ static int cmd_run (struct cli *cli, int argc, char **argv)
     if (isinf (limit))
         limit = 0;
     if (!cwd && !(cwd = getcwd (NULL, 0))) {
-        cli_error ("run: getcwd: %s", strerror (errno));
+        cli_error ("getcwd: %s", strerror (errno));
         goto done;
     }
     char host[256] = "";
     if (gethostname (host, sizeof (host) - 1) < 0) {
-        cli_error ("run: gethostname: %s", strerror (errno));
+        cli_error ("gethostname: %s", strerror (errno));
         goto done;
     }
     struct timespec now;
     clock_gettime (CLOCK_REALTIME, &now);
     double expiration = limit > 0 ? now.tv_sec + now.tv_nsec * 1e-9 + limit : 0;
     if (!(r.R = rv1_create (nranks, 1, host, expiration))) {
-        cli_error ("run: cannot describe resources: %s", strerror (errno));
+        cli_error ("cannot describe resources: %s", strerror (errno));
         goto done;
     }
     if (!(r.jobspec = jobspec_create (argv + optind, nranks, cwd, env, limit,
                                       (int)pfa))) {
-        cli_error ("run: cannot build the jobspec: %s", strerror (errno));
+        cli_error ("cannot build the jobspec: %s", strerror (errno));
         goto done;
     }
     if (!id_given && cli_jobid_generate (&r.id) < 0) {
-        cli_error ("run: cannot make a job id: %s", strerror (errno));
+        cli_error ("cannot make a job id: %s", strerror (errno));
         goto done;
     }
     if (jobwatch_init (&r.jw, r.id, 1) < 0)
         goto nomem;
-    if (!(r.c = cli_connect (cli, &r.path)))
+    r.jw.events = true; /* send_start asks for them */
+    if (!(r.c = cli_connect (cli, &r.path))) {
+        rc = RUN_EXIT_LOST; /* nothing was submitted */
         goto done;
+    }
     r.t0 = cli_monotime ();
     if (send_start (&r, false) < 0) {
+        rc = RUN_EXIT_LOST;
         if (errno != EPIPE && errno != ECONNRESET) {
-            cli_error ("start: %s", strerror (errno));
+            cli_error ("cannot send the job to cairnd: %s", strerror (errno));
             goto done;
         }
         if (reconnect (&r) < 0)
             goto done;
     }
-    if (!r.json) {
-        char f58[JOBID_STRLEN];
-        jobid_encode_f58 (r.id, f58, sizeof (f58));
-        printf ("job %ju (%s) submitted\n", (uintmax_t)r.id, f58);
-    }
     rc = run_follow (&r);
     goto done;
 nomem:
-    cli_error ("run: out of memory");
+    cli_error ("out of memory");
     rc = 1;
 done:
     client_close (r.c);
@@ -495,8 +561,13 @@ const struct cli_command cli_cmd_run = {
     "                      job gets a copy of this one); may be repeated\n"
     "      --id JOBID      the job's id (default: a fresh one)\n"
     "      --json          print the raw responses, one JSON object a line\n"
-    "      --detach        exit 0 once cairnd answers (the job goes on)\n"
-    "\nExits with the job's exit code (128+N for signal N), 1 if it failed\n"
-    "to run. Follows the job across a restart of cairnd (waiting up to\n"
-    "$CAIRN_RECONNECT_TIMEOUT seconds, default 60).\n",
+    "                      (accepted and the progress events too)\n"
+    "      --detach        exit 0 once cairnd has accepted the job (which\n"
+    "                      goes on)\n"
+    "\nPrints \"job N (F58) submitted\" once cairnd has accepted the job,\n"
+    "then each start, exception, finish and release response as it comes.\n"
+    "Exits with the job's exit code (128+N for signal N), 1 if it failed\n"
+    "to run or was refused. Follows the job across a restart of cairnd,\n"
+    "waiting up to $CAIRN_RECONNECT_TIMEOUT for it to come back (a\n"
+    "duration such as 30s or 5m, default 60s).\n",
 };

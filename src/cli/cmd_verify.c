@@ -244,10 +244,8 @@ dump_cb (uint64_t id, uint32_t seq, const char *line, size_t len, void *arg)
     } else {
         json_t *s = json_stringn (line, len);
         char *q = s ? json_dumps (s, JSON_ENCODE_ANY) : NULL;
-        fprintf (stderr,
-                 "cairn: job %ju seq %u: not a JSON object; "
-                 "dumped as a string\n",
-                 (uintmax_t)id, (unsigned)seq);
+        cli_error ("job %ju seq %u: not a JSON object; dumped as a string",
+                   (uintmax_t)id, (unsigned)seq);
         printf ("{\"id\":%ju,\"seq\":%u,\"event\":%s}\n", (uintmax_t)id,
                 (unsigned)seq, q ? q : "null");
         free (q);

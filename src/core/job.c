@@ -24,11 +24,12 @@ struct job *job_create (uint64_t id)
     if (!(job->all = idset_create ()) || !(job->critical = idset_create ()) ||
         !(job->marked = idset_create ()) ||
         !(job->tolerated = idset_create ()) || !(job->run = idset_create ()) ||
-        !(job->cleanup = idset_create ()) ||
+        !(job->held = idset_create ()) || !(job->cleanup = idset_create ()) ||
         !(job->epilog_ranks = idset_create ()) ||
         !(job->epilog_covered = idset_create ()) ||
         !(job->done = idset_create ()) || !(job->released = idset_create ()) ||
-        !(job->drained = idset_create ()) || !(job->procidx = json_object ())) {
+        !(job->drained = idset_create ()) || !(job->procidx = json_object ()) ||
+        !(job->posted = json_object ())) {
         job_destroy (job);
         errno = ENOMEM;
         return NULL;
@@ -47,10 +48,12 @@ void job_destroy (struct job *job)
     }
     free (job->procs);
     json_decref (job->procidx);
+    json_decref (job->posted);
     idset_destroy (job->all);
     idset_destroy (job->critical);
     idset_destroy (job->marked);
     idset_destroy (job->tolerated);
+    idset_destroy (job->held);
     idset_destroy (job->run);
     idset_destroy (job->cleanup);
     idset_destroy (job->epilog_ranks);
@@ -308,6 +311,23 @@ fold_tolerate (struct job *job, double t, json_t *ctx, struct cairn_error *err)
     return 0;
 }
 
+static int
+fold_hold (struct job *job, double t, json_t *ctx, struct cairn_error *err)
+{
+    if (ctx_add_ranks (ctx, "ranks", job->held, err) < 0)
+        return errprefix (err, "hold");
+    return 0;
+}
+
+static int
+fold_resume (struct job *job, double t, json_t *ctx, struct cairn_error *err)
+{
+    if (idset_empty (job->held))
+        return errset (err, EINVAL, "resume: the job is not held");
+    job->resumed = true;
+    return 0;
+}
+
 static int fold_fail_ranks (struct job *job,
                             double t,
                             json_t *ctx,
@@ -554,6 +574,17 @@ fold_proc_fail (struct job *job, double t, json_t *ctx, struct cairn_error *err)
     return 0;
 }
 
+/* Remember a posted event, so that the same post again is recognized. */
+static int fold_posted (struct job *job, const char *name, json_t *ctx)
+{
+    json_t *list = json_object_get (job->posted, name);
+    if (!list && (!(list = json_array ()) ||
+                  json_object_set_new (job->posted, name, list) < 0))
+        return -1;
+    return json_array_append_new (list,
+                                  ctx ? json_deep_copy (ctx) : json_object ());
+}
+
 /* The transition table: event name -> fold step. */
 static const struct {
     const char *name;
@@ -574,6 +605,8 @@ static const struct {
     {"drain", fold_drain, false, true},
     {"cleanup", fold_cleanup, false, false},
     {"tolerate", fold_tolerate, false, false},
+    {"hold", fold_hold, false, true},
+    {"resume", fold_resume, false, false},
     {"fail-ranks", fold_fail_ranks, false, false},
     {"critical-ranks", fold_critical_ranks, false, false},
     {"expiration", fold_expiration, false, false},
@@ -604,7 +637,19 @@ bool job_event_is_response (const char *name)
 bool job_event_is_progress (const char *name)
 {
     int i = fold_lookup (name);
-    return i >= 0 && fold_table[i].progress;
+    /* a name cairn does not use is an outside service's (job_post) */
+    return i < 0 || fold_table[i].progress;
+}
+
+bool job_event_is_cairns (const char *name)
+{
+    static const char *const views[] = {"accepted", "reattached"};
+    if (fold_lookup (name) >= 0)
+        return true;
+    for (size_t i = 0; i < sizeof (views) / sizeof (views[0]); i++)
+        if (strcmp (views[i], name) == 0)
+            return true;
+    return false;
 }
 
 int job_apply (struct job *job, const json_t *entry, struct cairn_error *err)
@@ -620,8 +665,11 @@ int job_apply (struct job *job, const json_t *entry, struct cairn_error *err)
     if (job->state == JOB_DONE)
         return errset (err, EINVAL, "event %s after clean", name);
     int i = fold_lookup (name);
-    if (i < 0)
-        goto out; /* unknown names are allowed by RFC 18 */
+    if (i < 0) { /* an outside service's (job_post); RFC 18 allows any */
+        if (job->accepted && fold_posted (job, name, ctx) < 0)
+            return errset (err, ENOMEM, "out of memory");
+        goto out;
+    }
     if (i != 0 && !job->accepted)
         return errset (err, EINVAL, "event %s before accept", name);
     if (!ctx)

@@ -203,6 +203,15 @@ int job_fail_ranks (struct job *job,
                     json_t *out,
                     struct cairn_error *err);
 
+/* The client has shrunk a held job (jobspec hold-on-shrink, `hold`
+ * event): start its shells. EINVAL if the job is not held; 0 and nothing
+ * emitted if it was resumed already, or a fatal exception came first (its
+ * held ranks are cleaned up instead). EALREADY if the job is clean. */
+int job_resume (struct job *job,
+                const struct job_ctx *ctx,
+                json_t *out,
+                struct cairn_error *err);
+
 /* Ranks whose loss is fatal (default: all). */
 int job_set_critical (struct job *job,
                       const struct job_ctx *ctx,
@@ -269,8 +278,32 @@ bool job_event_is_response (const char *name);
 
 /* Is this event name one that a stream which asked for "events"
  * (cairn-protocol(7)) gets besides the RFC 32 responses: accept,
- * prolog-start, prolog-finish, epilog-start, epilog-finish, drain? */
+ * prolog-start, prolog-finish, epilog-start, epilog-finish, drain, hold,
+ * and any name cairn does not use itself (an outside service's, posted
+ * with job_post())? */
 bool job_event_is_progress (const char *name);
+
+/* Is this name one cairn uses itself, for an event or a stream response
+ * (accepted, reattached)? Such names cannot be posted. */
+bool job_event_is_cairns (const char *name);
+
+/* The longest name job_post() takes. */
+#define JOB_POST_NAME_MAX 64
+
+/* An outside service's event (cairn-protocol(7), post): name is 1 to
+ * JOB_POST_NAME_MAX bytes of [A-Za-z0-9._-], not one of cairn's own
+ * (job_event_is_cairns); context an object or NULL ({}). It changes
+ * nothing of the job's state; streams that asked for events get it.
+ * Errors: EINVAL (the name, naming it: "name: \"start\" is one of
+ * cairn's own events"; the context), EALREADY (the job is clean). The same
+ * name with an equal context again is recorded once: 0, nothing emitted
+ * (a service that lost the answer in a crash may post again). */
+int job_post (struct job *job,
+              const struct job_ctx *ctx,
+              const char *name,
+              const json_t *context,
+              json_t *out,
+              struct cairn_error *err);
 
 /* The payload such a stream gets for a progress event:
  * {"id": ID, "type": NAME, "data": CONTEXT}, except for accept, which

@@ -9,7 +9,9 @@
  * The phase rules (DESIGN.md, PROTOCOL.md):
  *   NEW      -> prolog-start + prolog intents, or start + shell intents
  *   PROLOG   -> when every prolog process is done: conclude (fatal,
- *               tolerated, or ok) and go to RUN or CLEANUP
+ *               tolerated, or ok) and go to RUN or CLEANUP; a tolerated
+ *               failure in a job with hold-on-shrink waits in CLEANUP
+ *               (`hold`) until the client's `resume` starts the shells
  *   RUN      -> when every shell is done: finish, cleanup of the run ranks
  *   CLEANUP  -> epilogs; releases paced by release-after; the final
  *               release and clean once every rank is done
@@ -266,6 +268,26 @@ static int proc_ended (struct job *job,
     }
     switch (p->phase) {
     case PHASE_PROLOG: /* judged when the whole prolog is done */
+        /* but a hung node is not healthy (Flux's perilog drains these
+         * too): a prolog that timed out, had to be killed after a cancel,
+         * or died of a signal cairn did not send. A cancel it obeyed is
+         * not the node's fault. */
+        if (p->lost)
+            break;
+        if (p->timed_out)
+            snprintf (note, sizeof (note), "prolog timed out for job %ju",
+                      (uintmax_t)job->id);
+        else if (p->nkills > 0)
+            snprintf (note, sizeof (note),
+                      "prolog canceled then killed for job %ju",
+                      (uintmax_t)job->id);
+        else if (WIFSIGNALED (p->status) && !p->terminating)
+            snprintf (note, sizeof (note), "prolog for job %ju: %s",
+                      (uintmax_t)job->id, what);
+        else
+            break;
+        if (emit_drain (job, ctx, out, p->ranks, note) < 0)
+            goto done;
         break;
     case PHASE_SHELL:
         if (!p->lost && !p->error)
@@ -458,10 +480,15 @@ prolog_conclude (struct job *job, const struct job_ctx *ctx, json_t *out)
             emit_drain (job, ctx, out, tol, reason) < 0 ||
             emit_exception (job, ctx, out, "prolog", 2, note, tol) < 0 ||
             prolog_finish (job, ctx, out, 0) < 0 ||
-            emit_cleanup (job, ctx, out, tol) < 0 ||
-            start_shells (job, ctx, out, rest) < 0)
+            emit_cleanup (job, ctx, out, tol) < 0)
             goto done;
-        rc = 0;
+        /* Held: the client shrinks the job first; step_once() starts the
+         * shells on `resume`, or cleans them up on a fatal exception. */
+        if (jobspec_hold_on_shrink (job->jobspec))
+            rc = job_emit (job, ctx, out, "hold",
+                           json_pack ("{s:o}", "ranks", ranks_str (rest)));
+        else
+            rc = start_shells (job, ctx, out, rest);
         goto done;
     }
     rc = prolog_finish (job, ctx, out, 0) < 0 ||
@@ -628,6 +655,13 @@ static int step_once (struct job *job, const struct job_ctx *ctx, json_t *out)
             return run_finish (job, ctx, out);
         return 0;
     case JOB_CLEANUP:
+        if (!idset_empty (job->held) && !job->started &&
+            !idset_is_subset (job->held, job->cleanup)) {
+            if (job->fatal) /* canceled while held: no shell ever ran */
+                return emit_cleanup (job, ctx, out, job->held);
+            if (job->resumed)
+                return start_shells (job, ctx, out, job->held);
+        }
         if (job->fatal && job->cfg.epilog.cancel_on_exception &&
             terminate_phase (job, ctx, out, PHASE_EPILOG, ec->term_signal,
                              "terminate") < 0)
@@ -929,6 +963,63 @@ int job_fail_ranks (struct job *job,
     if (job_emit (job, ctx, out, "fail-ranks",
                   json_pack ("{s:o s:s}", "ranks", ranks_str (ranks), "note",
                              note ? note : "")) < 0)
+        return -1;
+    return step (job, ctx, out);
+}
+
+int job_post (struct job *job,
+              const struct job_ctx *ctx,
+              const char *name,
+              const json_t *context,
+              json_t *out,
+              struct cairn_error *err)
+{
+    size_t n = name ? strlen (name) : 0;
+
+    if (check_active (job, err) < 0)
+        return -1;
+    if (n == 0 || n > JOB_POST_NAME_MAX ||
+        strspn (name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                      "0123456789._-") != n)
+        return errset (err, EINVAL,
+                       "name: must be 1 to %d letters, digits, '.', '_' or "
+                       "'-'",
+                       JOB_POST_NAME_MAX);
+    if (job_event_is_cairns (name))
+        return errset (err, EINVAL, "name: \"%s\" is one of cairn's own events",
+                       name);
+    if (context && !json_is_object (context))
+        return errset (err, EINVAL, "context: must be an object");
+    /* the same event again (a service that lost the answer in a crash and
+     * asks again) is recorded once */
+    size_t i;
+    json_t *prev, *empty = json_object ();
+    json_array_foreach (json_object_get (job->posted, name), i, prev)
+    {
+        if (json_equal (prev, context ? context : empty)) {
+            json_decref (empty);
+            return 0;
+        }
+    }
+    json_decref (empty);
+    json_t *c = context ? json_deep_copy (context) : json_object ();
+    if (!c || job_emit (job, ctx, out, name, c) < 0)
+        return errset (err, ENOMEM, "out of memory");
+    return 0;
+}
+
+int job_resume (struct job *job,
+                const struct job_ctx *ctx,
+                json_t *out,
+                struct cairn_error *err)
+{
+    if (check_active (job, err) < 0)
+        return -1;
+    if (idset_empty (job->held))
+        return errset (err, EINVAL, "job %ju is not held", (uintmax_t)job->id);
+    if (job->resumed || job->started || job->fatal)
+        return 0; /* said before, or too late: nothing changes */
+    if (job_emit (job, ctx, out, "resume", json_object ()) < 0)
         return -1;
     return step (job, ctx, out);
 }

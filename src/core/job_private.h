@@ -23,6 +23,7 @@ struct job {
     struct idset *marked;         /* fail-ranks during the prolog */
     char mark_note[128];          /* the last fail-ranks note */
     struct idset *tolerated;      /* prolog failed tolerably: left out */
+    struct idset *held;           /* ranks whose shells wait for resume */
     struct idset *run;            /* ranks with a shell */
     struct idset *cleanup;        /* finished with the job's work */
     struct idset *epilog_ranks;   /* cleanup ranks that get an epilog */
@@ -35,11 +36,13 @@ struct job {
     size_t nprocs;
     size_t procs_alloc;
     json_t *procidx; /* execid -> index in procs */
+    json_t *posted;  /* outside services' events: name -> [context...] */
     int nactive[3];  /* processes not done, per phase */
 
     bool prolog_started;
     bool prolog_finished;
     bool started;
+    bool resumed; /* the client said resume (held jobs only) */
     bool finished;
     bool epilog_started;
     bool epilog_finished;

@@ -33,7 +33,8 @@ struct jobspec {
     int prolog_failures_allowed;
     struct rank_env *rank_env; /* sorted by rank, for bsearch */
     size_t nrank_env;
-    char *client; /* attributes.system.cairn.client, or NULL */
+    char *client;        /* attributes.system.cairn.client, or NULL */
+    bool hold_on_shrink; /* attributes.system.cairn.hold-on-shrink */
 };
 
 void jobspec_destroy (struct jobspec *js)
@@ -241,6 +242,13 @@ decode_cairn (struct jobspec *js, const json_t *cairn, struct cairn_error *err)
         if (!(js->client = strdup (c)))
             return errset (err, ENOMEM, "out of memory");
     }
+    if ((o = json_object_get (cairn, "hold-on-shrink"))) {
+        if (!json_is_boolean (o))
+            return errset (err, EINVAL,
+                           "jobspec: attributes.system.cairn.hold-on-shrink: "
+                           "not a boolean");
+        js->hold_on_shrink = json_is_true (o);
+    }
     return 0;
 }
 
@@ -357,6 +365,11 @@ const char *jobspec_cwd (const struct jobspec *js)
 const char *jobspec_client (const struct jobspec *js)
 {
     return js ? js->client : NULL;
+}
+
+bool jobspec_hold_on_shrink (const struct jobspec *js)
+{
+    return js && js->hold_on_shrink;
 }
 
 double jobspec_duration (const struct jobspec *js)

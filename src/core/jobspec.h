@@ -8,7 +8,8 @@
  *                              "exec": {"prolog-failures-allowed": 1},
  *                              "cairn": {"rank-environment":
  *                                  {"1": {"FLUX_URI": "local:///r1"}},
- *                                        "client": "flux"}}}}
+ *                                        "client": "flux",
+ *                                        "hold-on-shrink": true}}}}
  *
  * Only the fields above are read and checked; everything else (resources,
  * other attributes) belongs to the scheduler and is kept as it is.
@@ -16,6 +17,7 @@
 #ifndef CAIRN_JOBSPEC_H
 #define CAIRN_JOBSPEC_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <jansson.h>
 
@@ -34,7 +36,8 @@ struct jobspec;
  * "rank-environment" is an object of rank -> environment: each key a
  * decimal rank (digits only, no leading zero, at most IDSET_MAX_ID), each
  * value checked like "environment", and whose "client" is a string of 1
- * to JOBSPEC_CLIENT_MAX bytes without NUL. Whether those ranks are R's is not
+ * to JOBSPEC_CLIENT_MAX bytes without NUL and "hold-on-shrink" a boolean.
+ * Whether those ranks are R's is not
  * known here: see jobspec_check_ranks().
  * The result holds copies of these fields and no reference to js.
  * Returns a new jobspec (free with jobspec_destroy), or NULL with errno =
@@ -83,6 +86,13 @@ const char *jobspec_cwd (const struct jobspec *js);
  * ("flux" for cairn-exec.so), so that it can find its own jobs in `list`;
  * NULL when unset. Owned by js. */
 const char *jobspec_client (const struct jobspec *js);
+
+/* attributes.system.cairn.hold-on-shrink: when a tolerated prolog failure
+ * leaves ranks out, the job waits after its prolog, with no shell started,
+ * until its client says `resume` (the client first shrinks what its shells
+ * will read of R: cairn-exec.so rewrites the job's R in the KVS). false
+ * when unset. */
+bool jobspec_hold_on_shrink (const struct jobspec *js);
 
 /* attributes.system.duration in seconds; 0 when unset. */
 double jobspec_duration (const struct jobspec *js);

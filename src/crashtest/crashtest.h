@@ -38,7 +38,12 @@ struct ct_behaviour {
     size_t output; /* bytes written to stdout */
 };
 
-enum ct_action_kind { CT_ACT_CANCEL, CT_ACT_FAIL_RANKS, CT_ACT_EXPIRATION };
+enum ct_action_kind {
+    CT_ACT_CANCEL,
+    CT_ACT_FAIL_RANKS,
+    CT_ACT_EXPIRATION,
+    CT_ACT_POST
+};
 
 /* A request the client sends to a job, `after` seconds after its trigger:
  * the job's submission (on = -1) or the first start of a phase's command
@@ -48,7 +53,7 @@ struct ct_action {
     enum ct_action_kind kind;
     int on;
     double after;
-    char ranks[64];    /* fail-ranks */
+    char ranks[64];    /* fail-ranks; post: the event's name */
     double expiration; /* expiration: seconds from its first sending */
 };
 

@@ -153,9 +153,9 @@ static int parse_action (const json_t *o,
                          const char *where,
                          struct cairn_error *err)
 {
-    static const char *const keys[] = {"after",      "on",         "cancel",
-                                       "fail-ranks", "expiration", NULL};
-    const char *on = NULL, *ranks = NULL;
+    static const char *const keys[] = {
+        "after", "on", "cancel", "fail-ranks", "expiration", "post", NULL};
+    const char *on = NULL, *ranks = NULL, *post = NULL;
     int nkinds = 0;
 
     memset (a, 0, sizeof (*a));
@@ -165,9 +165,10 @@ static int parse_action (const json_t *o,
     if (check_keys (o, keys, where, err) < 0 ||
         get_number (o, "after", 0, &a->after, where, err) < 0)
         return -1;
-    if (json_unpack ((json_t *)o, "{s?s s?s}", "on", &on, "fail-ranks",
-                     &ranks) < 0)
-        return errset (err, EINVAL, "%s: on and fail-ranks are strings", where);
+    if (json_unpack ((json_t *)o, "{s?s s?s s?s}", "on", &on, "fail-ranks",
+                     &ranks, "post", &post) < 0)
+        return errset (err, EINVAL, "%s: on, fail-ranks and post are strings",
+                       where);
     if (on && strcmp (on, "submit") != 0 && (a->on = ct_phase_parse (on)) < 0)
         return errset (err, EINVAL, "%s.on: submit, prolog, shell or epilog",
                        where);
@@ -180,6 +181,11 @@ static int parse_action (const json_t *o,
         snprintf (a->ranks, sizeof (a->ranks), "%s", ranks);
         nkinds++;
     }
+    if (post) {
+        a->kind = CT_ACT_POST;
+        snprintf (a->ranks, sizeof (a->ranks), "%s", post);
+        nkinds++;
+    }
     if (json_object_get (o, "expiration")) {
         a->kind = CT_ACT_EXPIRATION;
         if (get_number (o, "expiration", 0, &a->expiration, where, err) < 0)
@@ -189,7 +195,7 @@ static int parse_action (const json_t *o,
     if (nkinds != 1)
         return errset (err, EINVAL,
                        "%s: needs exactly one of cancel, fail-ranks, "
-                       "expiration",
+                       "expiration, post",
                        where);
     return 0;
 }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -22,6 +23,7 @@
 #include "exec/daemon_private.h"
 #include "exec/exitfile.h"
 #include "exec/log.h"
+#include "exec/notify.h"
 #include "exec/procfs.h"
 #include "exec/spawner.h"
 #include "journal/crashpoint.h"
@@ -286,8 +288,8 @@ static void log_event (struct jobentry *je, const char *name, json_t *ctx)
         int sev = 0;
         (void)json_unpack (ctx, "{s?s s?i s?s}", "type", &type, "severity",
                            &sev, "note", &note);
-        log_msg (LOG_INFO, "job %s: exception %s severity %d: %s", je->key,
-                 type, sev, note);
+        log_msg (LOG_INFO, "job %s: exception %s severity %d%s%s", je->key,
+                 type, sev, *note ? ": " : "", note);
     }
 }
 
@@ -491,6 +493,20 @@ static void purge_cb_timer (struct ev_loop *loop, ev_timer *w, int revents)
     }
 }
 
+/* cairnd is a child subreaper (cairnd_create): reap what comes to it. A
+ * timer, not SIGCHLD: every shim's exit raises SIGCHLD, and the scan reads
+ * each child's stat. */
+#define REAP_INTERVAL 1.0
+
+static void reap_cb (struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct cairnd *d = w->data;
+    int n = procfs_reap_strays (NULL, /* our own children: the real /proc */
+                                spawner_pid (d->spawner));
+    if (n > 0)
+        log_msg (LOG_DEBUG, "reaped %d process(es) that were not ours", n);
+}
+
 static void prepare_cb (struct ev_loop *loop, ev_prepare *w, int revents)
 {
     flush (w->data);
@@ -504,6 +520,7 @@ static void signal_cb (struct ev_loop *loop, ev_signal *w, int revents)
              "start",
              strsignal (w->signum));
     d->stopping = true;
+    (void)notify_send ("STOPPING=1");
     server_stop_accepting (d->server);
     ev_break (loop, EVBREAK_ALL);
 }
@@ -682,6 +699,15 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
     ev_signal_start (d->loop, &d->sigterm);
     ev_signal_start (d->loop, &d->sigint);
     signal (SIGPIPE, SIG_IGN);
+    /* A job's process that leaves its shim (daemonizes) comes to us rather
+     * than to PID 1 when its parent dies, and we reap it (reap_cb): no
+     * <defunct> piles up where PID 1 does not reap, as in a container. */
+    if (prctl (PR_SET_CHILD_SUBREAPER, 1) < 0)
+        log_msg (LOG_WARNING, "cannot become a child subreaper: %s",
+                 strerror (errno));
+    ev_timer_init (&d->reap_timer, reap_cb, REAP_INTERVAL, REAP_INTERVAL);
+    d->reap_timer.data = d;
+    ev_timer_start (d->loop, &d->reap_timer);
     /* One pidfd per live process: take every descriptor we are allowed. */
     struct rlimit rl;
     if (getrlimit (RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
@@ -726,6 +752,10 @@ error:
 
 int cairnd_run (struct cairnd *d)
 {
+    /* listening, with every replayed decision committed: ready */
+    if (notify_send ("READY=1") < 0)
+        log_msg (LOG_WARNING, "cannot tell systemd we are ready: %s",
+                 strerror (errno));
     ev_run (d->loop, 0);
     flush (d);
     return d->exit_code;
@@ -756,6 +786,7 @@ void cairnd_destroy (struct cairnd *d)
         ev_prepare_stop (d->loop, &d->prepare);
         ev_io_stop (d->loop, &d->spawner_watch);
         ev_timer_stop (d->loop, &d->purge_timer);
+        ev_timer_stop (d->loop, &d->reap_timer);
         ev_signal_stop (d->loop, &d->sigterm);
         ev_signal_stop (d->loop, &d->sigint);
         ev_loop_destroy (d->loop);

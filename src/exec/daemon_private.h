@@ -91,6 +91,7 @@ struct cairnd {
     ev_signal sigterm;
     ev_signal sigint;
     ev_timer purge_timer;
+    ev_timer reap_timer; /* procfs_reap_strays(), every REAP_INTERVAL */
     bool unsafe_effects_first; /* test switch: break the write-ahead rule */
     bool stopping;
     int exit_code;

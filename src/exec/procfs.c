@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/pidfd.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "exec/procfs.h"
@@ -21,6 +22,7 @@ struct pstat {
     pid_t ppid;
     unsigned long long start;
     bool is_shim; /* comm is "cairn-shim" */
+    char state;   /* R, S, Z... */
 };
 
 bool uuid_is_canonical (const char *s)
@@ -93,6 +95,8 @@ static int pstat_parse (const char *line, struct pstat *ps)
         if (*p++ != ' ')
             goto inval;
         size_t len = strcspn (p, " \n");
+        if (field == 3)
+            ps->state = len == 1 ? *p : '?';
         if (field == 4) {
             if (parse_ull (p, len, &v) < 0 || v > INT_MAX)
                 goto inval;
@@ -353,6 +357,40 @@ kill_one (DIR *dir, const char *name, pid_t pid, const char *want, void *arg)
         k->count++;
     close (pidfd);
     return 0;
+}
+
+int procfs_reap_strays (const char *procroot, pid_t keep)
+{
+    char path[64], buf[65536], *p, *end;
+    int dirfd, n = 0;
+    pid_t self = getpid ();
+
+    if ((dirfd = open (procroot ? procroot : PROCROOT_DEFAULT,
+                       O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        return -1;
+    snprintf (path, sizeof (path), "%d/task/%d/children", (int)self, (int)self);
+    if (read_small (dirfd, path, buf, sizeof (buf)) < 0) {
+        int e = errno;
+        close (dirfd);
+        errno = e;
+        return -1;
+    }
+    for (p = buf; *p; p = end) {
+        long v = strtol (p, &end, 10);
+        struct pstat ps;
+        if (end == p)
+            break;
+        if (v <= 0 || (pid_t)v == keep)
+            continue;
+        /* a shim is reaped through its pidfd, with its status read */
+        if (pstat_read (dirfd, (pid_t)v, &ps) < 0 || ps.state != 'Z' ||
+            ps.is_shim)
+            continue;
+        if (waitpid ((pid_t)v, NULL, WNOHANG) == (pid_t)v)
+            n++;
+    }
+    close (dirfd);
+    return n;
 }
 
 int procfs_kill_execid (const char *procroot, const char *execid, int signum)

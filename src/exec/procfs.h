@@ -51,6 +51,15 @@ int procfs_pidfd_verify (const char *procroot,
                          unsigned long long start,
                          int *pidfd);
 
+/* Reap what cairnd inherits: it is a child subreaper, so a job's process
+ * that leaves its shim (double fork, setsid) comes to it when its parent
+ * dies, and so does everything when it runs as a container's PID 1. Reap
+ * each zombie child of ours (<procroot>/<self>/task/<self>/children) that
+ * is not a cairn-shim (those are collected through their pidfds, with
+ * their status) and not keep (the spawner, watched the same way).
+ * Returns how many were reaped, or -1 with errno (reading the list). */
+int procfs_reap_strays (const char *procroot, pid_t keep);
+
 /* Send signum to every process of ours whose environment holds
  * CAIRN_EXECID=<execid>: what is left of a process whose shim was lost
  * (processes inherit the variable; one that rewrote its environment

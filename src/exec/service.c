@@ -212,6 +212,15 @@ req_start (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
                             (uintmax_t)id);
         return;
     }
+    int purged = journal_purged (d->journal, id);
+    if (purged != 0) {
+        conn_respond_error (c, matchtag, purged > 0 ? EEXIST : errno,
+                            purged > 0 ? "job %ju was purged from the journal: "
+                                         "its id cannot be used again"
+                                       : "job %ju: cannot read the journal",
+                            (uintmax_t)id);
+        return;
+    }
     if (cairnd_journal_full (d)) {
         /* Not journaled (there is no room): the job never existed here.
          * A fatal exception and the final release end its stream as
@@ -436,6 +445,44 @@ static void req_fail_ranks (struct cairnd *d,
     finish (d, je, c, matchtag, rc, &err);
 }
 
+static void
+req_resume (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
+{
+    struct jobentry *je = get_job (d, c, matchtag, payload);
+    struct cairn_error err = {{0}};
+    struct job_ctx ctx;
+
+    if (!je)
+        return;
+    cairnd_ctx (d, &ctx);
+    errno = 0;
+    int rc = job_resume (je->job, &ctx, je->pending, &err);
+    finish (d, je, c, matchtag, rc, &err);
+}
+
+static void
+req_post (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
+{
+    struct jobentry *je = get_job (d, c, matchtag, payload);
+    const char *name = NULL;
+    json_t *context = NULL;
+    json_error_t jerr;
+    struct cairn_error err = {{0}};
+    struct job_ctx ctx;
+
+    if (!je)
+        return;
+    if (json_unpack_ex (payload, &jerr, 0, "{s:s s?o}", "name", &name,
+                        "context", &context) < 0) {
+        conn_respond_error (c, matchtag, EPROTO, "post: %s", jerr.text);
+        return;
+    }
+    cairnd_ctx (d, &ctx);
+    errno = 0;
+    int rc = job_post (je->job, &ctx, name, context, je->pending, &err);
+    finish (d, je, c, matchtag, rc, &err);
+}
+
 /* ---- read-only requests ---- */
 
 static json_t *ranks_json (const struct idset *s)
@@ -516,6 +563,8 @@ static const struct {
     {"expiration", req_expiration, false},
     {"critical-ranks", req_critical_ranks, false},
     {"fail-ranks", req_fail_ranks, false},
+    {"resume", req_resume, false},
+    {"post", req_post, false},
     {"list", req_list, true},
     {"stats", req_stats, true},
 };

@@ -22,6 +22,7 @@
 #include "flux/guest.h"
 #include "flux/jmevent.h"
 #include "flux/resync.h"
+#include "flux/shrink.h"
 
 struct relay {
     int64_t matchtag;
@@ -58,6 +59,9 @@ struct fjob {
     bool failed;       /* given up: cairnd is not asked again */
     bool released;
     json_t *final;     /* data of the final release being sent */
+    size_t nshells;    /* shells the barrier waits for (fewer after a hold) */
+    bool resume_pending; /* R is shrunk: cairnd must hear `resume` */
+    int64_t resume_mt;   /* matchtag of the `resume` sent, 0 = none */
 };
 
 static void process (struct fjob *job);
@@ -145,15 +149,6 @@ static json_t *cairn_jobspec (struct fjob *job)
                        "{s?{s?{s?F s?{s?s s?i}}}}", "attributes", "system",
                        "duration", &duration, "exec", "job_shell", &shell,
                        "prolog-failures-allowed", &pfa);
-    /* flux-shell sizes the job from R: shells started on fewer ranks would
-     * wait in their barrier for the dropped ones. Until R can shrink, a
-     * tolerable prolog failure is fatal here (cairn-exec(8)). */
-    if (pfa > 0)
-        flux_log (ctx->h, LOG_WARNING, "job %s: prolog-failures-allowed=%d is "
-                                       "not supported under Flux yet; any "
-                                       "prolog failure ends the job",
-                  job->f58, pfa);
-    pfa = 0;
     snprintf (id, sizeof (id), "%ju", (uintmax_t)job->id);
     if (flux_job_kvs_namespace (ns, sizeof (ns), job->id) < 0 ||
         !(env = json_deep_copy (ctx->env)) ||
@@ -168,13 +163,16 @@ static json_t *cairn_jobspec (struct fjob *job)
                                             ctx->uris[job->ranks[i]])) < 0)
             goto done;
     }
+    /* hold-on-shrink: flux-shell sizes the job from R, so after a
+     * tolerated prolog failure cairnd waits until R is shrunk (shrink.h) */
     js = json_pack ("{s:i s:[] s:[{s:[ss] s:s s:{s:i}}]"
-                    " s:{s:{s:f s:O s:{s:i} s:{s:O s:s}}}}",
+                    " s:{s:{s:f s:O s:{s:i} s:{s:O s:s s:b}}}}",
                     "version", 1, "resources", "tasks", "command", shell, id,
                     "slot", "task", "count", "per_slot", 1, "attributes",
                     "system", "duration", duration, "environment", env, "exec",
                     "prolog-failures-allowed", pfa, "cairn",
-                    "rank-environment", renv, "client", FJOB_CLIENT);
+                    "rank-environment", renv, "client", FJOB_CLIENT,
+                    "hold-on-shrink", 1);
 done:
     json_decref (env);
     json_decref (renv);
@@ -207,15 +205,33 @@ static void cairnd_send_start (struct fjob *job, bool reattach, int since)
     json_decref (p);
 }
 
+/* Tell cairnd the job's R is shrunk. Sent again after a reconnect until
+ * answered: cairnd's `resume` is idempotent. */
+static void send_resume (struct fjob *job)
+{
+    json_t *p = json_pack ("{s:I}", "id", (json_int_t)job->id);
+
+    job->resume_mt = cconn_matchtag (job->ctx->cc);
+    if (!p || cconn_send (job->ctx->cc, "resume", job->resume_mt, p) < 0) {
+        if (errno != ENOTCONN)
+            flux_log_error (job->ctx->h, "job %s: resume", job->f58);
+        job->resume_mt = 0;
+    }
+    json_decref (p);
+}
+
 void fjob_cairnd_state (struct fjob *job, bool up)
 {
     if (!up) {
         job->matchtag = 0; /* that stream is gone with the connection */
+        job->resume_mt = 0;
         return;
     }
     if (!job->ready || job->failed || job->released)
         return; /* not that far yet, or nothing to ask */
     cairnd_send_start (job, true, job->attached ? job->nresp : 0);
+    if (job->resume_pending)
+        send_resume (job);
 }
 
 /* The job cannot go on: what job-exec does for a fatal error of its own.
@@ -279,6 +295,14 @@ bool fjob_cairnd_message (struct fjob *job, const json_t *msg)
         job->relays[i] = job->relays[--job->nrelays];
         return true;
     }
+    if (mt == job->resume_mt && mt != 0) {
+        if (errnum)
+            flux_log (job->ctx->h, LOG_ERR, "job %s: resume: %s", job->f58,
+                      errstr ? errstr : strerror ((int)errnum));
+        job->resume_pending = false;
+        job->resume_mt = 0;
+        return true;
+    }
     if (mt != job->matchtag || mt == 0)
         return false; /* not ours, or a stream we gave up */
     if (errnum) {
@@ -334,6 +358,21 @@ static void reattached_done (struct fjob *job)
     process (job);
 }
 
+/* End the job with a fatal exec exception, through cairnd, which journals
+ * it, stops what runs and sends it back on the stream: that copy is the
+ * one Flux gets. */
+static void raise_fatal (struct fjob *job, const char *note)
+{
+    json_t *p = json_pack ("{s:I s:s s:i s:s}", "id", (json_int_t)job->id,
+                           "type", "exec", "severity", 0, "note", note);
+
+    flux_log (job->ctx->h, LOG_ERR, "job %s: %s", job->f58, note);
+    if (!p || cconn_send (job->ctx->cc, "exception",
+                          cconn_matchtag (job->ctx->cc), p) < 0)
+        flux_log_error (job->ctx->h, "job %s: exception", job->f58);
+    json_decref (p);
+}
+
 /* Shells block in their start barriers on requests only the module that
  * received them can answer; a reload loses those (as with job-exec, whose
  * jobs are "not recoverable" before the second barrier). A job whose
@@ -346,19 +385,9 @@ static void exec_eventlog_cb (flux_future_t *f, void *arg)
 
     if (flux_kvs_lookup_get (f, &s) == 0 && s &&
         !strstr (s, "\"name\":\"shell.start\"") &&
-        !strstr (s, "\"name\":\"complete\"")) {
-        json_t *p = json_pack ("{s:I s:s s:i s:s}", "id", (json_int_t)job->id,
-                               "type", "exec", "severity", 0, "note",
-                               "job shells were in their start barrier when "
-                               "job-exec went away: the job cannot be "
-                               "recovered");
-        /* through cairnd, which journals it, stops the shells and sends it
-         * back on the stream: that copy is the one Flux gets */
-        if (!p || cconn_send (job->ctx->cc, "exception",
-                              cconn_matchtag (job->ctx->cc), p) < 0)
-            flux_log_error (job->ctx->h, "job %s: exception", job->f58);
-        json_decref (p);
-    }
+        !strstr (s, "\"name\":\"complete\""))
+        raise_fatal (job, "job shells were in their start barrier when "
+                          "job-exec went away: the job cannot be recovered");
     flux_future_destroy (f);
     reattached_done (job);
 }
@@ -438,6 +467,53 @@ static flux_future_t *final_release (struct fjob *job, json_t *data)
     return NULL;
 }
 
+/* R is shrunk (or could not be): let cairnd start the shells, or end the
+ * job through cairnd, which journals the exception and cleans up. */
+static void shrunk_cb (flux_future_t *f, void *arg)
+{
+    struct fjob *job = arg;
+
+    if (flux_future_get (f, NULL) < 0) {
+        char note[160];
+        snprintf (note, sizeof (note), "cannot shrink the job's R: %s",
+                  future_strerror (f, errno));
+        raise_fatal (job, note);
+    } else {
+        job->resume_pending = true;
+        send_resume (job);
+    }
+    flux_future_destroy (f);
+    job->step = NULL;
+    json_array_remove (job->queue, 0);
+    process (job);
+}
+
+/* cairnd holds the job's shells after a tolerated prolog failure: the
+ * ranks in data run, so R is shrunk to them first (shrink.h). */
+static flux_future_t *shrink (struct fjob *job, const json_t *data)
+{
+    const char *ranks = json_string_value (json_object_get (data, "ranks"));
+    struct idset *keep = ranks ? idset_decode (ranks, NULL) : NULL;
+    char err[256] = "";
+    flux_future_t *f;
+
+    job->nshells = keep ? idset_count (keep) : job->nshells;
+    idset_destroy (keep);
+    if (!ranks ||
+        !(f = shrink_commit (job->ctx->h, job->id, job->R, ranks, err,
+                             sizeof (err)))) {
+        raise_fatal (job, err[0] ? err : "hold without ranks");
+        return NULL;
+    }
+    if (flux_future_then (f, -1, shrunk_cb, job) < 0) {
+        flux_future_destroy (f);
+        raise_fatal (job, "cannot wait for the KVS commit");
+        return NULL;
+    }
+    job->step = f;
+    return f;
+}
+
 /* Handle queue[0]. Returns a future when the handling goes on
  * asynchronously (the next item waits for it), else NULL. */
 static flux_future_t *handle (struct fjob *job, const json_t *item)
@@ -465,8 +541,14 @@ static flux_future_t *handle (struct fjob *job, const json_t *item)
         }
         return NULL;
     }
-    if (!strcmp (type, "accepted"))
+    if (!strcmp (type, "accepted")) {
+        /* a fresh start: every later reattach asks only for what came
+         * after what was received (`since`), so nothing is to be skipped;
+         * counting the eventlog then would drop a final release behind an
+         * earlier partial one */
+        job->skip_pending = false;
         return NULL;
+    }
     if (skipped (job, type))
         return NULL;
     if (!strcmp (type, "start")) {
@@ -502,6 +584,8 @@ static flux_future_t *handle (struct fjob *job, const json_t *item)
          * with it every rank, until the last epilog-finish */
     } else if (!strncmp (type, "prolog-", 7) || !strncmp (type, "epilog-", 7)) {
         f = jmevent_post_perilog (h, job->id, type, data);
+    } else if (!strcmp (type, "hold")) {
+        return shrink (job, data);
     } else if (!strcmp (type, "drain")) {
         const char *ranks = NULL, *reason = "";
         if (json_unpack (data, "{s:s s?s}", "ranks", &ranks, "reason",
@@ -600,7 +684,7 @@ void fjob_barrier (struct fjob *job, const flux_msg_t *msg, uint32_t rank)
         job->parked_cap = cap;
     }
     job->parked[job->nparked++] = flux_msg_incref (msg);
-    if (job->nparked == job->nranks)
+    if (job->nparked == job->nshells)
         barrier_release (job, 0); /* everyone is in: let them all go */
 }
 
@@ -635,7 +719,7 @@ json_t *fjob_stats (const struct fjob *job)
                       job->relayed_start, "attached", job->attached,
                       "responses", job->nresp, "queued",
                       (int)json_array_size (job->queue), "barrier_entered",
-                      (int)job->nparked, "total_shells", (int)job->nranks);
+                      (int)job->nparked, "total_shells", (int)job->nshells);
 }
 
 /* ---- start ---- */
@@ -758,6 +842,7 @@ struct fjob *fjob_create (struct fctx *ctx,
         goto error;
     if (ranks_of (job) < 0)
         job->nranks = 0; /* fjob_begin fails it, on the stream */
+    job->nshells = job->nranks;
     return job;
 error:
     fjob_destroy (job);

@@ -17,6 +17,8 @@
  *                               (job-manager.post-event), with perilog's
  *                               descriptions
  *   drain                       resource.drain, answered before going on
+ *   hold                        the job's R shrunk in the KVS to the ranks
+ *                               that run (shrink.h), then `resume`
  *
  * cairnd journals everything before it answers, so when the connection to
  * it breaks the job just reattaches (`since` = what was received) once it

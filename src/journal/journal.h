@@ -35,6 +35,10 @@
  *   "active"  key: job id (uint64 big-endian); empty value. One entry per
  *             active job, so listing active jobs never touches finished
  *             ones.
+ *   "purged"  key: job id (uint64 big-endian); empty value. Every job
+ *             journal_purge() removed, so that its id is never used again
+ *             (added within format 1: a writer creates it on open; for a
+ *             reader of an older journal it is absent, and empty).
  *
  * Errors: LMDB's own codes never leave this module. They become
  *   MDB_MAP_FULL -> ENOSPC, MDB_NOTFOUND -> ENOENT, MDB_KEYEXIST -> EEXIST,
@@ -174,6 +178,10 @@ int journal_set_active (struct journal *j,
  * (no such job), EROFS, ENOMEM, or a read error.
  */
 int journal_purge (struct journal *j, uint64_t id);
+
+/* Was job id purged (its id used, its events gone)? Committed purges
+ * only. Returns 1 or 0, or -1 with errno (a read error). */
+int journal_purged (struct journal *j, uint64_t id);
 
 /* The number of batched operations (appends, set_active and purge calls)
  * waiting for journal_commit(). */

@@ -61,7 +61,9 @@ struct jbatch {
 struct journal {
     MDB_env *env;
     MDB_dbi dbi_meta, dbi_events, dbi_jobs, dbi_active;
-    char *path; /* <statedir>/journal */
+    MDB_dbi dbi_purged; /* valid when has_purged */
+    bool has_purged;    /* false: a read-only journal from before it */
+    char *path;         /* <statedir>/journal */
     char instance[40];
     pid_t pid; /* the process that opened it */
     dev_t dev;

@@ -103,6 +103,33 @@ int journal_job_info (struct journal *j,
     return 0;
 }
 
+int journal_purged (struct journal *j, uint64_t id)
+{
+    unsigned char kbuf[JOURNAL_KEY_JOB];
+    MDB_val k = {sizeof (kbuf), kbuf}, v;
+    MDB_txn *txn;
+    int rc;
+
+    if (!j) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!j->has_purged)
+        return 0;
+    journal_put_be64 (kbuf, id);
+    if ((rc = journal_rtxn_begin (j, &txn)) == 0) {
+        rc = mdb_get (txn, j->dbi_purged, &k, &v);
+        journal_rtxn_end (j, txn);
+    }
+    if (rc == MDB_NOTFOUND)
+        return 0;
+    if (rc) {
+        errno = journal_errno (rc);
+        return -1;
+    }
+    return 1;
+}
+
 int journal_foreach_job (struct journal *j,
                          bool active_only,
                          journal_job_f cb,

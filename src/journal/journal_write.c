@@ -428,6 +428,13 @@ static int apply_purge (struct commit *c,
     }
     if (rc && rc != MDB_NOTFOUND)
         return rc;
+    /* the id stays used (journal_purged): 8 bytes of key, no value */
+    unsigned char idk[JOURNAL_KEY_JOB];
+    MDB_val pk = {sizeof (idk), idk}, pv = {0, NULL};
+    journal_put_be64 (idk, op->id);
+    if (c->j->has_purged &&
+        (rc = mdb_put (c->txn, c->j->dbi_purged, &pk, &pv, 0)))
+        return rc;
     jb->c_exists = false;
     jb->c_dirty = true;
     return 0;

@@ -82,14 +82,15 @@ wait_state() {
     [[ "$output" == *"finish status 9 (killed by SIGKILL)"* ]]
 }
 
-@test "run --json prints the raw responses" {
+@test "run --json prints the raw responses, accepted first" {
     run cairn run --json --id 77 -N 2 -- true
     [ "$status" -eq 0 ]
-    [ "${#lines[@]}" -eq 3 ]
+    [ "${#lines[@]}" -eq 4 ]
     echo "$output" | jq -e -s 'all(.matchtag == 1 and .payload.id == 77)'
-    echo "$output" | jq -e -s '.[0].payload.type == "start"
-        and .[1].payload.data.status == 0
-        and .[2].payload.data == {"ranks": "0-1", "final": true}'
+    [ "${lines[0]}" = '{"matchtag":1,"payload":{"id":77,"type":"accepted","data":{}}}' ]
+    echo "$output" | jq -e -s '.[1].payload.type == "start"
+        and .[2].payload.data.status == 0
+        and .[3].payload.data == {"ranks": "0-1", "final": true}'
 }
 
 @test "run accepts the job id in F58 and prints both forms" {
@@ -108,8 +109,28 @@ wait_state() {
     cairn run --id 5 -- true
     run cairn run --id 5 -- touch "$BATS_TEST_TMPDIR/ran-twice"
     [ "$status" -eq 1 ]
-    [ "${lines[-1]}" = "cairn: start: job 5 already exists" ]
+    [ "${lines[-1]}" = "cairn run: job 5 already exists" ]
+    [[ "$output" != *submitted* ]]
     [ ! -e "$BATS_TEST_TMPDIR/ran-twice" ]
+    # --detach waits for cairnd's acceptance too: this is no success
+    run cairn run --detach --id 5 -- true
+    [ "$status" -eq 1 ]
+    [ "${lines[-1]}" = "cairn run: job 5 already exists" ]
+    [[ "$output" != *submitted* ]]
+}
+
+# Regression: run printed "job N (F58) submitted" as soon as it sent the
+# request, so a job cairnd refused looked accepted, then failed.
+@test "run refused by cairnd prints only the error, no submitted line" {
+    rc=0
+    cairn run -N 100000 -- true >"$BATS_TEST_TMPDIR/out" \
+        2>"$BATS_TEST_TMPDIR/err" || rc=$?
+    [ "$rc" -eq 1 ]
+    [ "$(cat "$BATS_TEST_TMPDIR/err")" = "cairn run: R: 100000 ranks, more than the limit of 65536" ]
+    ! grep -q submitted "$BATS_TEST_TMPDIR/out"
+    [ ! -s "$BATS_TEST_TMPDIR/out" ]
+    run cairn list
+    [ "${#lines[@]}" -eq 1 ] # nothing was started
 }
 
 @test "cancel of a sleep 30 job makes run exit non-zero within seconds" {
@@ -130,7 +151,7 @@ wait_state() {
     wait_state 56
     run cairn kill -s INT ƒz
     [ "$status" -eq 1 ]
-    [ "$output" = "cairn: kill: job 57 not found" ]
+    [ "$output" = "cairn kill: job 57 not found" ]
     run cairn kill -s INT 56
     [ "$status" -eq 0 ]
     [ -z "$output" ]
@@ -159,10 +180,10 @@ wait_state() {
     [[ "${lines[0]}" == ID* ]]
 }
 
-@test "run --detach exits 0 once cairnd answers; the job goes on" {
+@test "run --detach exits 0 once cairnd accepted the job; the job goes on" {
     run cairn run --detach --id 99 -- sleep 30
     [ "$status" -eq 0 ]
-    [ "${lines[0]}" = "job 99 (ƒ2i) submitted" ]
+    [ "$output" = "job 99 (ƒ2i) submitted" ]
     wait_state 99
     cairn cancel 99
 }
@@ -175,7 +196,10 @@ wait_state() {
     cairnd_launch
     run_wait 20
     [ "$RUN_RC" -eq 4 ]
-    grep -q "cairnd went away; reconnecting" "$BATS_TEST_TMPDIR/run.err"
+    [ "$(cat "$BATS_TEST_TMPDIR/run.err")" = "cairn run: cairnd went away; reconnecting
+cairn run: shell on ranks 0-1: exit 4" ]
+    [ "$(head -1 "$BATS_TEST_TMPDIR/run.out")" = "job 88 (ƒ2X) submitted" ]
+    [ "$(grep -c submitted "$BATS_TEST_TMPDIR/run.out")" -eq 1 ]
     grep -q "s reattached$" "$BATS_TEST_TMPDIR/run.out"
     grep -q "finish status 1024 (exit 4)" "$BATS_TEST_TMPDIR/run.out"
     [ "$(grep -c ' start$' "$BATS_TEST_TMPDIR/run.out")" -eq 1 ]
@@ -199,10 +223,12 @@ wait_state() {
     wait_state 90
     cairnd_stop
     run_wait 10
-    [ "$RUN_RC" -eq 1 ]
-    grep -q "cairnd went away; reconnecting" "$BATS_TEST_TMPDIR/run.err"
-    grep -q "cairn: gave up reconnecting after 1s: cannot connect" \
+    # 69: cairn run lost track, the job did not fail (cairn(1))
+    [ "$RUN_RC" -eq 69 ]
+    [ "$(head -1 "$BATS_TEST_TMPDIR/run.err")" = "cairn run: cairnd went away; reconnecting" ]
+    grep -q "^cairn run: gave up reconnecting after 1s: cannot connect" \
         "$BATS_TEST_TMPDIR/run.err"
+    [ "$(tail -1 "$BATS_TEST_TMPDIR/run.err")" = 'cairn run: job 90 goes on without this client: follow it with `cairn eventlog -f 90` once cairnd is back' ]
     cairnd_launch # the job ran on without cairnd: end it
     cairn cancel 90
 }
@@ -210,18 +236,31 @@ wait_state() {
 @test "errors: unknown job, bad id, no cairnd, unknown command" {
     run cairn cancel 12
     [ "$status" -eq 1 ]
-    [ "$output" = "cairn: cancel: job 12 not found" ]
+    [ "$output" = "cairn cancel: job 12 not found" ]
     run cairn cancel 12x
     [ "$status" -eq 1 ]
-    [[ "$output" == "cairn: cancel: invalid job id"* ]]
+    [ "$output" = 'cairn cancel: invalid job id "12x": expected decimal digits or F58' ]
     run cairn kill -s NOPE 12
     [ "$status" -eq 2 ]
+    [ "${lines[0]}" = "cairn kill: -s: unknown signal 'NOPE'" ]
     run "$B/cairn" frobnicate
     [ "$status" -eq 2 ]
-    [[ "$output" == *"unknown command 'frobnicate'"* ]]
+    [ "${lines[0]}" = "cairn: unknown command 'frobnicate'" ]
     run "$B/cairn" --statedir "$BATS_TEST_TMPDIR/nothing" list
     [ "$status" -eq 1 ]
-    [ "$output" = "cairn: cannot connect to cairnd at $BATS_TEST_TMPDIR/nothing/cairn.sock: No such file or directory (is cairnd running?)" ]
+    [ "$output" = "cairn list: cannot connect to cairnd at $BATS_TEST_TMPDIR/nothing/cairn.sock: No such file or directory (is cairnd running?)" ]
+    run "$B/cairn" --statedir "$BATS_TEST_TMPDIR/nothing" run -- true
+    [ "$status" -eq 69 ]
+    [ "$output" = "cairn run: cannot connect to cairnd at $BATS_TEST_TMPDIR/nothing/cairn.sock: No such file or directory (is cairnd running?)" ]
+}
+
+@test "run --help gives CAIRN_RECONNECT_TIMEOUT as a duration, once" {
+    run cairn run --help
+    [ "$status" -eq 0 ]
+    [ "$(echo "$output" | tail -2)" = "waiting up to \$CAIRN_RECONNECT_TIMEOUT for it to come back (a
+duration such as 30s or 5m, default 60s)." ]
+    [ "$(echo "$output" | grep -c CAIRN_RECONNECT_TIMEOUT)" -eq 1 ]
+    [[ "$output" != *seconds* ]]
 }
 
 @test "the state dir comes from --statedir anywhere, the env, or -c" {
@@ -234,7 +273,7 @@ wait_state() {
     printf '{"statedir": 5}\n' >"$BATS_TEST_TMPDIR/bad.json"
     run env -u CAIRN_STATEDIR "$B/cairn" -c "$BATS_TEST_TMPDIR/bad.json" list
     [ "$status" -eq 1 ]
-    [[ "$output" == "cairn: $BATS_TEST_TMPDIR/bad.json: statedir"* ]]
+    [[ "$output" == "cairn list: $BATS_TEST_TMPDIR/bad.json: statedir"* ]]
 }
 
 @test "demo runs its four jobs as expected and cleans up" {
@@ -245,4 +284,28 @@ wait_state() {
     [[ "$output" == *"All 4 jobs ended as expected."* ]]
     [[ "$output" == *"tolerate  <- exception prolog (severity 2)"* ]]
     [ -z "$(ls -A "$BATS_TEST_TMPDIR/demo")" ]
+}
+
+@test "run says why a job failed, one line per cause, on stderr" {
+    run_bg --id 95 -N 3 --cwd /nonexistent -- true
+    run_wait 10
+    [ "$RUN_RC" -eq 127 ]
+    [ "$(cat "$BATS_TEST_TMPDIR/run.err")" = "cairn run: shell on ranks 0-2: chdir /nonexistent: No such file or directory" ]
+    run_bg --id 96 -- /no/such/cmd
+    run_wait 10
+    [ "$(cat "$BATS_TEST_TMPDIR/run.err")" = "cairn run: shell on rank 0: execvp /no/such/cmd: No such file or directory" ]
+    run_bg --id 97 -N 2 -- sh -c 'exit $((CAIRN_RANK + 2))'
+    run_wait 10
+    [ "$RUN_RC" -eq 3 ]
+    [ "$(cat "$BATS_TEST_TMPDIR/run.err")" = "cairn run: shell on rank 0: exit 2
+cairn run: shell on rank 1: exit 3" ]
+    run_bg --id 98 -t 0.3s -- sleep 30
+    run_wait 10
+    [ "$(head -1 "$BATS_TEST_TMPDIR/run.err")" = "cairn run: exception timeout (severity 0): job time limit expired" ]
+    grep -qx "cairn run: shell on rank 0: killed by SIGALRM" "$BATS_TEST_TMPDIR/run.err"
+    # a job that succeeds says nothing
+    run_bg --id 99 -- true
+    run_wait 10
+    [ "$RUN_RC" -eq 0 ]
+    [ ! -s "$BATS_TEST_TMPDIR/run.err" ]
 }

@@ -6,8 +6,8 @@ load lib
 
 # A per-rank prolog that succeeds and a per-rank epilog that fails on rank
 # 1: its exception and drain are in every sequence below.
-CONF='{"prolog": {"command": ["true"], "per-rank": true},
- "epilog": {"command": ["sh", "-c", "test \"$CAIRN_RANK\" != 1"],
+CONF='{"prolog": {"command": ["/bin/true"], "per-rank": true},
+ "epilog": {"command": ["/bin/sh", "-c", "test \"$CAIRN_RANK\" != 1"],
             "per-rank": true}}'
 
 R2='{"version":1,"execution":{"R_lite":[{"rank":"0-1","children":{"core":"0"}}],"nodelist":["node[0-1]"]}}'
@@ -220,4 +220,70 @@ EOF
     run stream '{"id":7,"reattach":true}'
     [ "$status" -eq 0 ]
     [ "$(grep '"type":"exception"' <<<"$output")" = "$live" ]
+}
+
+# cairn run asks for events to learn when its job is accepted: it says
+# "submitted" then, shows the RFC 32 responses, and with --json everything.
+@test "cairn run: submitted once accepted, progress events only with --json" {
+    run cairn run --id 8 -N 2 -- true
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(echo "$output" | sed 's/^[0-9]*\.[0-9]\{3\}s /T /')" = "$(cat <<EOF
+job 8 (ƒ9) submitted
+T start
+T finish status 0 (exit 0)
+T exception epilog (severity 2): epilog failed on rank 1: exit 1
+T release ranks 0-1 final
+EOF
+)" ]
+    run cairn run --json --id 9 -N 2 -- true
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(echo "$output" | jq -c .payload)" = "$(cat <<EOF
+{"id":9,"type":"accepted","data":{}}
+{"id":9,"type":"prolog-start","data":{"description":"cairn.prolog"}}
+{"id":9,"type":"prolog-finish","data":{"description":"cairn.prolog","status":0}}
+{"id":9,"type":"start","data":{}}
+{"id":9,"type":"finish","data":{"status":0}}
+{"id":9,"type":"epilog-start","data":{"description":"cairn.epilog"}}
+$(exc 9)
+$(drain 9)
+{"id":9,"type":"epilog-finish","data":{"description":"cairn.epilog","status":256}}
+{"id":9,"type":"release","data":{"ranks":"0-1","final":true}}
+EOF
+)" ]
+}
+
+# Its `since` counts start and the progress events then: a reattach after
+# a restart resends none of those it had.
+@test "cairn run --json across a cairnd restart: every response once" {
+    GO=$BATS_TEST_TMPDIR/go
+    (cairn run --json --id 10 -N 2 -- sh -c "while [ ! -e $GO ]; do sleep 0.05; done" \
+        >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" || true) 3>&- &
+    p=$!
+    wait_event 10 10 start
+    for _ in $(seq 1 100); do # until run has printed start
+        grep -q '"type":"start"' "$BATS_TEST_TMPDIR/out" && break
+        sleep 0.05
+    done
+    cairnd_stop
+    cairnd_launch
+    touch "$GO"
+    wait $p
+    cat "$BATS_TEST_TMPDIR/out" "$BATS_TEST_TMPDIR/err"
+    [ "$(cat "$BATS_TEST_TMPDIR/err")" = "cairn run: cairnd went away; reconnecting" ]
+    [ "$(jq -c .payload <"$BATS_TEST_TMPDIR/out")" = "$(cat <<EOF
+{"id":10,"type":"accepted","data":{}}
+{"id":10,"type":"prolog-start","data":{"description":"cairn.prolog"}}
+{"id":10,"type":"prolog-finish","data":{"description":"cairn.prolog","status":0}}
+{"id":10,"type":"start","data":{}}
+{"id":10,"type":"reattached","data":{}}
+{"id":10,"type":"finish","data":{"status":0}}
+{"id":10,"type":"epilog-start","data":{"description":"cairn.epilog"}}
+$(exc 10)
+$(drain 10)
+{"id":10,"type":"epilog-finish","data":{"description":"cairn.epilog","status":256}}
+{"id":10,"type":"release","data":{"ranks":"0-1","final":true}}
+EOF
+)" ]
 }

@@ -58,7 +58,7 @@ teardown() {
 }
 
 @test "spawn failure (ENOMEM) of a prolog: the prolog fails, no shell runs, the epilog does" {
-    CAIRN_FAULT=exec.spawn:1:12 cairnd_start '{"prolog": {"command": ["true"]}, "epilog": {"command": ["true"]}}'
+    CAIRN_FAULT=exec.spawn:1:12 cairnd_start '{"prolog": {"command": ["/bin/true"]}, "epilog": {"command": ["/bin/true"]}}'
     run cairn run --id 408 -- true
     [ "$status" -ne 0 ]
     note=$(events_named 408 exception | jq -r .note)
@@ -178,4 +178,139 @@ s.sendall(b"{\"topic\": \"li"); time.sleep(5)' "$STATEDIR/cairn.sock" 3>&- &
     run "$B/cairnd" -c "$BATS_TEST_TMPDIR/bad.conf" --statedir "$BATS_TEST_TMPDIR/st"
     [ "$status" -eq 1 ]
     [[ "$output" == *"unknown key 'prolog.comand'"* ]]
+}
+
+# A prolog or epilog that cannot run would fail (or skip the cleanup of)
+# every job: cairnd refuses to start instead, naming the key, and
+# --check says the same without starting (issue 16).
+@test "a prolog or epilog that is not an absolute path to an executable file: cairnd refuses to start" {
+    T=$BATS_TEST_TMPDIR
+    printf '#!/bin/sh\nexit 0\n' >"$T/noexec.sh"
+    chmod 644 "$T/noexec.sh"
+    check() { # CONFIG-JSON EXPECTED-MESSAGE
+        echo "$1" >"$T/c.json"
+        run "$B/cairnd" -c "$T/c.json" --statedir "$T/st"
+        echo "$output"
+        [ "$status" -eq 1 ]
+        [ "$output" = "cairnd: $T/c.json: $2" ]
+        [ ! -e "$T/st/cairn.sock" ]
+        run "$B/cairnd" --check -c "$T/c.json"
+        [ "$status" -eq 1 ]
+        [ "$output" = "cairnd: $T/c.json: $2" ]
+    }
+    check '{"prolog": {"command": ["true"]}}' \
+        "prolog.command: true: not an absolute path"
+    check '{"epilog": {"command": ["/nonexistent/epilog", "-x"]}}' \
+        "epilog.command: /nonexistent/epilog: No such file or directory"
+    check '{"epilog": {"command": ["/etc"]}}' \
+        "epilog.command: /etc: not a regular file"
+    check "{\"prolog\": {\"command\": [\"$T/noexec.sh\"]}}" \
+        "prolog.command: $T/noexec.sh: not executable (Permission denied)"
+    # a good one
+    echo '{"prolog": {"command": ["/bin/true"]}}' >"$T/c.json"
+    run "$B/cairnd" --check -c "$T/c.json"
+    [ "$status" -eq 0 ]
+    [ "$output" = "cairnd: $T/c.json: ok" ]
+    [ ! -e "$T/st" ]
+    # a missing config file: jansson's words, no line number
+    run "$B/cairnd" -c "$T/none.json" --statedir "$T/st"
+    [ "$status" -eq 1 ]
+    [ "$output" = "cairnd: unable to open $T/none.json: No such file or directory" ]
+}
+
+# Ids are never reused: a purged job's id is remembered (journal "purged"
+# table, 8 bytes a job), across a restart (issue 16).
+@test "a purged job's id cannot run again" {
+    cairnd_start '{}'
+    cairn run --id 611 -- true >/dev/null
+    run cairn purge --older-than 0
+    [ "$status" -eq 0 ]
+    run cairn eventlog 611
+    [ "$status" -ne 0 ]
+    run cairn run --id 611 -- touch "$BATS_TEST_TMPDIR/ran"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"job 611 was purged from the journal: its id cannot be used again" ]]
+    cairnd_stop
+    cairnd_launch
+    run cairn run --id 611 -- touch "$BATS_TEST_TMPDIR/ran"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"job 611 was purged from the journal: its id cannot be used again" ]]
+    [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+    run cairn eventlog 611
+    [ "$status" -ne 0 ]
+}
+
+# etc/ ships a config and a prolog and epilog that work together: installed
+# where the config says (here under a temporary root instead of /etc/cairn
+# and /var/lib/cairn), they run jobs (issue 16).
+@test "the shipped example config, prolog and epilog run a job" {
+    T=$BATS_TEST_TMPDIR
+    mkdir -p "$T/etc/cairn" "$T/scratch"
+    install -m 755 "$CAIRN_SOURCE_DIR/etc/prolog.example" "$T/etc/cairn/prolog"
+    install -m 755 "$CAIRN_SOURCE_DIR/etc/epilog.example" "$T/etc/cairn/epilog"
+    sed -e "s|/etc/cairn/|$T/etc/cairn/|" -e "s|/var/lib/cairn|$T/state|" \
+        "$CAIRN_SOURCE_DIR/etc/cairn.conf.example" >"$T/cairn.conf"
+    run "$B/cairnd" --check -c "$T/cairn.conf"
+    [ "$status" -eq 0 ]
+    STATEDIR=$T/state
+    CAIRN_SCRATCH_ROOT=$T/scratch cairnd_start "$(cat "$T/cairn.conf")"
+    run cairn run --id 620 -N 2 -- sh -c 'ls -d '"$T"'/scratch/cairn-job-620-*'
+    [ "$status" -eq 0 ]
+    out=$(events_named 620 log | jq -r .data)
+    [[ "$out" == *"$T/scratch/cairn-job-620-0"* ]]
+    [[ "$out" == *"$T/scratch/cairn-job-620-1"* ]]
+    [ -z "$(ls "$T/scratch")" ]       # the epilog removed them
+    [ "$(events_named 620 prolog-finish | jq .status)" -eq 0 ]
+    [ "$(events_named 620 epilog-finish | jq .status)" -eq 0 ]
+    # a node without room: the prolog fails the job, saying why
+    cairnd_stop
+    CAIRN_SCRATCH_ROOT=$T/scratch CAIRN_SCRATCH_MIN_KB=999999999999 cairnd_launch
+    run cairn run --id 621 -- true
+    [ "$status" -ne 0 ]
+    [[ "$(events_named 621 log | jq -r .data)" == *"less than 999999999999K"* ]]
+}
+
+# systemd readiness (Type=notify): READY=1 once the socket is there, with
+# MAINPID; STOPPING=1 on SIGTERM (issue 16).
+@test "cairnd tells a service manager when it is ready and when it stops" {
+    grep -qx 'Type=notify' "$CAIRN_SOURCE_DIR/etc/cairnd.service"
+    N=$BATS_TEST_TMPDIR/notify.sock
+    python3 - "$N" >"$BATS_TEST_TMPDIR/notes" <<'PY' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+s.settimeout(20)
+for _ in range(2):
+    print(s.recv(4096).decode().replace("\n", " "))
+    sys.stdout.flush()
+PY
+    LISTENER=$!
+    while [ ! -S "$N" ]; do sleep 0.05; done
+    NOTIFY_SOCKET=$N cairnd_start '{}'
+    pid=$CAIRND_PID
+    cairnd_stop
+    wait "$LISTENER"
+    cat "$BATS_TEST_TMPDIR/notes"
+    [ "$(sed -n 1p "$BATS_TEST_TMPDIR/notes")" = "READY=1 MAINPID=$pid" ]
+    [ "$(sed -n 2p "$BATS_TEST_TMPDIR/notes")" = "STOPPING=1 MAINPID=$pid" ]
+}
+
+# cairnd is a child subreaper and reaps what it inherits: a job's process
+# that daemonizes (setsid, its parent gone) comes to cairnd, not PID 1,
+# and leaves no <defunct> behind when it ends (issue 16; containers whose
+# PID 1 does not reap).
+@test "a daemonized job process comes to cairnd and is reaped when it ends" {
+    cairnd_start '{}'
+    T=$BATS_TEST_TMPDIR
+    run cairn run --id 630 -- sh -c "setsid sh -c 'echo \$\$ >$T/orphan; sleep 1.5' </dev/null >/dev/null 2>&1 & sleep 0.3"
+    [ "$status" -eq 0 ]
+    o=$(cat "$T/orphan")
+    [ "$(ps -o ppid= -p "$o" | tr -d ' ')" = "$CAIRND_PID" ]
+    for _ in $(seq 1 60); do
+        kill -0 "$o" 2>/dev/null || break
+        sleep 0.1
+    done
+    # gone altogether: not even a zombie of cairnd's
+    ! ps -o pid= -p "$o" >/dev/null
+    [ -z "$(ps -o stat= --ppid "$CAIRND_PID" | grep Z)" ]
 }

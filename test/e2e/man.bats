@@ -91,7 +91,7 @@ man_commands() {
     run "$B/cairn" -c "$S/etc/cairn.conf.example" \
         --statedir "$BATS_TEST_TMPDIR/none" jobs
     [ "$status" -eq 1 ]
-    [ "$output" = "cairn: state dir $BATS_TEST_TMPDIR/none: No such file or directory" ]
+    [ "$output" = "cairn jobs: state dir $BATS_TEST_TMPDIR/none: No such file or directory" ]
 }
 
 @test "the systemd unit leaves jobs running on stop and restarts on failure" {

@@ -71,6 +71,8 @@ SH
     [ "${lines[0]}" = "15 terminate" ]
     [ "${lines[1]}" = "9 kill" ]
     [ "$(events_named 203 finish | jq .status)" -eq 9 ]
+    # a cancel without a note is logged without a dangling colon
+    grep -q 'cairnd info: job 203: exception cancel severity 0$' "$BATS_TEST_TMPDIR/cairnd.log"
 }
 
 @test "an unkillable shell: given up after max-kill-count, rank drained, job ends" {

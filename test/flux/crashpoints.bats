@@ -12,3 +12,15 @@ load lib
     [ "$status" -eq 0 ]
     [[ "$output" == *" 0 failed"* ]]
 }
+
+# The same with rank 3's prolog failing tolerably: cairnd holds the shells
+# while the module shrinks R and resumes; every commit is a crash case too,
+# so that cairnd dies between hold and resume, and just after each.
+@test "every crash point with a tolerated prolog failure (hold, shrink, resume)" {
+    STATEDIR=$BATS_TEST_TMPDIR/state
+    FLUX_TIMEOUT=1200 run in_flux \
+        "$CAIRN_SOURCE_DIR/test/flux/crashpoints.sh $B $BATS_TEST_TMPDIR ${CP_MAX:-0} tolerated"
+    echo "$output" | grep -v '^ok ' | head -50
+    [ "$status" -eq 0 ]
+    [[ "$output" == *" 0 failed"* ]]
+}

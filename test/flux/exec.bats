@@ -101,3 +101,39 @@ cairn_job() {
     [ "$(grep -c '^epilog ' "$BATS_TEST_TMPDIR/runlog")" -eq 4 ]
     [ "$(grep -c '^shell' "$BATS_TEST_TMPDIR/runlog")" -eq 0 ]
 }
+
+# A prolog exit code the site calls tolerable (prolog.tolerable-exit-codes)
+# within the jobspec's allowance: the rank is drained in Flux, a severity-2
+# exception names it, and the job runs on the other ranks. flux-shell sizes
+# the job from R, so the job's R in the KVS holds only those ranks when the
+# shells start (src/flux/shrink.h).
+@test "a tolerated prolog failure: drained, severity 2, the job runs on the rest" {
+    echo 7 >"$BATS_TEST_TMPDIR/exit-prolog-2"
+    cairnd_start "$(perilog_conf | sed '0,/"per-rank": true}/s//"per-rank": true, "tolerable-exit-codes": [7]}/')"
+    run in_flux 'flux run -N4 --setattr=system.exec.prolog-failures-allowed=1 \
+                     flux getattr rank | sort -u | paste -sd" " -; echo "rc=$?"
+                 id=$(flux jobs -a -no {id})
+                 echo "result=$(flux jobs -no {result} $id)"
+                 flux job eventlog -f json $id |
+                     jq -r "select(.name==\"exception\") | \"exc=\(.context.severity) \(.context.note)\""
+                 echo "R=$(flux job info $id R | jq -r "[.execution.R_lite[].rank] | join(\",\")")"
+                 echo "drained=$(flux resource drain -no {ranks})"
+                 flux resource drain -no {reason}'
+    echo "$output"
+    [[ "$output" == *$'\n'"0 1 3"$'\n'* ]]
+    [[ "$output" == *"rc=0"* ]]
+    [[ "$output" == *"result=COMPLETED"* ]]
+    [[ "$output" == *"exc=2 prolog failed on rank 2 (tolerated, 1 of 1 allowed)"* ]]
+    [[ "$output" == *"R=0-1,3"* ]]
+    [[ "$output" == *"drained=2"* ]]
+    [[ "$output" == *"prolog failed on rank 2 (tolerated"* ]]
+    [ "$(grep -c '^prolog ' "$BATS_TEST_TMPDIR/runlog")" -eq 4 ]
+    [ "$(grep -c '^epilog ' "$BATS_TEST_TMPDIR/runlog")" -eq 4 ]
+    # the journal: held with the ranks that ran, resumed once, then one
+    # shell each on those ranks
+    run cairn eventlog "$(cairn_job)" --json
+    [ "$(echo "$output" | jq -r 'select(.name == "hold") | .context.ranks')" = 0-1,3 ]
+    [ "$(echo "$output" | jq -c 'select(.name == "resume")' | wc -l)" -eq 1 ]
+    [ "$(echo "$output" | jq -r 'select(.name == "hold" or .name == "resume" or .name == "start") | .name' | paste -sd,)" = hold,resume,start ]
+    [ "$(echo "$output" | jq -r 'select(.name == "proc-intent" and .context.phase == "shell") | .context.ranks' | paste -sd,)" = 0,1,3 ]
+}

@@ -74,21 +74,25 @@ static void cfg_tolerate (struct job_config *jc, int code)
     jc->prolog.ntolerable = 1;
 }
 
-/* Accept job JOBID at T0 with jc (freed here), nranks ranks on one host. */
-static void start_job (struct fake *fb,
-                       struct job_config *jc,
-                       uint32_t nranks,
-                       double expiration,
-                       int allowed,
-                       uint32_t userid)
+/* Accept job JOBID at T0 with jc (freed here), nranks ranks on one host,
+ * attributes.system.cairn = cairn (stolen) unless NULL. */
+static void start_job_cairn (struct fake *fb,
+                             struct job_config *jc,
+                             uint32_t nranks,
+                             double expiration,
+                             int allowed,
+                             uint32_t userid,
+                             json_t *cairn)
 {
     struct cairn_error err;
     char *av[] = {"/bin/app", "arg", NULL};
     json_t *env = json_pack ("{s:s}", "APPVAR", "1");
     json_t *R = rv1_create (nranks, 2, "node0", expiration);
     json_t *js = jobspec_create (av, nranks, "/tmp/work", env, 0, allowed);
+    json_t *sys = json_object_get (json_object_get (js, "attributes"), "system");
 
-    if (fake_init (fb, JOBID, T0, OWNER) < 0 || !R || !js)
+    if (fake_init (fb, JOBID, T0, OWNER) < 0 || !R || !js || !sys ||
+        (cairn && json_object_set_new (sys, "cairn", cairn) < 0))
         BAIL_OUT ("cannot set up job: %s", strerror (errno));
     if (job_accept (fb->job, &fb->ctx, userid, R, js, jc, fb->out, &err) < 0)
         BAIL_OUT ("job_accept: %s", err.text);
@@ -97,6 +101,16 @@ static void start_job (struct fake *fb,
     json_decref (R);
     json_decref (js);
     job_config_free (jc);
+}
+
+static void start_job (struct fake *fb,
+                       struct job_config *jc,
+                       uint32_t nranks,
+                       double expiration,
+                       int allowed,
+                       uint32_t userid)
+{
+    start_job_cairn (fb, jc, nranks, expiration, allowed, userid, NULL);
 }
 
 /* "a,b*3,c" -> "a,b,b,b,c": keeps the exact sequences readable. */
@@ -939,6 +953,162 @@ static void test_prolog_tolerance (void)
     }
 }
 
+/* hold-on-shrink: a tolerated prolog failure holds the shells until the
+ * client's resume; a cancel while held cleans the held ranks up. */
+static void test_hold_on_shrink (void)
+{
+    for (int cancel = 0; cancel < 2; cancel++) {
+        const char *name = cancel ? "hold, canceled" : "hold, resumed";
+        struct fake fb;
+        struct job_config jc;
+        struct cairn_error err;
+        size_t m;
+
+        cfg_init (&jc, true, true);
+        cfg_tolerate (&jc, 7);
+        start_job_cairn (&fb, &jc, 4, 0, 1, OWNER,
+                         json_pack ("{s:b}", "hold-on-shrink", 1));
+        fb.ctx.now = T0 + 1;
+        fake_spawn_all (&fb);
+        is_errno (job_resume (fb.job, &fb.ctx, fb.out, &err), EINVAL,
+                  "%s: resume before the hold is refused", name);
+        like (err.text, "job 42 is not held", "%s: message", name);
+        for (uint32_t r = 0; r < 3; r++)
+            fake_exit (&fb, PHASE_PROLOG, r, 0);
+        m = fake_mark (&fb);
+        fake_exit (&fb, PHASE_PROLOG, 3, 7 << 8);
+        is_str (fake_names (&fb, m),
+                "proc-exit,tolerate,drain,exception,prolog-finish,cleanup,"
+                "hold,epilog-start,proc-intent",
+                "%s: tolerated, then held with no shell", name);
+        is_str (ctx_str (fake_event (&fb, m, "hold", 0), "ranks"), "0-2",
+                "%s: hold names the ranks that will run", name);
+        ok (!job_started (fb.job), "%s: not started", name);
+        ok (job_event_is_progress ("hold") && !job_event_is_response ("hold"),
+            "%s: hold goes to event streams, not as a response", name);
+        check_replay (&fb, name);
+        fb.ctx.now = T0 + 100; /* nothing moves while held */
+        m = fake_mark (&fb);
+        ok (job_advance (fb.job, &fb.ctx, fb.out) == 0 &&
+                json_array_size (fb.out) == m,
+            "%s: time alone does not end the hold", name);
+
+        if (cancel) {
+            ok (job_raise (fb.job, &fb.ctx, "cancel", 0, "", -1, fb.out,
+                           &err) == 0,
+                "%s: cancel", name);
+            fake_walk (&fb);
+            is_str (fake_names (&fb, m),
+                    expand ("exception,cleanup,proc-intent*3"),
+                    "%s: the held ranks go to their epilog", name);
+        } else {
+            ok (job_resume (fb.job, &fb.ctx, fb.out, &err) == 0,
+                "%s: resume", name);
+            fake_walk (&fb);
+            is_str (fake_names (&fb, m), expand ("resume,start,proc-intent*3"),
+                    "%s: shells start on the rest", name);
+            ok (fake_find (&fb, PHASE_SHELL, 3) == NULL,
+                "%s: none on the failed rank", name);
+        }
+        m = fake_mark (&fb);
+        ok (job_resume (fb.job, &fb.ctx, fb.out, &err) == 0 &&
+                json_array_size (fb.out) == m,
+            "%s: a second resume changes nothing", name);
+        check_replay (&fb, name);
+        drive_to_end (&fb);
+        ok (job_started (fb.job) == !cancel, "%s: %s", name,
+            cancel ? "never started" : "started");
+        is_str (responses (&fb),
+                cancel ? "exception,exception,release,release"
+                       : "exception,start,finish,release,release",
+                "%s: responses", name);
+        check_end (&fb, name);
+        is_errno (job_resume (fb.job, &fb.ctx, fb.out, &err), EALREADY,
+                  "%s: resume after clean", name);
+        fake_fini (&fb);
+    }
+
+    /* no failure: no hold, and resume is refused */
+    struct fake fb;
+    struct job_config jc;
+    struct cairn_error err;
+    cfg_init (&jc, true, false);
+    start_job_cairn (&fb, &jc, 2, 0, 1, OWNER,
+                     json_pack ("{s:b}", "hold-on-shrink", 1));
+    fake_spawn_all (&fb);
+    fake_exit_phase (&fb, PHASE_PROLOG, 0);
+    ok (job_started (fb.job), "hold-on-shrink, no failure: starts at once");
+    is_errno (job_resume (fb.job, &fb.ctx, fb.out, &err), EINVAL,
+              "hold-on-shrink, no failure: resume refused");
+    drive_to_end (&fb);
+    check_end (&fb, "hold-on-shrink, no failure");
+    fake_fini (&fb);
+}
+
+/* An outside service's event: recorded as given, a progress event, no
+ * change to the job; cairn's own names and bad contexts refused. */
+static void test_post (void)
+{
+    struct fake fb;
+    struct job_config jc;
+    struct cairn_error err;
+    json_t *ctx = json_pack ("{s:s}", "path", "/scratch/u1");
+    json_t *bad = json_pack ("[i]", 1);
+    size_t m;
+
+    cfg_init (&jc, false, false);
+    start_job (&fb, &jc, 1, 0, 0, OWNER);
+    m = fake_mark (&fb);
+    ok (job_post (fb.job, &fb.ctx, "data-out", ctx, fb.out, &err) == 0,
+        "post: data-out");
+    is_str (fake_names (&fb, m), "data-out", "post: one event, nothing else");
+    is_str (ctx_str (fake_event (&fb, m, "data-out", 0), "path"),
+            "/scratch/u1", "post: its context");
+    ok (job_event_is_progress ("data-out") && !job_event_is_response ("data-out"),
+        "post: a progress event");
+    m = fake_mark (&fb);
+    ok (job_post (fb.job, &fb.ctx, "data-out", ctx, fb.out, &err) == 0,
+        "post: the same again succeeds");
+    is_str (fake_names (&fb, m), "", "post: ... and is recorded once");
+    json_t *other = json_pack ("{s:s}", "path", "/scratch/u2");
+    ok (job_post (fb.job, &fb.ctx, "data-out", other, fb.out, &err) == 0,
+        "post: the same name with another context");
+    is_str (fake_names (&fb, m), "data-out", "post: ... is a new event");
+    json_decref (other);
+    struct job *r = replay (&fb, json_array_size (fb.out), NULL, 0);
+    json_t *o2 = json_array ();
+    ok (r && job_post (r, &fb.ctx, "data-out", ctx, o2, &err) == 0 &&
+            json_array_size (o2) == 0,
+        "post: a replayed job knows what was posted");
+    json_decref (o2);
+    job_destroy (r);
+    m = fake_mark (&fb);
+    is_errno (job_post (fb.job, &fb.ctx, "finish", NULL, fb.out, &err), EINVAL,
+              "post: cairn's own name refused");
+    like (err.text, "name: \"finish\" is one of cairn's own events",
+          "post: message");
+    is_errno (job_post (fb.job, &fb.ctx, "reattached", NULL, fb.out, &err),
+              EINVAL, "post: a stream response's name refused");
+    is_errno (job_post (fb.job, &fb.ctx, "", NULL, fb.out, &err), EINVAL,
+              "post: empty name refused");
+    is_errno (job_post (fb.job, &fb.ctx, "a/b", NULL, fb.out, &err), EINVAL,
+              "post: name with '/' refused");
+    is_errno (job_post (fb.job, &fb.ctx, "x", bad, fb.out, &err), EINVAL,
+              "post: context not an object refused");
+    like (err.text, "context: must be an object", "post: context message");
+    is_str (fake_names (&fb, m), "", "post: refusals emit nothing");
+    check_replay (&fb, "post");
+    fake_spawn_all (&fb);
+    fake_exit_phase (&fb, PHASE_SHELL, 0);
+    drive_to_end (&fb);
+    check_end (&fb, "post");
+    is_errno (job_post (fb.job, &fb.ctx, "late", NULL, fb.out, &err),
+              EALREADY, "post: a clean job takes none");
+    fake_fini (&fb);
+    json_decref (ctx);
+    json_decref (bad);
+}
+
 static void test_fail_ranks_errors (void)
 {
     struct fake fb;
@@ -1210,8 +1380,12 @@ static void test_prolog_timeout (void)
     m = fake_mark (&fb);
     fake_exit (&fb, PHASE_PROLOG, 0, SIGKILL);
     is_str (fake_names (&fb, m),
-            "proc-exit,exception,prolog-finish,cleanup,release,clean",
-            "prolog timeout: fatal, then cleanup");
+            "proc-exit,drain,exception,prolog-finish,cleanup,release,clean",
+            "prolog timeout: drained, fatal, then cleanup");
+    is_str (ctx_str (fake_event (&fb, m, "drain", 0), "reason"),
+            "prolog timed out for job 42", "prolog timeout: drain reason");
+    is_str (set_str (job_drained (fb.job)), "0-3",
+            "prolog timeout: its ranks are drained");
     exc = fake_event (&fb, m, "exception", 0);
     is_str (exc_str (exc), "prolog/0/prolog failed on ranks 0-3: timed out",
             "prolog timeout: exception");
@@ -1219,6 +1393,44 @@ static void test_prolog_timeout (void)
             SIGKILL, "prolog timeout: prolog-finish status");
     check_end (&fb, "prolog timeout");
     fake_fini (&fb);
+}
+
+/* A prolog that dies of a signal cairn did not send, or that had to be
+ * killed after a cancel, drains its rank; one that obeys the cancel does
+ * not (test_cancel). */
+static void test_prolog_killed_drains (void)
+{
+    for (int cancel = 0; cancel < 2; cancel++) {
+        const char *name = cancel ? "prolog canceled then killed"
+                                  : "prolog killed";
+        struct fake fb;
+        struct job_config jc;
+        struct cairn_error err;
+        size_t m;
+
+        cfg_init (&jc, true, false);
+        jc.prolog.kill_timeout = 10;
+        start_job (&fb, &jc, 2, 0, 0, OWNER);
+        fb.ctx.now = T0 + 1;
+        fake_spawn_all (&fb);
+        fake_exit (&fb, PHASE_PROLOG, 0, 0);
+        if (cancel) {
+            job_raise (fb.job, &fb.ctx, "cancel", 0, "", -1, fb.out, &err);
+            fake_walk (&fb);
+            fake_advance (&fb, T0 + 11); /* SIGTERM ignored: SIGKILL */
+        }
+        m = fake_mark (&fb);
+        fake_exit (&fb, PHASE_PROLOG, 1, SIGKILL);
+        is_str (ctx_str (fake_event (&fb, m, "drain", 0), "reason"),
+                cancel ? "prolog canceled then killed for job 42"
+                       : "prolog for job 42: killed by signal 9",
+                "%s: drain reason", name);
+        is_str (set_str (job_drained (fb.job)), "1", "%s: rank 1 drained",
+                name);
+        drive_to_end (&fb);
+        check_end (&fb, name);
+        fake_fini (&fb);
+    }
 }
 
 static void test_epilog_timeout (void)
@@ -2087,12 +2299,15 @@ int main (void)
     test_not_per_rank ();
     test_prolog_fatal ();
     test_prolog_tolerance ();
+    test_hold_on_shrink ();
+    test_post ();
     test_fail_ranks_errors ();
     test_fail_ranks_then_lost ();
     test_cancel ();
     test_spawn_after_cancel ();
     test_raise_errors ();
     test_prolog_timeout ();
+    test_prolog_killed_drains ();
     test_epilog_timeout ();
     test_unkillable ();
     test_kill_backoff ();

@@ -312,6 +312,9 @@ static void test_readwrite (void)
         "purge of a done job");
     is_errno (count_events (j, 2, 0, &bad), ENOENT, "purged job has no events");
     is_errno (journal_job_info (j, 2, &info), ENOENT, "purged job: no record");
+    is_int (journal_purged (j, 2), 1, "purged job: its id is remembered");
+    is_int (journal_purged (j, 1), 0, "an active job was not purged");
+    is_int (journal_purged (j, 99), 0, "an unknown job was not purged");
     ok (count_events (j, 1, 0, &bad) == 12 &&
             count_events (j, 3, 0, &bad) == 10 && bad == 0,
         "neighbour jobs 1 and 3 intact");
@@ -333,6 +336,7 @@ static void test_readwrite (void)
         "reopen: 4 jobs, 14 events");
     ok (count_events (j, 1, 0, &bad) == 12 && bad == 0,
         "reopen: job 1 reads back intact");
+    is_int (journal_purged (j, 2), 1, "reopen: purged id 2 still remembered");
 
     /* A seq stored behind the batch's back (another process) must be
      * refused at commit, never overwritten. */
