@@ -61,6 +61,7 @@ void job_destroy (struct job *job)
     idset_destroy (job->done);
     idset_destroy (job->released);
     idset_destroy (job->drained);
+    rv1_destroy (job->R);
     jobspec_destroy (job->jobspec);
     job_config_free (&job->cfg);
     free (job);
@@ -155,8 +156,8 @@ fold_accept (struct job *job, double t, json_t *ctx, struct cairn_error *err)
     if (json_unpack (ctx, "{s:i s:o s:o s:o}", "userid", &userid, "R", &R,
                      "jobspec", &jobspec, "config", &config) < 0)
         return errset (err, EINVAL, "accept: missing userid/R/jobspec/config");
-    /* Of R the job needs only its ranks and expiration: the rest is the
-     * scheduler's, and is not kept (the journal has it). */
+    /* Of R the job needs its ranks, expiration and hosts (a drain names
+     * them); the rest is the scheduler's. */
     if (!(r = rv1_decode (R, err)) ||
         !(job->jobspec = jobspec_decode (jobspec, err)) ||
         job_config_decode (&job->cfg, config, err) < 0) {
@@ -169,7 +170,7 @@ fold_accept (struct job *job, double t, json_t *ctx, struct cairn_error *err)
     idset_add (job->critical, job->all);
     job->userid = userid;
     job->expiration = rv1_expiration (r);
-    rv1_destroy (r);
+    job->R = r;
     job->accepted = true;
     job->t_accept = t;
     job->state = JOB_NEW;

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "core/hostlist.h"
 #include "core/job_private.h"
 
 static const char *phase_name[] = {"prolog", "shell", "epilog"};
@@ -111,15 +112,45 @@ static int emit_exception (struct job *job,
     return job_emit (job, ctx, out, "exception", o);
 }
 
+/* The hosts of ranks in R's order, as one RFC 29 hostlist ("node[1,3]"),
+ * or NULL. */
+static json_t *hosts_str (const struct job *job, const struct idset *ranks)
+{
+    struct hostlist *hl = hostlist_create ();
+    json_t *o = NULL;
+    char *s;
+
+    if (!hl)
+        return NULL;
+    for (uint32_t r = idset_first (ranks); r != IDSET_INVALID_ID;
+         r = idset_next (ranks, r)) {
+        const char *h = job->R ? rv1_hostname (job->R, r) : NULL;
+        if (!h || hostlist_append (hl, h) < 0)
+            goto done;
+    }
+    if ((s = hostlist_encode (hl))) {
+        o = json_string (s);
+        free (s);
+    }
+done:
+    hostlist_destroy (hl);
+    return o;
+}
+
 static int emit_drain (struct job *job,
                        const struct job_ctx *ctx,
                        json_t *out,
                        const struct idset *ranks,
                        const char *reason)
 {
-    return job_emit (
-        job, ctx, out, "drain",
-        json_pack ("{s:o s:s}", "ranks", ranks_str (ranks), "reason", reason));
+    json_t *o =
+        json_pack ("{s:o s:s}", "ranks", ranks_str (ranks), "reason", reason);
+    json_t *hosts = hosts_str (job, ranks);
+    if (o && hosts)
+        json_object_set_new (o, "hosts", hosts);
+    else
+        json_decref (hosts);
+    return job_emit (job, ctx, out, "drain", o);
 }
 
 static int emit_cleanup (struct job *job,

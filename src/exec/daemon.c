@@ -279,10 +279,12 @@ respond_subs (struct jobentry *je, const json_t *entry, const char *name)
 static void log_event (struct jobentry *je, const char *name, json_t *ctx)
 {
     if (strcmp (name, "drain") == 0) {
-        const char *ranks = "", *reason = "";
-        (void)json_unpack (ctx, "{s?s s?s}", "ranks", &ranks, "reason",
-                           &reason);
-        log_msg (LOG_WARNING, "drain rank(s) %s: %s", ranks, reason);
+        const char *ranks = "", *reason = "", *hosts = NULL;
+        (void)json_unpack (ctx, "{s?s s?s s?s}", "ranks", &ranks, "reason",
+                           &reason, "hosts", &hosts);
+        log_msg (LOG_WARNING, "drain rank(s) %s%s%s%s: %s", ranks,
+                 hosts ? " (" : "", hosts ? hosts : "", hosts ? ")" : "",
+                 reason);
     } else if (strcmp (name, "exception") == 0) {
         const char *type = "", *note = "";
         int sev = 0;

@@ -68,8 +68,8 @@ PY
 exc() {
     echo "{\"id\":$1,\"type\":\"exception\",\"data\":{\"severity\":2,\"type\":\"epilog\",\"note\":\"epilog failed on rank 1: exit 1\",\"ranks\":\"1\"}}"
 }
-drain() {
-    echo "{\"id\":$1,\"type\":\"drain\",\"data\":{\"ranks\":\"1\",\"reason\":\"epilog failed for job $1: exit 1\"}}"
+drain() { # ID [HOST of rank 1, default node1 as in R2]
+    echo "{\"id\":$1,\"type\":\"drain\",\"data\":{\"ranks\":\"1\",\"reason\":\"epilog failed for job $1: exit 1\",\"hosts\":\"${2:-node1}\"}}"
 }
 
 @test "events: true: accepted, the perilog events and the drain, in journal order" {
@@ -247,7 +247,7 @@ EOF
 {"id":9,"type":"finish","data":{"status":0}}
 {"id":9,"type":"epilog-start","data":{"description":"cairn.epilog"}}
 $(exc 9)
-$(drain 9)
+$(drain 9 "$(hostname)")
 {"id":9,"type":"epilog-finish","data":{"description":"cairn.epilog","status":256}}
 {"id":9,"type":"release","data":{"ranks":"0-1","final":true}}
 EOF
@@ -281,7 +281,7 @@ EOF
 {"id":10,"type":"finish","data":{"status":0}}
 {"id":10,"type":"epilog-start","data":{"description":"cairn.epilog"}}
 $(exc 10)
-$(drain 10)
+$(drain 10 "$(hostname)")
 {"id":10,"type":"epilog-finish","data":{"description":"cairn.epilog","status":256}}
 {"id":10,"type":"release","data":{"ranks":"0-1","final":true}}
 EOF

@@ -2133,7 +2133,8 @@ static void test_progress_responses (void)
             "{\"id\":42,\"type\":\"epilog-start\","
             "\"data\":{\"description\":\"cairn.epilog\"}}\n"
             "{\"id\":42,\"type\":\"drain\",\"data\":{\"ranks\":\"1\","
-            "\"reason\":\"epilog failed for job 42: exit 1\"}}\n"
+            "\"reason\":\"epilog failed for job 42: exit 1\","
+            "\"hosts\":\"node0\"}}\n"
             "{\"id\":42,\"type\":\"epilog-finish\","
             "\"data\":{\"description\":\"cairn.epilog\",\"status\":256}}\n",
             "progress: accepted, then the perilog events and the drain, with "
