@@ -73,8 +73,9 @@ struct job_config {
                                 (default); 0 = each rank as soon as it is
                                 done; > 0 seconds: timer from the first done
                                 rank, then each at once. Never inf. */
-    size_t output_max_bytes; /* per job cap on captured stdout/stderr
-                                journaled as log events; default 64 KiB */
+    size_t output_max_bytes; /* cap on captured stdout/stderr journaled as
+                                log events, per phase of a job (prolog,
+                                shells, epilog); default 64 KiB */
 };
 
 struct cairn_config {

@@ -369,13 +369,17 @@ static int fold_expiration (struct job *job,
 static int
 fold_log (struct job *job, double t, json_t *ctx, struct cairn_error *err)
 {
-    const char *data = NULL;
-    int trunc = 0;
-    (void)json_unpack (ctx, "{s?s s?b}", "data", &data, "truncated", &trunc);
+    const char *data = NULL, *phase = "shell";
+    int trunc = 0, ph;
+    (void)json_unpack (ctx, "{s?s s?b s?s}", "data", &data, "truncated",
+                       &trunc, "phase", &phase);
+    ph = !strcmp (phase, "prolog") ? PHASE_PROLOG
+         : !strcmp (phase, "epilog") ? PHASE_EPILOG
+                                     : PHASE_SHELL;
     if (data)
-        job->output_bytes += strlen (data);
+        job->output_bytes[ph] += strlen (data);
     if (trunc)
-        job->output_truncated = true;
+        job->output_truncated[ph] = true;
     return 0;
 }
 
@@ -792,10 +796,11 @@ const char *job_client (const struct job *job)
     return jobspec_client (job->jobspec);
 }
 
-size_t job_output_room (const struct job *job)
+size_t job_output_room (const struct job *job, enum proc_phase phase)
 {
     size_t cap = job->cfg.output_max_bytes;
-    return job->output_bytes >= cap ? 0 : cap - job->output_bytes;
+    size_t used = job->output_bytes[phase];
+    return used >= cap ? 0 : cap - used;
 }
 
 size_t job_nprocs (const struct job *job)

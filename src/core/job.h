@@ -138,7 +138,7 @@ int job_proc_failed (struct job *job,
 /* The process exited with wait status `status`. `error` is the shim's
  * report that it could not exec the command (or NULL). outdata/errdata
  * are its captured output (may be NULL), already capped by the caller to
- * job_output_room(); *_trunc says more was there. */
+ * job_output_room() of its phase; *_trunc says more was there. */
 int job_proc_exited (struct job *job,
                      const struct job_ctx *ctx,
                      const char *execid,
@@ -247,8 +247,10 @@ const char *job_client (const struct job *job);
 /* Earliest deadline of the job, or 0 when nothing is timed. */
 double job_next_deadline (const struct job *job);
 
-/* Captured output the job may still journal before its cap. */
-size_t job_output_room (const struct job *job);
+/* Captured output the job may still journal for phase before its cap:
+ * output.max-bytes is per phase, so that the job's shells, however
+ * chatty, never push out the site's prolog and epilog output. */
+size_t job_output_room (const struct job *job, enum proc_phase phase);
 
 /* Processes, in intent order. */
 size_t job_nprocs (const struct job *job);

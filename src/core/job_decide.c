@@ -854,11 +854,12 @@ static int emit_output (struct job *job,
                                  phase_name[p->phase], "data", s)) < 0)
             return -1;
     }
-    if (trunc && !job->output_truncated) {
+    if (trunc && !job->output_truncated[p->phase]) {
         char msg[128];
         snprintf (msg, sizeof (msg),
-                  "output truncated: the job's cap of %zu bytes is reached",
-                  job->cfg.output_max_bytes);
+                  "output truncated: the %s phase's cap of %zu bytes is "
+                  "reached",
+                  phase_name[p->phase], job->cfg.output_max_bytes);
         if (job_emit (job, ctx, out, "log",
                       json_pack ("{s:s s:I s:s s:s s:b}", "stream", "cairn",
                                  "rank", (json_int_t)p->rank, "phase",

@@ -60,8 +60,8 @@ struct job {
     double t_first_done;
     double t_clean;
 
-    size_t output_bytes;
-    bool output_truncated;
+    size_t output_bytes[3]; /* journaled output, per phase */
+    bool output_truncated[3];
 };
 
 /* job_decide.c needs these from job.c */

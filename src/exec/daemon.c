@@ -449,8 +449,8 @@ bool cairnd_journal_full (struct cairnd *d)
     if (reserve < (1 << 20))
         reserve = 1 << 20;
     /* ... plus what the jobs already accepted may still write: their
-     * output up to the cap, and their events */
-    size_t per_job = d->cfg.job.output_max_bytes + (64 << 10);
+     * output up to the cap of each phase, and their events */
+    size_t per_job = 3 * d->cfg.job.output_max_bytes + (64 << 10);
     reserve += hashmap_count (d->jobs) * per_job;
     /* live pages, not the high-water mark: after a purge LMDB reuses the
      * freed pages, so new jobs may come in again */

@@ -128,7 +128,7 @@ void proc_collect (struct jobentry *je, const char *execid, int shim_status)
     cairnd_ctx (d, &ctx);
     CRASHPOINT ("exec.exitfile.read");
     if (exitfile_read (d->exitdir, execid, &status, &error) == 0) {
-        size_t room = job_output_room (je->job), olen = 0, elen = 0;
+        size_t room = job_output_room (je->job, p->phase), olen = 0, elen = 0;
         bool otrunc = false, etrunc = false;
         char *out = exitfile_read_output (d->exitdir, execid, "out", room,
                                           &olen, &otrunc);
@@ -216,9 +216,10 @@ int proc_spawn (struct jobentry *je, const char *execid)
                              .envp = envp,
                              .cwd = cwd,
                              /* no more than could still be journaled */
-                             .max_output = job_output_room (je->job) > 0
-                                               ? job_output_room (je->job)
-                                               : 1};
+                             .max_output =
+                                 job_output_room (je->job, p->phase) > 0
+                                     ? job_output_room (je->job, p->phase)
+                                     : 1};
     char exitdir[4096];
     snprintf (exitdir, sizeof (exitdir), "%s/exits", d->statedir);
     spec.exitdir = exitdir;

@@ -181,14 +181,17 @@ SH
     [ "$(events_named 111 epilog-finish | jq .status)" -eq 0 ]
 }
 
-@test "output of prolog and shells is journaled, capped with one notice" {
+@test "output of prolog and shells is journaled, capped per phase with one notice each" {
     cairnd_start "{\"prolog\": {\"command\": [\"$PROLOG\"], \"per-rank\": true}, \"output\": {\"max-bytes\": 200}}"
     run cairn run -N 2 --id 112 -- sh -c 'echo "hello from $CAIRN_RANK"; head -c 400 /dev/zero | tr "\\0" x'
     [ "$status" -eq 0 ]
     logs=$(events_named 112 log)
     grep -q '"data":"prolog rank 0 job 112\\n"' <<<"$logs"
+    # the shells' flood is cut once, the prolog's lines are all there
     [ "$(grep -c '"stream":"cairn"' <<<"$logs")" -eq 1 ]
-    total=$(jq -r 'select(.stream != "cairn") | .data' <<<"$logs" | wc -c)
+    [ "$(jq -r 'select(.stream == "cairn") | .data' <<<"$logs")" = "output truncated: the shell phase's cap of 200 bytes is reached" ]
+    [ "$(jq -r 'select(.phase == "prolog") | .data' <<<"$logs" | grep -c '^prolog rank')" -eq 2 ]
+    total=$(jq -r 'select(.stream != "cairn" and .phase == "shell") | .data' <<<"$logs" | wc -c)
     [ "$total" -le 210 ]
 }
 

@@ -138,7 +138,7 @@ static void query_all (struct job *job, json_t *applied)
 
     (void)job_state_name (job_state (job));
     (void)job_next_deadline (job);
-    (void)job_output_room (job);
+    (void)job_output_room (job, PHASE_SHELL);
     CHECK (job_nevents (job) >= job_nresponses (job), "nevents");
     CHECK (job_ranks (job) && job_released (job) && job_drained (job), "sets");
     CHECK (job_config (job) != NULL, "config");

@@ -337,7 +337,8 @@ static const char *job_diff (const struct job *a, const struct job *b)
     D_DBL ("t_accept", job_t_accept (a), job_t_accept (b));
     D_DBL ("t_clean", job_t_clean (a), job_t_clean (b));
     D_DBL ("next deadline", job_next_deadline (a), job_next_deadline (b));
-    D_INT ("output room", job_output_room (a), job_output_room (b));
+    for (int ph = PHASE_PROLOG; ph <= PHASE_EPILOG; ph++)
+        D_INT ("output room", job_output_room (a, ph), job_output_room (b, ph));
     D_STR ("config", config_str (a), config_str (b));
     D_INT ("nprocs", job_nprocs (a), job_nprocs (b));
     for (size_t i = 0; i < job_nprocs (a); i++) {
@@ -1967,7 +1968,8 @@ static void test_output (void)
     jc.output_max_bytes = 100;
     start_job (&fb, &jc, 2, 0, 0, OWNER);
     fake_spawn_all (&fb);
-    is_int (job_output_room (fb.job), 100, "output: room is the cap");
+    is_int (job_output_room (fb.job, PHASE_SHELL), 100,
+            "output: room is the cap");
     m = fake_mark (&fb);
     job_proc_exited (fb.job, &fb.ctx, fake_find (&fb, PHASE_SHELL, 0)->execid,
                      0, NULL, "hello\n", false, "oops\n", false, fb.out);
@@ -1982,7 +1984,8 @@ static void test_output (void)
         "output: stdout log context");
     is_str (ctx_str (fake_event (&fb, m, "log", 1), "stream"), "stderr",
             "output: stderr log");
-    is_int (job_output_room (fb.job), 89, "output: room shrinks by 11");
+    is_int (job_output_room (fb.job, PHASE_SHELL), 89,
+            "output: room shrinks by 11");
     check_replay (&fb, "output");
 
     m = fake_mark (&fb);
@@ -1999,8 +2002,34 @@ static void test_output (void)
     like (ctx_str (log, "data"), "output truncated", "output: notice text");
     is_str (ctx_str (fake_event (&fb, m, "log", 2), "data"), "y",
             "output: stderr data still logged");
-    ok (job_output_room (fb.job) < 87, "output: room shrinks further");
+    ok (job_output_room (fb.job, PHASE_SHELL) < 87,
+        "output: room shrinks further");
     check_end (&fb, "output");
+    fake_fini (&fb);
+
+    /* a chatty job does not push out the site's epilog output: the cap is
+     * per phase, each with its own notice */
+    cfg_init (&jc, false, true);
+    jc.output_max_bytes = 10;
+    start_job (&fb, &jc, 1, 0, 0, OWNER);
+    fake_spawn_all (&fb);
+    job_proc_exited (fb.job, &fb.ctx, fake_find (&fb, PHASE_SHELL, 0)->execid,
+                     0, NULL, "0123456789", true, NULL, false, fb.out);
+    fake_walk (&fb);
+    is_int (job_output_room (fb.job, PHASE_SHELL), 0,
+            "output per phase: the shells' room is used up");
+    is_int (job_output_room (fb.job, PHASE_EPILOG), 10,
+            "output per phase: the epilog's is whole");
+    fake_spawn_all (&fb);
+    m = fake_mark (&fb);
+    job_proc_exited (fb.job, &fb.ctx, fake_find (&fb, PHASE_EPILOG, 0)->execid,
+                     0, NULL, "node ok", false, NULL, false, fb.out);
+    fake_walk (&fb);
+    log = fake_event (&fb, m, "log", 0);
+    ok (log && !strcmp (ctx_str (log, "phase"), "epilog") &&
+            !strcmp (ctx_str (log, "data"), "node ok"),
+        "output per phase: the epilog's output is journaled");
+    check_end (&fb, "output per phase");
     fake_fini (&fb);
 }
 
