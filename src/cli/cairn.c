@@ -26,12 +26,14 @@
 // clang-format off
 static const struct cli_command *const commands[] = {
     &cli_cmd_run,
+    &cli_cmd_attach,
     &cli_cmd_cancel,
     &cli_cmd_kill,
     &cli_cmd_post,
     &cli_cmd_list,
     &cli_cmd_demo,
     &cli_cmd_jobs,
+    &cli_cmd_show,
     &cli_cmd_eventlog,
     &cli_cmd_ranks,
     &cli_cmd_procs,

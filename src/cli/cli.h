@@ -74,6 +74,7 @@ struct cli {
 
 /* The subcommands (one per cmd_*.c entry). */
 extern const struct cli_command cli_cmd_run;
+extern const struct cli_command cli_cmd_attach;
 extern const struct cli_command cli_cmd_cancel;
 extern const struct cli_command cli_cmd_kill;
 extern const struct cli_command cli_cmd_post;

@@ -3,7 +3,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 #include <sys/time.h>
 
 #include "cli/cli.h"
+#include "cli/cmd_journal.h" /* jcli_duration */
 #include "core/jobid.h"
 #include "core/signame.h"
 
@@ -149,23 +149,6 @@ static const char *const col_names[NCOLS] = {
     "ID", "F58", "STATE", "RANKS", "RELEASED", "AGE",
 };
 
-/* "4.2s", "3m07s", "2h05m", "3d04h" */
-static void format_age (double s, char *buf, size_t len)
-{
-    if (!(s >= 0) || !isfinite (s))
-        snprintf (buf, len, "-");
-    else if (s < 60)
-        snprintf (buf, len, "%.1fs", s);
-    else if (s < 3600)
-        snprintf (buf, len, "%dm%02ds", (int)(s / 60), (int)fmod (s, 60));
-    else if (s < 86400)
-        snprintf (buf, len, "%dh%02dm", (int)(s / 3600),
-                  (int)fmod (s, 3600) / 60);
-    else
-        snprintf (buf, len, "%.0fd%02dh", floor (s / 86400),
-                  (int)fmod (s, 86400) / 3600);
-}
-
 static const char *field_str (json_t *job, const char *key)
 {
     const char *s = json_string_value (json_object_get (job, key));
@@ -193,7 +176,7 @@ static int list_row (json_t *job, double now, char *cells[NCOLS])
     cells[COL_RANKS] = strdup (field_str (job, "ranks"));
     cells[COL_RELEASED] = strdup (field_str (job, "released"));
     if (json_is_number (t))
-        format_age (now - json_number_value (t), age, sizeof (age));
+        jcli_duration (now - json_number_value (t), age, sizeof (age));
     else
         snprintf (age, sizeof (age), "-");
     cells[COL_AGE] = strdup (age);

@@ -35,6 +35,7 @@ static const struct {
     const char *script; /* for sh -c; $T is the trace file */
 } specs[NJOBS] = {
     {"hello", "4 ranks say hello; rank 2's slow epilog is released last", 4, 0,
+     "echo \"hello from rank $CAIRN_RANK\"; "
      "echo \"$CAIRN_JOB_ID hello from rank $CAIRN_RANK\" >>\"$T\""},
     {"exit3", "4 ranks; rank 1 exits 3", 4, 0,
      "if [ \"$CAIRN_RANK\" = 1 ]; then echo \"$CAIRN_JOB_ID rank 1 exits 3\" "
@@ -101,8 +102,10 @@ int demo_submit (struct demo *d, int i)
         !(js = jobspec_create (argv, specs[i].nranks, d->tmp, env, 0,
                                specs[i].pfa)) ||
         !(R = rv1_create (specs[i].nranks, 1, host, 0)) ||
-        !(p = json_pack ("{s:I s:I s:O s:O}", "id", (json_int_t)id, "userid",
-                         (json_int_t)getuid (), "jobspec", js, "R", R)))
+        /* output: the jobs' own lines, live (cairn-protocol(7)) */
+        !(p = json_pack ("{s:I s:I s:O s:O s:b}", "id", (json_int_t)id,
+                         "userid", (json_int_t)getuid (), "jobspec", js, "R", R,
+                         "output", 1)))
         goto done;
     if (client_send (d->c, "start", i + 1, p) < 0)
         goto done;
@@ -175,6 +178,20 @@ static bool all_final (struct demo *d)
     return true;
 }
 
+/* A job's own output, a line at a time: "   rank 0 | hello". */
+static void say_output (struct demo *d, const char *label, const json_t *data)
+{
+    const char *s = json_string_value (json_object_get (data, "data"));
+    json_int_t rank = json_integer_value (json_object_get (data, "rank"));
+    const char *nl;
+
+    for (; s && *s; s = nl ? nl + 1 : s + strlen (s)) {
+        nl = strchr (s, '\n');
+        int len = nl ? (int)(nl - s) : (int)strlen (s);
+        demo_say (d, label, "   rank %d | %.*s", (int)rank, len, s);
+    }
+}
+
 static int handle (struct demo *d, json_t *resp)
 {
     int64_t tag = json_integer_value (json_object_get (resp, "matchtag"));
@@ -198,6 +215,11 @@ static int handle (struct demo *d, json_t *resp)
     if (tag >= CANCEL_TAG)
         return 0; /* the cancel was taken */
     json_t *payload = json_object_get (resp, "payload");
+    const char *type = json_string_value (json_object_get (payload, "type"));
+    if (type && !strcmp (type, "output")) {
+        say_output (d, specs[i].label, json_object_get (payload, "data"));
+        return 0;
+    }
     if (jobwatch_update (&d->jw[i], payload, &err) < 0) {
         cli_error ("%s: %s", specs[i].label, err.text);
         return -1;

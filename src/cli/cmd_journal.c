@@ -1,6 +1,6 @@
-/* cmd_journal.c - `cairn jobs`, `cairn ranks` and `cairn procs`: what the
- * journal says about jobs, ranks and processes, by folding each job's
- * events exactly as cairnd's replay does (job_apply).
+/* cmd_journal.c - `cairn ranks` and `cairn procs`: what the journal says
+ * about ranks and processes, by folding each job's events exactly as
+ * cairnd's replay does (job_apply).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -14,158 +14,6 @@
 #include "core/eventlog.h"
 #include "core/jobid.h"
 #include "exec/procfs.h"
-
-/* ---- jobs ---- */
-
-static const char *const job_states[] = {"new",     "prolog", "run",
-                                         "cleanup", "done",   "invalid"};
-
-static int jobs_row (
-    struct jcli *jc, uint64_t id, const char *want, bool json, struct table *t)
-{
-    struct cairn_error err = {{0}};
-    char f58[JOBID_STRLEN], age[32], last[96], lastage[32];
-    char *ranks = NULL, *rel = NULL, *drained = NULL;
-    struct journal_jobinfo info = {0};
-    json_t *events = jcli_events (jc, id, 0, NULL);
-    struct job *job = NULL;
-    const char *state = "invalid";
-    double now = jcli_now (), t_last = 0;
-    int rc = -1;
-
-    if (!events)
-        return -1;
-    (void)journal_job_info (jc->j, id, &info);
-    if ((job = jcli_fold (id, events, &err)))
-        state = job_state_name (job_state (job));
-    if (want && strcmp (want, state) != 0) {
-        rc = 0;
-        goto done;
-    }
-    if (!job)
-        cli_error ("job %ju in %s: %s (run cairn verify)", (uintmax_t)id,
-                   jc->statedir, err.text);
-    jcli_f58 (id, f58, sizeof (f58));
-    const char *lname = jcli_last_event (events, &t_last);
-    /* RFC 22's empty set for scripts, "-" for people */
-    char *(*enc) (const struct idset *) = json ? idset_encode : jcli_ranks;
-    if (job && (!(ranks = enc (job_ranks (job))) ||
-                !(rel = enc (job_released (job))) ||
-                !(drained = enc (job_drained (job)))))
-        goto nomem;
-    if (json) {
-        json_t *o = json_pack (
-            "{s:I s:s s:s s:b s:s? s:s? s:s? s:f s:f s:i s:s s:f}", "id",
-            (json_int_t)id, "f58", f58, "state", state, "active", info.active,
-            "ranks", ranks, "released", rel, "drained", drained, "t-accept",
-            job ? job_t_accept (job) : 0., "t-clean",
-            job ? job_t_clean (job) : 0., "nevents", (int)info.nevents,
-            "last-event", lname, "t-last", t_last);
-        rc = jcli_print_json (o);
-        goto done;
-    }
-    if (job && job_t_accept (job) > 0)
-        jcli_age (now - job_t_accept (job), age, sizeof (age));
-    else
-        snprintf (age, sizeof (age), "-");
-    jcli_age (now - t_last, lastage, sizeof (lastage));
-    snprintf (last, sizeof (last), "%s (%s ago)", lname, lastage);
-    char idbuf[24];
-    snprintf (idbuf, sizeof (idbuf), "%ju", (uintmax_t)id);
-    if (table_add (t, idbuf, f58, state, ranks, rel, age, last) < 0)
-        goto nomem;
-    rc = 0;
-    goto done;
-nomem:
-    cli_error ("out of memory");
-done:
-    free (ranks);
-    free (rel);
-    free (drained);
-    job_destroy (job);
-    json_decref (events);
-    return rc;
-}
-
-static int cmd_jobs (struct cli *cli, int argc, char **argv)
-{
-    enum { OPT_JSON = 0x100, OPT_STATE };
-    static const struct option longopts[] = {
-        {"all", no_argument, NULL, 'a'},
-        {"state", required_argument, NULL, OPT_STATE},
-        {"json", no_argument, NULL, OPT_JSON},
-        CLI_COMMON_LONGOPTS,
-        {0},
-    };
-    static const char *const headers[] = {
-        "ID", "F58", "STATE", "RANKS", "RELEASED", "AGE", "LAST EVENT"};
-    const char *want = NULL;
-    bool all = false, json = false;
-    struct table *t = NULL;
-    json_t *ids = NULL;
-    struct jcli jc = {0};
-    int opt, rc = 1;
-
-    while ((opt = getopt_long (argc, argv, "a" CLI_COMMON_SHORTOPTS, longopts,
-                               NULL)) != -1) {
-        switch (opt) {
-        case 'a':
-            all = true;
-            break;
-        case OPT_STATE:
-            want = optarg;
-            break;
-        case OPT_JSON:
-            json = true;
-            break;
-        default:
-            cli_common_option (cli, opt, optarg);
-        }
-    }
-    if (optind < argc)
-        cli_usage_error (cli, "unexpected argument '%s'", argv[optind]);
-    if (want) {
-        size_t n = sizeof (job_states) / sizeof (job_states[0]), i;
-        for (i = 0; i < n && strcmp (job_states[i], want) != 0; i++)
-            ;
-        if (i == n)
-            cli_usage_error (cli,
-                             "--state: expected new, prolog, run, cleanup, "
-                             "done or invalid, got '%s'",
-                             want);
-        if (!strcmp (want, "done") || !strcmp (want, "invalid"))
-            all = true; /* finished jobs are not in the active index */
-    }
-    if (jcli_open (&jc, cli, false) < 0 || !(ids = jcli_job_list (&jc, !all)))
-        goto done;
-    if (!json && !(t = table_create (7, headers))) {
-        cli_error ("out of memory");
-        goto done;
-    }
-    for (size_t i = 0; i < json_array_size (ids); i++) {
-        if (jobs_row (&jc, jcli_list_id (ids, i), want, json, t) < 0)
-            goto done;
-    }
-    if (t)
-        table_print (t, stdout);
-    rc = 0;
-done:
-    table_destroy (t);
-    json_decref (ids);
-    jcli_close (&jc);
-    return rc;
-}
-
-const struct cli_command cli_cmd_jobs = {
-    "jobs",
-    cmd_jobs,
-    "[-a] [--state STATE] [--json]",
-    "List the journal's jobs: active ones, or all with -a.",
-    "  -a, --all           include finished jobs\n"
-    "      --state STATE   only jobs in STATE: new, prolog, run, cleanup,\n"
-    "                      done (implies -a) or invalid (fold fails)\n"
-    "      --json          one JSON object per job, one a line\n",
-};
 
 /* ---- ranks ---- */
 
@@ -193,7 +41,9 @@ static const char *proc_state_word (const struct job_proc *p)
     return p->lost ? "lost" : p->error ? "not-started" : "exited";
 }
 
-static void proc_cell (const struct job_proc *p, char *buf, size_t len)
+/* The process's outcome; with pid, the pid of its shim too. */
+static void
+proc_cell (const struct job_proc *p, bool pid, char *buf, size_t len)
 {
     char st[64];
     if (!p) {
@@ -206,11 +56,11 @@ static void proc_cell (const struct job_proc *p, char *buf, size_t len)
         jcli_status (p->status, st, sizeof (st));
     /* the pid journaled is the cairn-shim's that supervises the command,
      * not the command's own: say so */
-    if (p->pid > 0)
+    if (pid && p->pid > 0)
         snprintf (buf, len, "%s%s shim pid %d", p->timed_out ? "timeout, " : "",
                   st, (int)p->pid);
     else
-        snprintf (buf, len, "%s", st);
+        snprintf (buf, len, "%s%s", p->timed_out ? "timeout, " : "", st);
 }
 
 static json_t *proc_json (const struct job_proc *p)
@@ -218,7 +68,7 @@ static json_t *proc_json (const struct job_proc *p)
     if (!p)
         return json_null ();
     json_t *o = json_pack ("{s:s s:s s:i s:b}", "execid", p->execid, "state",
-                           proc_state_word (p), "pid", (int)p->pid, "timed-out",
+                           proc_state_word (p), "pid", (int)p->pid, "timed_out",
                            p->timed_out);
     if (o && p->state == PROC_DONE && !p->lost && !p->error)
         json_object_set_new (o, "status", json_integer (p->status));
@@ -252,65 +102,89 @@ static const char *drain_reason (const json_t *events, uint32_t rank)
     return reason;
 }
 
+char *jcli_drain_hosts (const json_t *ctx, const struct rv1 *r)
+{
+    const char *hosts = json_string_value (json_object_get (ctx, "hosts"));
+    const char *ranks = json_string_value (json_object_get (ctx, "ranks"));
+    struct idset *set;
+    char *s;
+
+    if (hosts) /* cairnd names them since drains have "hosts" */
+        return strdup (hosts);
+    if (!ranks || !r || !(set = idset_decode (ranks, NULL)))
+        return strdup ("");
+    s = jcli_hosts (r, set, false);
+    idset_destroy (set);
+    return s || errno == ENOMEM ? s : strdup ("");
+}
+
+json_t *jcli_rank_json (const struct job *job,
+                        const json_t *events,
+                        const struct rv1 *r,
+                        uint32_t rank)
+{
+    bool drained = idset_test (job_drained (job), rank);
+    const char *host = r ? rv1_hostname (r, rank) : NULL;
+
+    return json_pack (
+        "{s:I s:s? s:o s:o s:o s:b s:s? s:b}", "rank", (json_int_t)rank, "host",
+        host, phase_names[0], proc_json (rank_proc (job, rank, PHASE_PROLOG)),
+        phase_names[1], proc_json (rank_proc (job, rank, PHASE_SHELL)),
+        phase_names[2], proc_json (rank_proc (job, rank, PHASE_EPILOG)),
+        "drained", drained, "drain_reason",
+        drained ? drain_reason (events, rank) : NULL, "released",
+        idset_test (job_released (job), rank));
+}
+
+int jcli_rank_row (struct table *t,
+                   const struct job *job,
+                   const json_t *events,
+                   const struct rv1 *r,
+                   uint32_t rank,
+                   bool detail)
+{
+    bool drained = idset_test (job_drained (job), rank);
+    const char *host = r ? rv1_hostname (r, rank) : NULL;
+    char rs[16], c[3][96];
+
+    snprintf (rs, sizeof (rs), "%u", (unsigned)rank);
+    for (int ph = 0; ph < 3; ph++)
+        proc_cell (rank_proc (job, rank, (enum proc_phase)ph), detail, c[ph],
+                   sizeof (c[ph]));
+    const char *dr = drained ? "yes" : "no";
+    const char *rel = idset_test (job_released (job), rank) ? "yes" : "no";
+    if (detail)
+        return table_add (t, rs, host, c[0], c[1], c[2], dr, rel,
+                          drained ? drain_reason (events, rank) : NULL);
+    return table_add (t, rs, host, c[0], c[1], c[2], dr, rel);
+}
+
 static int cmd_ranks (struct cli *cli, int argc, char **argv)
 {
-    enum { OPT_JSON = 0x100 };
-    static const struct option longopts[] = {
-        {"json", no_argument, NULL, OPT_JSON},
-        CLI_COMMON_LONGOPTS,
-        {0},
-    };
-    static const char *const headers[] = {
-        "RANK", "PROLOG", "SHELL", "EPILOG", "DRAINED", "RELEASED", "NOTE"};
+    static const char *const headers[] = {"RANK",     "HOST",   "PROLOG",
+                                          "SHELL",    "EPILOG", "DRAINED",
+                                          "RELEASED", "NOTE"};
     struct jcli jc = {0};
     struct job *job = NULL;
+    struct rv1 *r = NULL;
     json_t *events = NULL;
     struct table *t = NULL;
-    bool json = false;
+    bool json;
     uint64_t id;
-    int opt, rc = 1;
+    int rc = 1;
 
-    while ((opt = getopt_long (argc, argv, CLI_COMMON_SHORTOPTS, longopts,
-                               NULL)) != -1) {
-        if (opt == OPT_JSON)
-            json = true;
-        else
-            cli_common_option (cli, opt, optarg);
-    }
-    if (argc - optind != 1)
-        cli_usage_error (cli, "expected one JOBID");
-    if (cli_parse_jobid (cli, argv[optind], &id) < 0)
-        return 1;
-    if (jcli_open (&jc, cli, false) < 0 ||
-        !(job = jcli_load (&jc, id, &events)))
+    if (!(job = jcli_one_job (&jc, cli, argc, argv, &json, &id, &events)))
         goto done;
-    if (!json && !(t = table_create (7, headers)))
+    r = jcli_rv1 (events);
+    if (!json && !(t = table_create (8, headers)))
         goto nomem;
     const struct idset *all = job_ranks (job);
-    for (uint32_t r = idset_first (all); r != IDSET_INVALID_ID;
-         r = idset_next (all, r)) {
-        const struct job_proc *p[3];
-        bool drained = idset_test (job_drained (job), r);
-        bool released = idset_test (job_released (job), r);
-        const char *reason = drained ? drain_reason (events, r) : NULL;
-        for (int ph = 0; ph < 3; ph++)
-            p[ph] = rank_proc (job, r, (enum proc_phase)ph);
+    for (uint32_t rk = idset_first (all); rk != IDSET_INVALID_ID;
+         rk = idset_next (all, rk)) {
         if (json) {
-            json_t *o = json_pack (
-                "{s:I s:o s:o s:o s:b s:s? s:b}", "rank", (json_int_t)r,
-                phase_names[0], proc_json (p[0]), phase_names[1],
-                proc_json (p[1]), phase_names[2], proc_json (p[2]), "drained",
-                drained, "drain-reason", reason, "released", released);
-            if (jcli_print_json (o) < 0)
+            if (jcli_print_json (jcli_rank_json (job, events, r, rk)) < 0)
                 goto done;
-            continue;
-        }
-        char rs[16], c[3][96];
-        snprintf (rs, sizeof (rs), "%u", (unsigned)r);
-        for (int ph = 0; ph < 3; ph++)
-            proc_cell (p[ph], c[ph], sizeof (c[ph]));
-        if (table_add (t, rs, c[0], c[1], c[2], drained ? "yes" : "no",
-                       released ? "yes" : "no", reason) < 0)
+        } else if (jcli_rank_row (t, job, events, r, rk, true) < 0)
             goto nomem;
     }
     if (t)
@@ -321,6 +195,7 @@ nomem:
     cli_error ("out of memory");
 done:
     table_destroy (t);
+    rv1_destroy (r);
     job_destroy (job);
     json_decref (events);
     jcli_close (&jc);
@@ -331,7 +206,7 @@ const struct cli_command cli_cmd_ranks = {
     "ranks",
     cmd_ranks,
     "[--json] JOBID",
-    "Show each rank of a job: its processes, drained, released.",
+    "Show each rank of a job: its host, processes, drained, released.",
     "      --json          one JSON object per rank, one a line\n"
     "A process's pid (\"shim pid\", \"pid\" with --json) is its cairn-shim's, "
     "the\n"

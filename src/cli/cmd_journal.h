@@ -1,5 +1,7 @@
 /* cmd_journal.h - what the journal-reading subcommands of `cairn` share
- * (jobs, eventlog, ranks, procs in cmd_journal.c; verify, dump, stats,
+ * (jobs in cmd_jobs.c, with its fields in cmd_jobs_view.c and its -o
+ * formats in cmd_jobs_format.c; show in cmd_show.c; eventlog in
+ * cmd_eventlog.c; ranks and procs in cmd_journal.c; verify, dump, stats,
  * purge in cmd_verify.c; the helpers in cmd_jutil.c).
  *
  * These commands read the journal directly, never through cairnd: they
@@ -19,9 +21,11 @@
 #include "cli/cli.h"
 #include "core/idset.h"
 #include "core/job.h"
+#include "core/rv1.h"
 #include "journal/journal.h"
 
 extern const struct cli_command cli_cmd_jobs;
+extern const struct cli_command cli_cmd_show;
 extern const struct cli_command cli_cmd_eventlog;
 extern const struct cli_command cli_cmd_ranks;
 extern const struct cli_command cli_cmd_procs;
@@ -30,6 +34,8 @@ extern const struct cli_command cli_cmd_dump;
 extern const struct cli_command cli_cmd_export;
 extern const struct cli_command cli_cmd_stats;
 extern const struct cli_command cli_cmd_purge;
+
+struct table; /* aligned columns, below */
 
 /* An open journal and where it lives. */
 struct jcli {
@@ -50,7 +56,8 @@ int jcli_open (struct jcli *jc, struct cli *cli, bool writable);
 void jcli_close (struct jcli *jc);
 
 /* The jobs of the journal in id order, all or only the active index's, as
- * [{"id", "active", "nevents", "t-end"}] (new reference), read in one
+ * [{"id", "active", "nevents", "t-end"}] (new reference; never printed, so
+ * its keys are not the CLI's JSON: cmd_verify.c reads "t-end"), read in one
  * short transaction (each job is then read on its own). Returns NULL after
  * printing why. jcli_list_id() is the id of element i; jcli_list_add()
  * appends info's element to the array arg (0, or -1 with errno ENOMEM). */
@@ -73,6 +80,18 @@ json_t *jcli_events (struct jcli *jc, uint64_t id, uint32_t from, bool *bad);
 struct job *
 jcli_fold (uint64_t id, const json_t *events, struct cairn_error *err);
 
+/* The arguments of a command that takes [--json] JOBID (ranks, show):
+ * parse them (usage errors exit), open the journal and load the job.
+ * Returns the job (and *events, *json, *id), or NULL after printing why;
+ * the caller closes jc and frees job and *events either way. */
+struct job *jcli_one_job (struct jcli *jc,
+                          struct cli *cli,
+                          int argc,
+                          char **argv,
+                          bool *json,
+                          uint64_t *id,
+                          json_t **events);
+
 /* Read and fold job id. Returns the job, or NULL after printing why
  * ("cairn NAME: job ID in DIR: seq N: why (run cairn verify)"). If
  * events is non-NULL it gets the events (new reference). */
@@ -88,27 +107,125 @@ int jcli_parse_ids (struct cli *cli, int argc, char **argv, uint64_t **ids);
 /* Wall clock, epoch seconds. */
 double jcli_now (void);
 
-/* A short age: "0.4s", "42s", "17m", "5h", "3d". */
-void jcli_age (double seconds, char *buf, size_t len);
+/* A duration for people: "4.2s", "3m07s", "2h05m", "3d04h"; "-" when
+ * negative or not finite. */
+void jcli_duration (double seconds, char *buf, size_t len);
+
+/* An epoch time for people, local: "2026-05-01 10:00:00.123 +0200". */
+void jcli_time (double t, char *buf, size_t len);
+
+/* The user name of uid from the user database, or the uid in decimal
+ * when it has none. */
+void jcli_username (uint32_t uid, char *buf, size_t len);
+
+/* A command (an array of strings) as a shell would read it: words joined
+ * by spaces, single-quoted when they hold anything but letters, digits and
+ * @%+=:,./_- ("sh -c 'exit 3'"). Returns a malloc'd string ("" for no
+ * command), or NULL with errno ENOMEM. */
+char *jcli_command (const json_t *argv);
+
+/* R of the job's accept event (the first of events), decoded; NULL when
+ * there is none or it does not decode. Caller destroys. */
+struct rv1 *jcli_rv1 (const json_t *events);
+
+/* The hosts of ranks in rank order, each rank's from R's nodelist, as RFC
+ * 29 hostlist text ("node[0-3]"; "" for no ranks); with unique, a host
+ * comes once. Returns a malloc'd string, or NULL with errno ENOENT (a rank
+ * not in r) or ENOMEM. */
+char *jcli_hosts (const struct rv1 *r, const struct idset *ranks, bool unique);
 
 /* "F58" text of id (UTF-8 "ƒ" prefix). */
 void jcli_f58 (uint64_t id, char *buf, size_t len);
 
-/* The RFC 22 text of s, or "-" when empty (malloc'd; NULL = ENOMEM). */
-char *jcli_ranks (const struct idset *s);
-
 /* Describe a wait status like the shell would think of it: "exit 3",
- * "signal 9 (SIGKILL)". */
+ * "killed by SIGKILL"; "unknown" when negative. */
 void jcli_status (int status, char *buf, size_t len);
+
+/* The exit code a shell would give for a wait status: the exit status,
+ * 128+N for signal N, 1 otherwise; -1 when status is negative (unknown). */
+int jcli_exit_code (int status);
+
+/* ---- the fields of a job (cmd_jobs_view.c) ---- */
+
+/* The keys of jcli_job_summary()'s object, in its order, NULL-terminated:
+ * the fields of `cairn jobs --json` and of -o FORMAT. */
+extern const char *const jcli_summary_keys[];
+
+/* Job id summed up from its events and their fold (job NULL: they do not
+ * fold, the state is "invalid"), at time now, as a new object with the
+ * keys of jcli_summary_keys (cairn(1), jobs). active is the journal
+ * record's flag. Returns NULL with errno ENOMEM. */
+json_t *jcli_job_summary (uint64_t id,
+                          const json_t *events,
+                          const struct job *job,
+                          bool active,
+                          double now);
+
+/* ---- ranks (cmd_journal.c; `cairn show` uses them too) ---- */
+
+/* Rank's object of `cairn ranks --json`: {"rank", "host", "prolog",
+ * "shell", "epilog", "drained", "drain_reason", "released"}. r (may be
+ * NULL) gives the host. New reference, or NULL (ENOMEM). */
+json_t *jcli_rank_json (const struct job *job,
+                        const json_t *events,
+                        const struct rv1 *r,
+                        uint32_t rank);
+
+/* Add rank's row to t: RANK HOST PROLOG SHELL EPILOG DRAINED RELEASED,
+ * then with detail each process's shim pid and a NOTE column (the drain's
+ * reason), as `cairn ranks` shows them. Returns 0, or -1 with errno
+ * ENOMEM. */
+int jcli_rank_row (struct table *t,
+                   const struct job *job,
+                   const json_t *events,
+                   const struct rv1 *r,
+                   uint32_t rank,
+                   bool detail);
+
+/* The hosts of a drain event's context: its "hosts" when it has them, else
+ * its ranks' hosts from r. malloc'd ("" when unknown), NULL on ENOMEM. */
+char *jcli_drain_hosts (const json_t *ctx, const struct rv1 *r);
+
+/* ---- -o FORMAT (cmd_jobs_format.c) ---- */
+
+/* A format like `flux jobs -o`: text with {field} placeholders, each
+ * optionally {field:WIDTH}, {field:<WIDTH} (left-aligned, the default) or
+ * {field:>WIDTH}, and .MAX to cut the value to MAX characters
+ * ({command:<20.20}); {{ and }} are literal braces. */
+struct jfmt;
+
+/* Parse text; field names must be among keys (NULL-terminated). Returns the
+ * format (free with jfmt_destroy), or NULL with errno EINVAL and the reason
+ * in err ("unknown field 'foo'", "unmatched '{'"), or ENOMEM. */
+struct jfmt *jfmt_create (const char *text,
+                          const char *const *keys,
+                          struct cairn_error *err);
+void jfmt_destroy (struct jfmt *f);
+
+/* Print the header (each field's name in capitals, with its width) or
+ * o's line: strings as they are, numbers in decimal, null as nothing. */
+void jfmt_print_header (const struct jfmt *f, FILE *out);
+void jfmt_print (const struct jfmt *f, const json_t *o, FILE *out);
 
 /* Aligned columns for people. Cells are copied. The last column is not
  * padded. */
 struct table;
 struct table *table_create (int ncols, const char *const *headers);
 void table_destroy (struct table *t);
-/* Add a row of ncols strings (NULL prints "-"). Returns 0 or -1 ENOMEM. */
+/* Add a row of ncols strings (NULL or "" prints "-"; control characters
+ * print as '?', keeping a row on one line). Returns 0 or -1 ENOMEM. */
 int table_add (struct table *t, ...);
+/* Cut the last column's cells so that every row fits in width characters
+ * (0: no limit), keeping at least 10 of them; a cut cell ends in "…". */
+void table_set_width (struct table *t, size_t width);
+/* Print the header row or not (by default it is). */
+void table_set_header (struct table *t, bool header);
 void table_print (const struct table *t, FILE *f);
+
+/* The display width of UTF-8 text (one column per character), and the
+ * byte length of its first n characters. */
+size_t jcli_width (const char *s);
+size_t jcli_prefix (const char *s, size_t n);
 
 /* Print o as one compact JSON line on stdout (steals o). Returns 0, or -1
  * (o NULL: out of memory, printed). */

@@ -2,6 +2,9 @@
  * cmd_journal.h).
  */
 #include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +15,7 @@
 
 #include "cli/cmd_journal.h"
 #include "core/eventlog.h"
+#include "core/hostlist.h"
 #include "core/jobid.h"
 #include "core/signame.h"
 
@@ -195,6 +199,39 @@ error:
     return NULL;
 }
 
+struct job *jcli_one_job (struct jcli *jc,
+                          struct cli *cli,
+                          int argc,
+                          char **argv,
+                          bool *json,
+                          uint64_t *id,
+                          json_t **events)
+{
+    enum { OPT_JSON = 0x100 };
+    static const struct option longopts[] = {
+        {"json", no_argument, NULL, OPT_JSON},
+        CLI_COMMON_LONGOPTS,
+        {0},
+    };
+    int opt;
+
+    *json = false;
+    *events = NULL;
+    while ((opt = getopt_long (argc, argv, CLI_COMMON_SHORTOPTS, longopts,
+                               NULL)) != -1) {
+        if (opt == OPT_JSON)
+            *json = true;
+        else
+            cli_common_option (cli, opt, optarg);
+    }
+    if (argc - optind != 1)
+        cli_usage_error (cli, "expected one JOBID");
+    if (cli_parse_jobid (cli, argv[optind], id) < 0 ||
+        jcli_open (jc, cli, false) < 0)
+        return NULL;
+    return jcli_load (jc, *id, events);
+}
+
 struct job *jcli_load (struct jcli *jc, uint64_t id, json_t **eventsp)
 {
     struct cairn_error err = {{0}};
@@ -253,27 +290,151 @@ double jcli_now (void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-void jcli_age (double s, char *buf, size_t len)
+void jcli_duration (double s, char *buf, size_t len)
 {
-    if (s < 0)
-        s = 0;
-    if (s < 10)
+    if (!(s >= 0) || !isfinite (s))
+        snprintf (buf, len, "-");
+    else if (s < 60)
         snprintf (buf, len, "%.1fs", s);
-    else if (s < 100)
-        snprintf (buf, len, "%.0fs", s);
-    else if (s < 100 * 60)
-        snprintf (buf, len, "%.0fm", s / 60);
-    else if (s < 48 * 3600)
-        snprintf (buf, len, "%.0fh", s / 3600);
+    else if (s < 3600)
+        snprintf (buf, len, "%dm%02ds", (int)(s / 60), (int)fmod (s, 60));
+    else if (s < 86400)
+        snprintf (buf, len, "%dh%02dm", (int)(s / 3600),
+                  (int)fmod (s, 3600) / 60);
     else
-        snprintf (buf, len, "%.0fd", s / 86400);
+        snprintf (buf, len, "%.0fd%02dh", floor (s / 86400),
+                  (int)fmod (s, 86400) / 3600);
 }
 
-char *jcli_ranks (const struct idset *s)
+void jcli_time (double t, char *buf, size_t len)
 {
-    if (idset_empty (s))
-        return strdup ("-");
-    return idset_encode (s);
+    time_t secs = (time_t)floor (t);
+    int ms = (int)((t - floor (t)) * 1000);
+    char day[32] = "?", zone[16] = "";
+    struct tm tm;
+
+    if (localtime_r (&secs, &tm)) {
+        strftime (day, sizeof (day), "%Y-%m-%d %H:%M:%S", &tm);
+        strftime (zone, sizeof (zone), "%z", &tm);
+    }
+    snprintf (buf, len, "%s.%03d %s", day, ms > 999 ? 999 : ms, zone);
+}
+
+void jcli_username (uint32_t uid, char *buf, size_t len)
+{
+    /* a journal's jobs are mostly one user's: ask the user database (which
+     * may be a network service) once for a run of them */
+    static char last[256];
+    static uint32_t last_uid;
+    static bool have_last;
+    struct passwd pw, *found = NULL;
+    char tmp[4096];
+
+    if (!have_last || uid != last_uid) {
+        if (getpwuid_r ((uid_t)uid, &pw, tmp, sizeof (tmp), &found) == 0 &&
+            found && found->pw_name && *found->pw_name)
+            snprintf (last, sizeof (last), "%s", found->pw_name);
+        else
+            snprintf (last, sizeof (last), "%u", (unsigned)uid);
+        last_uid = uid;
+        have_last = true;
+    }
+    snprintf (buf, len, "%s", last);
+}
+
+/* A word the shell reads as it is. */
+static bool shell_safe (const char *s)
+{
+    if (!*s)
+        return false;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+              (*s >= '0' && *s <= '9') || strchr ("@%+=:,./_-", *s)))
+            return false;
+    return true;
+}
+
+char *jcli_command (const json_t *argv)
+{
+    char *buf = NULL;
+    size_t len = 0, i;
+    FILE *f = open_memstream (&buf, &len);
+    json_t *a;
+
+    if (!f)
+        return NULL;
+    json_array_foreach (argv, i, a)
+    {
+        const char *w = json_string_value (a) ? json_string_value (a) : "?";
+        if (i > 0)
+            fputc (' ', f);
+        if (shell_safe (w)) {
+            fputs (w, f);
+            continue;
+        }
+        fputc ('\'', f);
+        for (; *w; w++) {
+            if (*w == '\'')
+                fputs ("'\\''", f);
+            else
+                fputc (*w, f);
+        }
+        fputc ('\'', f);
+    }
+    if (fclose (f) != 0) {
+        free (buf);
+        errno = ENOMEM;
+        return NULL;
+    }
+    return buf;
+}
+
+struct rv1 *jcli_rv1 (const json_t *events)
+{
+    const char *name;
+    json_t *ctx;
+
+    if (eventlog_entry_parse (
+            json_object_get (json_array_get (events, 0), "event"), NULL, &name,
+            &ctx) < 0 ||
+        strcmp (name, "accept") != 0 || !json_object_get (ctx, "R"))
+        return NULL;
+    return rv1_decode (json_object_get (ctx, "R"), NULL);
+}
+
+char *jcli_hosts (const struct rv1 *r, const struct idset *ranks, bool unique)
+{
+    struct hostlist *hl = hostlist_create ();
+    json_t *seen = json_object ();
+    char *s = NULL;
+
+    if (!hl || !seen) {
+        errno = ENOMEM;
+        goto done;
+    }
+    for (uint32_t rk = idset_first (ranks); rk != IDSET_INVALID_ID;
+         rk = idset_next (ranks, rk)) {
+        const char *h = r ? rv1_hostname (r, rk) : NULL;
+        if (!h) {
+            errno = ENOENT;
+            goto done;
+        }
+        if (unique) {
+            if (json_object_get (seen, h))
+                continue;
+            if (json_object_set_new (seen, h, json_true ()) < 0) {
+                errno = ENOMEM;
+                goto done;
+            }
+        }
+        if (hostlist_append (hl, h) < 0)
+            goto done;
+    }
+    s = hostlist_encode (hl);
+done:
+    json_decref (seen);
+    hostlist_destroy (hl);
+    return s;
 }
 
 void jcli_status (int status, char *buf, size_t len)
@@ -282,6 +443,17 @@ void jcli_status (int status, char *buf, size_t len)
         snprintf (buf, len, "unknown");
     else
         cli_wait_status_str (status, buf, len);
+}
+
+int jcli_exit_code (int status)
+{
+    if (status < 0)
+        return -1;
+    if (WIFEXITED (status))
+        return WEXITSTATUS (status);
+    if (WIFSIGNALED (status))
+        return 128 + WTERMSIG (status);
+    return 1;
 }
 
 int jcli_print_json (json_t *o)
@@ -301,6 +473,8 @@ int jcli_print_json (json_t *o)
 
 struct table {
     int ncols;
+    size_t width; /* the longest line, 0: no limit (table_set_width) */
+    bool noheader;
     json_t *rows; /* arrays of strings; row 0 is the header */
 };
 
@@ -333,6 +507,11 @@ void table_destroy (struct table *t)
     }
 }
 
+/* One line per row: these would break it. */
+#define CONTROL_CHARS                                                          \
+    "\x01\x02\x03\x04\x05\x06\x07\x08\t\n\x0b\x0c\r\x0e\x0f\x10\x11\x12\x13"   \
+    "\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x7f"
+
 int table_add (struct table *t, ...)
 {
     json_t *row = json_array ();
@@ -343,9 +522,17 @@ int table_add (struct table *t, ...)
     va_start (ap, t);
     for (int i = 0; i < t->ncols; i++) {
         const char *s = va_arg (ap, const char *);
-        json_t *cell = json_string (s ? s : "-");
+        json_t *cell = json_string (s && *s ? s : "-");
         if (!cell) /* not UTF-8: keep the column */
             cell = json_string ("?");
+        if (cell && strpbrk (json_string_value (cell), CONTROL_CHARS)) {
+            char *c = strdup (json_string_value (cell));
+            for (char *p = c; p && (p = strpbrk (p, CONTROL_CHARS));)
+                *p = '?';
+            json_decref (cell);
+            cell = c ? json_string (c) : NULL;
+            free (c);
+        }
         if (json_array_append_new (row, cell) < 0) {
             va_end (ap);
             json_decref (row);
@@ -361,14 +548,43 @@ int table_add (struct table *t, ...)
     return 0;
 }
 
-/* Display width of UTF-8 text: one column per character. */
-static size_t width (const char *s)
+size_t jcli_width (const char *s)
 {
     size_t w = 0;
     for (; *s; s++)
         if (((unsigned char)*s & 0xc0) != 0x80)
             w++;
     return w;
+}
+
+size_t jcli_prefix (const char *s, size_t n)
+{
+    size_t i = 0;
+    for (; s[i]; i++) {
+        if (((unsigned char)s[i] & 0xc0) != 0x80 && n-- == 0)
+            break;
+    }
+    return i;
+}
+
+void table_set_width (struct table *t, size_t width)
+{
+    t->width = width;
+}
+
+void table_set_header (struct table *t, bool header)
+{
+    t->noheader = !header;
+}
+
+/* The last column's cell s as table_set_width() cuts it to room
+ * characters, in buf. */
+static const char *cut (const char *s, size_t room, char *buf, size_t len)
+{
+    if (jcli_width (s) <= room)
+        return s;
+    snprintf (buf, len, "%.*s…", (int)jcli_prefix (s, room - 1), s);
+    return buf;
 }
 
 void table_print (const struct table *t, FILE *f)
@@ -378,22 +594,38 @@ void table_print (const struct table *t, FILE *f)
     size_t r;
     json_t *row;
 
+    size_t room = 0;
+    char buf[1024];
+
     json_array_foreach (t->rows, r, row)
     {
         for (int i = 0; i < ncols; i++) {
-            size_t cw = width (json_string_value (json_array_get (row, i)));
+            size_t cw =
+                jcli_width (json_string_value (json_array_get (row, i)));
             if (cw > w[i])
                 w[i] = cw;
         }
     }
+    if (t->width > 0) {
+        size_t used = 0;
+        for (int i = 0; i < ncols - 1; i++)
+            used += w[i] + 2;
+        room = t->width > used + 10 ? t->width - used : 10;
+        if (room > sizeof (buf) / 4)
+            room = sizeof (buf) / 4;
+    }
     json_array_foreach (t->rows, r, row)
     {
+        if (r == 0 && t->noheader)
+            continue;
         for (int i = 0; i < ncols; i++) {
             const char *s = json_string_value (json_array_get (row, i));
             if (i == ncols - 1)
-                fprintf (f, "%s\n", s);
+                fprintf (f, "%s\n",
+                         room > 0 && r > 0 ? cut (s, room, buf, sizeof (buf))
+                                           : s);
             else
-                fprintf (f, "%s%*s  ", s, (int)(w[i] - width (s)), "");
+                fprintf (f, "%s%*s  ", s, (int)(w[i] - jcli_width (s)), "");
         }
     }
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/cmd_run_output.h"
 #include "cli/cmd_run_reasons.h"
 #include "core/fsd.h"
 #include "core/jobid.h"
@@ -180,8 +181,10 @@ struct run {
     double t0;
     char *path; /* the socket */
     struct client *c;
-    bool reattaching; /* the last start sent was a reattach */
-    bool announced;   /* "job N (F58) submitted" was printed */
+    bool reattaching;  /* the last start sent was a reattach */
+    bool announced;    /* "job N (F58) submitted" was printed */
+    bool attach;       /* cairn attach: never submits */
+    struct runout *ro; /* the job's output; NULL with --detach */
     struct jobwatch jw;
 };
 
@@ -192,12 +195,21 @@ static int send_start (struct run *r, bool reattach)
 
     /* events: the `accepted` acknowledgment tells when the job is
      * journaled, which is when it is submitted (cairn-protocol(7)) */
-    if (!(p = json_pack ("{s:I s:I s:O s:O s:b}", "id", (json_int_t)r->id,
-                         "userid", (json_int_t)getuid (), "jobspec", r->jobspec,
-                         "R", r->R, "events", 1)) ||
+    if (!(p = reattach
+                  ? json_pack ("{s:I s:b}", "id", (json_int_t)r->id, "events",
+                               1)
+                  : json_pack ("{s:I s:I s:O s:O s:b}", "id", (json_int_t)r->id,
+                               "userid", (json_int_t)getuid (), "jobspec",
+                               r->jobspec, "R", r->R, "events", 1)) ||
         (reattach &&
          (json_object_set_new (p, "reattach", json_true ()) < 0 ||
-          json_object_set_new (p, "since", json_integer (r->jw.nresp)) < 0))) {
+          json_object_set_new (p, "since", json_integer (r->jw.nresp)) < 0)) ||
+        /* the job's output as it comes, from where we are */
+        (r->ro &&
+         (json_object_set_new (p, "output", json_true ()) < 0 ||
+          (reattach && json_object_set_new (
+                           p, "output-offsets",
+                           json_deep_copy (runout_offsets (r->ro))) < 0)))) {
         json_decref (p);
         errno = ENOMEM;
         return -1;
@@ -283,7 +295,8 @@ static void print_response (struct run *r, const json_t *resp)
         return;
     }
     jobwatch_describe (json_object_get (resp, "payload"), line, sizeof (line));
-    printf ("%.3fs %s\n", cli_monotime () - r->t0, line);
+    /* stdout is the job's */
+    fprintf (stderr, "%.3fs %s\n", cli_monotime () - r->t0, line);
 }
 
 /* A progress event (cairn-protocol(7)): asked for to learn of `accepted`,
@@ -306,11 +319,11 @@ static void announce (struct run *r)
 {
     char f58[JOBID_STRLEN];
 
-    if (r->announced || r->json)
+    if (r->announced || r->json || r->attach)
         return;
     r->announced = true;
     jobid_encode_f58 (r->id, f58, sizeof (f58));
-    printf ("job %ju (%s) submitted\n", (uintmax_t)r->id, f58);
+    fprintf (stderr, "job %ju (%s) submitted\n", (uintmax_t)r->id, f58);
 }
 
 /* Follow the job's stream. Returns the exit code. */
@@ -364,6 +377,17 @@ static int run_follow (struct run *r)
             return 1;
         }
         json_t *payload = json_object_get (resp, "payload");
+        const char *ptype =
+            json_string_value (json_object_get (payload, "type"));
+        if (ptype && !strcmp (ptype, "output")) { /* not counted by since */
+            if (r->json)
+                print_response (r, resp);
+            else if (r->ro && runout_write (
+                                  r->ro, json_object_get (payload, "data")) < 0)
+                cli_error ("job output: %s", strerror (errno));
+            json_decref (resp);
+            continue;
+        }
         if (jobwatch_update (&r->jw, payload, &err) < 0) {
             cli_error ("%s", err.text);
             json_decref (resp);
@@ -380,6 +404,8 @@ static int run_follow (struct run *r)
             return 0;
         if (r->jw.final) {
             int code = jobwatch_exit_code (&r->jw);
+            runout_destroy (r->ro); /* its last lines before the reasons */
+            r->ro = NULL;
             if (code != 0 && !r->json)
                 run_print_reasons (r->cli, r->id);
             return code;
@@ -413,8 +439,19 @@ static int parse_uint (const char *s, unsigned long max, unsigned long *out)
 
 static int cmd_run (struct cli *cli, int argc, char **argv)
 {
-    enum { OPT_PFA = 0x100, OPT_CWD, OPT_ENV, OPT_ID, OPT_JSON, OPT_DETACH };
+    enum {
+        OPT_PFA = 0x100,
+        OPT_CWD,
+        OPT_ENV,
+        OPT_ID,
+        OPT_JSON,
+        OPT_DETACH,
+        OPT_ERROR
+    };
     static const struct option longopts[] = {
+        {"label-io", no_argument, NULL, 'l'},
+        {"output", required_argument, NULL, 'o'},
+        {"error", required_argument, NULL, OPT_ERROR},
         {"nranks", required_argument, NULL, 'N'},
         {"prolog-failures-allowed", required_argument, NULL, OPT_PFA},
         {"time-limit", required_argument, NULL, 't'},
@@ -431,7 +468,8 @@ static int cmd_run (struct cli *cli, int argc, char **argv)
     unsigned long nranks = 1, pfa = 0;
     double limit = 0;
     char *cwd = NULL;
-    bool id_given = false;
+    const char *outpath = NULL, *errpath = NULL;
+    bool id_given = false, label = false;
     json_t *env = NULL;
     int rc = 1, opt;
 
@@ -440,9 +478,18 @@ static int cmd_run (struct cli *cli, int argc, char **argv)
     /* Like flux run: the job gets the submitter's environment. */
     for (char **e = environ; e && *e; e++)
         env_add (env, *e);
-    while ((opt = getopt_long (argc, argv, "+N:t:" CLI_COMMON_SHORTOPTS,
+    while ((opt = getopt_long (argc, argv, "+N:t:lo:" CLI_COMMON_SHORTOPTS,
                                longopts, NULL)) != -1) {
         switch (opt) {
+        case 'l':
+            label = true;
+            break;
+        case 'o':
+            outpath = optarg;
+            break;
+        case OPT_ERROR:
+            errpath = optarg;
+            break;
         case 'N':
             if (parse_uint (optarg, RV1_MAX_RANKS, &nranks) < 0 || nranks == 0)
                 cli_usage_error (cli, "-N: expected 1..%u, got '%s'",
@@ -516,6 +563,10 @@ static int cmd_run (struct cli *cli, int argc, char **argv)
     if (jobwatch_init (&r.jw, r.id, 1) < 0)
         goto nomem;
     r.jw.events = true; /* send_start asks for them */
+    if (!r.detach && !(r.ro = runout_create (outpath, errpath, label, &err))) {
+        cli_error ("%s", err.text);
+        goto done;
+    }
     if (!(r.c = cli_connect (cli, &r.path))) {
         rc = RUN_EXIT_LOST; /* nothing was submitted */
         goto done;
@@ -536,6 +587,7 @@ nomem:
     cli_error ("out of memory");
     rc = 1;
 done:
+    runout_destroy (r.ro);
     client_close (r.c);
     jobwatch_clear (&r.jw);
     json_decref (r.R);
@@ -560,14 +612,86 @@ const struct cli_command cli_cmd_run = {
     "      --env NAME=VALUE  set a variable in the job's environment (the\n"
     "                      job gets a copy of this one); may be repeated\n"
     "      --id JOBID      the job's id (default: a fresh one)\n"
+    "  -l, --label-io      prefix each line of output with its rank\n"
+    "  -o, --output FILE   write the job's stdout to FILE\n"
+    "      --error FILE    write the job's stderr to FILE\n"
     "      --json          print the raw responses, one JSON object a line\n"
-    "                      (accepted and the progress events too)\n"
+    "                      (accepted, the progress events and the output)\n"
     "      --detach        exit 0 once cairnd has accepted the job (which\n"
     "                      goes on)\n"
-    "\nPrints \"job N (F58) submitted\" once cairnd has accepted the job,\n"
-    "then each start, exception, finish and release response as it comes.\n"
+    "\nThe job's stdout and stderr come to this stdout and stderr as its\n"
+    "shells write them. On stderr too: \"job N (F58) submitted\" once\n"
+    "cairnd has accepted the job, then each start, exception, finish and\n"
+    "release response, and why the job failed if it did.\n"
     "Exits with the job's exit code (128+N for signal N), 1 if it failed\n"
-    "to run or was refused. Follows the job across a restart of cairnd,\n"
+    "to run or was refused, 69 if this client gave up on cairnd (the job\n"
+    "goes on: cairn attach). Follows the job across a restart of cairnd,\n"
     "waiting up to $CAIRN_RECONNECT_TIMEOUT for it to come back (a\n"
     "duration such as 30s or 5m, default 60s).\n",
+};
+
+/* cairn attach: a reattach from the start, with the output */
+static int cmd_attach (struct cli *cli, int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"label-io", no_argument, NULL, 'l'},
+        CLI_COMMON_LONGOPTS,
+        {0},
+    };
+    struct run r = {.cli = cli, .attach = true};
+    struct cairn_error err = {{0}};
+    bool label = false;
+    int rc = 1, opt;
+
+    while ((opt = getopt_long (argc, argv, "l" CLI_COMMON_SHORTOPTS, longopts,
+                               NULL)) != -1) {
+        if (opt == 'l')
+            label = true;
+        else
+            cli_common_option (cli, opt, optarg);
+    }
+    if (optind >= argc)
+        cli_usage_error (cli, "no job id given");
+    if (optind + 1 < argc)
+        cli_usage_error (cli, "unexpected '%s'", argv[optind + 1]);
+    if (cli_parse_jobid (cli, argv[optind], &r.id) < 0)
+        return 1;
+    if (jobwatch_init (&r.jw, r.id, 1) < 0 ||
+        !(r.ro = runout_create (NULL, NULL, label, &err))) {
+        cli_error ("out of memory");
+        goto done;
+    }
+    r.jw.events = true;
+    r.jw.accepted = true; /* it is cairnd's already, or ENOENT says not */
+    if (!(r.c = cli_connect (cli, &r.path))) {
+        rc = RUN_EXIT_LOST;
+        goto done;
+    }
+    r.t0 = cli_monotime ();
+    if (send_start (&r, true) < 0) {
+        rc = RUN_EXIT_LOST;
+        if (errno != EPIPE && errno != ECONNRESET) {
+            cli_error ("cannot reach cairnd: %s", strerror (errno));
+            goto done;
+        }
+        if (reconnect (&r) < 0)
+            goto done;
+    }
+    rc = run_follow (&r);
+done:
+    runout_destroy (r.ro);
+    client_close (r.c);
+    jobwatch_clear (&r.jw);
+    free (r.path);
+    return rc;
+}
+
+const struct cli_command cli_cmd_attach = {
+    "attach",
+    cmd_attach,
+    "[-l] JOBID",
+    "Follow a job again: its output and responses, to its end.",
+    "  -l, --label-io      prefix each line of output with its rank\n"
+    "\nFrom the start: the output of shells that ended already (from the\n"
+    "journal), then the rest as it comes. Exits as cairn run would.\n",
 };

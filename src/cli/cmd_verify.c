@@ -354,10 +354,10 @@ static int cmd_stats (struct cli *cli, int argc, char **argv)
         rc =
             jcli_print_json (json_pack (
                 "{s:s s:s s:I s:I s:I s:I s:I s:I s:I s:I s:I}", "journal",
-                path, "instance", journal_instance (jc.j), "file-size",
-                (json_int_t)sb.st_size, "map-size", (json_int_t)st.map_size,
-                "map-used", (json_int_t)st.map_used, "data-used",
-                (json_int_t)st.data_used, "page-size", (json_int_t)st.page_size,
+                path, "instance", journal_instance (jc.j), "file_size",
+                (json_int_t)sb.st_size, "map_size", (json_int_t)st.map_size,
+                "map_used", (json_int_t)st.map_used, "data_used",
+                (json_int_t)st.data_used, "page_size", (json_int_t)st.page_size,
                 "jobs", (json_int_t)st.njobs, "active", (json_int_t)st.nactive,
                 "finished", (json_int_t)(st.njobs - st.nactive), "events",
                 (json_int_t)st.nevents)) < 0

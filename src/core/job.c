@@ -371,13 +371,14 @@ fold_log (struct job *job, double t, json_t *ctx, struct cairn_error *err)
 {
     const char *data = NULL, *phase = "shell";
     int trunc = 0, ph;
-    (void)json_unpack (ctx, "{s?s s?b s?s}", "data", &data, "truncated",
-                       &trunc, "phase", &phase);
+    json_int_t bytes = -1; /* the process's bytes, when data replaced some */
+    (void)json_unpack (ctx, "{s?s s?b s?s s?I}", "data", &data, "truncated",
+                       &trunc, "phase", &phase, "bytes", &bytes);
     ph = !strcmp (phase, "prolog") ? PHASE_PROLOG
          : !strcmp (phase, "epilog") ? PHASE_EPILOG
                                      : PHASE_SHELL;
     if (data)
-        job->output_bytes[ph] += strlen (data);
+        job->output_bytes[ph] += bytes >= 0 ? (size_t)bytes : strlen (data);
     if (trunc)
         job->output_truncated[ph] = true;
     return 0;

@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 
 #include "core/hostlist.h"
+#include "core/utf8.h"
 #include "core/job_private.h"
 
 static const char *phase_name[] = {"prolog", "shell", "epilog"};
@@ -845,13 +846,18 @@ static int emit_output (struct job *job,
                         bool trunc)
 {
     if (data && *data) {
-        json_t *s = json_string (data);
-        if (!s) /* not UTF-8: keep what is printable */
-            s = json_string ("(output not valid UTF-8)");
-        if (job_emit (job, ctx, out, "log",
-                      json_pack ("{s:s s:I s:s s:o}", "stream", stream, "rank",
-                                 (json_int_t)p->rank, "phase",
-                                 phase_name[p->phase], "data", s)) < 0)
+        /* bytes that are not UTF-8 become U+FFFD; then "bytes" says how
+         * many of the process's the data stands for (live output offsets,
+         * cairn-protocol(7)) */
+        bool clean;
+        size_t len = strlen (data);
+        json_t *s = utf8_string (data, len, true, NULL, &clean);
+        json_t *o = json_pack ("{s:s s:I s:s s:o}", "stream", stream, "rank",
+                               (json_int_t)p->rank, "phase",
+                               phase_name[p->phase], "data", s);
+        if (o && !clean)
+            json_object_set_new (o, "bytes", json_integer ((json_int_t)len));
+        if (job_emit (job, ctx, out, "log", o) < 0)
             return -1;
     }
     if (trunc && !job->output_truncated[p->phase]) {

@@ -94,6 +94,10 @@ static void sub_free (struct cairnd *d, struct sub *s)
     *s->cpprev = s->cnext;
     if (s->cnext)
         s->cnext->cpprev = s->cpprev;
+    if (s->sent) {
+        json_decref (s->sent);
+        output_watch (d, -1);
+    }
     free (s);
     if (!cs->head) {
         hashmap_del (d->conn_subs, cs->key);
@@ -130,7 +134,8 @@ void cairnd_sub_add (struct jobentry *je,
                      struct conn *c,
                      int64_t matchtag,
                      bool reattached,
-                     bool events)
+                     bool events,
+                     json_t *sent)
 {
     struct cairnd *d = je->d;
     char key[24];
@@ -154,6 +159,8 @@ void cairnd_sub_add (struct jobentry *je,
         }
         goto nomem;
     }
+    if ((s->sent = sent))
+        output_watch (d, 1);
     s->conn = c;
     s->matchtag = matchtag;
     s->reattached = reattached;
@@ -171,6 +178,7 @@ void cairnd_sub_add (struct jobentry *je,
     cs->head = s;
     return;
 nomem:
+    json_decref (sent);
     log_msg (LOG_ERR, "out of memory adding a subscriber");
 }
 
@@ -233,6 +241,12 @@ static void timer_cb (struct ev_loop *loop, ev_timer *w, int revents)
 }
 
 /* ---- effects ---- */
+
+/* Does a stream of je want its output? */
+static bool d_output (const struct jobentry *je)
+{
+    return je->d->noutput > 0 && je->subs;
+}
 
 static bool want_events (const struct jobentry *je)
 {
@@ -326,9 +340,12 @@ static void effects (struct jobentry *je, json_t *events)
     }
     json_array_foreach (events, i, entry)
     {
-        if (eventlog_entry_parse (entry, NULL, &name, NULL) == 0 &&
-            (job_event_is_response (name) || job_event_is_progress (name)))
+        if (eventlog_entry_parse (entry, NULL, &name, NULL) < 0)
+            continue;
+        if (job_event_is_response (name) || job_event_is_progress (name))
             respond_subs (je, entry, name);
+        else if (d_output (je) && strcmp (name, "log") == 0)
+            output_log_event (je, entry);
     }
     /* Forget the job once its `clean` is committed and acted on. Effects
      * above may have driven it to clean in events not committed yet
@@ -789,6 +806,7 @@ void cairnd_destroy (struct cairnd *d)
         ev_io_stop (d->loop, &d->spawner_watch);
         ev_timer_stop (d->loop, &d->purge_timer);
         ev_timer_stop (d->loop, &d->reap_timer);
+        ev_timer_stop (d->loop, &d->output_timer);
         ev_signal_stop (d->loop, &d->sigterm);
         ev_signal_stop (d->loop, &d->sigint);
         ev_loop_destroy (d->loop);

@@ -27,6 +27,8 @@ struct sub {
     int64_t matchtag;
     bool reattached; /* a reattach stream: never gets `start` (RFC 32) */
     bool events;     /* asked for progress events (job_event_is_progress) */
+    json_t *sent;    /* asked for output: rank -> {stdout, stderr} file
+                        offsets sent (daemon_output.c); NULL if not */
 };
 
 /* The streams of one connection (d->conn_subs, keyed by conn_id). */
@@ -92,6 +94,8 @@ struct cairnd {
     ev_signal sigint;
     ev_timer purge_timer;
     ev_timer reap_timer; /* procfs_reap_strays(), every REAP_INTERVAL */
+    ev_timer output_timer; /* live output, while noutput > 0 */
+    int noutput;           /* streams that asked for output */
     bool unsafe_effects_first; /* test switch: break the write-ahead rule */
     bool stopping;
     int exit_code;
@@ -114,11 +118,35 @@ void cairnd_ack (struct cairnd *d,
                  int64_t matchtag,
                  json_t *payload_new);
 void cairnd_timer_rearm (struct jobentry *je);
+
+/* ---- live output (daemon_output.c) ---- */
+
+/* Send a stream what a `log` event (a shell's journaled output) holds
+ * beyond the offsets in sent, and advance them. Other events: nothing. */
+void output_send_log (struct conn *c,
+                      int64_t matchtag,
+                      uint64_t id,
+                      json_t *sent,
+                      const json_t *entry);
+
+/* p (a shell of je) has ended: send each output sub what its files hold
+ * beyond what was sent, before they are read for the journal. */
+void output_flush (struct jobentry *je, const struct job_proc *p);
+
+/* A committed `log` event of je: output_send_log() to each output sub. */
+void output_log_event (struct jobentry *je, const json_t *entry);
+
+/* delta output subs more (or fewer): the tail timer runs while any. */
+void output_watch (struct cairnd *d, int delta);
+
+/* sent: the stream's output offsets if it asked for output (taken), or
+ * NULL. */
 void cairnd_sub_add (struct jobentry *je,
                      struct conn *c,
                      int64_t matchtag,
                      bool reattached,
-                     bool events);
+                     bool events,
+                     json_t *sent);
 void cairnd_conn_gone (struct cairnd *d, struct conn *c);
 void cairnd_spawner_lost (struct cairnd *d) __attribute__ ((noreturn));
 bool cairnd_journal_full (struct cairnd *d);

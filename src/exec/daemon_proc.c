@@ -126,6 +126,7 @@ void proc_collect (struct jobentry *je, const char *execid, int shim_status)
         return;
     }
     cairnd_ctx (d, &ctx);
+    output_flush (je, p);
     CRASHPOINT ("exec.exitfile.read");
     if (exitfile_read (d->exitdir, execid, &status, &error) == 0) {
         size_t room = job_output_room (je->job, p->phase), olen = 0, elen = 0;

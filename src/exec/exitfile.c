@@ -166,6 +166,18 @@ bool exitfile_started (int dirfd, const char *execid)
     return errno != ENOENT;
 }
 
+/* The name of an output file of stream "out" or "err"; EINVAL else. */
+static int
+output_name (char *name, size_t size, const char *execid, const char *stream)
+{
+    if (stream && !strcmp (stream, "out"))
+        return make_name (name, size, execid, SHIM_SUFFIX_OUT);
+    if (stream && !strcmp (stream, "err"))
+        return make_name (name, size, execid, SHIM_SUFFIX_ERR);
+    errno = EINVAL;
+    return -1;
+}
+
 char *exitfile_read_output (int dirfd,
                             const char *execid,
                             const char *stream,
@@ -174,19 +186,34 @@ char *exitfile_read_output (int dirfd,
                             bool *truncated)
 {
     char name[SHIM_NAME_MAX];
-    const char *suffix;
 
-    if (stream && !strcmp (stream, "out"))
-        suffix = SHIM_SUFFIX_OUT;
-    else if (stream && !strcmp (stream, "err"))
-        suffix = SHIM_SUFFIX_ERR;
-    else {
-        errno = EINVAL;
-        return NULL;
-    }
-    if (make_name (name, sizeof (name), execid, suffix) < 0)
+    if (output_name (name, sizeof (name), execid, stream) < 0)
         return NULL;
     return read_at (dirfd, name, max, len, truncated);
+}
+
+ssize_t exitfile_read_output_at (int dirfd,
+                                 const char *execid,
+                                 const char *stream,
+                                 uint64_t offset,
+                                 char *buf,
+                                 size_t len)
+{
+    char name[SHIM_NAME_MAX];
+    ssize_t n;
+    int fd, saved;
+
+    if (output_name (name, sizeof (name), execid, stream) < 0)
+        return -1;
+    fd = openat (dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    while ((n = pread (fd, buf, len, (off_t)offset)) < 0 && errno == EINTR)
+        ;
+    saved = errno;
+    close (fd);
+    errno = saved;
+    return n;
 }
 
 int exitfile_remove (int dirfd, const char *execid)

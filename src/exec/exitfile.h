@@ -9,6 +9,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 #include "core/error.h"
 
@@ -40,6 +42,17 @@ bool exitfile_started (int dirfd, const char *execid);
  * if the file holds more than max bytes. len and truncated may be NULL.
  * Returns NULL with errno: ENOENT (no such file), EINVAL (bad execid or
  * stream), ELOOP (symlink), ENOMEM, or the error of open/read. */
+/* Read up to len bytes of the output file of stream ("out" or "err") from
+ * offset, as it grows: for following a running command (live output).
+ * Returns the bytes read (0 at the end, or past it after the shim's cap
+ * cut the file back), or -1 with errno as exitfile_read_output(). */
+ssize_t exitfile_read_output_at (int dirfd,
+                                 const char *execid,
+                                 const char *stream,
+                                 uint64_t offset,
+                                 char *buf,
+                                 size_t len);
+
 char *exitfile_read_output (int dirfd,
                             const char *execid,
                             const char *stream,

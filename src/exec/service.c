@@ -76,6 +76,7 @@ struct backlog {
     int64_t since;
     int64_t count;
     const struct job *job;
+    json_t *sent; /* output offsets, when the stream asked for output */
 };
 
 /* Resend one committed event, as respond_subs() in daemon.c sent it live,
@@ -91,6 +92,10 @@ backlog_cb (uint64_t id, uint32_t seq, const char *line, size_t len, void *arg)
         return 0;
     if (eventlog_entry_parse (entry, NULL, &name, NULL) < 0)
         goto done;
+    if (b->sent && strcmp (name, "log") == 0) { /* not counted by since */
+        output_send_log (b->c, b->matchtag, id, b->sent, entry);
+        goto done;
+    }
     /* `since` counts the responses a client has had, but for `accepted`
      * and, in the plain view, `start`: a client whose first contact with a
      * job is a reattach never gets them there, so no client could count
@@ -120,7 +125,8 @@ static void start_reattach (struct cairnd *d,
                             int64_t matchtag,
                             uint64_t id,
                             int64_t since,
-                            bool events)
+                            bool events,
+                            json_t *sent)
 {
     struct journal_jobinfo info;
     struct cairn_error err;
@@ -130,6 +136,7 @@ static void start_reattach (struct cairnd *d,
     if (!je && journal_job_info (d->journal, id, &info) < 0) {
         conn_respond_error (c, matchtag, ENOENT, "job %ju not found",
                             (uintmax_t)id);
+        json_decref (sent);
         return;
     }
     /* The responses are built from the job as the live ones are; of the
@@ -137,6 +144,7 @@ static void start_reattach (struct cairnd *d,
      * is stood in for by an empty one. */
     if (!je && !(gone = job_create (id))) {
         conn_respond_error (c, matchtag, ENOMEM, "out of memory");
+        json_decref (sent);
         return;
     }
     json_t *r = response (id, "reattached", NULL);
@@ -148,12 +156,53 @@ static void start_reattach (struct cairnd *d,
                         .matchtag = matchtag,
                         .events = events,
                         .since = since,
-                        .job = je ? je->job : gone};
+                        .job = je ? je->job : gone,
+                        .sent = sent};
     if (journal_read_job (d->journal, id, 0, backlog_cb, &b, &err) < 0)
         log_msg (LOG_ERR, "reattach %ju: %s", (uintmax_t)id, err.text);
     job_destroy (gone);
     if (je)
-        cairnd_sub_add (je, c, matchtag, true, events);
+        cairnd_sub_add (je, c, matchtag, true, events, sent);
+    else
+        json_decref (sent);
+}
+
+/* The output offsets of a start request: NULL without "output": true;
+ * else a copy of "output-offsets" (rank -> {stdout, stderr} >= 0), or {}.
+ * Sets *bad with the message for a malformed one. */
+static json_t *output_offsets (json_t *payload, const char **bad)
+{
+    json_t *o = json_object_get (payload, "output");
+    json_t *offs = json_object_get (payload, "output-offsets");
+    const char *rank, *stream;
+    json_t *r, *v;
+
+    *bad = NULL;
+    if (o && !json_is_boolean (o)) {
+        *bad = "output: must be true or false";
+        return NULL;
+    }
+    if (!json_is_true (o))
+        return NULL;
+    if (!offs)
+        return json_object ();
+    json_object_foreach (offs, rank, r)
+    {
+        if (!json_is_object (r) || rank[0] < '0' || rank[0] > '9')
+            goto bad;
+        json_object_foreach (r, stream, v)
+        {
+            if ((strcmp (stream, "stdout") && strcmp (stream, "stderr")) ||
+                !json_is_integer (v) || json_integer_value (v) < 0)
+                goto bad;
+        }
+    }
+    if (json_is_object (offs))
+        return json_deep_copy (offs);
+bad:
+    *bad = "output-offsets: must map ranks to {\"stdout\": N, "
+           "\"stderr\": N}, N >= 0";
+    return NULL;
 }
 
 static void
@@ -185,10 +234,19 @@ req_start (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
                             "events: must be true or false");
         return;
     }
-    if (reattach) {
-        start_reattach (d, c, matchtag, id, since, json_is_true (events));
+    const char *bad;
+    json_t *sent = output_offsets (payload, &bad);
+    if (bad) {
+        conn_respond_error (c, matchtag, EINVAL, "%s", bad);
         return;
     }
+    if (reattach) {
+        start_reattach (d, c, matchtag, id, since, json_is_true (events),
+                        sent);
+        return;
+    }
+    bool want_output = sent != NULL; /* a new job: nothing sent yet */
+    json_decref (sent);
     if (userid < 0 || userid > UINT32_MAX) {
         conn_respond_error (c, matchtag, EPROTO,
                             "userid: missing or not a valid uid");
@@ -274,7 +332,8 @@ req_start (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
         cairnd_job_remove (je);
         return;
     }
-    cairnd_sub_add (je, c, matchtag, false, json_is_true (events));
+    cairnd_sub_add (je, c, matchtag, false, json_is_true (events),
+                    want_output ? json_object () : NULL);
     cairnd_dirty (je);
 }
 

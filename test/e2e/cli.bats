@@ -141,9 +141,11 @@ wait_state() {
     [ -z "$output" ]
     run_wait 10
     [ "$RUN_RC" -eq 143 ]
+    # the responses are on stderr: stdout is the job's (empty here)
     grep -q "exception cancel (severity 0): no longer needed" \
-        "$BATS_TEST_TMPDIR/run.out"
-    grep -q "release ranks 0-1 final" "$BATS_TEST_TMPDIR/run.out"
+        "$BATS_TEST_TMPDIR/run.err"
+    grep -q "release ranks 0-1 final" "$BATS_TEST_TMPDIR/run.err"
+    [ ! -s "$BATS_TEST_TMPDIR/run.out" ]
 }
 
 @test "kill -s INT signals the job's processes" {
@@ -196,14 +198,15 @@ wait_state() {
     cairnd_launch
     run_wait 20
     [ "$RUN_RC" -eq 4 ]
-    [ "$(cat "$BATS_TEST_TMPDIR/run.err")" = "cairn run: cairnd went away; reconnecting
+    E=$BATS_TEST_TMPDIR/run.err
+    [ "$(grep '^cairn run:' "$E")" = "cairn run: cairnd went away; reconnecting
 cairn run: shell on ranks 0-1: exit 4" ]
-    [ "$(head -1 "$BATS_TEST_TMPDIR/run.out")" = "job 88 (ƒ2X) submitted" ]
-    [ "$(grep -c submitted "$BATS_TEST_TMPDIR/run.out")" -eq 1 ]
-    grep -q "s reattached$" "$BATS_TEST_TMPDIR/run.out"
-    grep -q "finish status 1024 (exit 4)" "$BATS_TEST_TMPDIR/run.out"
-    [ "$(grep -c ' start$' "$BATS_TEST_TMPDIR/run.out")" -eq 1 ]
-    [ "$(grep -c 'final$' "$BATS_TEST_TMPDIR/run.out")" -eq 1 ]
+    [ "$(head -1 "$E")" = "job 88 (ƒ2X) submitted" ]
+    [ "$(grep -c submitted "$E")" -eq 1 ]
+    grep -q "s reattached$" "$E"
+    grep -q "finish status 1024 (exit 4)" "$E"
+    [ "$(grep -c ' start$' "$E")" -eq 1 ]
+    [ "$(grep -c 'final$' "$E")" -eq 1 ]
 }
 
 @test "run follows its job across a cairnd crash (SIGKILL)" {
@@ -214,8 +217,8 @@ cairn run: shell on ranks 0-1: exit 4" ]
     cairnd_launch
     run_wait 20
     [ "$RUN_RC" -eq 6 ]
-    grep -q "finish status 1536 (exit 6)" "$BATS_TEST_TMPDIR/run.out"
-    [ "$(grep -c 'final$' "$BATS_TEST_TMPDIR/run.out")" -eq 1 ]
+    grep -q "finish status 1536 (exit 6)" "$BATS_TEST_TMPDIR/run.err"
+    [ "$(grep -c 'final$' "$BATS_TEST_TMPDIR/run.err")" -eq 1 ]
 }
 
 @test "run gives up when cairnd does not come back in time" {
@@ -225,7 +228,7 @@ cairn run: shell on ranks 0-1: exit 4" ]
     run_wait 10
     # 69: cairn run lost track, the job did not fail (cairn(1))
     [ "$RUN_RC" -eq 69 ]
-    [ "$(head -1 "$BATS_TEST_TMPDIR/run.err")" = "cairn run: cairnd went away; reconnecting" ]
+    [ "$(grep -m1 '^cairn run:' "$BATS_TEST_TMPDIR/run.err")" = "cairn run: cairnd went away; reconnecting" ]
     grep -q "^cairn run: gave up reconnecting after 1s: cannot connect" \
         "$BATS_TEST_TMPDIR/run.err"
     [ "$(tail -1 "$BATS_TEST_TMPDIR/run.err")" = 'cairn run: job 90 goes on without this client: follow it with `cairn eventlog -f 90` once cairnd is back' ]
@@ -287,25 +290,28 @@ duration such as 30s or 5m, default 60s)." ]
 }
 
 @test "run says why a job failed, one line per cause, on stderr" {
+    # (the other stderr lines are the responses: only the reasons start
+    # with "cairn run:")
+    E=$BATS_TEST_TMPDIR/run.err
     run_bg --id 95 -N 3 --cwd /nonexistent -- true
     run_wait 10
     [ "$RUN_RC" -eq 127 ]
-    [ "$(cat "$BATS_TEST_TMPDIR/run.err")" = "cairn run: shell on ranks 0-2: chdir /nonexistent: No such file or directory" ]
+    [ "$(grep '^cairn run:' "$E")" = "cairn run: shell on ranks 0-2: chdir /nonexistent: No such file or directory" ]
     run_bg --id 96 -- /no/such/cmd
     run_wait 10
-    [ "$(cat "$BATS_TEST_TMPDIR/run.err")" = "cairn run: shell on rank 0: execvp /no/such/cmd: No such file or directory" ]
+    [ "$(grep '^cairn run:' "$E")" = "cairn run: shell on rank 0: execvp /no/such/cmd: No such file or directory" ]
     run_bg --id 97 -N 2 -- sh -c 'exit $((CAIRN_RANK + 2))'
     run_wait 10
     [ "$RUN_RC" -eq 3 ]
-    [ "$(cat "$BATS_TEST_TMPDIR/run.err")" = "cairn run: shell on rank 0: exit 2
+    [ "$(grep '^cairn run:' "$E")" = "cairn run: shell on rank 0: exit 2
 cairn run: shell on rank 1: exit 3" ]
     run_bg --id 98 -t 0.3s -- sleep 30
     run_wait 10
-    [ "$(head -1 "$BATS_TEST_TMPDIR/run.err")" = "cairn run: exception timeout (severity 0): job time limit expired" ]
-    grep -qx "cairn run: shell on rank 0: killed by SIGALRM" "$BATS_TEST_TMPDIR/run.err"
-    # a job that succeeds says nothing
+    [ "$(grep -m1 '^cairn run:' "$E")" = "cairn run: exception timeout (severity 0): job time limit expired" ]
+    grep -qx "cairn run: shell on rank 0: killed by SIGALRM" "$E"
+    # a job that succeeds says nothing of the kind
     run_bg --id 99 -- true
     run_wait 10
     [ "$RUN_RC" -eq 0 ]
-    [ ! -s "$BATS_TEST_TMPDIR/run.err" ]
+    ! grep -q '^cairn run:' "$E"
 }

@@ -32,7 +32,7 @@ EOF
 teardown() {
     # a test that failed half-way leaves jobs running: end them
     local id
-    for id in $(cairn jobs 2>/dev/null | awk 'NR > 1 { print $1 }'); do
+    for id in $(cairn jobs -n -d 2>/dev/null | awk '{ print $1 }'); do
         [ -n "${CAIRND_PID:-}" ] && cairn cancel "$id" 2>/dev/null || true
         wait_event "$id" 20 clean 2>/dev/null || true
     done
@@ -60,7 +60,7 @@ run_bg_wait() {
 wait_job() {
     local i
     for i in $(seq 1 200); do
-        cairn jobs -a 2>/dev/null | grep -q "^$1 " && return 0
+        cairn jobs -a -n -d 2>/dev/null | grep -q "^$1 " && return 0
         sleep 0.05
     done
     echo "job $1 never appeared in the journal" >&2
@@ -108,16 +108,17 @@ event_key() {
     [ "$status" -eq 0 ]
     run_bg --id 12 -N 2 -- sleep 30
     wait_event 12 10 start
+    u=$(id -un)
     run cairn jobs
     [ "$status" -eq 0 ]
-    [[ "${lines[0]}" =~ ^ID\ +F58\ +STATE\ +RANKS\ +RELEASED\ +AGE\ +LAST\ EVENT$ ]]
+    [[ "${lines[0]}" =~ ^ID\ +USER\ +STATE\ +RESULT\ +EXIT\ +RANKS\ +RUNTIME\ +COMMAND$ ]]
     [ "${#lines[@]}" -eq 2 ]
-    [[ "${lines[1]}" =~ ^12\ +ƒD\ +run\ +0-1\ +-\ +[0-9.]+s\ +[a-z-]+\ \( ]]
+    [[ "${lines[1]}" =~ ^ƒD\ +$u\ +run\ +-\ +-\ +2\ \(0-1\)\ +[0-9.]+s\ +sleep\ 30$ ]]
     run cairn jobs --all
     [ "$status" -eq 0 ]
     [ "${#lines[@]}" -eq 3 ] || { echo "$output"; cat "$T/run.out"; false; }
-    [[ "${lines[1]}" =~ ^11\ +ƒC\ +done\ +0\ +0\ +[0-9.]+s\ +clean\ \( ]]
-    run cairn jobs --state done
+    [[ "${lines[1]}" =~ ^ƒC\ +$u\ +done\ +completed\ +0\ +1\ \(0\)\ +[0-9.]+s\ +true$ ]]
+    run cairn jobs --state done -d
     [ "${#lines[@]}" -eq 2 ]
     [[ "${lines[1]}" =~ ^11\  ]]
     run cairn jobs --state run --json
@@ -181,16 +182,22 @@ event_key() {
     [ "$status" -eq 0 ]
     run cairn ranks 41
     [ "$status" -eq 0 ]
-    [[ "${lines[0]}" =~ ^RANK\ +PROLOG\ +SHELL\ +EPILOG\ +DRAINED\ +RELEASED\ +NOTE$ ]]
+    [[ "${lines[0]}" =~ ^RANK\ +HOST\ +PROLOG\ +SHELL\ +EPILOG\ +DRAINED\ +RELEASED\ +NOTE$ ]]
     # the pids are the cairn-shims' (as journaled), and say so
-    [ "$(echo "${lines[1]}" | tr -s ' ')" = "0 exit 0 shim pid $(shim_pid 41 prolog 0) exit 0 shim pid $(shim_pid 41 shell 0) exit 0 shim pid $(shim_pid 41 epilog 0) no yes -" ]
-    [[ "$(echo "${lines[2]}" | tr -s ' ')" == "1 exit 3 shim pid $(shim_pid 41 prolog 1) - exit 0 shim pid $(shim_pid 41 epilog 1) yes yes job 41: prolog failed on rank 1 (tolerated"* ]]
+    h=$(hostname)
+    [ "$(echo "${lines[1]}" | tr -s ' ')" = "0 $h exit 0 shim pid $(shim_pid 41 prolog 0) exit 0 shim pid $(shim_pid 41 shell 0) exit 0 shim pid $(shim_pid 41 epilog 0) no yes -" ]
+    [[ "$(echo "${lines[2]}" | tr -s ' ')" == "1 $h exit 3 shim pid $(shim_pid 41 prolog 1) - exit 0 shim pid $(shim_pid 41 epilog 1) yes yes job 41: prolog failed on rank 1 (tolerated"* ]]
     [ "${#lines[@]}" -eq 4 ]
     run cairn ranks --json 41
     [ "$status" -eq 0 ]
-    echo "$output" | jq -e -s 'length == 3 and (.[1] | .drained and .released
+    echo "$output" | jq -e -s --arg h "$(hostname)" 'length == 3
+        and (.[1] | .rank == 1 and .host == $h and .drained and .released
         and .shell == null and .prolog.status == 768
-        and .prolog.state == "exited")'
+        and .prolog.state == "exited" and .prolog.timed_out == false
+        and (.drain_reason | startswith("job 41: prolog failed on rank 1")))
+        and (.[0] | .drained == false and .drain_reason == null)
+        and all(keys_unsorted == ["rank", "host", "prolog", "shell", "epilog",
+                                  "drained", "drain_reason", "released"])'
     run cairn ranks 999
     [ "$status" -eq 1 ]
     [ "$output" = "cairn ranks: no job 999 (ƒJE) in the journal of $STATEDIR" ]
@@ -242,7 +249,13 @@ event_key() {
     cairn run --id 63 -N 3 --prolog-failures-allowed 1 -- sh -c 'exit 2' || true
     rm "$T/fail-0"
     run_bg --id 64 -- sleep 30
-    wait_event 64 10 proc-spawn # then nothing happens for 30s
+    # until its shell runs, then nothing happens for 30s (its prolog's
+    # proc-spawn came before a dozen more events: verify and dump raced)
+    for i in $(seq 1 200); do
+        cairn ranks --json 64 2>/dev/null \
+            | jq -e '.shell.state == "running"' >/dev/null && break
+        sleep 0.05
+    done
     run cairn verify
     [ "$status" -eq 0 ]
     [ "$output" = "$(printf 'verified 4 jobs, %d events: no problems' \
@@ -357,9 +370,9 @@ event_key() {
     [[ "$output" == *"jobs      2 (1 active, 1 finished)"* ]]
     run cairn stats --json
     echo "$output" | jq -e '.jobs == 2 and .active == 1 and .finished == 1
-        and .events > 10 and .["map-size"] == 67108864
-        and .["map-used"] <= .["map-size"] and .["file-size"] > 0
-        and .["data-used"] > 0 and .["data-used"] <= .["map-used"]'
+        and .events > 10 and .map_size == 67108864
+        and .map_used <= .map_size and .file_size > 0
+        and .data_used > 0 and .data_used <= .map_used'
     cairn cancel 112
     run_bg_wait
 }
@@ -379,7 +392,7 @@ event_key() {
     run cairn purge --older-than 1s --json
     [ "$status" -eq 0 ]
     echo "$output" | jq -e '.purged == 2 and .events > 10'
-    run cairn jobs -a
+    run cairn jobs -a -d
     [ "${#lines[@]}" -eq 2 ]
     [[ "${lines[1]}" =~ ^123\  ]]
     run cairn eventlog 121
@@ -396,14 +409,14 @@ event_key() {
 
 @test "options: --statedir after the subcommand, -c CONFIG, --help" {
     cairn run --id 131 -- true
-    run "$B/cairn" jobs -a --statedir "$STATEDIR"
+    run "$B/cairn" jobs -a -d --statedir "$STATEDIR"
     [ "$status" -eq 0 ]
     [[ "${lines[1]}" =~ ^131\  ]]
     printf '{"statedir": "%s"}\n' "$STATEDIR" >"$T/client.conf"
     run "$B/cairn" -c "$T/client.conf" eventlog 131
     [ "$status" -eq 0 ]
     [[ "${lines[-1]}" == *" clean" ]]
-    for cmd in jobs eventlog ranks procs verify dump export stats purge; do
+    for cmd in jobs show eventlog ranks procs verify dump export stats purge; do
         run "$B/cairn" "$cmd" --help
         [ "$status" -eq 0 ]
         [[ "${lines[0]}" == "Usage: cairn $cmd "* ]]

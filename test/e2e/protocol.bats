@@ -232,10 +232,10 @@ setup() {
 
 teardown() {
     # a replay that failed half-way leaves job 42 running: end it
-    if [ -n "${CAIRND_PID:-}" ] && cairn jobs 2>/dev/null | grep -q '^42 '; then
+    if [ -n "${CAIRND_PID:-}" ] && cairn jobs -n -d 2>/dev/null | grep -q '^42 '; then
         cairn cancel 42 2>/dev/null || true
         for _ in $(seq 1 200); do
-            cairn jobs 2>/dev/null | grep -q '^42 ' || break
+            cairn jobs -n -d 2>/dev/null | grep -q '^42 ' || break
             sleep 0.05
         done
     fi

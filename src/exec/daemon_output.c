@@ -1,0 +1,201 @@
+/* daemon_output.c - live output: a job's shells' stdout and stderr sent to
+ * the streams that asked for it (`"output": true`, cairn-protocol(7)).
+ *
+ * Output is not a state change, so nothing here is journaled or waits for
+ * a commit: a shell's output files (the shim's, in the exit dir) are read
+ * as they grow, every OUTPUT_INTERVAL, and sent as `output` responses; when
+ * the shell ends, its `log` events (the journaled copy, cairn-journal(5))
+ * bring the rest. Each stream keeps, per rank and stream, the file offset
+ * it has been sent up to (`sent`); a client that reattaches gives its own
+ * offsets back (`output-offsets`), so it gets neither a byte twice nor one
+ * missing, whatever restarted in between (bytes beyond the output cap are
+ * cut on disk and journaled nowhere: they are lost for everyone).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/eventlog.h"
+#include "core/utf8.h"
+#include "exec/daemon_private.h"
+#include "exec/exitfile.h"
+#include "exec/log.h"
+
+#define OUTPUT_INTERVAL 0.1
+#define OUTPUT_CHUNK 65536 /* most bytes read per file per turn */
+
+/* sent[rank][stream]: the file offset sent up to (0 when absent). */
+static json_int_t sent_get (json_t *sent, uint32_t rank, const char *stream)
+{
+    char key[16];
+    snprintf (key, sizeof (key), "%u", (unsigned)rank);
+    return json_integer_value (
+        json_object_get (json_object_get (sent, key), stream));
+}
+
+static void
+sent_set (json_t *sent, uint32_t rank, const char *stream, json_int_t end)
+{
+    char key[16];
+    json_t *r;
+
+    snprintf (key, sizeof (key), "%u", (unsigned)rank);
+    if (!(r = json_object_get (sent, key)) &&
+        (!(r = json_object ()) || json_object_set_new (sent, key, r) < 0))
+        return;
+    json_object_set_new (r, stream, json_integer (end));
+}
+
+static void send_chunk (struct conn *c,
+                        int64_t matchtag,
+                        uint64_t id,
+                        uint32_t rank,
+                        const char *stream,
+                        json_t *data,
+                        json_int_t end)
+{
+    json_t *r =
+        json_pack ("{s:I s:s s:{s:I s:s s:o s:I}}", "id", (json_int_t)id,
+                   "type", "output", "data", "rank", (json_int_t)rank, "stream",
+                   stream, "data", data, "end", end);
+    if (r && conn_respond (c, matchtag, r) < 0)
+        log_msg (LOG_DEBUG, "job %ju: output to client %ju: %s", (uintmax_t)id,
+                 (uintmax_t)conn_id (c), strerror (errno));
+    json_decref (r);
+}
+
+void output_send_log (struct conn *c,
+                      int64_t matchtag,
+                      uint64_t id,
+                      json_t *sent,
+                      const json_t *entry)
+{
+    const char *name, *stream = NULL, *phase = NULL, *data = NULL;
+    json_t *ctx;
+    json_int_t rank = 0;
+    json_t *whole;
+    size_t len, used;
+
+    if (eventlog_entry_parse (entry, NULL, &name, &ctx) < 0 ||
+        strcmp (name, "log") != 0 ||
+        json_unpack (ctx, "{s:s s:I s:s s:s}", "stream", &stream, "rank", &rank,
+                     "phase", &phase, "data", &data) < 0 ||
+        strcmp (phase, "shell") != 0 || rank < 0 || rank > UINT32_MAX)
+        return;
+    if (strcmp (stream, "stdout") != 0 && strcmp (stream, "stderr") != 0)
+        return; /* cairn's own notes */
+    json_int_t at = sent_get (sent, (uint32_t)rank, stream);
+    json_t *bytes = json_object_get (ctx, "bytes");
+    len = strlen (data);
+    if (bytes) {
+        /* bytes that were not UTF-8 were replaced: the data no longer
+         * lines up with the file's offsets, so it goes whole or not at
+         * all (a client that followed the shell live has it already) */
+        json_int_t n = json_integer_value (bytes);
+        if (at == 0 && (whole = json_string (data)))
+            send_chunk (c, matchtag, id, (uint32_t)rank, stream, whole, n);
+        if (at < n)
+            sent_set (sent, (uint32_t)rank, stream, n);
+        return;
+    }
+    if (at < 0 || at >= (json_int_t)len)
+        return;
+    json_t *s = utf8_string (data + at, len - (size_t)at, true, &used, NULL);
+    if (s)
+        send_chunk (c, matchtag, id, (uint32_t)rank, stream, s,
+                    (json_int_t)len);
+    sent_set (sent, (uint32_t)rank, stream, (json_int_t)len);
+}
+
+/* Send sub what its rank's shell wrote since the last time. */
+static void tail_proc (struct jobentry *je,
+                       struct sub *s,
+                       const struct job_proc *p,
+                       bool final,
+                       char *buf)
+{
+    static const char *const streams[][2] = {{"out", "stdout"},
+                                             {"err", "stderr"}};
+    for (int i = 0; i < 2; i++) {
+        const char *stream = streams[i][1];
+        json_int_t off = sent_get (s->sent, p->rank, stream);
+        /* past the cap the shim cuts the file back (and a writer without
+         * O_APPEND leaves a hole): nothing there is the job's to show */
+        json_int_t cap = (json_int_t)je->d->cfg.job.output_max_bytes;
+        size_t want = off >= cap                 ? 0
+                      : cap - off < OUTPUT_CHUNK ? (size_t)(cap - off)
+                                                 : OUTPUT_CHUNK;
+        if (want == 0)
+            continue;
+        ssize_t n = exitfile_read_output_at (
+            je->d->exitdir, p->execid, streams[i][0], (uint64_t)off, buf, want);
+        if (n <= 0)
+            continue;
+        size_t used;
+        json_t *str = utf8_string (buf, (size_t)n, final, &used, NULL);
+        if (!str || used == 0) {
+            json_decref (str);
+            continue;
+        }
+        send_chunk (s->conn, s->matchtag, job_id (je->job), p->rank, stream,
+                    str, off + (json_int_t)used);
+        sent_set (s->sent, p->rank, stream, off + (json_int_t)used);
+    }
+}
+
+static void output_cb (struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct cairnd *d = w->data;
+    size_t pos = 0;
+    struct jobentry *je;
+    char *buf = malloc (OUTPUT_CHUNK);
+
+    if (!buf)
+        return;
+    while ((je = hashmap_next (d->jobs, &pos, NULL))) {
+        for (struct sub *s = je->subs; s; s = s->next) {
+            if (!s->sent)
+                continue;
+            for (size_t i = 0; i < job_nprocs (je->job); i++) {
+                const struct job_proc *p = job_proc_at (je->job, i);
+                if (p->phase == PHASE_SHELL && p->state == PROC_RUNNING)
+                    tail_proc (je, s, p, false, buf);
+            }
+        }
+    }
+    free (buf);
+}
+
+void output_flush (struct jobentry *je, const struct job_proc *p)
+{
+    char *buf;
+
+    if (p->phase != PHASE_SHELL || !je->subs || je->d->noutput == 0 ||
+        !(buf = malloc (OUTPUT_CHUNK)))
+        return;
+    for (struct sub *s = je->subs; s; s = s->next)
+        if (s->sent)
+            tail_proc (je, s, p, true, buf);
+    free (buf);
+}
+
+void output_log_event (struct jobentry *je, const json_t *entry)
+{
+    for (struct sub *s = je->subs; s; s = s->next)
+        if (s->sent)
+            output_send_log (s->conn, s->matchtag, job_id (je->job), s->sent,
+                             entry);
+}
+
+void output_watch (struct cairnd *d, int delta)
+{
+    d->noutput += delta;
+    if (d->noutput > 0 && !ev_is_active (&d->output_timer)) {
+        ev_timer_init (&d->output_timer, output_cb, OUTPUT_INTERVAL,
+                       OUTPUT_INTERVAL);
+        d->output_timer.data = d;
+        ev_timer_start (d->loop, &d->output_timer);
+    } else if (d->noutput <= 0 && ev_is_active (&d->output_timer))
+        ev_timer_stop (d->loop, &d->output_timer);
+}
