@@ -30,6 +30,8 @@ static const struct cli_command *const commands[] = {
     &cli_cmd_cancel,
     &cli_cmd_kill,
     &cli_cmd_post,
+    &cli_cmd_drain,
+    &cli_cmd_undrain,
     &cli_cmd_list,
     &cli_cmd_demo,
     &cli_cmd_jobs,

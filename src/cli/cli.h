@@ -78,6 +78,8 @@ extern const struct cli_command cli_cmd_attach;
 extern const struct cli_command cli_cmd_cancel;
 extern const struct cli_command cli_cmd_kill;
 extern const struct cli_command cli_cmd_post;
+extern const struct cli_command cli_cmd_drain;
+extern const struct cli_command cli_cmd_undrain;
 extern const struct cli_command cli_cmd_list;
 extern const struct cli_command cli_cmd_demo;
 

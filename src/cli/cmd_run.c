@@ -18,6 +18,7 @@
 #include "cli/cmd_run_output.h"
 #include "cli/cmd_run_reasons.h"
 #include "core/fsd.h"
+#include "core/job.h"
 #include "core/jobid.h"
 #include "core/jobspec.h"
 #include "core/rv1.h"
@@ -299,8 +300,10 @@ static void print_response (struct run *r, const json_t *resp)
     fprintf (stderr, "%.3fs %s\n", cli_monotime () - r->t0, line);
 }
 
-/* A progress event (cairn-protocol(7)): asked for to learn of `accepted`,
- * and shown only with --json (`cairn eventlog` tells the rest). */
+/* A progress event of cairn's own (cairn-protocol(7)): asked for to learn
+ * of `accepted`, and shown only with --json (`cairn eventlog` tells the
+ * rest). An outside service's posted event (data-out) is shown: it is
+ * there for the user who follows the job. */
 static bool is_progress (const char *type)
 {
     static const char *const rfc32[] = {"accepted", "reattached", "start",
@@ -310,7 +313,7 @@ static bool is_progress (const char *type)
         if (strcmp (type, rfc32[i]) == 0)
             return false;
     }
-    return true;
+    return job_event_is_cairns (type);
 }
 
 /* Say "job N (F58) submitted" once cairnd has the job: after its `accepted`,

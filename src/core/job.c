@@ -797,6 +797,11 @@ const char *job_client (const struct job *job)
     return jobspec_client (job->jobspec);
 }
 
+const char *job_rank_host (const struct job *job, uint32_t rank)
+{
+    return job->R ? rv1_hostname (job->R, rank) : NULL;
+}
+
 size_t job_output_room (const struct job *job, enum proc_phase phase)
 {
     size_t cap = job->cfg.output_max_bytes;

@@ -247,6 +247,9 @@ const char *job_client (const struct job *job);
 /* Earliest deadline of the job, or 0 when nothing is timed. */
 double job_next_deadline (const struct job *job);
 
+/* The host of rank (R's nodelist), or NULL if rank is not the job's. */
+const char *job_rank_host (const struct job *job, uint32_t rank);
+
 /* Captured output the job may still journal for phase before its cap:
  * output.max-bytes is per phase, so that the job's shells, however
  * chatty, never push out the site's prolog and epilog output. */

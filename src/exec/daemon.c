@@ -368,6 +368,36 @@ static void journal_failed (struct cairnd *d, const char *why)
     _exit (CAIRND_EXIT_JOURNAL);
 }
 
+/* A drain event: each of its ranks in the journal's drains table (cairn
+ * drain lists it, cairn undrain clears it), in the same commit. */
+static int stage_drain (struct cairnd *d,
+                        const struct job *job,
+                        double t,
+                        json_t *ctx)
+{
+    const char *ranks = NULL, *reason = "";
+    struct idset *set;
+    int rc = 0;
+
+    if (json_unpack (ctx, "{s:s s?s}", "ranks", &ranks, "reason", &reason) <
+            0 ||
+        !(set = idset_decode (ranks, NULL)))
+        return 0; /* the fold took it: cannot happen */
+    for (uint32_t r = idset_first (set); r != IDSET_INVALID_ID && rc == 0;
+         r = idset_next (set, r)) {
+        const char *host = job_rank_host (job, r);
+        json_t *o = json_pack ("{s:s s:s s:f s:I}", "host", host ? host : "",
+                               "reason", reason, "time", t, "job",
+                               (json_int_t)job_id (job));
+        char *rec = o ? json_dumps (o, JSON_COMPACT) : NULL;
+        rc = rec ? journal_drain (d->journal, r, rec) : -1;
+        free (rec);
+        json_decref (o);
+    }
+    idset_destroy (set);
+    return rc;
+}
+
 /* Append every dirty job's pending events to the journal batch. */
 static void stage (struct cairnd *d)
 {
@@ -392,7 +422,13 @@ static void stage (struct cairnd *d)
                 return;
             }
             free (line);
-            (void)eventlog_entry_parse (entry, &t, &name, NULL);
+            json_t *ctx = NULL;
+            (void)eventlog_entry_parse (entry, &t, &name, &ctx);
+            if (strcmp (name, "drain") == 0 &&
+                stage_drain (d, je->job, t, ctx) < 0) {
+                journal_failed (d, strerror (errno));
+                return;
+            }
             if (strcmp (name, "accept") == 0)
                 (void)journal_set_active (d->journal, job_id (je->job), true,
                                           0);

@@ -542,6 +542,57 @@ req_post (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
     finish (d, je, c, matchtag, rc, &err);
 }
 
+static int drained_cb (uint32_t rank, const char *rec, size_t len, void *arg)
+{
+    return idset_set (arg, rank) < 0 ? -1 : 0;
+}
+
+/* undrain {ranks}: return drained ranks to service (cairn undrain). Every
+ * rank must be drained; the reply waits for the commit. */
+static void
+req_undrain (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
+{
+    struct idset *ranks = get_ranks (c, matchtag, payload);
+    struct idset *drained = idset_create (), *missing = NULL;
+    struct cairn_error err = {{0}};
+
+    if (!ranks)
+        goto done;
+    if (!drained || !(missing = idset_copy (ranks))) {
+        conn_respond_error (c, matchtag, ENOMEM, "out of memory");
+        goto done;
+    }
+    if (journal_foreach_drain (d->journal, drained_cb, drained, &err) < 0) {
+        conn_respond_error (c, matchtag, errno, "%s", err.text);
+        goto done;
+    }
+    idset_subtract (missing, drained);
+    if (idset_empty (ranks) || !idset_empty (missing)) {
+        char *s = idset_encode (missing);
+        conn_respond_error (c, matchtag, EINVAL,
+                            idset_empty (ranks) ? "ranks: empty"
+                            : idset_count (missing) == 1
+                                ? "rank %s is not drained"
+                                : "ranks %s are not drained",
+                            s ? s : "?");
+        free (s);
+        goto done;
+    }
+    for (uint32_t r = idset_first (ranks); r != IDSET_INVALID_ID;
+         r = idset_next (ranks, r)) {
+        if (journal_drain (d->journal, r, NULL) < 0) {
+            conn_respond_error (c, matchtag, errno, "undrain: %s",
+                                strerror (errno));
+            goto done;
+        }
+    }
+    cairnd_ack (d, c, matchtag, json_object ());
+done:
+    idset_destroy (ranks);
+    idset_destroy (drained);
+    idset_destroy (missing);
+}
+
 /* ---- read-only requests ---- */
 
 static json_t *ranks_json (const struct idset *s)
@@ -624,6 +675,7 @@ static const struct {
     {"fail-ranks", req_fail_ranks, false},
     {"resume", req_resume, false},
     {"post", req_post, false},
+    {"undrain", req_undrain, false},
     {"list", req_list, true},
     {"stats", req_stats, true},
 };

@@ -35,6 +35,9 @@
  *   "active"  key: job id (uint64 big-endian); empty value. One entry per
  *             active job, so listing active jobs never touches finished
  *             ones.
+ *   "drains"  key: rank (uint32 big-endian); value: a JSON object, the
+ *             rank's last drain (journal_drain), until it is undrained.
+ *             Added within format 1, as "purged".
  *   "purged"  key: job id (uint64 big-endian); empty value. Every job
  *             journal_purge() removed, so that its id is never used again
  *             (added within format 1: a writer creates it on open; for a
@@ -178,6 +181,23 @@ int journal_set_active (struct journal *j,
  * (no such job), EROFS, ENOMEM, or a read error.
  */
 int journal_purge (struct journal *j, uint64_t id);
+
+/* Record rank as drained, with record (a JSON object, text), replacing
+ * what was there; record NULL undrains it. Batched like the others.
+ * Returns 0, or -1 with errno: EINVAL (empty record), EROFS, ENOMEM. */
+int journal_drain (struct journal *j, uint32_t rank, const char *record);
+
+/* Call cb for each drained rank in rank order, committed only, in one
+ * read transaction; cb returns 0 to go on, 1 to stop, -1 (errno) to
+ * fail. Returns 0, or -1 with errno and err. */
+typedef int (*journal_drain_f) (uint32_t rank,
+                                const char *record,
+                                size_t len,
+                                void *arg);
+int journal_foreach_drain (struct journal *j,
+                           journal_drain_f cb,
+                           void *arg,
+                           struct cairn_error *err);
 
 /* Was job id purged (its id used, its events gone)? Committed purges
  * only. Returns 1 or 0, or -1 with errno (a read error). */

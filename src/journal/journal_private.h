@@ -14,7 +14,7 @@
 #define JOURNAL_KEY_JOB 8    /* job id, big-endian */
 #define JOURNAL_KEY_EVENT 12 /* job id, then seq, big-endian */
 
-enum jop_type { JOP_APPEND, JOP_SET_ACTIVE, JOP_PURGE };
+enum jop_type { JOP_APPEND, JOP_SET_ACTIVE, JOP_PURGE, JOP_DRAIN };
 
 /* One batched operation. An append's line is buf[off .. off+len) of the
  * batch: offsets, not pointers, so the buffer may move when it grows. */
@@ -63,6 +63,8 @@ struct journal {
     MDB_dbi dbi_meta, dbi_events, dbi_jobs, dbi_active;
     MDB_dbi dbi_purged; /* valid when has_purged */
     bool has_purged;    /* false: a read-only journal from before it */
+    MDB_dbi dbi_drains; /* valid when has_drains */
+    bool has_drains;
     char *path;         /* <statedir>/journal */
     char instance[40];
     pid_t pid; /* the process that opened it */

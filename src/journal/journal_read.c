@@ -130,6 +130,46 @@ int journal_purged (struct journal *j, uint64_t id)
     return 1;
 }
 
+int journal_foreach_drain (struct journal *j,
+                           journal_drain_f cb,
+                           void *arg,
+                           struct cairn_error *err)
+{
+    MDB_txn *txn;
+    MDB_cursor *cur = NULL;
+    MDB_val k, v;
+    int rc, stop = 0;
+
+    if (!j || !cb) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!j->has_drains)
+        return 0;
+    if ((rc = journal_rtxn_begin (j, &txn)))
+        return journal_err (err, rc, "journal at %s: drains", j->path);
+    rc = mdb_cursor_open (txn, j->dbi_drains, &cur);
+    for (int op = MDB_FIRST; rc == 0 && !stop; op = MDB_NEXT) {
+        if ((rc = mdb_cursor_get (cur, &k, &v, op)))
+            break;
+        if (k.mv_size != 4)
+            continue;
+        stop = cb (journal_get_be32 (k.mv_data), v.mv_data, v.mv_size, arg);
+        if (stop < 0) {
+            if (cur)
+                mdb_cursor_close (cur);
+            journal_rtxn_end (j, txn);
+            return errset (err, errno, "drains: %s", strerror (errno));
+        }
+    }
+    if (cur)
+        mdb_cursor_close (cur);
+    journal_rtxn_end (j, txn);
+    if (rc && rc != MDB_NOTFOUND)
+        return journal_err (err, rc, "journal at %s: drains", j->path);
+    return 0;
+}
+
 int journal_foreach_job (struct journal *j,
                          bool active_only,
                          journal_job_f cb,

@@ -156,6 +156,58 @@ static int batch_writable (struct journal *j)
     return 0;
 }
 
+/* Copy len bytes into the batch's buffer; their offset in *off. */
+static int batch_copy (struct jbatch *b, const char *s, size_t len, size_t *off)
+{
+    if (len > b->buf_cap - b->buf_len) {
+        size_t cap = b->buf_cap ? b->buf_cap : 4096;
+        while (cap - b->buf_len < len) {
+            if (cap > SIZE_MAX / 2) {
+                errno = ENOMEM;
+                return -1;
+            }
+            cap *= 2;
+        }
+        char *p = realloc (b->buf, cap);
+        if (!p)
+            return -1;
+        b->buf = p;
+        b->buf_cap = cap;
+    }
+    if (len > 0)
+        memcpy (b->buf + b->buf_len, s, len);
+    *off = b->buf_len;
+    b->buf_len += len;
+    return 0;
+}
+
+int journal_drain (struct journal *j, uint32_t rank, const char *record)
+{
+    struct jop *op;
+    size_t off = 0, len = record ? strlen (record) : 0;
+
+    if (!j || (record && len == 0)) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (batch_writable (j) < 0)
+        return -1;
+    if (!j->has_drains) {
+        errno = EROFS;
+        return -1;
+    }
+    if (!(op = batch_push (&j->batch)) ||
+        batch_copy (&j->batch, record, len, &off) < 0)
+        return -1;
+    op->type = JOP_DRAIN;
+    op->seq = rank;
+    op->active = record != NULL; /* drained, or undrained */
+    op->off = off;
+    op->len = len;
+    j->batch.nops++;
+    return 0;
+}
+
 int journal_append (
     struct journal *j, uint64_t id, uint32_t seq, const char *line, size_t len)
 {
@@ -178,31 +230,14 @@ int journal_append (
         errno = EOVERFLOW;
         return -1;
     }
-    if (len > b->buf_cap - b->buf_len) {
-        size_t cap = b->buf_cap ? b->buf_cap : 4096;
-        while (cap - b->buf_len < len) {
-            if (cap > SIZE_MAX / 2) {
-                errno = ENOMEM;
-                return -1;
-            }
-            cap *= 2;
-        }
-        char *p = realloc (b->buf, cap);
-        if (!p)
-            return -1;
-        b->buf = p;
-        b->buf_cap = cap;
-    }
-    if (!(op = batch_push (b)))
+    size_t off;
+    if (!(op = batch_push (b)) || batch_copy (b, line, len, &off) < 0)
         return -1;
-    if (len > 0)
-        memcpy (b->buf + b->buf_len, line, len);
     op->type = JOP_APPEND;
     op->id = id;
     op->seq = seq;
-    op->off = b->buf_len;
+    op->off = off;
     op->len = len;
-    b->buf_len += len;
     b->nops++;
     jb->next_seq++;
     if (!jb->exists) {
@@ -440,6 +475,20 @@ static int apply_purge (struct commit *c,
     return 0;
 }
 
+static int apply_drain (struct commit *c, const struct jop *op)
+{
+    unsigned char kbuf[4];
+    MDB_val k = {sizeof (kbuf), kbuf};
+    MDB_val v = {op->len, c->j->batch.buf + op->off};
+    int rc;
+
+    journal_put_be32 (kbuf, op->seq);
+    if (op->active)
+        return mdb_put (c->txn, c->j->dbi_drains, &k, &v, 0);
+    rc = mdb_del (c->txn, c->j->dbi_drains, &k, NULL);
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
 /* Write the touched job records, once each. */
 static int commit_records (struct commit *c)
 {
@@ -484,6 +533,11 @@ static int commit_ops (struct commit *c, struct cairn_error *err)
         return rc;
     for (size_t i = 0; i < b->nops; i++) {
         const struct jop *op = &b->ops[i];
+        if (op->type == JOP_DRAIN) { /* not a job's */
+            if ((rc = apply_drain (c, op)))
+                return rc;
+            continue;
+        }
         struct jjob *jb = batch_find (b, op->id);
         if (!jb)
             return EIO; /* cannot happen: every op's job is in the table */

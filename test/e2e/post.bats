@@ -19,6 +19,10 @@ SH
 }
 
 teardown() {
+    # a test that failed half-way leaves its followers behind
+    for p in ${RUN:-} ${FOLLOW:-} ${ATTACH:-}; do
+        kill "$p" 2>/dev/null || true
+    done
     rm -f "$BATS_TEST_TMPDIR/hold-epilog"
     cairnd_stop
     assert_no_leftover
@@ -30,6 +34,8 @@ teardown() {
     wait_event 640 10 finish
     cairn eventlog -f 640 >"$BATS_TEST_TMPDIR/follow" 3>&- &
     FOLLOW=$!
+    cairn attach 640 >/dev/null 2>"$BATS_TEST_TMPDIR/attach" 3>&- &
+    ATTACH=$!
     run cairn post 640 data-out path=/scratch/u1 bytes=42
     [ "$status" -eq 0 ]
     [ "$output" = "" ]
@@ -37,15 +43,18 @@ teardown() {
     # still waits for rank 1's epilog
     for _ in $(seq 1 100); do
         grep -q data-out "$BATS_TEST_TMPDIR/follow" &&
-            grep -q data-out "$BATS_TEST_TMPDIR/stream" && break
+            grep -q data-out "$BATS_TEST_TMPDIR/stream" &&
+            grep -q data-out "$BATS_TEST_TMPDIR/attach" && break
         sleep 0.05
     done
+    grep -q 's data-out {"path":"/scratch/u1","bytes":"42"}$' "$BATS_TEST_TMPDIR/attach"
     grep -q 'data-out' "$BATS_TEST_TMPDIR/follow"
     [ "$(grep '"data-out"' "$BATS_TEST_TMPDIR/stream" | jq -c .payload.data)" = '{"path":"/scratch/u1","bytes":"42"}' ]
     [ "$(events_named 640 data-out)" = '{"path":"/scratch/u1","bytes":"42"}' ]
     [ -z "$(events_named 640 clean)" ]
     rm "$BATS_TEST_TMPDIR/hold-epilog"
     wait "$RUN"
+    wait "$ATTACH"
     wait_event 640 10 clean
     kill "$FOLLOW" 2>/dev/null || true
     wait "$FOLLOW" 2>/dev/null || true

@@ -711,6 +711,46 @@ static void test_readonly_resized (void)
     tmpdir_destroy (dir);
 }
 
+static int drains_cb (uint32_t rank, const char *rec, size_t len, void *arg)
+{
+    char *buf = arg;
+    size_t n = strlen (buf);
+    snprintf (buf + n, 512 - n, "%u=%.*s;", (unsigned)rank, (int)len, rec);
+    return 0;
+}
+
+/* The drains table: set, replaced, cleared, in rank order, committed
+ * only, kept across a reopen. */
+static void test_drains (void)
+{
+    char *dir = tmpdir_create ();
+    struct journal *j = xopen (dir, NULL);
+    struct cairn_error err;
+    char buf[512] = "";
+
+    ok (journal_drain (j, 7, "{\"reason\":\"a\"}") == 0 &&
+            journal_drain (j, 2, "{\"reason\":\"b\"}") == 0,
+        "drains: two batched");
+    ok (journal_foreach_drain (j, drains_cb, buf, &err) == 0 && !*buf,
+        "drains: not visible before the commit");
+    ok (journal_commit (j, &err) == 0, "drains: commit");
+    ok (journal_foreach_drain (j, drains_cb, buf, &err) == 0, "drains: read");
+    is_str (buf, "2={\"reason\":\"b\"};7={\"reason\":\"a\"};",
+            "drains: in rank order");
+    ok (journal_drain (j, 7, "{\"reason\":\"c\"}") == 0 &&
+            journal_drain (j, 2, NULL) == 0 && journal_drain (j, 9, NULL) == 0 &&
+            journal_commit (j, &err) == 0,
+        "drains: replace 7, undrain 2 and 9 (never drained)");
+    journal_close (j);
+    j = xopen (dir, NULL);
+    buf[0] = '\0';
+    ok (journal_foreach_drain (j, drains_cb, buf, &err) == 0, "drains: reopen");
+    is_str (buf, "7={\"reason\":\"c\"};", "drains: what is left, kept");
+    is_errno (journal_drain (j, 1, ""), EINVAL, "drains: an empty record");
+    journal_close (j);
+    tmpdir_destroy (dir);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
@@ -723,5 +763,6 @@ int main (void)
     test_format ();
     test_fault ();
     test_readonly_resized ();
+    test_drains ();
     return done_testing ();
 }
