@@ -247,7 +247,7 @@ static void lost_track (struct run *r)
 {
     if (r->jw.accepted)
         cli_error ("job %ju goes on without this client: follow it with "
-                   "`cairn eventlog -f %ju` once cairnd is back",
+                   "`cairn attach %ju` once cairnd is back",
                    (uintmax_t)r->id, (uintmax_t)r->id);
     else
         cli_error ("job %ju may or may not have reached cairnd: see "

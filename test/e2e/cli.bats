@@ -231,7 +231,7 @@ cairn run: shell on ranks 0-1: exit 4" ]
     [ "$(grep -m1 '^cairn run:' "$BATS_TEST_TMPDIR/run.err")" = "cairn run: cairnd went away; reconnecting" ]
     grep -q "^cairn run: gave up reconnecting after 1s: cannot connect" \
         "$BATS_TEST_TMPDIR/run.err"
-    [ "$(tail -1 "$BATS_TEST_TMPDIR/run.err")" = 'cairn run: job 90 goes on without this client: follow it with `cairn eventlog -f 90` once cairnd is back' ]
+    [ "$(tail -1 "$BATS_TEST_TMPDIR/run.err")" = 'cairn run: job 90 goes on without this client: follow it with `cairn attach 90` once cairnd is back' ]
     cairnd_launch # the job ran on without cairnd: end it
     cairn cancel 90
 }
