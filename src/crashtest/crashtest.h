@@ -42,7 +42,8 @@ enum ct_action_kind {
     CT_ACT_CANCEL,
     CT_ACT_FAIL_RANKS,
     CT_ACT_EXPIRATION,
-    CT_ACT_POST
+    CT_ACT_POST,
+    CT_ACT_UNDRAIN
 };
 
 /* A request the client sends to a job, `after` seconds after its trigger:
@@ -53,7 +54,7 @@ struct ct_action {
     enum ct_action_kind kind;
     int on;
     double after;
-    char ranks[64];    /* fail-ranks; post: the event's name */
+    char ranks[64]; /* fail-ranks, undrain; post: the event's name */
     double expiration; /* expiration: seconds from its first sending */
 };
 
@@ -218,6 +219,8 @@ struct ct_check_input {
     json_t *refused;     /* {"id": errstr} jobs refused at submission */
     const struct ct_runlog *rl;
     json_t *killed_execids; /* shims the harness killed: {execid: true} */
+    const char *drained;    /* the journal's drains table: ranks, or "" */
+    bool undrain_refused;   /* an undrain action was not answered ok */
 };
 
 /* Check every invariant; append a string per violation to violations,

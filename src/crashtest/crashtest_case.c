@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/eventlog.h"
+#include "core/idset.h"
 #include "crashtest/crashtest_run.h"
 #include "journal/journal.h"
 
@@ -45,9 +46,16 @@ static int load_job (const struct journal_jobinfo *info, void *arg)
     return journal_read_job (l->j, info->id, 0, load_event, l, l->err);
 }
 
+static int drained_rank (uint32_t rank, const char *rec, size_t len, void *arg)
+{
+    return idset_set (arg, rank);
+}
+
 /* Every job's events, read-only, once cairnd is stopped. Jobs still
- * marked active are listed in `active`. */
-static json_t *load_journal (const char *statedir, json_t *active, json_t *v)
+ * marked active are listed in `active`, the drains table's ranks in
+ * *drained (malloc'd idset string). */
+static json_t *
+load_journal (const char *statedir, json_t *active, char **drained, json_t *v)
 {
     struct cairn_error err = {{0}};
     struct journal_opts opts = {.readonly = true};
@@ -59,6 +67,11 @@ static json_t *load_journal (const char *statedir, json_t *active, json_t *v)
     }
     if (journal_foreach_job (j, false, load_job, &l, &err) < 0)
         ct_addf (v, "cannot read the journal: %s", err.text);
+    struct idset *dr = idset_create ();
+    if (!dr || journal_foreach_drain (j, drained_rank, dr, &err) < 0)
+        ct_addf (v, "cannot read the drains: %s", err.text);
+    *drained = dr ? idset_encode (dr) : NULL;
+    idset_destroy (dr);
     struct journal_jobinfo info;
     const char *key;
     json_t *x;
@@ -216,13 +229,28 @@ static bool reached (struct ct_run *r)
     }
 }
 
+/* Did an undrain action of the run go unanswered, or come too early
+ * ("rank 1 is not drained")? Then the drains table may differ from the
+ * clean run's for that reason alone. */
+static bool undrain_refused (const struct ct_run *r)
+{
+    for (int i = 0; i < r->sc->njobs; i++) {
+        const struct ct_jobrun *j = &r->jobs[i];
+        for (int a = 0; a < j->job->nactions; a++)
+            if (j->job->actions[a].kind == CT_ACT_UNDRAIN &&
+                strcmp (j->act[a].result, "ok") != 0)
+                return true;
+    }
+    return false;
+}
+
 json_t *ct_case_run (const struct ct_case *cs)
 {
     struct ct_run r = {.cs = cs, .sc = cs->sc, .next_tag = 1};
     struct cairn_error err = {{0}};
     json_t *events = NULL, *active = json_array ();
     json_t *transcripts = json_object (), *jobs = json_object ();
-    char statedir[300];
+    char statedir[300], *drained = NULL;
     double t_begin = ct_mono ();
 
     (void)prctl (PR_SET_CHILD_SUBREAPER, 1);
@@ -255,7 +283,7 @@ json_t *ct_case_run (const struct ct_case *cs)
     }
     (void)ct_runlog_poll (&r.rl, r.runlog_path);
     check_leftovers (&r);
-    events = load_journal (statedir, active, r.violations);
+    events = load_journal (statedir, active, &drained, r.violations);
     if (json_array_size (active) > 0 && !r.stuck && drove)
         ct_addf (r.violations, "%zu jobs still marked active in the journal",
                  json_array_size (active));
@@ -274,7 +302,9 @@ json_t *ct_case_run (const struct ct_case *cs)
                                 .transcripts = transcripts,
                                 .refused = r.refused,
                                 .rl = &r.rl,
-                                .killed_execids = r.killed};
+                                .killed_execids = r.killed,
+                                .drained = drained ? drained : "",
+                                .undrain_refused = undrain_refused (&r)};
     if (drove || json_object_size (events) > 0)
         ct_check (&in, r.violations, r.diverged, jobs);
 result:;
@@ -288,6 +318,10 @@ result:;
         r.t_last_final > r.t_first_submit ? r.t_last_final - r.t_first_submit
                                           : 0.,
         "transcripts", transcripts);
+    if (res)
+        json_object_set_new (res, "drained",
+                             json_string (drained ? drained : ""));
+    free (drained);
     for (int i = 0; r.jobs && i < cs->sc->njobs; i++)
         json_decref (r.jobs[i].transcript);
     free (r.jobs);

@@ -460,6 +460,37 @@ static const char *refusal_note (const json_t *tr)
     return note ? note : "";
 }
 
+/* The journal's drains table ends as in the clean run: every drain a job
+ * made, minus what the client undrained, each once. A lost or failed
+ * process (an injected fault, a shim the crash took) drains its rank: a
+ * difference is then explained, as is an undrain that came too early. */
+static void check_drains (const struct ct_check_input *in,
+                          const json_t *jobs,
+                          json_t *violations,
+                          json_t *diverged)
+{
+    const char *refdr =
+        in->ref ? json_string_value (json_object_get (in->ref, "drained"))
+                : NULL;
+    bool explained = in->undrain_refused || in->fault != CT_FAULT_NONE;
+    const char *k;
+    json_t *sum;
+
+    if (!refdr || !in->drained || strcmp (refdr, in->drained) == 0)
+        return;
+    json_object_foreach ((json_t *)jobs, k, sum)
+    {
+        if (json_integer_value (json_object_get (sum, "lost")) > 0 ||
+            json_integer_value (json_object_get (sum, "failed-starts")) > 0)
+            explained = true;
+    }
+    ct_addf (explained ? diverged : violations,
+             "the journal's drains table holds ranks \"%s\", the clean "
+             "run's \"%s\"%s",
+             in->drained, refdr,
+             explained ? " (a lost process, a fault or an early undrain)" : "");
+}
+
 void ct_check (const struct ct_check_input *in,
                json_t *violations,
                json_t *diverged,
@@ -530,4 +561,5 @@ void ct_check (const struct ct_check_input *in,
             break;
         }
     }
+    check_drains (in, jobs, violations, diverged);
 }

@@ -365,6 +365,10 @@ static void send_action (struct ct_run *r, struct ct_jobrun *j, int a)
         p = json_pack ("{s:I s:s s:s}", "id", id, "ranks", act->ranks, "note",
                        "crashtest fail-ranks");
         break;
+    case CT_ACT_UNDRAIN: /* sent again after a crash: "not drained" */
+        topic = "undrain";
+        p = json_pack ("{s:s}", "ranks", act->ranks);
+        break;
     case CT_ACT_POST: /* sent again after a crash: recorded once */
         topic = "post";
         p = json_pack ("{s:I s:s s:{s:s}}", "id", id, "name", act->ranks,

@@ -153,9 +153,10 @@ static int parse_action (const json_t *o,
                          const char *where,
                          struct cairn_error *err)
 {
-    static const char *const keys[] = {
-        "after", "on", "cancel", "fail-ranks", "expiration", "post", NULL};
-    const char *on = NULL, *ranks = NULL, *post = NULL;
+    static const char *const keys[] = {"after",      "on",         "cancel",
+                                       "fail-ranks", "expiration", "post",
+                                       "undrain",    NULL};
+    const char *on = NULL, *ranks = NULL, *post = NULL, *undrain = NULL;
     int nkinds = 0;
 
     memset (a, 0, sizeof (*a));
@@ -165,10 +166,10 @@ static int parse_action (const json_t *o,
     if (check_keys (o, keys, where, err) < 0 ||
         get_number (o, "after", 0, &a->after, where, err) < 0)
         return -1;
-    if (json_unpack ((json_t *)o, "{s?s s?s s?s}", "on", &on, "fail-ranks",
-                     &ranks, "post", &post) < 0)
-        return errset (err, EINVAL, "%s: on, fail-ranks and post are strings",
-                       where);
+    if (json_unpack ((json_t *)o, "{s?s s?s s?s s?s}", "on", &on, "fail-ranks",
+                     &ranks, "post", &post, "undrain", &undrain) < 0)
+        return errset (err, EINVAL,
+                       "%s: on, fail-ranks, post, undrain: strings", where);
     if (on && strcmp (on, "submit") != 0 && (a->on = ct_phase_parse (on)) < 0)
         return errset (err, EINVAL, "%s.on: submit, prolog, shell or epilog",
                        where);
@@ -186,6 +187,11 @@ static int parse_action (const json_t *o,
         snprintf (a->ranks, sizeof (a->ranks), "%s", post);
         nkinds++;
     }
+    if (undrain) {
+        a->kind = CT_ACT_UNDRAIN;
+        snprintf (a->ranks, sizeof (a->ranks), "%s", undrain);
+        nkinds++;
+    }
     if (json_object_get (o, "expiration")) {
         a->kind = CT_ACT_EXPIRATION;
         if (get_number (o, "expiration", 0, &a->expiration, where, err) < 0)
@@ -195,7 +201,7 @@ static int parse_action (const json_t *o,
     if (nkinds != 1)
         return errset (err, EINVAL,
                        "%s: needs exactly one of cancel, fail-ranks, "
-                       "expiration, post",
+                       "expiration, post, undrain",
                        where);
     return 0;
 }
