@@ -416,6 +416,25 @@ static int run_follow (struct run *r)
     }
 }
 
+/* Connect, send the start (a reattach for attach) and follow the job.
+ * Returns the exit code: RUN_EXIT_LOST when cairnd cannot be reached. */
+static int run_start (struct run *r, bool reattach)
+{
+    if (!(r->c = cli_connect (r->cli, &r->path)))
+        return RUN_EXIT_LOST; /* nothing was submitted */
+    r->t0 = cli_monotime ();
+    if (send_start (r, reattach) < 0) {
+        if (errno != EPIPE && errno != ECONNRESET) {
+            cli_error ("cannot send the request to cairnd: %s",
+                       strerror (errno));
+            return RUN_EXIT_LOST;
+        }
+        if (reconnect (r) < 0)
+            return RUN_EXIT_LOST;
+    }
+    return run_follow (r);
+}
+
 static int env_add (json_t *env, const char *s)
 {
     const char *eq = strchr (s, '=');
@@ -570,21 +589,7 @@ static int cmd_run (struct cli *cli, int argc, char **argv)
         cli_error ("%s", err.text);
         goto done;
     }
-    if (!(r.c = cli_connect (cli, &r.path))) {
-        rc = RUN_EXIT_LOST; /* nothing was submitted */
-        goto done;
-    }
-    r.t0 = cli_monotime ();
-    if (send_start (&r, false) < 0) {
-        rc = RUN_EXIT_LOST;
-        if (errno != EPIPE && errno != ECONNRESET) {
-            cli_error ("cannot send the job to cairnd: %s", strerror (errno));
-            goto done;
-        }
-        if (reconnect (&r) < 0)
-            goto done;
-    }
-    rc = run_follow (&r);
+    rc = run_start (&r, false);
     goto done;
 nomem:
     cli_error ("out of memory");
@@ -666,21 +671,7 @@ static int cmd_attach (struct cli *cli, int argc, char **argv)
     }
     r.jw.events = true;
     r.jw.accepted = true; /* it is cairnd's already, or ENOENT says not */
-    if (!(r.c = cli_connect (cli, &r.path))) {
-        rc = RUN_EXIT_LOST;
-        goto done;
-    }
-    r.t0 = cli_monotime ();
-    if (send_start (&r, true) < 0) {
-        rc = RUN_EXIT_LOST;
-        if (errno != EPIPE && errno != ECONNRESET) {
-            cli_error ("cannot reach cairnd: %s", strerror (errno));
-            goto done;
-        }
-        if (reconnect (&r) < 0)
-            goto done;
-    }
-    rc = run_follow (&r);
+    rc = run_start (&r, true);
 done:
     runout_destroy (r.ro);
     client_close (r.c);
