@@ -40,27 +40,14 @@ static int drain_cb (uint32_t rank, const char *rec, size_t len, void *arg)
 
 static int cmd_drain (struct cli *cli, int argc, char **argv)
 {
-    enum { OPT_JSON = 0x100 };
-    static const struct option longopts[] = {
-        {"json", no_argument, NULL, OPT_JSON},
-        CLI_COMMON_LONGOPTS,
-        {0},
-    };
     static const char *const headers[] = {"RANK", "HOST", "SINCE", "JOB",
                                           "REASON"};
     struct jcli jc = {0};
     struct drains dr = {0};
     struct cairn_error err = {{0}};
-    bool json = false;
-    int opt, rc = 1;
+    bool json = jcli_json_option (cli, argc, argv);
+    int rc = 1;
 
-    while ((opt = getopt_long (argc, argv, CLI_COMMON_SHORTOPTS, longopts,
-                               NULL)) != -1) {
-        if (opt == OPT_JSON)
-            json = true;
-        else
-            cli_common_option (cli, opt, optarg);
-    }
     if (optind < argc)
         cli_usage_error (cli, "unexpected '%s'", argv[optind]);
     if (jcli_open (&jc, cli, false) < 0)

@@ -80,6 +80,10 @@ json_t *jcli_events (struct jcli *jc, uint64_t id, uint32_t from, bool *bad);
 struct job *
 jcli_fold (uint64_t id, const json_t *events, struct cairn_error *err);
 
+/* Parse the options of a command whose only own one is --json (usage
+ * errors exit); optind is then at its first operand. Returns the flag. */
+bool jcli_json_option (struct cli *cli, int argc, char **argv);
+
 /* The arguments of a command that takes [--json] JOBID (ranks, show):
  * parse them (usage errors exit), open the journal and load the job.
  * Returns the job (and *events, *json, *id), or NULL after printing why;

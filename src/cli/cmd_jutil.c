@@ -199,6 +199,27 @@ error:
     return NULL;
 }
 
+bool jcli_json_option (struct cli *cli, int argc, char **argv)
+{
+    enum { OPT_JSON = 0x100 };
+    static const struct option longopts[] = {
+        {"json", no_argument, NULL, OPT_JSON},
+        CLI_COMMON_LONGOPTS,
+        {0},
+    };
+    bool json = false;
+    int opt;
+
+    while ((opt = getopt_long (argc, argv, CLI_COMMON_SHORTOPTS, longopts,
+                               NULL)) != -1) {
+        if (opt == OPT_JSON)
+            json = true;
+        else
+            cli_common_option (cli, opt, optarg);
+    }
+    return json;
+}
+
 struct job *jcli_one_job (struct jcli *jc,
                           struct cli *cli,
                           int argc,
@@ -207,23 +228,8 @@ struct job *jcli_one_job (struct jcli *jc,
                           uint64_t *id,
                           json_t **events)
 {
-    enum { OPT_JSON = 0x100 };
-    static const struct option longopts[] = {
-        {"json", no_argument, NULL, OPT_JSON},
-        CLI_COMMON_LONGOPTS,
-        {0},
-    };
-    int opt;
-
-    *json = false;
     *events = NULL;
-    while ((opt = getopt_long (argc, argv, CLI_COMMON_SHORTOPTS, longopts,
-                               NULL)) != -1) {
-        if (opt == OPT_JSON)
-            *json = true;
-        else
-            cli_common_option (cli, opt, optarg);
-    }
+    *json = jcli_json_option (cli, argc, argv);
     if (argc - optind != 1)
         cli_usage_error (cli, "expected one JOBID");
     if (cli_parse_jobid (cli, argv[optind], id) < 0 ||

@@ -319,26 +319,13 @@ static void size_str (double n, char *buf, size_t len)
 
 static int cmd_stats (struct cli *cli, int argc, char **argv)
 {
-    enum { OPT_JSON = 0x100 };
-    static const struct option longopts[] = {
-        {"json", no_argument, NULL, OPT_JSON},
-        CLI_COMMON_LONGOPTS,
-        {0},
-    };
     struct jcli jc = {0};
     struct journal_stats st;
     struct stat sb;
     char path[4096], fsz[32], msz[32], musz[32], dsz[32];
-    bool json = false;
-    int opt, rc = 1;
+    bool json = jcli_json_option (cli, argc, argv);
+    int rc = 1;
 
-    while ((opt = getopt_long (argc, argv, CLI_COMMON_SHORTOPTS, longopts,
-                               NULL)) != -1) {
-        if (opt == OPT_JSON)
-            json = true;
-        else
-            cli_common_option (cli, opt, optarg);
-    }
     if (optind < argc)
         cli_usage_error (cli, "unexpected argument '%s'", argv[optind]);
     if (jcli_open (&jc, cli, false) < 0)

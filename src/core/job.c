@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/eventlog.h"
+#include "core/hostlist.h"
 #include "core/job_private.h"
 
 struct job *job_create (uint64_t id)
@@ -61,7 +62,7 @@ void job_destroy (struct job *job)
     idset_destroy (job->done);
     idset_destroy (job->released);
     idset_destroy (job->drained);
-    rv1_destroy (job->R);
+    free (job->nodelist);
     jobspec_destroy (job->jobspec);
     job_config_free (&job->cfg);
     free (job);
@@ -144,6 +145,26 @@ typedef int (*fold_f) (struct job *job,
                        json_t *ctx,
                        struct cairn_error *err);
 
+/* R's nodelist (an array of RFC 29 hostlists, checked by rv1_decode) as
+ * one hostlist: the arrays' strings joined by commas. NULL on ENOMEM. */
+static char *nodelist_join (const json_t *nodelist)
+{
+    size_t len = 1, i;
+    json_t *h;
+    char *s;
+
+    json_array_foreach (nodelist, i, h) len += json_string_length (h) + 1;
+    if (!(s = calloc (1, len)))
+        return NULL;
+    json_array_foreach (nodelist, i, h)
+    {
+        if (i > 0)
+            strcat (s, ",");
+        strcat (s, json_string_value (h));
+    }
+    return s;
+}
+
 static int
 fold_accept (struct job *job, double t, json_t *ctx, struct cairn_error *err)
 {
@@ -157,7 +178,8 @@ fold_accept (struct job *job, double t, json_t *ctx, struct cairn_error *err)
                      "jobspec", &jobspec, "config", &config) < 0)
         return errset (err, EINVAL, "accept: missing userid/R/jobspec/config");
     /* Of R the job needs its ranks, expiration and hosts (a drain names
-     * them); the rest is the scheduler's. */
+     * them: kept as the compact nodelist text, decoded when a drain
+     * comes); the rest is the scheduler's. */
     if (!(r = rv1_decode (R, err)) ||
         !(job->jobspec = jobspec_decode (jobspec, err)) ||
         job_config_decode (&job->cfg, config, err) < 0) {
@@ -170,7 +192,9 @@ fold_accept (struct job *job, double t, json_t *ctx, struct cairn_error *err)
     idset_add (job->critical, job->all);
     job->userid = userid;
     job->expiration = rv1_expiration (r);
-    job->R = r;
+    rv1_destroy (r);
+    job->nodelist = nodelist_join (
+        json_object_get (json_object_get (R, "execution"), "nodelist"));
     job->accepted = true;
     job->t_accept = t;
     job->state = JOB_NEW;
@@ -374,7 +398,7 @@ fold_log (struct job *job, double t, json_t *ctx, struct cairn_error *err)
     json_int_t bytes = -1; /* the process's bytes, when data replaced some */
     (void)json_unpack (ctx, "{s?s s?b s?s s?I}", "data", &data, "truncated",
                        &trunc, "phase", &phase, "bytes", &bytes);
-    ph = !strcmp (phase, "prolog") ? PHASE_PROLOG
+    ph = !strcmp (phase, "prolog")   ? PHASE_PROLOG
          : !strcmp (phase, "epilog") ? PHASE_EPILOG
                                      : PHASE_SHELL;
     if (data)
@@ -797,9 +821,26 @@ const char *job_client (const struct job *job)
     return jobspec_client (job->jobspec);
 }
 
-const char *job_rank_host (const struct job *job, uint32_t rank)
+char *job_hosts (const struct job *job, const struct idset *ranks)
 {
-    return job->R ? rv1_hostname (job->R, rank) : NULL;
+    struct hostlist *all = NULL, *hl = hostlist_create ();
+    char *s = NULL;
+    size_t idx = 0;
+
+    if (!hl || !job->nodelist || !(all = hostlist_decode (job->nodelist, NULL)))
+        goto done;
+    /* host i of the nodelist is the job's i-th rank in ascending order */
+    for (uint32_t r = idset_first (job->all); r != IDSET_INVALID_ID;
+         r = idset_next (job->all, r), idx++) {
+        if (idset_test (ranks, r) &&
+            hostlist_append (hl, hostlist_nth (all, idx)) < 0)
+            goto done;
+    }
+    s = hostlist_encode (hl);
+done:
+    hostlist_destroy (all);
+    hostlist_destroy (hl);
+    return s;
 }
 
 size_t job_output_room (const struct job *job, enum proc_phase phase)

@@ -247,8 +247,9 @@ const char *job_client (const struct job *job);
 /* Earliest deadline of the job, or 0 when nothing is timed. */
 double job_next_deadline (const struct job *job);
 
-/* The host of rank (R's nodelist), or NULL if rank is not the job's. */
-const char *job_rank_host (const struct job *job, uint32_t rank);
+/* The hosts of ranks (R's nodelist) as one RFC 29 hostlist in rank order
+ * ("node[1,3]"): malloc'd, or NULL (ENOMEM, or no nodelist). */
+char *job_hosts (const struct job *job, const struct idset *ranks);
 
 /* Captured output the job may still journal for phase before its cap:
  * output.max-bytes is per phase, so that the job's shells, however

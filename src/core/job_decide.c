@@ -26,7 +26,6 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "core/hostlist.h"
 #include "core/utf8.h"
 #include "core/job_private.h"
 
@@ -113,28 +112,11 @@ static int emit_exception (struct job *job,
     return job_emit (job, ctx, out, "exception", o);
 }
 
-/* The hosts of ranks in R's order, as one RFC 29 hostlist ("node[1,3]"),
- * or NULL. */
 static json_t *hosts_str (const struct job *job, const struct idset *ranks)
 {
-    struct hostlist *hl = hostlist_create ();
-    json_t *o = NULL;
-    char *s;
-
-    if (!hl)
-        return NULL;
-    for (uint32_t r = idset_first (ranks); r != IDSET_INVALID_ID;
-         r = idset_next (ranks, r)) {
-        const char *h = job->R ? rv1_hostname (job->R, r) : NULL;
-        if (!h || hostlist_append (hl, h) < 0)
-            goto done;
-    }
-    if ((s = hostlist_encode (hl))) {
-        o = json_string (s);
-        free (s);
-    }
-done:
-    hostlist_destroy (hl);
+    char *s = job_hosts (job, ranks);
+    json_t *o = s ? json_string (s) : NULL;
+    free (s);
     return o;
 }
 

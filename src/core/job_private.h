@@ -16,7 +16,7 @@ struct job {
     bool accepted; /* accept folded: all, userid, jobspec set */
     struct jobspec *jobspec;
     struct job_config cfg;
-    struct rv1 *R; /* kept for the hosts of ranks (drains name them) */
+    char *nodelist; /* R's nodelist, one hostlist: drains name hosts */
 
     /* rank sets; all are subsets of `all` */
     struct idset *all;

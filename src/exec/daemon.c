@@ -20,6 +20,7 @@
 #include <uuid/uuid.h>
 
 #include "core/eventlog.h"
+#include "core/hostlist.h"
 #include "exec/daemon_private.h"
 #include "exec/exitfile.h"
 #include "exec/log.h"
@@ -161,6 +162,7 @@ void cairnd_sub_add (struct jobentry *je,
     }
     if ((s->sent = sent))
         output_watch (d, 1);
+    s->je = je;
     s->conn = c;
     s->matchtag = matchtag;
     s->reattached = reattached;
@@ -243,7 +245,7 @@ static void timer_cb (struct ev_loop *loop, ev_timer *w, int revents)
 /* ---- effects ---- */
 
 /* Does a stream of je want its output? */
-static bool d_output (const struct jobentry *je)
+static bool wants_output (const struct jobentry *je)
 {
     return je->d->noutput > 0 && je->subs;
 }
@@ -344,7 +346,7 @@ static void effects (struct jobentry *je, json_t *events)
             continue;
         if (job_event_is_response (name) || job_event_is_progress (name))
             respond_subs (je, entry, name);
-        else if (d_output (je) && strcmp (name, "log") == 0)
+        else if (wants_output (je) && strcmp (name, "log") == 0)
             output_log_event (je, entry);
     }
     /* Forget the job once its `clean` is committed and acted on. Effects
@@ -375,17 +377,21 @@ static int stage_drain (struct cairnd *d,
                         double t,
                         json_t *ctx)
 {
-    const char *ranks = NULL, *reason = "";
+    const char *ranks = NULL, *reason = "", *hosts = NULL;
     struct idset *set;
+    struct hostlist *hl = NULL;
+    size_t i = 0;
     int rc = 0;
 
-    if (json_unpack (ctx, "{s:s s?s}", "ranks", &ranks, "reason", &reason) <
-            0 ||
+    if (json_unpack (ctx, "{s:s s?s s?s}", "ranks", &ranks, "reason", &reason,
+                     "hosts", &hosts) < 0 ||
         !(set = idset_decode (ranks, NULL)))
         return 0; /* the fold took it: cannot happen */
+    if (hosts) /* the event's: the i-th host is the i-th rank's */
+        hl = hostlist_decode (hosts, NULL);
     for (uint32_t r = idset_first (set); r != IDSET_INVALID_ID && rc == 0;
-         r = idset_next (set, r)) {
-        const char *host = job_rank_host (job, r);
+         r = idset_next (set, r), i++) {
+        const char *host = hl ? hostlist_nth (hl, i) : NULL;
         json_t *o = json_pack ("{s:s s:s s:f s:I}", "host", host ? host : "",
                                "reason", reason, "time", t, "job",
                                (json_int_t)job_id (job));
@@ -394,6 +400,7 @@ static int stage_drain (struct cairnd *d,
         free (rec);
         json_decref (o);
     }
+    hostlist_destroy (hl);
     idset_destroy (set);
     return rc;
 }

@@ -144,23 +144,25 @@ static void tail_proc (struct jobentry *je,
     }
 }
 
+/* Every stream that asked for output, through the connections that have
+ * streams: the work grows with those, not with the jobs cairnd runs. */
 static void output_cb (struct ev_loop *loop, ev_timer *w, int revents)
 {
     struct cairnd *d = w->data;
     size_t pos = 0;
-    struct jobentry *je;
+    struct connsubs *cs;
     char *buf = malloc (OUTPUT_CHUNK);
 
     if (!buf)
         return;
-    while ((je = hashmap_next (d->jobs, &pos, NULL))) {
-        for (struct sub *s = je->subs; s; s = s->next) {
+    while ((cs = hashmap_next (d->conn_subs, &pos, NULL))) {
+        for (struct sub *s = cs->head; s; s = s->cnext) {
             if (!s->sent)
                 continue;
-            for (size_t i = 0; i < job_nprocs (je->job); i++) {
-                const struct job_proc *p = job_proc_at (je->job, i);
+            for (size_t i = 0; i < job_nprocs (s->je->job); i++) {
+                const struct job_proc *p = job_proc_at (s->je->job, i);
                 if (p->phase == PHASE_SHELL && p->state == PROC_RUNNING)
-                    tail_proc (je, s, p, false, buf);
+                    tail_proc (s->je, s, p, false, buf);
             }
         }
     }

@@ -23,6 +23,7 @@ struct sub {
     struct sub *next, **pprev;   /* on je->subs */
     struct sub *cnext, **cpprev; /* on cs->head */
     struct connsubs *cs;
+    struct jobentry *je;
     struct conn *conn;
     int64_t matchtag;
     bool reattached; /* a reattach stream: never gets `start` (RFC 32) */

@@ -104,3 +104,30 @@ second" ]
     [ "$status" -eq 1 ]
     [ "$output" = "cairn attach: job 7999 not found" ]
 }
+
+@test "a bad output or output-offsets is refused, nothing started" {
+    R='{"version":1,"execution":{"R_lite":[{"rank":"0","children":{"core":"0"}}],"nodelist":["n0"]}}'
+    J='{"version":1,"tasks":[{"command":["true"]}]}'
+    run rpc start "{\"id\":708,\"userid\":$(id -u),\"jobspec\":$J,\"R\":$R,\"output\":1}"
+    [ "$status" -eq 1 ]
+    [ "$output" = "error 22 output: must be true or false" ]
+    run rpc start "{\"id\":708,\"reattach\":true,\"output\":true,\"output-offsets\":{\"0\":{\"stdout\":-1}}}"
+    [ "$status" -eq 1 ]
+    [ "$output" = 'error 22 output-offsets: must map ranks to {"stdout": N, "stderr": N}, N >= 0' ]
+    run rpc start "{\"id\":708,\"reattach\":true,\"output\":true,\"output-offsets\":{\"x\":{}}}"
+    [ "$output" = 'error 22 output-offsets: must map ranks to {"stdout": N, "stderr": N}, N >= 0' ]
+    run cairn eventlog 708
+    [ "$status" -eq 1 ]
+}
+
+@test "resume of a job that is not held: EINVAL, nothing changes" {
+    cairn run --detach --id 709 -- sleep 30 2>/dev/null
+    wait_event 709 10 start
+    n=$(cairn eventlog 709 --json | wc -l)
+    run rpc resume '{"id": 709}'
+    [ "$status" -eq 1 ]
+    [ "$output" = "error 22 job 709 is not held" ]
+    [ "$(cairn eventlog 709 --json | wc -l)" -eq "$n" ]
+    cairn cancel 709
+    wait_event 709 10 clean
+}

@@ -163,6 +163,8 @@ static const struct {
     {RENV ("{\"7\":{\"A=B\":\"x\"}}"),
      RENV_PATH ".7: invalid variable name \"A=B\""},
     {CLIENT ("3"), CLIENT_MSG},
+    {SYS ("{\"cairn\":{\"hold-on-shrink\":1}}"),
+     "jobspec: attributes.system.cairn.hold-on-shrink: not a boolean"},
     {CLIENT ("\"\""), CLIENT_MSG},
     {CLIENT ("\"a\\u0000b\""), CLIENT_MSG},
     {CLIENT ("\"0123456789012345678901234567890123456789012345678901234567890123X\""),
@@ -222,6 +224,12 @@ static void test_bad (void)
     o = load (ENV ("{}"));
     js = jobspec_decode (o, &err);
     ok (js && !jobspec_client (js), "client: NULL when unset");
+    ok (js && !jobspec_hold_on_shrink (js), "hold-on-shrink: false when unset");
+    jobspec_destroy (js);
+    json_decref (o);
+    o = load (SYS ("{\"cairn\":{\"hold-on-shrink\":true}}"));
+    js = jobspec_decode (o, &err);
+    ok (js && jobspec_hold_on_shrink (js), "hold-on-shrink: decoded");
     jobspec_destroy (js);
     json_decref (o);
 
