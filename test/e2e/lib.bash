@@ -119,6 +119,19 @@ print(json.dumps(r["payload"]))
 PY
 }
 
+# Wait until process $1 has ended (gone, or a zombie nobody reaped yet):
+# kill(2) returns before a SIGKILLed process has died.
+wait_dead() {
+    local i st
+    for i in $(seq 1 400); do
+        st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)
+        case $st in ''|Z|X) return 0 ;; esac
+        sleep 0.05
+    done
+    echo "process $1 still alive after 20s (state $st)" >&2
+    return 1
+}
+
 # pid of the shim running job $1's $2 process on rank $3
 shim_pid() {
     cairn eventlog "$1" --json | jq -rs --arg ph "$2" --arg r "$3" '
