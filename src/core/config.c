@@ -20,6 +20,7 @@
 
 #include "core/config.h"
 #include "core/fsd.h"
+#include "core/idset.h"
 #include "core/signame.h"
 
 #define KIB ((size_t)1024)
@@ -451,6 +452,62 @@ static int parse_section (const struct arg *a)
     return parse_object (a->v, a->k->sub, a->field, a->path, a->err);
 }
 
+static int parse_positive_duration (const struct arg *a)
+{
+    double d;
+    if (get_duration (a, &d) < 0)
+        return -1;
+    if (!(d > 0) || !isfinite (d))
+        return invalid (a, "must be a finite duration > 0");
+    *(double *)a->field = d;
+    return 0;
+}
+
+static int parse_idset (const struct arg *a)
+{
+    struct idset *set;
+    if (!json_is_string (a->v) ||
+        !(set = idset_decode (json_string_value (a->v), NULL)))
+        return invalid (a, "must be an idset string such as \"0\" or "
+                           "\"0-3\"");
+    idset_destroy (set);
+    return parse_string (a);
+}
+
+/* null: off; an object: on, its keys over the defaults. */
+static int parse_multinode (const struct arg *a)
+{
+    struct multinode_config *m = a->field;
+    struct multinode_config tmp = {.on = true, .timeout = 300., .poll = 10.};
+
+    if (json_is_null (a->v)) {
+        free (m->local_ranks);
+        *m = (struct multinode_config){0};
+        return 0;
+    }
+    if (m->on)
+        tmp = *m;
+    if (!(tmp.local_ranks = strdup (m->on && m->local_ranks ? m->local_ranks
+                                                            : "0")))
+        return nomem (a->err);
+    if (parse_object (a->v, a->k->sub, &tmp, a->path, a->err) < 0) {
+        free (tmp.local_ranks);
+        return -1;
+    }
+    free (m->local_ranks);
+    *m = tmp;
+    return 0;
+}
+
+static int parse_role (const struct arg *a)
+{
+    const char *s = json_string_value (a->v);
+    if (!s || (strcmp (s, "exec") != 0 && strcmp (s, "node") != 0))
+        return invalid (a, "must be \"exec\" or \"node\"");
+    *(bool *)a->field = strcmp (s, "node") == 0;
+    return 0;
+}
+
 // clang-format off
 /* Tables. Offsets are relative to the struct the enclosing object fills. */
 
@@ -498,13 +555,23 @@ static const struct key output_keys[] = {
     END,
 };
 
+#define MN(field) offsetof (struct multinode_config, field)
+static const struct key multinode_keys[] = {
+    KEY ("local-ranks", parse_idset, MN (local_ranks)),
+    KEY ("timeout", parse_positive_duration, MN (timeout)),
+    KEY ("poll", parse_positive_duration, MN (poll)),
+    END,
+};
+
 /* The job's keys, for a job_config at offset off of the enclosing struct. */
 #define JOB_KEYS(off)                                                          \
     SECTION ("prolog", (off) + JC (prolog), prolog_keys),                      \
     SECTION ("epilog", (off) + JC (epilog), epilog_keys),                      \
     SECTION ("exec", (off) + JC (exec), exec_keys),                            \
     KEY ("release-after", parse_release_after, (off) + JC (release_after)),    \
-    SECTION ("output", (off), output_keys)
+    SECTION ("output", (off), output_keys),                                    \
+    {.name = "multinode", .parse = parse_multinode,                            \
+     .offset = (off) + JC (multinode), .sub = multinode_keys}
 
 static const struct key job_keys[] = {
     JOB_KEYS (0),
@@ -529,6 +596,7 @@ static const struct key limits_keys[] = {
 static const struct key top_keys[] = {
     KEY ("statedir", parse_string, CF (statedir)),
     KEY ("shim", parse_string, CF (shim)),
+    KEY ("role", parse_role, CF (role_node)),
     JOB_KEYS (CF (job)),
     SECTION ("journal", 0, journal_keys),
     SECTION ("limits", 0, limits_keys),
@@ -619,6 +687,7 @@ void job_config_free (struct job_config *jc)
         argv_free (jc->prolog.command);
         argv_free (jc->epilog.command);
         argv_free (jc->exec.job_shell);
+        free (jc->multinode.local_ranks);
         free (jc->prolog.tolerable_exit_codes);
         free (jc->epilog.tolerable_exit_codes);
         memset (jc, 0, sizeof (*jc));
@@ -653,7 +722,10 @@ int job_config_copy (struct job_config *dst, const struct job_config *src)
     tmp = *src;
     tmp.prolog.command = tmp.epilog.command = tmp.exec.job_shell = NULL;
     tmp.prolog.tolerable_exit_codes = tmp.epilog.tolerable_exit_codes = NULL;
-    if (perilog_copy (&tmp.prolog, &src->prolog) < 0 ||
+    tmp.multinode.local_ranks = NULL;
+    if ((src->multinode.local_ranks &&
+         !(tmp.multinode.local_ranks = strdup (src->multinode.local_ranks))) ||
+        perilog_copy (&tmp.prolog, &src->prolog) < 0 ||
         perilog_copy (&tmp.epilog, &src->epilog) < 0 ||
         (src->exec.job_shell &&
          !(tmp.exec.job_shell = argv_dup (src->exec.job_shell)))) {
@@ -726,6 +798,18 @@ json_t *job_config_encode (const struct job_config *jc)
                    "output",
                    "max-bytes", (json_int_t)jc->output_max_bytes);
     // clang-format on
+    if (o && jc->multinode.on) {
+        json_t *m = json_pack ("{s:s s:f s:f}", "local-ranks",
+                               jc->multinode.local_ranks
+                                   ? jc->multinode.local_ranks
+                                   : "0",
+                               "timeout", jc->multinode.timeout, "poll",
+                               jc->multinode.poll);
+        if (!m || json_object_set_new (o, "multinode", m) < 0) {
+            json_decref (o);
+            o = NULL;
+        }
+    }
     if (!o)
         errno = ENOMEM;
     return o;
@@ -809,6 +893,12 @@ int config_parse (struct cairn_config *cfg,
         config_free (&tmp);
         return -1;
     }
+    if (tmp.role_node && tmp.job.multinode.on) {
+        errset (err, EINVAL, "multinode: only for the rank-0 cairnd, not "
+                             "one with \"role\": \"node\"");
+        config_free (&tmp);
+        return -1;
+    }
     config_free (cfg);
     *cfg = tmp;
     return 0;
@@ -831,7 +921,7 @@ static void keys_add (const struct key *tab, const char *prefix, size_t *n)
         if (k->parse == parse_prolog_only)
             continue; // known only to refuse it
         key_path (path, sizeof (path), prefix, k->name);
-        if (k->parse == parse_section)
+        if (k->parse == parse_section || k->parse == parse_multinode)
             keys_add (k->sub, path, n);
         else if (*n < MAX_KEYS) {
             memcpy (key_names[*n], path, sizeof (path));

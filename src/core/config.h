@@ -16,6 +16,8 @@
  *              kill-signal, max-kill-count }
  *   release-after (duration, or -1 / "-1")
  *   output   { max-bytes }
+ *   multinode { local-ranks, timeout, poll }   (null or absent: one host)
+ *   role     ("exec", the default, or "node")
  *   journal  { max-size, retention }
  *   limits   { max-request-size, max-ranks, max-connections, max-jobs }
  *
@@ -61,6 +63,16 @@ struct exec_config {
     int max_kill_count;      /* default 8, >= 1 */
 };
 
+/* Ranks on many nodes (issue 15, DESIGN-MULTINODE.md): a rank's per-rank
+ * processes (shells; prolog and epilog when per-rank) run under the node
+ * cairnd of its broker rank unless it is in local_ranks. */
+struct multinode_config {
+    bool on;           /* the section is there (not null) */
+    char *local_ranks; /* idset of ranks run here; default "0" */
+    double timeout;    /* seconds a node may stay silent; default 5m, > 0 */
+    double poll;       /* seconds between queries; default 10s, > 0 */
+};
+
 /* Everything that decides how a job runs. cairnd snapshots it into each
  * job's first journal event, so a job finishes under the rules it started
  * with even if the file changes before a restart.
@@ -76,6 +88,9 @@ struct job_config {
     size_t output_max_bytes; /* cap on captured stdout/stderr journaled as
                                 log events, per phase of a job (prolog,
                                 shells, epilog); default 64 KiB */
+    struct multinode_config multinode; /* snapshotted too: where a process
+                                          runs must not change across a
+                                          restart with a new file */
 };
 
 struct cairn_config {
@@ -90,6 +105,9 @@ struct cairn_config {
     size_t max_ranks;         /* per job, >= 1; default 65536 */
     int max_connections;      /* >= 1; default 256 */
     int max_jobs;             /* active jobs, >= 1; default 10000 */
+    bool role_node;           /* "role": "node": runs the processes a
+                                 rank-0 cairnd asks for, no jobs; refuses
+                                 a multinode section */
 };
 
 /* Set every field of cfg to its default. Allocates nothing, so it cannot
@@ -139,7 +157,9 @@ void job_config_free (struct job_config *jc);
 int job_config_copy (struct job_config *dst, const struct job_config *src);
 
 /* Encode jc as canonical JSON with the same keys as the file: "prolog",
- * "epilog", "exec", "release-after", "output": {"max-bytes"}. Nothing is
+ * "epilog", "exec", "release-after", "output": {"max-bytes"}, and "multinode"
+ * when it is on (absent when off: the snapshot of a one-host job is as it
+ * always was). Nothing is
  * omitted: unset commands are null, durations are numbers of seconds,
  * signals are names. Returns a new reference (caller decrefs), or NULL
  * with errno = ENOMEM, or EINVAL if jc holds a value that cannot be

@@ -46,11 +46,13 @@ void job_destroy (struct job *job)
     for (size_t i = 0; i < job->nprocs; i++) {
         idset_destroy (job->procs[i].ranks);
         free (job->procs[i].note);
+        free (job->procs[i].host);
     }
     free (job->procs);
     json_decref (job->procidx);
     json_decref (job->posted);
     idset_destroy (job->all);
+    idset_destroy (job->local);
     idset_destroy (job->critical);
     idset_destroy (job->marked);
     idset_destroy (job->tolerated);
@@ -187,6 +189,16 @@ fold_accept (struct job *job, double t, json_t *ctx, struct cairn_error *err)
         jobspec_destroy (job->jobspec);
         job->jobspec = NULL; /* not accepted: as if never folded */
         return errprefix (err, "accept");
+    }
+    if (job->cfg.multinode.on &&
+        !(job->local = idset_decode (job->cfg.multinode.local_ranks
+                                         ? job->cfg.multinode.local_ranks
+                                         : "0",
+                                     err))) {
+        rv1_destroy (r);
+        jobspec_destroy (job->jobspec);
+        job->jobspec = NULL;
+        return errprefix (err, "accept: multinode.local-ranks");
     }
     idset_add (job->all, rv1_ranks (r));
     idset_add (job->critical, job->all);
@@ -468,9 +480,10 @@ static int fold_proc_spawn (struct job *job,
 {
     struct job_proc *p = ctx_proc (job, ctx, err);
     json_int_t pid, start;
-    const char *bootid;
+    const char *bootid, *host = NULL;
     if (!p)
         return errprefix (err, "proc-spawn");
+    (void)json_unpack (ctx, "{s?s}", "host", &host);
     if (json_unpack (ctx, "{s:I s:I s:s}", "pid", &pid, "starttime", &start,
                      "bootid", &bootid) < 0)
         return errset (err, EINVAL, "proc-spawn: missing pid/starttime/bootid");
@@ -482,6 +495,10 @@ static int fold_proc_spawn (struct job *job,
     p->starttime = (unsigned long long)start;
     snprintf (p->bootid, sizeof (p->bootid), "%s", bootid);
     p->t_spawn = t;
+    free (p->host);
+    p->host = NULL;
+    if (host && !(p->host = strdup (host)))
+        return errset (err, ENOMEM, "proc-spawn: out of memory");
     return 0;
 }
 
@@ -615,6 +632,21 @@ static int fold_posted (struct job *job, const char *name, json_t *ctx)
                                   ctx ? json_deep_copy (ctx) : json_object ());
 }
 
+/* A node's report about a process that was already given up on (lost
+ * when its node went silent): recorded, never acted on. */
+static int fold_proc_late (struct job *job,
+                           double t,
+                           json_t *ctx,
+                           struct cairn_error *err)
+{
+    struct job_proc *p = ctx_proc (job, ctx, err);
+    if (!p)
+        return errprefix (err, "proc-late");
+    if (p->state != PROC_DONE)
+        return errset (err, EINVAL, "proc-late: %s has not ended", p->execid);
+    return 0;
+}
+
 /* The transition table: event name -> fold step. */
 static const struct {
     const char *name;
@@ -648,6 +680,7 @@ static const struct {
     {"proc-exit", fold_proc_exit, false, false},
     {"proc-lost", fold_proc_lost, false, false},
     {"proc-fail", fold_proc_fail, false, false},
+    {"proc-late", fold_proc_late, false, false},
 };
 
 static int fold_lookup (const char *name)

@@ -66,6 +66,8 @@ struct job_proc {
     pid_t pid;
     unsigned long long starttime; /* /proc/PID/stat field 22 */
     char bootid[40];
+    char *host; /* the node it runs on when not here (proc-spawn "host"),
+                   else NULL */
 
     /* signalling */
     int nsignals;
@@ -127,6 +129,35 @@ int job_proc_spawned (struct job *job,
                       unsigned long long starttime,
                       const char *bootid,
                       json_t *out);
+
+/* The same, for a process that a node cairnd spawned on host (multinode):
+ * the proc-spawn event names the host; pid, starttime and bootid are the
+ * node's. */
+int job_proc_spawned_on (struct job *job,
+                         const struct job_ctx *ctx,
+                         const char *execid,
+                         pid_t pid,
+                         unsigned long long starttime,
+                         const char *bootid,
+                         const char *host,
+                         json_t *out);
+
+/* A node reported what became of a process given up on already (lost):
+ * emit proc-late {execid, state, status?, host?} from report (a node's
+ * REPORT, DESIGN-MULTINODE.md). Changes nothing else. EINVAL if the
+ * process has not ended, ENOENT if there is no such process. */
+int job_proc_late (struct job *job,
+                   const struct job_ctx *ctx,
+                   const char *execid,
+                   const json_t *report,
+                   json_t *out);
+
+/* Where p runs: -1 when here, else the broker rank whose node cairnd runs
+ * it. A process runs on its rank's node when the job's multinode config is
+ * on, it serves one rank (a shell, a per-rank prolog or epilog) and that
+ * rank is not in multinode.local-ranks. Pure: the same job and process
+ * give the same answer after any restart. */
+int64_t job_proc_node (const struct job *job, const struct job_proc *p);
 
 /* The process could not be started (errnum, reason): it never ran. */
 int job_proc_failed (struct job *job,

@@ -747,6 +747,33 @@ int job_accept (struct job *job,
     return step (job, ctx, out);
 }
 
+int job_proc_spawned_on (struct job *job,
+                         const struct job_ctx *ctx,
+                         const char *execid,
+                         pid_t pid,
+                         unsigned long long starttime,
+                         const char *bootid,
+                         const char *host,
+                         json_t *out)
+{
+    struct job_proc *p = job_proc_lookup (job, execid);
+    json_t *o;
+    if (!p)
+        return -1;
+    if (p->state != PROC_INTENT) {
+        errno = EINVAL;
+        return -1;
+    }
+    o = json_pack ("{s:s s:I s:I s:s}", "execid", execid, "pid",
+                   (json_int_t)pid, "starttime", (json_int_t)starttime,
+                   "bootid", bootid);
+    if (o && host)
+        json_object_set_new (o, "host", json_string (host));
+    if (job_emit (job, ctx, out, "proc-spawn", o) < 0)
+        return -1;
+    return step (job, ctx, out);
+}
+
 int job_proc_spawned (struct job *job,
                       const struct job_ctx *ctx,
                       const char *execid,
@@ -755,19 +782,8 @@ int job_proc_spawned (struct job *job,
                       const char *bootid,
                       json_t *out)
 {
-    struct job_proc *p = job_proc_lookup (job, execid);
-    if (!p)
-        return -1;
-    if (p->state != PROC_INTENT) {
-        errno = EINVAL;
-        return -1;
-    }
-    if (job_emit (job, ctx, out, "proc-spawn",
-                  json_pack ("{s:s s:I s:I s:s}", "execid", execid, "pid",
-                             (json_int_t)pid, "starttime",
-                             (json_int_t)starttime, "bootid", bootid)) < 0)
-        return -1;
-    return step (job, ctx, out);
+    return job_proc_spawned_on (job, ctx, execid, pid, starttime, bootid,
+                                NULL, out);
 }
 
 int job_proc_unstarted (struct job *job,
@@ -883,6 +899,33 @@ int job_proc_exited (struct job *job,
         proc_ended (job, ctx, out, p) < 0)
         return -1;
     return step (job, ctx, out);
+}
+
+int job_proc_late (struct job *job,
+                   const struct job_ctx *ctx,
+                   const char *execid,
+                   const json_t *report,
+                   json_t *out)
+{
+    struct job_proc *p = job_proc_lookup (job, execid);
+    json_t *o;
+    if (!p)
+        return -1;
+    if (p->state != PROC_DONE) {
+        errno = EINVAL;
+        return -1;
+    }
+    o = json_pack ("{s:s s:O}", "execid", execid, "state",
+                   json_object_get (report, "state"));
+    if (o) {
+        static const char *const keep[] = {"status", "host", "error"};
+        for (size_t i = 0; i < sizeof (keep) / sizeof (keep[0]); i++) {
+            json_t *v = json_object_get (report, keep[i]);
+            if (v)
+                json_object_set (o, keep[i], v);
+        }
+    }
+    return job_emit (job, ctx, out, "proc-late", o);
 }
 
 int job_proc_lost (struct job *job,

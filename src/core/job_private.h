@@ -20,6 +20,7 @@ struct job {
 
     /* rank sets; all are subsets of `all` */
     struct idset *all;
+    struct idset *local; /* multinode.local-ranks, decoded; NULL when off */
     struct idset *critical;       /* loss is fatal */
     struct idset *marked;         /* fail-ranks during the prolog */
     char mark_note[128];          /* the last fail-ranks note */

@@ -205,3 +205,13 @@ json_t *job_progress_response (const struct job *job, const json_t *entry)
     return json_pack ("{s:I s:s s:o}", "id", (json_int_t)job->id, "type", name,
                       "data", data);
 }
+
+int64_t job_proc_node (const struct job *job, const struct job_proc *p)
+{
+    bool one_rank = p->phase == PHASE_SHELL ||
+                    (p->phase == PHASE_PROLOG && job->cfg.prolog.per_rank) ||
+                    (p->phase == PHASE_EPILOG && job->cfg.epilog.per_rank);
+    if (!job->local || !one_rank || idset_test (job->local, p->rank))
+        return -1;
+    return (int64_t)p->rank;
+}

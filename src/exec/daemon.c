@@ -203,6 +203,8 @@ void cairnd_ack (struct cairnd *d,
 
 void cairnd_conn_gone (struct cairnd *d, struct conn *c)
 {
+    remote_conn_gone (d, c);
+    node_conn_gone (d, c);
     for (struct ack *a = d->acks; a; a = a->next)
         if (a->conn == c)
             a->conn = NULL;
@@ -326,17 +328,27 @@ static void effects (struct jobentry *je, json_t *events)
         if (eventlog_entry_parse (entry, NULL, &name, &ctx) < 0 || !ctx)
             continue;
         execid = json_string_value (json_object_get (ctx, "execid"));
+        bool remote = remote_owns (je->d, execid);
         if (strcmp (name, "proc-intent") == 0 ||
             strcmp (name, "proc-unstarted") == 0)
-            (void)proc_spawn (je, execid);
+            (void)proc_spawn (je, execid); /* or asks its node */
         else if (strcmp (name, "proc-signal") == 0) {
             int signum = json_integer_value (json_object_get (ctx, "signum"));
-            proc_signal (je->d, execid, signum);
-        } else if (strcmp (name, "proc-exit") == 0 ||
-                   strcmp (name, "proc-fail") == 0)
+            if (remote)
+                remote_signal (je, execid, signum);
+            else
+                proc_signal (je->d, execid, signum);
+        } else if (remote && (strcmp (name, "proc-exit") == 0 ||
+                              strcmp (name, "proc-fail") == 0 ||
+                              strcmp (name, "proc-lost") == 0))
+            remote_finished (je, execid);
+        else if (strcmp (name, "proc-exit") == 0 ||
+                 strcmp (name, "proc-fail") == 0)
             proc_finished (je, execid, false);
         else if (strcmp (name, "proc-lost") == 0)
             proc_finished (je, execid, true);
+        else if (strcmp (name, "proc-late") == 0)
+            remote_late (je, ctx);
         else
             log_event (je, name, ctx);
     }
@@ -460,8 +472,9 @@ static void commit (struct cairnd *d)
  * more events. */
 static void flush (struct cairnd *d)
 {
-    while (d->dirty || d->acks) {
+    while (d->dirty || d->acks || node_busy (d)) {
         stage (d);
+        void *nodework = node_take (d); /* its records are in the batch */
         if (!d->unsafe_effects_first)
             commit (d);
         struct jobentry *list = d->dirty;
@@ -478,6 +491,7 @@ static void flush (struct cairnd *d)
             effects (je, events);
             json_decref (events);
         }
+        node_effects (d, nodework);
         while (acks) {
             struct ack *a = acks;
             acks = a->next;
@@ -545,11 +559,14 @@ static void purge_cb_timer (struct ev_loop *loop, ev_timer *w, int revents)
     }
     for (size_t i = 0; i < p.n; i++)
         (void)journal_purge (d->journal, p.ids[i]);
+    p.n += node_purge (d, p.cutoff, sizeof (p.ids) / sizeof (p.ids[0]) - p.n);
     if (p.n > 0) {
         CRASHPOINT ("journal.purge");
         if (journal_commit (d->journal, &err) < 0)
             journal_failed (d, err.text);
-        log_msg (LOG_DEBUG, "retention: purged %zu finished jobs", p.n);
+        log_msg (LOG_DEBUG, "retention: purged %zu finished jobs (or node "
+                            "records)",
+                 p.n);
         if (p.n == sizeof (p.ids) / sizeof (p.ids[0]))
             ev_feed_event (loop, w, EV_TIMER); /* more to do: next turn */
     }
@@ -708,6 +725,7 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
     d->cfg.max_ranks = cfg->max_ranks;
     d->cfg.max_connections = cfg->max_connections;
     d->cfg.max_jobs = cfg->max_jobs;
+    d->cfg.role_node = cfg->role_node;
     if (!(d->statedir = strdup (statedir)) || !(d->shim = find_shim (cfg)) ||
         !(d->jobs = hashmap_create ()) || !(d->watches = hashmap_create ()) ||
         !(d->conn_subs = hashmap_create ()))
@@ -789,7 +807,11 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
         ev_timer_start (d->loop, &d->purge_timer);
     }
 
-    if (reconcile (d, err) < 0)
+    if (d->cfg.role_node ? node_create (d) : remote_create (d)) {
+        errset (err, ENOMEM, "out of memory");
+        goto error;
+    }
+    if ((d->node ? node_reconcile (d, err) : reconcile (d, err)) < 0)
         goto error;
     flush (d); /* what replay decided is committed before we listen */
     reconcile_sweep_exits (d);
@@ -801,9 +823,13 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
                              .disconnect = service_disconnect};
     if (!(d->server = server_create (d->loop, d->sockpath, &lim, &ops, d, err)))
         goto error;
-    log_msg (LOG_INFO, "listening on %s (journal %s, %zu active jobs)",
-             d->sockpath, journal_instance (d->journal),
-             hashmap_count (d->jobs));
+    if (d->node)
+        log_msg (LOG_INFO, "listening on %s as a node (journal %s)",
+                 d->sockpath, journal_instance (d->journal));
+    else
+        log_msg (LOG_INFO, "listening on %s (journal %s, %zu active jobs)",
+                 d->sockpath, journal_instance (d->journal),
+                 hashmap_count (d->jobs));
     return d;
 nomem:
     errset (err, ENOMEM, "out of memory");
@@ -835,6 +861,10 @@ void cairnd_destroy (struct cairnd *d)
         while ((je = hashmap_next (d->jobs, &pos, NULL)))
             cairnd_job_remove (je);
         hashmap_destroy (d->jobs);
+    }
+    if (d->loop) {
+        remote_destroy (d);
+        node_destroy (d);
     }
     hashmap_destroy (d->watches);
     hashmap_destroy (d->conn_subs); /* empty: every sub went with its job */

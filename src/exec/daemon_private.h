@@ -50,10 +50,16 @@ struct jobentry {
     struct sub *subs;
 };
 
-/* A process we watch through its shim's pidfd. */
+struct nproc;  /* a node-role cairnd's process (node.c) */
+struct remote; /* rank 0's processes on other nodes (remote.c) */
+struct node;   /* a node-role cairnd's state (node.c) */
+
+/* A process we watch through its shim's pidfd: a job's (je) or, in the
+ * node role, one a rank-0 cairnd asked for (np). */
 struct watch {
     struct cairnd *d;
     struct jobentry *je;
+    struct nproc *np;
     char execid[EXECID_LEN + 1];
     pid_t pid;
     int pidfd;
@@ -87,6 +93,8 @@ struct cairnd {
     struct hashmap *jobs;      /* key -> jobentry */
     struct hashmap *watches;   /* execid -> watch */
     struct hashmap *conn_subs; /* conn_id -> connsubs (with streams only) */
+    struct remote *remote;     /* exec role: processes on other nodes */
+    struct node *node;         /* node role (cfg.role_node), else NULL */
     struct jobentry *dirty;
     struct ack *acks;
     struct ack **acks_tail;
@@ -153,7 +161,30 @@ void cairnd_spawner_lost (struct cairnd *d) __attribute__ ((noreturn));
 bool cairnd_journal_full (struct cairnd *d);
 
 /* daemon_proc.c */
+struct shim_started {
+    pid_t pid;
+    int pidfd;
+    unsigned long long starttime; /* 0 if /proc could not tell */
+};
+/* Start argv under cairn-shim (execid, exit files in the state dir's
+ * exits/, env added to cairnd's own environment less its private
+ * variables, output capped at max_output bytes). -1 with err if it could
+ * not start; a lost spawner ends cairnd (cairnd_spawner_lost). */
+int shim_start (struct cairnd *d,
+                const char *execid,
+                char **argv,
+                json_t *env,
+                const char *cwd,
+                size_t max_output,
+                struct shim_started *out,
+                struct cairn_error *err);
 int proc_spawn (struct jobentry *je, const char *execid);
+int watch_add (struct cairnd *d,
+               struct jobentry *je,
+               struct nproc *np,
+               const char *execid,
+               pid_t pid,
+               int pidfd);
 int proc_watch (struct jobentry *je, const char *execid, pid_t pid, int pidfd);
 void proc_unwatch (struct cairnd *d, const char *execid);
 void proc_signal (struct cairnd *d, const char *execid, int signum);
@@ -167,6 +198,98 @@ void service_request (struct conn *c,
                       json_t *payload,
                       void *arg);
 void service_disconnect (struct conn *c, void *arg);
+
+/* ---- rank 0's processes on other nodes (remote.c, DESIGN-MULTINODE.md) */
+
+int remote_create (struct cairnd *d);
+void remote_destroy (struct cairnd *d);
+/* Does rank 0 run execid through a node? */
+bool remote_owns (struct cairnd *d, const char *execid);
+/* A remote process of je not done after a replay: ask its node about it
+ * (node-exec is idempotent) once a relay is there. */
+int remote_track (struct jobentry *je, const char *execid);
+/* Effects of committed events of a remote process: its intent (ask the
+ * node to run it), a signal, its end (node-ack, forget it). */
+void remote_exec (struct jobentry *je, const char *execid);
+void remote_signal (struct jobentry *je, const char *execid, int signum);
+void remote_finished (struct jobentry *je, const char *execid);
+/* A committed proc-late: the node may forget it. */
+void remote_late (struct jobentry *je, json_t *ctx);
+void remote_conn_gone (struct cairnd *d, struct conn *c);
+void req_node_relay (struct cairnd *d,
+                     struct conn *c,
+                     int64_t matchtag,
+                     json_t *payload);
+void req_node_report (struct cairnd *d,
+                      struct conn *c,
+                      int64_t matchtag,
+                      json_t *payload);
+void req_node_hello (struct cairnd *d,
+                     struct conn *c,
+                     int64_t matchtag,
+                     json_t *payload);
+
+/* ---- the node role (node.c) ---- */
+
+int node_create (struct cairnd *d);
+void node_destroy (struct cairnd *d);
+/* Replay the nodeprocs table and look at each process (proc_look). */
+int node_reconcile (struct cairnd *d, struct cairn_error *err);
+/* A watched process ended (shim_status as proc_collect's). */
+void node_collect (struct cairnd *d, struct nproc *np, int shim_status);
+/* Work queued since the last call, whose records are in the batch about
+ * to be committed: node_effects() carries it out after the commit. */
+void *node_take (struct cairnd *d);
+void node_effects (struct cairnd *d, void *work);
+bool node_busy (const struct cairnd *d);
+/* Does the node need execid's exit files (not acknowledged yet)? */
+bool node_has (struct cairnd *d, const char *execid);
+/* Batch the removal of up to max records acknowledged before cutoff;
+ * returns how many. */
+size_t node_purge (struct cairnd *d, double cutoff, size_t max);
+void node_conn_gone (struct cairnd *d, struct conn *c);
+void req_node_exec (struct cairnd *d,
+                    struct conn *c,
+                    int64_t matchtag,
+                    json_t *payload);
+void req_node_signal (struct cairnd *d,
+                      struct conn *c,
+                      int64_t matchtag,
+                      json_t *payload);
+void req_node_ack (struct cairnd *d,
+                   struct conn *c,
+                   int64_t matchtag,
+                   json_t *payload);
+void req_node_watch (struct cairnd *d,
+                     struct conn *c,
+                     int64_t matchtag,
+                     json_t *payload);
+
+/* proclook.c: what became of a process no cairnd watched (spawned: its
+ * pid, start time and boot id are known; else only its intent is). */
+enum look_verdict {
+    LOOK_EXITED,    /* its exit file is there: collect it */
+    LOOK_ALIVE,     /* running: pid, starttime, and a pidfd now ours */
+    LOOK_UNSTARTED, /* the command never ran: start it (again), once */
+    LOOK_LOST,      /* gone, outcome unknown: why */
+};
+struct proc_look {
+    enum look_verdict verdict;
+    pid_t pid;
+    unsigned long long starttime;
+    int pidfd;
+    char why[200];
+};
+/* -1 with err when the process could not be looked at (never "lost"
+ * then: the caller fails loudly instead). */
+int proc_look (struct cairnd *d,
+               const char *execid,
+               bool spawned,
+               pid_t pid,
+               unsigned long long starttime,
+               const char *bootid,
+               struct proc_look *out,
+               struct cairn_error *err);
 
 /* reconcile.c */
 int reconcile (struct cairnd *d, struct cairn_error *err);

@@ -70,9 +70,13 @@ nomem:
 
 static void watch_cb (struct ev_loop *loop, ev_io *w, int revents);
 
-int proc_watch (struct jobentry *je, const char *execid, pid_t pid, int pidfd)
+int watch_add (struct cairnd *d,
+               struct jobentry *je,
+               struct nproc *np,
+               const char *execid,
+               pid_t pid,
+               int pidfd)
 {
-    struct cairnd *d = je->d;
     if (hashmap_get (d->watches, execid)) {
         /* one watcher per process: a second would be orphaned by the map
          * and outlive its job */
@@ -85,6 +89,7 @@ int proc_watch (struct jobentry *je, const char *execid, pid_t pid, int pidfd)
         return -1;
     w->d = d;
     w->je = je;
+    w->np = np;
     w->pid = pid;
     w->pidfd = pidfd;
     snprintf (w->execid, sizeof (w->execid), "%s", execid);
@@ -96,6 +101,11 @@ int proc_watch (struct jobentry *je, const char *execid, pid_t pid, int pidfd)
     w->io.data = w;
     ev_io_start (d->loop, &w->io);
     return 0;
+}
+
+int proc_watch (struct jobentry *je, const char *execid, pid_t pid, int pidfd)
+{
+    return watch_add (je->d, je, NULL, execid, pid, pidfd);
 }
 
 void proc_unwatch (struct cairnd *d, const char *execid)
@@ -180,77 +190,101 @@ static void watch_cb (struct ev_loop *loop, ev_io *io, int revents)
 {
     struct watch *w = io->data;
     struct jobentry *je = w->je;
+    struct nproc *np = w->np;
+    struct cairnd *d = w->d;
     int shim_status = -1;
     char execid[EXECID_LEN + 1];
 
     snprintf (execid, sizeof (execid), "%s", w->execid);
     if (shim_reap (w->pidfd, &shim_status) < 0 && errno == EAGAIN)
         return; /* spurious wake-up */
-    proc_unwatch (w->d, execid);
-    proc_collect (je, execid, shim_status);
+    proc_unwatch (d, execid);
+    if (np)
+        node_collect (d, np, shim_status);
+    else
+        proc_collect (je, execid, shim_status);
+}
+
+int shim_start (struct cairnd *d,
+                const char *execid,
+                char **argv,
+                json_t *env,
+                const char *cwd,
+                size_t max_output,
+                struct shim_started *out,
+                struct cairn_error *err)
+{
+    char **envp = build_env (env);
+    char exitdir[4096];
+    int rc;
+
+    if (!envp)
+        return errprintf (err, "cannot build the command: %s",
+                          strerror (errno));
+    snprintf (exitdir, sizeof (exitdir), "%s/exits", d->statedir);
+    struct shim_spec spec = {.shim = d->shim,
+                             .exitdir = exitdir,
+                             .execid = execid,
+                             .argv = argv,
+                             .envp = envp,
+                             .cwd = cwd,
+                             .max_output = max_output > 0 ? max_output : 1};
+    CRASHPOINT ("exec.spawn.before");
+    rc = spawner_spawn (d->spawner, &spec, &out->pid, &out->pidfd, err);
+    job_argv_free (envp);
+    if (rc < 0) {
+        if (errno == EPIPE) /* it may have started: not a failure to journal */
+            cairnd_spawner_lost (d);
+        return -1;
+    }
+    CRASHPOINT ("exec.spawn.after");
+    d->nspawned++;
+    if (procfs_starttime (d->procroot, out->pid, &out->starttime) < 0) {
+        /* it is our child and not reaped: this cannot fail but for a
+         * broken /proc; the process exists, so watch it anyway */
+        log_msg (LOG_WARNING, "%s: no start time for pid %d: %s", execid,
+                 (int)out->pid, strerror (errno));
+        out->starttime = 0;
+    }
+    return 0;
 }
 
 int proc_spawn (struct jobentry *je, const char *execid)
 {
     struct cairnd *d = je->d;
     const struct job_proc *p = job_proc_find (je->job, execid);
-    char **argv = NULL, **envp = NULL;
+    char **argv = NULL;
     const char *cwd;
     json_t *env = NULL;
     struct cairn_error err = {{0}};
     struct job_ctx ctx;
-    pid_t pid;
-    int pidfd = -1;
-    unsigned long long start;
+    struct shim_started st;
 
     if (!p || p->state != PROC_INTENT)
         return 0;
-    if (job_proc_command (je->job, p, &argv, &cwd, &env) < 0 ||
-        !(envp = build_env (env))) {
+    if (job_proc_node (je->job, p) >= 0) {
+        remote_exec (je, execid);
+        return 0;
+    }
+    if (job_proc_command (je->job, p, &argv, &cwd, &env) < 0) {
         errprintf (&err, "cannot build the command: %s", strerror (errno));
         goto failed;
     }
-    struct shim_spec spec = {.shim = d->shim,
-                             .exitdir = NULL,
-                             .execid = execid,
-                             .argv = argv,
-                             .envp = envp,
-                             .cwd = cwd,
-                             /* no more than could still be journaled */
-                             .max_output =
-                                 job_output_room (je->job, p->phase) > 0
-                                     ? job_output_room (je->job, p->phase)
-                                     : 1};
-    char exitdir[4096];
-    snprintf (exitdir, sizeof (exitdir), "%s/exits", d->statedir);
-    spec.exitdir = exitdir;
-    CRASHPOINT ("exec.spawn.before");
-    if (spawner_spawn (d->spawner, &spec, &pid, &pidfd, &err) < 0) {
-        if (errno == EPIPE) /* it may have started: not a failure to journal */
-            cairnd_spawner_lost (d);
+    /* no more output than could still be journaled */
+    if (shim_start (d, execid, argv, env, cwd,
+                    job_output_room (je->job, p->phase), &st, &err) < 0)
         goto failed;
-    }
-    CRASHPOINT ("exec.spawn.after");
-    d->nspawned++;
-    if (procfs_starttime (d->procroot, pid, &start) < 0) {
-        /* it is our child and not reaped: this cannot fail but for a
-         * broken /proc; the process exists, so watch it anyway */
-        log_msg (LOG_WARNING, "%s: no start time for pid %d: %s", execid,
-                 (int)pid, strerror (errno));
-        start = 0;
-    }
-    if (proc_watch (je, execid, pid, pidfd) < 0) {
-        close (pidfd);
-        log_msg (LOG_ERR, "%s: cannot watch pid %d", execid, (int)pid);
+    if (proc_watch (je, execid, st.pid, st.pidfd) < 0) {
+        close (st.pidfd);
+        log_msg (LOG_ERR, "%s: cannot watch pid %d", execid, (int)st.pid);
     }
     cairnd_ctx (d, &ctx);
-    if (job_proc_spawned (je->job, &ctx, execid, pid, start, d->bootid,
-                          je->pending) < 0)
+    if (job_proc_spawned (je->job, &ctx, execid, st.pid, st.starttime,
+                          d->bootid, je->pending) < 0)
         log_msg (LOG_ERR, "job %s: spawn record: %s", je->key,
                  strerror (errno));
     cairnd_dirty (je);
     job_argv_free (argv);
-    job_argv_free (envp);
     json_decref (env);
     return 0;
 failed:
@@ -259,7 +293,6 @@ failed:
     (void)job_proc_failed (je->job, &ctx, execid, err.text, je->pending);
     cairnd_dirty (je);
     job_argv_free (argv);
-    job_argv_free (envp);
     json_decref (env);
     return -1;
 }

@@ -3,22 +3,9 @@
  * First a pure replay: every active job's events are folded back into its
  * state. Then, and only then, the live system is consulted, once per
  * process the journal believes is not done (DESIGN.md "Restart and
- * reconciliation"):
- *
- *   spawned (pid known):
- *     boot id changed          -> lost: the machine rebooted
- *     exit file present        -> it ended while we were down: its status
- *     pidfd_open + start time  -> still ours: watch it again
- *     no start marker          -> it never ran (a spawn cut short by
- *                                 cairnd's death): start it again
- *     otherwise                -> lost: gone with no exit status
- *   intent only (crash between intent commit and pid commit):
- *     exit file present        -> its status
- *     a live shim with CAIRN_EXECID -> record its pid, watch it
- *     exit file (again: it may have ended during the scan) -> its status
- *     start marker             -> it ran and its outcome is lost: never
- *                                 run it again
- *     nothing at all           -> it never started: start it now
+ * reconciliation"; the judgement is proc_look's, proclook.c). A process
+ * that runs on another node (multinode) is asked about instead
+ * (remote.c).
  *
  * Finally job_advance() handles every deadline that passed while we were
  * down. Stale exit files of finished processes are removed by
@@ -84,168 +71,74 @@ static int replay_job (const struct journal_jobinfo *info, void *arg)
 /* Record and watch a shim found alive. */
 static int adopt (struct jobentry *je,
                   const struct job_proc *p,
-                  pid_t pid,
-                  unsigned long long start,
-                  int pidfd)
+                  const struct proc_look *look)
 {
     struct job_ctx ctx;
     log_msg (LOG_DEBUG, "job %s: %s (pid %d) still running: watching it again",
-             je->key, p->execid, (int)pid);
-    if (proc_watch (je, p->execid, pid, pidfd) < 0) {
-        close (pidfd);
+             je->key, p->execid, (int)look->pid);
+    if (proc_watch (je, p->execid, look->pid, look->pidfd) < 0) {
+        close (look->pidfd);
         return -1;
     }
     if (p->state == PROC_INTENT) {
         cairnd_ctx (je->d, &ctx);
-        if (job_proc_spawned (je->job, &ctx, p->execid, pid, start,
-                              je->d->bootid, je->pending) < 0)
+        if (job_proc_spawned (je->job, &ctx, p->execid, look->pid,
+                              look->starttime, je->d->bootid, je->pending) < 0)
             return -1;
         cairnd_dirty (je);
     }
     return 0;
 }
 
-static void
-lost (struct jobentry *je, const struct job_proc *p, const char *why)
-{
-    struct job_ctx ctx;
-    cairnd_ctx (je->d, &ctx);
-    log_msg (LOG_WARNING, "job %s: %s: %s", je->key, p->execid, why);
-    (void)job_proc_lost (je->job, &ctx, p->execid, why, je->pending);
-    cairnd_dirty (je);
-}
-
-static bool has_exit (struct cairnd *d, const char *execid)
-{
-    int status;
-    char *error = NULL;
-    int rc = exitfile_read (d->exitdir, execid, &status, &error);
-    free (error);
-    return rc == 0;
-}
-
-/* Only "no such process" means gone. Anything else (out of file
- * descriptors, no pidfd support) means we could not look, and a process
- * we could not look at is never declared lost: the restart fails instead,
- * loudly, and the journal is left as it was. */
-static int cannot_look (struct jobentry *je,
-                        const char *execid,
-                        pid_t pid,
-                        struct cairn_error *err)
-{
-    if (errno == ESRCH || errno == ENOENT)
-        return 0;
-    return errprintf (err,
-                      "job %s: cannot check process %s (pid %d): %s; not "
-                      "declaring it lost%s",
-                      je->key, execid, (int)pid, strerror (errno),
-                      errno == EMFILE || errno == ENFILE
-                          ? " (raise the open files limit, e.g. "
-                            "LimitNOFILE in the systemd unit)"
-                          : "");
-}
-
-static int reconcile_intent (struct jobentry *je,
-                             const struct job_proc *p,
-                             struct cairn_error *err)
+static int reconcile_proc (struct jobentry *je,
+                           const struct job_proc *p,
+                           struct cairn_error *err)
 {
     struct cairnd *d = je->d;
     char execid[EXECID_LEN + 1];
+    struct proc_look look;
+    struct job_ctx ctx;
+    bool spawned = p->state == PROC_RUNNING;
+    int signum = spawned && p->terminating ? p->term_signum : 0;
+
+    /* p may move when decisions below add processes: copy what we need */
     snprintf (execid, sizeof (execid), "%s", p->execid);
-    unsigned long long start;
-    int pidfd;
-
-    if (has_exit (d, p->execid)) {
-        proc_collect (je, p->execid, -1);
-        return 0;
-    }
-    pid_t pid = procfs_find_execid (d->procroot, p->execid);
-    if (pid < 0 && cannot_look (je, execid, 0, err) < 0)
-        return -1;
-    if (pid > 0) {
-        if (procfs_starttime (d->procroot, pid, &start) == 0
-            && procfs_pidfd_verify (d->procroot, pid, start, &pidfd) == 0) {
-            if (adopt (je, p, pid, start, pidfd) == 0)
-                return 0;
-        } else if (cannot_look (je, execid, pid, err) < 0)
-            return -1;
-    }
-    if (has_exit (d, p->execid)) {
-        proc_collect (je, p->execid, -1);
-        return 0;
-    }
-    if (exitfile_started (d->exitdir, p->execid)) {
-        lost (je, p,
-              "started while cairnd was going down, and its shim is gone "
-              "without an exit status; not running it again");
-        return 0;
-    }
-    log_msg (LOG_INFO, "job %s: %s was never started: starting it now", je->key,
-             execid);
-    CRASHPOINT ("reconcile.respawn");
-    (void)proc_spawn (je, execid);
-    return 0;
-}
-
-static int reconcile_running (struct jobentry *je,
-                              const struct job_proc *p,
-                              struct cairn_error *err)
-{
-    struct cairnd *d = je->d;
-    int pidfd;
-    char why[160];
-
-    if (strcmp (p->bootid, d->bootid) != 0) {
-        lost (je, p, "the machine rebooted while cairnd was down");
-        return 0;
-    }
-    if (has_exit (d, p->execid)) {
-        proc_collect (je, p->execid, -1);
-        return 0;
-    }
-    int rc = procfs_pidfd_verify (d->procroot, p->pid, p->starttime, &pidfd);
-    if (rc < 0 && cannot_look (je, p->execid, p->pid, err) < 0)
-        return -1;
-    if (rc == 0) {
-        int signum = p->terminating ? p->term_signum : 0;
-        char execid[EXECID_LEN + 1];
-        snprintf (execid, sizeof (execid), "%s", p->execid);
-        if (adopt (je, p, p->pid, p->starttime, pidfd) == 0) {
-            /* The last termination signal was journaled, but a crash may
-             * have come before it was sent: send it again. Harmless if it
-             * did arrive; the escalation clock is unchanged. */
-            if (signum > 0)
-                proc_signal (d, execid, signum);
-            return 0;
-        }
-    }
-    if (has_exit (d, p->execid)) { /* ended between the two looks */
-        proc_collect (je, p->execid, -1);
-        return 0;
-    }
-    if (!exitfile_started (d->exitdir, p->execid)) {
-        /* Gone before its shim marked the start: a spawn cut short by the
-         * last cairnd's death (its child dies with it, spawner.h). The
-         * command never ran, so it runs now, once. */
-        struct job_ctx ctx;
-        char execid[EXECID_LEN + 1];
-        snprintf (execid, sizeof (execid), "%s", p->execid);
-        snprintf (why, sizeof (why),
-                  "cairn-shim (pid %d) ended before starting the command",
-                  (int)p->pid);
-        log_msg (LOG_INFO, "job %s: %s: %s: starting it again", je->key,
-                 execid, why);
-        cairnd_ctx (d, &ctx);
-        if (job_proc_unstarted (je->job, &ctx, execid, why, je->pending) == 0) {
+    if (job_proc_node (je->job, p) >= 0)
+        return remote_track (je, execid);
+    if (proc_look (d, execid, spawned, p->pid, p->starttime, p->bootid, &look,
+                   err) < 0)
+        return errprefix (err, "job %s", je->key);
+    cairnd_ctx (d, &ctx);
+    switch (look.verdict) {
+    case LOOK_EXITED:
+        proc_collect (je, execid, -1);
+        break;
+    case LOOK_ALIVE:
+        if (adopt (je, p, &look) < 0)
+            return errprintf (err, "job %s: cannot watch %s again: %s",
+                              je->key, execid, strerror (errno));
+        /* The last termination signal was journaled, but a crash may
+         * have come before it was sent: send it again. Harmless if it
+         * did arrive; the escalation clock is unchanged. */
+        if (signum > 0)
+            proc_signal (d, execid, signum);
+        break;
+    case LOOK_UNSTARTED:
+        log_msg (LOG_INFO, "job %s: %s: %s: starting it %s", je->key, execid,
+                 look.why, spawned ? "again" : "now");
+        if (!spawned) {
+            CRASHPOINT ("reconcile.respawn");
+            (void)proc_spawn (je, execid);
+        } else if (job_proc_unstarted (je->job, &ctx, execid, look.why,
+                                       je->pending) == 0)
             cairnd_dirty (je);
-            return 0;
-        }
+        break;
+    case LOOK_LOST:
+        log_msg (LOG_WARNING, "job %s: %s: %s", je->key, execid, look.why);
+        (void)job_proc_lost (je->job, &ctx, execid, look.why, je->pending);
+        cairnd_dirty (je);
+        break;
     }
-    snprintf (why, sizeof (why),
-              "lost while cairnd was down: cairn-shim (pid %d) is gone and "
-              "left no exit status",
-              (int)p->pid);
-    lost (je, p, why);
     return 0;
 }
 
@@ -268,7 +161,8 @@ void reconcile_sweep_exits (struct cairnd *d)
             continue;
         memcpy (execid, ent->d_name, EXECID_LEN);
         execid[EXECID_LEN] = '\0';
-        if (!uuid_is_canonical (execid) || hashmap_get (d->watches, execid))
+        if (!uuid_is_canonical (execid) || hashmap_get (d->watches, execid) ||
+            node_has (d, execid))
             continue;
         bool live = false;
         size_t pos = 0;
@@ -302,10 +196,7 @@ int reconcile (struct cairnd *d, struct cairn_error *err)
             /* the state as the journal has it: reconciling an intent
              * makes it running, and it must not be reconciled twice */
             enum proc_state state = p->state;
-            int rc = state == PROC_INTENT    ? reconcile_intent (je, p, err)
-                     : state == PROC_RUNNING ? reconcile_running (je, p, err)
-                                             : 0;
-            if (rc < 0)
+            if (state != PROC_DONE && reconcile_proc (je, p, err) < 0)
                 return -1;
         }
     }

@@ -75,6 +75,11 @@ static size_t pending_out (const struct conn *c)
     return c->out_len - c->out_off;
 }
 
+size_t conn_pending (const struct conn *c)
+{
+    return pending_out (c);
+}
+
 /* Close the fd now; the disconnect callback and the free come from the loop
  * (server_reap_cb), once no read callback of c is on the stack. */
 static void conn_drop (struct conn *c)

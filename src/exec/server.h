@@ -118,6 +118,10 @@ int conn_respond_error (struct conn *c,
                         const char *fmt,
                         ...) __attribute__ ((format (printf, 4, 5)));
 
+/* Bytes queued for c and not yet written: a sender of many messages keeps
+ * this well under max_output rather than have c dropped. */
+size_t conn_pending (const struct conn *c);
+
 /* Credentials of the peer, read with SO_PEERCRED when it connected. */
 uid_t conn_uid (const struct conn *c);
 pid_t conn_pid (const struct conn *c);

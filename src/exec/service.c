@@ -662,22 +662,33 @@ req_stats (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
     json_decref (r);
 }
 
+enum role { EXEC = 1, NODE = 2, BOTH = 3 };
+
 static const struct {
     const char *topic;
     handler_f fn;
     bool guest_ok; /* read-only: other users may call it */
+    enum role role; /* the roles that serve it */
 } handlers[] = {
-    {"start", req_start, false},
-    {"exception", req_exception, false},
-    {"kill", req_kill, false},
-    {"expiration", req_expiration, false},
-    {"critical-ranks", req_critical_ranks, false},
-    {"fail-ranks", req_fail_ranks, false},
-    {"resume", req_resume, false},
-    {"post", req_post, false},
-    {"undrain", req_undrain, false},
-    {"list", req_list, true},
-    {"stats", req_stats, true},
+    {"start", req_start, false, EXEC},
+    {"exception", req_exception, false, EXEC},
+    {"kill", req_kill, false, EXEC},
+    {"expiration", req_expiration, false, EXEC},
+    {"critical-ranks", req_critical_ranks, false, EXEC},
+    {"fail-ranks", req_fail_ranks, false, EXEC},
+    {"resume", req_resume, false, EXEC},
+    {"post", req_post, false, EXEC},
+    {"undrain", req_undrain, false, EXEC},
+    {"list", req_list, true, BOTH},
+    {"stats", req_stats, true, BOTH},
+    /* multinode (remote.c, node.c) */
+    {"node-relay", req_node_relay, false, EXEC},
+    {"node-report", req_node_report, false, EXEC},
+    {"node-hello", req_node_hello, false, EXEC},
+    {"node-exec", req_node_exec, false, NODE},
+    {"node-signal", req_node_signal, false, NODE},
+    {"node-ack", req_node_ack, false, NODE},
+    {"node-watch", req_node_watch, false, NODE},
 };
 
 void service_request (struct conn *c,
@@ -700,6 +711,16 @@ void service_request (struct conn *c,
         }
         if (d->stopping) {
             conn_respond_error (c, matchtag, EAGAIN, "cairnd is stopping");
+            return;
+        }
+        if (!(handlers[i].role & (d->node ? NODE : EXEC))) {
+            conn_respond_error (c, matchtag, ENOSYS,
+                                d->node ? "%s: this cairnd is a node (\"role\": "
+                                          "\"node\"): that is for rank 0's "
+                                          "cairnd"
+                                        : "%s: this cairnd is not a node (its "
+                                          "config has no \"role\": \"node\")",
+                                topic);
             return;
         }
         handlers[i].fn (d, c, matchtag, payload);

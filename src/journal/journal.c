@@ -31,7 +31,7 @@
 #define GiB ((size_t)1 << 30)
 #define DEFAULT_MAP_SIZE (64 * MiB)
 #define DEFAULT_MAX_MAP_SIZE (4 * GiB)
-#define JOURNAL_MAXDBS 8 /* 6 in use; room for a later format */
+#define JOURNAL_MAXDBS 8 /* 7 in use; room for a later format */
 
 /* Journals open in this process, to refuse a second MDB_env on one path:
  * LMDB's fcntl locks would be dropped when either env closes its fd. */
@@ -287,6 +287,13 @@ static int journal_init (struct journal *j, struct cairn_error *err)
         goto error;
     }
     j->has_drains = rc == 0;
+    /* "nodeprocs": a node-role cairnd's processes (issue 15), likewise */
+    rc = mdb_dbi_open (txn, "nodeprocs", flags, &j->dbi_nodeprocs);
+    if (rc && !(rc == MDB_NOTFOUND && j->readonly)) {
+        journal_err (err, rc, "journal at %s: database nodeprocs", j->path);
+        goto error;
+    }
+    j->has_nodeprocs = rc == 0;
     if ((rc = mdb_txn_commit (txn)))
         return journal_err (err, rc, "journal at %s: initializing", j->path);
     return 0;

@@ -199,6 +199,27 @@ int journal_foreach_drain (struct journal *j,
                            void *arg,
                            struct cairn_error *err);
 
+/* The nodeprocs table of a node-role cairnd (cairnd(8), issue 15): one
+ * record (a JSON object, NUL-terminated, non-empty) per process it was
+ * asked to run, keyed by execid (JOURNAL_EXECID_LEN characters). Batched
+ * like the rest: record NULL deletes. EINVAL for a bad execid or an
+ * empty record; EROFS on a read-only journal. */
+#define JOURNAL_EXECID_LEN 36
+int journal_nodeproc (struct journal *j, const char *execid, const char *record);
+
+/* Each committed nodeprocs record, in execid order: cb gets the execid
+ * (NUL-terminated) and the record (not NUL-terminated); a non-zero return
+ * stops the walk (negative: an error with errno). Nothing (0) when the
+ * journal has no such table. Returns 0, or -1 with err. */
+typedef int (*journal_nodeproc_f) (const char *execid,
+                                   const char *record,
+                                   size_t len,
+                                   void *arg);
+int journal_foreach_nodeproc (struct journal *j,
+                              journal_nodeproc_f cb,
+                              void *arg,
+                              struct cairn_error *err);
+
 /* Was job id purged (its id used, its events gone)? Committed purges
  * only. Returns 1 or 0, or -1 with errno (a read error). */
 int journal_purged (struct journal *j, uint64_t id);

@@ -14,7 +14,13 @@
 #define JOURNAL_KEY_JOB 8    /* job id, big-endian */
 #define JOURNAL_KEY_EVENT 12 /* job id, then seq, big-endian */
 
-enum jop_type { JOP_APPEND, JOP_SET_ACTIVE, JOP_PURGE, JOP_DRAIN };
+enum jop_type {
+    JOP_APPEND,
+    JOP_SET_ACTIVE,
+    JOP_PURGE,
+    JOP_DRAIN,
+    JOP_NODEPROC, /* key: buf[off .. off+EXECID), record after it */
+};
 
 /* One batched operation. An append's line is buf[off .. off+len) of the
  * batch: offsets, not pointers, so the buffer may move when it grows. */
@@ -65,6 +71,8 @@ struct journal {
     bool has_purged;    /* false: a read-only journal from before it */
     MDB_dbi dbi_drains; /* valid when has_drains */
     bool has_drains;
+    MDB_dbi dbi_nodeprocs; /* valid when has_nodeprocs */
+    bool has_nodeprocs;
     char *path;         /* <statedir>/journal */
     char instance[40];
     pid_t pid; /* the process that opened it */

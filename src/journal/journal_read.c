@@ -170,6 +170,48 @@ int journal_foreach_drain (struct journal *j,
     return 0;
 }
 
+int journal_foreach_nodeproc (struct journal *j,
+                              journal_nodeproc_f cb,
+                              void *arg,
+                              struct cairn_error *err)
+{
+    MDB_txn *txn;
+    MDB_cursor *cur = NULL;
+    MDB_val k, v;
+    int rc, stop = 0;
+
+    if (!j || !cb) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!j->has_nodeprocs)
+        return 0;
+    if ((rc = journal_rtxn_begin (j, &txn)))
+        return journal_err (err, rc, "journal at %s: nodeprocs", j->path);
+    rc = mdb_cursor_open (txn, j->dbi_nodeprocs, &cur);
+    for (int op = MDB_FIRST; rc == 0 && !stop; op = MDB_NEXT) {
+        char execid[JOURNAL_EXECID_LEN + 1];
+        if ((rc = mdb_cursor_get (cur, &k, &v, op)))
+            break;
+        if (k.mv_size != JOURNAL_EXECID_LEN)
+            continue;
+        memcpy (execid, k.mv_data, JOURNAL_EXECID_LEN);
+        execid[JOURNAL_EXECID_LEN] = '\0';
+        if ((stop = cb (execid, v.mv_data, v.mv_size, arg)) < 0) {
+            int e = errno;
+            mdb_cursor_close (cur);
+            journal_rtxn_end (j, txn);
+            return errset (err, e, "nodeprocs: %s", strerror (e));
+        }
+    }
+    if (cur)
+        mdb_cursor_close (cur);
+    journal_rtxn_end (j, txn);
+    if (rc && rc != MDB_NOTFOUND)
+        return journal_err (err, rc, "journal at %s: nodeprocs", j->path);
+    return 0;
+}
+
 int journal_foreach_job (struct journal *j,
                          bool active_only,
                          journal_job_f cb,

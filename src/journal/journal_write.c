@@ -208,6 +208,34 @@ int journal_drain (struct journal *j, uint32_t rank, const char *record)
     return 0;
 }
 
+int journal_nodeproc (struct journal *j, const char *execid, const char *record)
+{
+    struct jop *op;
+    size_t off = 0, off2 = 0, len = record ? strlen (record) : 0;
+
+    if (!j || !execid || strlen (execid) != JOURNAL_EXECID_LEN ||
+        (record && len == 0)) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (batch_writable (j) < 0)
+        return -1;
+    if (!j->has_nodeprocs) {
+        errno = EROFS;
+        return -1;
+    }
+    if (!(op = batch_push (&j->batch)) ||
+        batch_copy (&j->batch, execid, JOURNAL_EXECID_LEN, &off) < 0 ||
+        batch_copy (&j->batch, record, len, &off2) < 0)
+        return -1;
+    op->type = JOP_NODEPROC;
+    op->active = record != NULL; /* put, or delete */
+    op->off = off;
+    op->len = len;
+    j->batch.nops++;
+    return 0;
+}
+
 int journal_append (
     struct journal *j, uint64_t id, uint32_t seq, const char *line, size_t len)
 {
@@ -489,6 +517,19 @@ static int apply_drain (struct commit *c, const struct jop *op)
     return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
+static int apply_nodeproc (struct commit *c, const struct jop *op)
+{
+    char *base = c->j->batch.buf + op->off;
+    MDB_val k = {JOURNAL_EXECID_LEN, base};
+    MDB_val v = {op->len, base + JOURNAL_EXECID_LEN};
+    int rc;
+
+    if (op->active)
+        return mdb_put (c->txn, c->j->dbi_nodeprocs, &k, &v, 0);
+    rc = mdb_del (c->txn, c->j->dbi_nodeprocs, &k, NULL);
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
 /* Write the touched job records, once each. */
 static int commit_records (struct commit *c)
 {
@@ -533,8 +574,10 @@ static int commit_ops (struct commit *c, struct cairn_error *err)
         return rc;
     for (size_t i = 0; i < b->nops; i++) {
         const struct jop *op = &b->ops[i];
-        if (op->type == JOP_DRAIN) { /* not a job's */
-            if ((rc = apply_drain (c, op)))
+        if (op->type == JOP_DRAIN || op->type == JOP_NODEPROC) {
+            /* not a job's */
+            if ((rc = op->type == JOP_DRAIN ? apply_drain (c, op)
+                                            : apply_nodeproc (c, op)))
                 return rc;
             continue;
         }

@@ -39,6 +39,10 @@ static const char *all_keys[] = {
     "limits.max-ranks",
     "limits.max-connections",
     "limits.max-jobs",
+    "multinode.local-ranks",
+    "multinode.timeout",
+    "multinode.poll",
+    "role",
 };
 
 /* JSON written with single quotes, for readability. Static buffer. */
@@ -96,6 +100,8 @@ static bool perilog_equal (const struct perilog_config *a,
     return true;
 }
 
+static bool str_equal (const char *a, const char *b);
+
 static bool job_config_equal (const struct job_config *a,
                               const struct job_config *b)
 {
@@ -109,7 +115,11 @@ static bool job_config_equal (const struct job_config *a,
            x->kill_signal == y->kill_signal &&
            x->max_kill_count == y->max_kill_count &&
            a->release_after == b->release_after &&
-           a->output_max_bytes == b->output_max_bytes;
+           a->output_max_bytes == b->output_max_bytes &&
+           a->multinode.on == b->multinode.on &&
+           str_equal (a->multinode.local_ranks, b->multinode.local_ranks) &&
+           a->multinode.timeout == b->multinode.timeout &&
+           a->multinode.poll == b->multinode.poll;
 }
 
 static bool str_equal (const char *a, const char *b)
@@ -128,7 +138,7 @@ static bool config_equal (const struct cairn_config *a,
            a->max_request_size == b->max_request_size &&
            a->max_ranks == b->max_ranks &&
            a->max_connections == b->max_connections &&
-           a->max_jobs == b->max_jobs;
+           a->max_jobs == b->max_jobs && a->role_node == b->role_node;
 }
 
 static void test_defaults (void)
@@ -269,6 +279,11 @@ static const struct bad {
     {"statedir", "5", "must be a non-empty string"},
     {"statedir", "''", "must be a non-empty string"},
     {"shim", "[]", "must be a non-empty string"},
+    {"multinode.local-ranks", "'x'", "must be an idset string"},
+    {"multinode.local-ranks", "3", "must be an idset string"},
+    {"multinode.timeout", "0", "must be a finite duration > 0"},
+    {"multinode.poll", "'inf'", "must be a finite duration > 0"},
+    {"role", "'leader'", "must be \"exec\" or \"node\""},
     {"prolog.command", "'true'", "must be a non-empty array of strings"},
     {"prolog.command", "[]", "must be a non-empty array of strings"},
     {"prolog.command", "['a', 1]", "must be a non-empty array of strings"},
@@ -574,6 +589,26 @@ static void test_job_config (void)
     cfg.job.exec.term_signal = SIGRTMIN + 2;
     cfg.job.release_after = 0.;
     roundtrip (&cfg.job, "rt signal, release-after 0");
+
+    // multinode: on with its defaults, then a round trip; null is off
+    json_t *mn = load ("{'multinode': {'timeout': '2s'}}");
+    ok (config_parse (&cfg, mn, &err) == 0 && cfg.job.multinode.on &&
+            !strcmp (cfg.job.multinode.local_ranks, "0") &&
+            cfg.job.multinode.timeout == 2. && cfg.job.multinode.poll == 10.,
+        "multinode: on, local-ranks 0 and poll 10s by default");
+    roundtrip (&cfg.job, "multinode on");
+    json_decref (mn);
+    mn = load ("{'multinode': null}");
+    ok (config_parse (&cfg, mn, &err) == 0 && !cfg.job.multinode.on &&
+            !cfg.job.multinode.local_ranks,
+        "multinode: null turns it off");
+    json_decref (mn);
+    mn = load ("{'role': 'node', 'multinode': {}}");
+    is_errno (config_parse (&cfg, mn, &err), EINVAL,
+              "multinode: refused with role node");
+    like (err.text, "multinode: only for the rank-0 cairnd", "message says why");
+    ok (!cfg.role_node, "role node: cfg unchanged");
+    json_decref (mn);
 
     // Keys absent from a snapshot take their defaults.
     json_t *part = load ("{'exec': {'max-kill-count': 2}}");

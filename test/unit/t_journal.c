@@ -751,6 +751,56 @@ static void test_drains (void)
     tmpdir_destroy (dir);
 }
 
+static int nodeprocs_cb (const char *execid,
+                         const char *rec,
+                         size_t len,
+                         void *arg)
+{
+    char *buf = arg;
+    size_t n = strlen (buf);
+    snprintf (buf + n, 512 - n, "%.8s=%.*s;", execid, (int)len, rec);
+    return 0;
+}
+
+/* The nodeprocs table: put, replaced, deleted with other writes of the
+ * same batch, in execid order, committed only, kept across a reopen. */
+static void test_nodeprocs (void)
+{
+    const char *a = "aaaaaaaa-0000-4000-8000-000000000000";
+    const char *b = "bbbbbbbb-0000-4000-8000-000000000000";
+    char *dir = tmpdir_create ();
+    struct journal *j = xopen (dir, NULL);
+    struct cairn_error err;
+    char buf[512] = "";
+
+    ok (journal_nodeproc (j, b, "{\"s\":1}") == 0 &&
+            journal_drain (j, 3, "{}") == 0 &&
+            journal_nodeproc (j, a, "{\"s\":2}") == 0,
+        "nodeprocs: two batched, a drain between them");
+    ok (journal_foreach_nodeproc (j, nodeprocs_cb, buf, &err) == 0 && !*buf,
+        "nodeprocs: not visible before the commit");
+    ok (journal_commit (j, &err) == 0, "nodeprocs: commit");
+    ok (journal_foreach_nodeproc (j, nodeprocs_cb, buf, &err) == 0,
+        "nodeprocs: read");
+    is_str (buf, "aaaaaaaa={\"s\":2};bbbbbbbb={\"s\":1};",
+            "nodeprocs: in execid order");
+    ok (journal_nodeproc (j, b, "{\"s\":3}") == 0 &&
+            journal_nodeproc (j, a, NULL) == 0 &&
+            journal_commit (j, &err) == 0,
+        "nodeprocs: replace one, delete the other");
+    journal_close (j);
+    j = xopen (dir, NULL);
+    buf[0] = '\0';
+    ok (journal_foreach_nodeproc (j, nodeprocs_cb, buf, &err) == 0,
+        "nodeprocs: reopen");
+    is_str (buf, "bbbbbbbb={\"s\":3};", "nodeprocs: what is left, kept");
+    is_errno (journal_nodeproc (j, "short", "{}"), EINVAL,
+              "nodeprocs: a bad execid");
+    is_errno (journal_nodeproc (j, a, ""), EINVAL, "nodeprocs: an empty record");
+    journal_close (j);
+    tmpdir_destroy (dir);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
@@ -764,5 +814,6 @@ int main (void)
     test_fault ();
     test_readonly_resized ();
     test_drains ();
+    test_nodeprocs ();
     return done_testing ();
 }

@@ -1,0 +1,690 @@
+/* node.c - cairnd in the node role ("role": "node", DESIGN-MULTINODE.md):
+ * it runs the processes a rank-0 cairnd asks for, and keeps no job.
+ *
+ * Each process is one record of the journal's nodeprocs table, keyed by
+ * the execid rank 0 chose, written before anything is done: the intent
+ * before the spawn, the pid after it, the end before it is reported. So a
+ * `node-exec` sent again after any crash (of rank 0, of this cairnd, of a
+ * broker between them) finds the record and is answered from it: nothing
+ * runs twice. Until rank 0 says `node-ack`, after it has journaled the
+ * end, every `node-watch` stream gets the end again; then the exit files
+ * go, and the record stays, acknowledged, as the node's own account of
+ * what ran there, until the journal's retention purges it.
+ *
+ * Processes run under cairn-shim exactly as a job's do (shim_start, the
+ * exit files, the pidfd watch), and a restarted node judges each one as
+ * a restarted rank-0 cairnd does (proc_look).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/utf8.h"
+#include "exec/daemon_private.h"
+#include "exec/exitfile.h"
+#include "exec/log.h"
+#include "exec/procfs.h"
+#include "journal/crashpoint.h"
+
+struct nproc {
+    char execid[EXECID_LEN + 1];
+    json_t *rec;        /* as journaled (or about to be) */
+    struct conn *reply; /* a node-exec waiting for the spawn, or NULL */
+    int64_t reply_mt;
+};
+
+enum nwork_type { NW_SPAWN, NW_PUSH, NW_REMOVE };
+struct nwork_item {
+    enum nwork_type type;
+    char execid[EXECID_LEN + 1];
+};
+struct nwork {
+    struct nwork_item *items;
+    size_t n, cap;
+};
+
+struct watcher {
+    struct watcher *next;
+    struct conn *conn;
+    int64_t matchtag;
+};
+
+struct node {
+    struct hashmap *procs; /* execid -> nproc */
+    struct nwork *work;    /* queued for after the next commit */
+    struct watcher *watchers;
+    char host[256];
+};
+
+static bool is_end (const char *state)
+{
+    return !strcmp (state, "ended") || !strcmp (state, "failed") ||
+           !strcmp (state, "lost");
+}
+
+static const char *state_of (const struct nproc *np)
+{
+    const char *s = json_string_value (json_object_get (np->rec, "state"));
+    return s ? s : "";
+}
+
+static bool acked (const struct nproc *np)
+{
+    return json_is_true (json_object_get (np->rec, "acked"));
+}
+
+int node_create (struct cairnd *d)
+{
+    struct node *n = calloc (1, sizeof (*n));
+    if (!n || !(n->procs = hashmap_create ())) {
+        free (n);
+        return -1;
+    }
+    if (gethostname (n->host, sizeof (n->host) - 1) < 0)
+        snprintf (n->host, sizeof (n->host), "?");
+    d->node = n;
+    return 0;
+}
+
+static void nproc_free (struct nproc *np)
+{
+    if (np) {
+        json_decref (np->rec);
+        free (np);
+    }
+}
+
+static void nwork_free (struct nwork *w)
+{
+    if (w) {
+        free (w->items);
+        free (w);
+    }
+}
+
+void node_destroy (struct cairnd *d)
+{
+    struct node *n = d->node;
+    size_t pos = 0;
+    struct nproc *np;
+    if (!n)
+        return;
+    while ((np = hashmap_next (n->procs, &pos, NULL)))
+        nproc_free (np);
+    hashmap_destroy (n->procs);
+    nwork_free (n->work);
+    while (n->watchers) {
+        struct watcher *w = n->watchers;
+        n->watchers = w->next;
+        free (w);
+    }
+    free (n);
+    d->node = NULL;
+}
+
+static void queue (struct node *n, enum nwork_type type, const char *execid)
+{
+    struct nwork *w = n->work;
+    if (!w && !(w = n->work = calloc (1, sizeof (*w))))
+        goto nomem;
+    if (w->n == w->cap) {
+        size_t cap = w->cap ? w->cap * 2 : 16;
+        struct nwork_item *it = realloc (w->items, cap * sizeof (*it));
+        if (!it)
+            goto nomem;
+        w->items = it;
+        w->cap = cap;
+    }
+    w->items[w->n].type = type;
+    snprintf (w->items[w->n].execid, sizeof (w->items[w->n].execid), "%s",
+              execid);
+    w->n++;
+    return;
+nomem:
+    /* a push or a removal is redone by the next node-watch or node-ack; a
+     * spawn by the next node-exec, which finds the intent */
+    log_msg (LOG_ERR, "%s: out of memory queueing work", execid);
+}
+
+bool node_has (struct cairnd *d, const char *execid)
+{
+    struct nproc *np = d->node ? hashmap_get (d->node->procs, execid) : NULL;
+    return np && !acked (np);
+}
+
+size_t node_purge (struct cairnd *d, double cutoff, size_t max)
+{
+    size_t pos = 0, n = 0;
+    struct nproc *np;
+    if (!d->node)
+        return 0;
+    while (n < max && (np = hashmap_next (d->node->procs, &pos, NULL))) {
+        json_t *t = json_object_get (np->rec, "t_acked");
+        if (!acked (np) || !t || json_number_value (t) >= cutoff)
+            continue;
+        if (journal_nodeproc (d->journal, np->execid, NULL) < 0)
+            break;
+        hashmap_del (d->node->procs, np->execid);
+        nproc_free (np);
+        n++;
+    }
+    return n;
+}
+
+bool node_busy (const struct cairnd *d)
+{
+    return d->node && d->node->work && d->node->work->n > 0;
+}
+
+void *node_take (struct cairnd *d)
+{
+    struct nwork *w = d->node ? d->node->work : NULL;
+    if (d->node)
+        d->node->work = NULL;
+    return w;
+}
+
+/* Journal np's record as it is now (committed with the turn's batch). */
+static void rec_put (struct cairnd *d, struct nproc *np)
+{
+    char *s = json_dumps (np->rec, JSON_COMPACT);
+    if (!s || journal_nodeproc (d->journal, np->execid, s) < 0)
+        log_msg (LOG_ERR, "%s: cannot journal its record: %s", np->execid,
+                 strerror (errno));
+    free (s);
+}
+
+static void rec_set (struct nproc *np, const char *key, json_t *v)
+{
+    if (v)
+        json_object_set_new (np->rec, key, v);
+}
+
+/* The REPORT of np (DESIGN-MULTINODE.md). */
+static json_t *report (const struct node *n, const struct nproc *np)
+{
+    static const char *const keys[] = {
+        "state",  "pid",    "starttime",        "bootid",
+        "status", "error",  "stdout",           "stderr",
+        "stdout-truncated", "stderr-truncated",
+    };
+    json_t *o = json_pack ("{s:s s:s}", "execid", np->execid, "host", n->host);
+    for (size_t i = 0; o && i < sizeof (keys) / sizeof (keys[0]); i++) {
+        json_t *v = json_object_get (np->rec, keys[i]);
+        if (v)
+            json_object_set (o, keys[i], v);
+    }
+    return o;
+}
+
+static void end_with (struct cairnd *d,
+                      struct nproc *np,
+                      const char *state,
+                      const char *error)
+{
+    rec_set (np, "state", json_string (state));
+    if (error)
+        rec_set (np, "error", json_string (error));
+    rec_put (d, np);
+    queue (d->node, NW_PUSH, np->execid);
+}
+
+/* Output as a JSON string: bytes that are not UTF-8 become U+FFFD. */
+static json_t *output (struct cairnd *d,
+                       const char *execid,
+                       const char *stream,
+                       size_t max,
+                       size_t *len,
+                       bool *trunc)
+{
+    char *buf = exitfile_read_output (d->exitdir, execid, stream, max, len,
+                                      trunc);
+    json_t *s = buf ? utf8_string (buf, *len, true, NULL, NULL) : NULL;
+    free (buf);
+    if (!buf)
+        *len = 0;
+    return s;
+}
+
+void node_collect (struct cairnd *d, struct nproc *np, int shim_status)
+{
+    int status;
+    char *error = NULL;
+
+    CRASHPOINT ("node.exitfile.read");
+    if (exitfile_read (d->exitdir, np->execid, &status, &error) == 0) {
+        json_int_t max = json_integer_value (json_object_get (np->rec,
+                                                             "max-output"));
+        size_t olen = 0, elen = 0;
+        bool ot = false, et = false;
+        json_t *out = output (d, np->execid, "out", (size_t)max, &olen, &ot);
+        json_t *err = output (d, np->execid, "err",
+                              (size_t)max > olen ? (size_t)max - olen : 0,
+                              &elen, &et);
+        rec_set (np, "status", json_integer (status));
+        rec_set (np, "stdout", out);
+        rec_set (np, "stderr", err);
+        rec_set (np, "stdout-truncated", json_boolean (ot));
+        rec_set (np, "stderr-truncated", json_boolean (et));
+        end_with (d, np, "ended", error);
+        free (error);
+        return;
+    }
+    if (shim_status < 0 && !exitfile_started (d->exitdir, np->execid)) {
+        /* adopted from the last cairnd, which died before the shim marked
+         * the start: the command never ran (proc_collect says why) */
+        log_msg (LOG_INFO, "%s: cairn-shim ended before starting the "
+                           "command: starting it again",
+                 np->execid);
+        rec_set (np, "state", json_string ("intent"));
+        rec_put (d, np);
+        queue (d->node, NW_SPAWN, np->execid);
+        return;
+    }
+    char note[160];
+    if (shim_status >= 0)
+        snprintf (note, sizeof (note),
+                  "cairn-shim ended (wait status %d) without recording the "
+                  "command's exit status",
+                  shim_status);
+    else
+        snprintf (note, sizeof (note),
+                  "cairn-shim is gone and left no exit status");
+    /* what the shim started may outlive it: no user work runs on unseen
+     * (proc_finished does the same for a job's) */
+    CRASHPOINT ("exec.orphans.kill.before");
+    int k = procfs_kill_execid (d->procroot, np->execid, SIGKILL);
+    if (k > 0)
+        log_msg (LOG_WARNING, "%s: killed %d leftover process(es)",
+                 np->execid, k);
+    end_with (d, np, "lost", note);
+}
+
+static void spawn (struct cairnd *d, struct nproc *np)
+{
+    json_t *jargv = json_object_get (np->rec, "argv");
+    /* the shim finds its execid in the environment (shim_proto.h) */
+    json_t *env = json_deep_copy (json_object_get (np->rec, "env"));
+    const char *cwd = json_string_value (json_object_get (np->rec, "cwd"));
+    size_t max = (size_t)json_integer_value (
+        json_object_get (np->rec, "max-output"));
+    size_t n = json_array_size (jargv);
+    char **argv = calloc (n + 1, sizeof (*argv));
+    struct cairn_error err = {{0}};
+    struct shim_started st;
+
+    if (strcmp (state_of (np), "intent") != 0)
+        goto done; /* asked twice in one turn */
+    if (!argv || !env ||
+        json_object_set_new (env, "CAIRN_EXECID", json_string (np->execid)) <
+            0) {
+        end_with (d, np, "failed", "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++)
+        argv[i] = (char *)json_string_value (json_array_get (jargv, i));
+    if (shim_start (d, np->execid, argv, env, cwd, max, &st, &err) < 0) {
+        log_msg (LOG_WARNING, "%s: %s", np->execid, err.text);
+        end_with (d, np, "failed", err.text);
+        goto done;
+    }
+    if (watch_add (d, NULL, np, np->execid, st.pid, st.pidfd) < 0) {
+        close (st.pidfd);
+        log_msg (LOG_ERR, "%s: cannot watch pid %d", np->execid, (int)st.pid);
+    }
+    rec_set (np, "state", json_string ("running"));
+    rec_set (np, "pid", json_integer (st.pid));
+    rec_set (np, "starttime", json_integer ((json_int_t)st.starttime));
+    rec_set (np, "bootid", json_string (d->bootid));
+    rec_put (d, np);
+done:
+    free (argv);
+    json_decref (env);
+    if (np->reply) { /* once this turn's records are committed */
+        cairnd_ack (d, np->reply, np->reply_mt, report (d->node, np));
+        np->reply = NULL;
+    }
+}
+
+void node_effects (struct cairnd *d, void *work)
+{
+    struct nwork *w = work;
+    struct node *n = d->node;
+
+    for (size_t i = 0; w && i < w->n; i++) {
+        const char *execid = w->items[i].execid;
+        struct nproc *np = hashmap_get (n->procs, execid);
+        switch (w->items[i].type) {
+        case NW_SPAWN:
+            if (np)
+                spawn (d, np);
+            break;
+        case NW_PUSH:
+            if (!np || !is_end (state_of (np)) || acked (np))
+                break;
+            for (struct watcher *wt = n->watchers; wt; wt = wt->next) {
+                json_t *r = report (n, np);
+                CRASHPOINT ("node.push.before");
+                if (r && conn_respond (wt->conn, wt->matchtag, r) < 0)
+                    log_msg (LOG_WARNING, "%s: report to client %ju: %s",
+                             execid, (uintmax_t)conn_id (wt->conn),
+                             strerror (errno));
+                json_decref (r);
+            }
+            break;
+        case NW_REMOVE:
+            if (!np || acked (np))
+                (void)exitfile_remove (d->exitdir, execid);
+            break;
+        }
+    }
+    nwork_free (w);
+}
+
+/* ---- requests ---- */
+
+static bool strings (const json_t *a)
+{
+    size_t i;
+    json_t *v;
+    if (!json_is_array (a) || json_array_size (a) == 0)
+        return false;
+    json_array_foreach (a, i, v)
+    {
+        if (!json_is_string (v))
+            return false;
+    }
+    return true;
+}
+
+static bool string_values (const json_t *o)
+{
+    const char *k;
+    json_t *v;
+    if (!json_is_object (o))
+        return false;
+    json_object_foreach ((json_t *)o, k, v)
+    {
+        if (!json_is_string (v))
+            return false;
+    }
+    return true;
+}
+
+/* The request handlers below are only called in the node role
+ * (service.c). */
+
+void req_node_exec (struct cairnd *d,
+                    struct conn *c,
+                    int64_t matchtag,
+                    json_t *payload)
+{
+    const char *execid, *phase, *cwd = NULL;
+    json_int_t id, rank, max;
+    json_t *argv, *env, *jcwd = NULL;
+    struct nproc *np;
+    int query = 0;
+
+    /* {"execid", "query": true}: rank 0's heartbeat about one the node
+     * answered for before; "unknown" if it has no record of it */
+    if (json_unpack (payload, "{s:s s:b}", "execid", &execid, "query",
+                     &query) == 0 &&
+        query) {
+        if ((np = hashmap_get (d->node->procs, execid)))
+            cairnd_ack (d, c, matchtag, report (d->node, np));
+        else
+            cairnd_ack (d, c, matchtag,
+                        json_pack ("{s:s s:s s:s}", "execid", execid, "state",
+                                   "unknown", "host", d->node->host));
+        return;
+    }
+    if (json_unpack (payload, "{s:s s:I s:s s:I s:o s:o s?o s:I}", "execid",
+                     &execid, "id", &id, "phase", &phase, "rank", &rank,
+                     "argv", &argv, "env", &env, "cwd", &jcwd, "max-output",
+                     &max) < 0 ||
+        (jcwd && !json_is_null (jcwd) && !(cwd = json_string_value (jcwd))) ||
+        !uuid_is_canonical (execid) || !strings (argv) ||
+        !string_values (env) || max < 0 || id < 0 || rank < 0) {
+        conn_respond_error (c, matchtag, EPROTO,
+                            "node-exec: want {\"execid\": a lowercase UUID, "
+                            "\"id\", \"phase\", \"rank\", \"argv\": [strings], "
+                            "\"env\": {name: string}, \"cwd\": string or "
+                            "null, "
+                            "\"max-output\"}");
+        return;
+    }
+    if ((np = hashmap_get (d->node->procs, execid))) {
+        /* asked again: a query. Answered once what it says is on disk. */
+        if (strcmp (state_of (np), "intent") == 0 && !np->reply) {
+            np->reply = c;
+            np->reply_mt = matchtag;
+        } else
+            cairnd_ack (d, c, matchtag, report (d->node, np));
+        return;
+    }
+    if (!(np = calloc (1, sizeof (*np))) ||
+        !(np->rec = json_pack ("{s:I s:s s:I s:O s:O s:I s:s}", "id", id,
+                               "phase", phase, "rank", rank, "argv", argv,
+                               "env", env, "max-output", max, "state",
+                               "intent")) ||
+        (cwd && json_object_set_new (np->rec, "cwd", json_string (cwd)) < 0)) {
+        nproc_free (np);
+        conn_respond_error (c, matchtag, ENOMEM, "node-exec: out of memory");
+        return;
+    }
+    snprintf (np->execid, sizeof (np->execid), "%s", execid);
+    if (hashmap_put (d->node->procs, np->execid, np) < 0) {
+        nproc_free (np);
+        conn_respond_error (c, matchtag, ENOMEM, "node-exec: out of memory");
+        return;
+    }
+    np->reply = c;
+    np->reply_mt = matchtag;
+    rec_put (d, np);
+    queue (d->node, NW_SPAWN, np->execid);
+}
+
+void req_node_signal (struct cairnd *d,
+                      struct conn *c,
+                      int64_t matchtag,
+                      json_t *payload)
+{
+    const char *execid;
+    int signum;
+    json_t *none;
+
+    if (json_unpack (payload, "{s:s s:i}", "execid", &execid, "signum",
+                     &signum) < 0 ||
+        signum <= 0 || signum >= 65) {
+        conn_respond_error (c, matchtag, EPROTO,
+                            "node-signal: want {\"execid\", \"signum\": 1-64}");
+        return;
+    }
+    if (!hashmap_get (d->watches, execid)) {
+        conn_respond_error (c, matchtag, ENOENT, "%s is not running here",
+                            execid);
+        return;
+    }
+    proc_signal (d, execid, signum);
+    none = json_object ();
+    conn_respond (c, matchtag, none);
+    json_decref (none);
+}
+
+void req_node_ack (struct cairnd *d,
+                   struct conn *c,
+                   int64_t matchtag,
+                   json_t *payload)
+{
+    json_t *ids, *v;
+    size_t i;
+
+    if (json_unpack (payload, "{s:o}", "execids", &ids) < 0 ||
+        !json_is_array (ids)) {
+        conn_respond_error (c, matchtag, EPROTO,
+                            "node-ack: want {\"execids\": [...]}");
+        return;
+    }
+    json_array_foreach (ids, i, v)
+    {
+        const char *execid = json_string_value (v);
+        struct nproc *np = execid ? hashmap_get (d->node->procs, execid) : NULL;
+        /* only an end is forgotten: rank 0 acknowledges what it gave up
+         * on too, and that may still run here (it is killed when rank 0
+         * hears of it) */
+        if (!np || !is_end (state_of (np)) || acked (np))
+            continue;
+        rec_set (np, "acked", json_true ());
+        rec_set (np, "t_acked", json_real (cairnd_now ()));
+        rec_put (d, np);
+        queue (d->node, NW_REMOVE, np->execid);
+    }
+    cairnd_ack (d, c, matchtag, json_object ());
+}
+
+void req_node_watch (struct cairnd *d,
+                     struct conn *c,
+                     int64_t matchtag,
+                     json_t *payload)
+{
+    struct watcher *w;
+    size_t pos = 0;
+    struct nproc *np;
+
+    if (!(w = calloc (1, sizeof (*w)))) {
+        conn_respond_error (c, matchtag, ENOMEM, "node-watch: out of memory");
+        return;
+    }
+    w->conn = c;
+    w->matchtag = matchtag;
+    w->next = d->node->watchers;
+    d->node->watchers = w;
+    /* every end rank 0 has not acknowledged: it may have missed it */
+    while ((np = hashmap_next (d->node->procs, &pos, NULL)))
+        if (is_end (state_of (np)) && !acked (np))
+            cairnd_ack (d, c, matchtag, report (d->node, np));
+}
+
+void node_conn_gone (struct cairnd *d, struct conn *c)
+{
+    struct node *n = d->node;
+    size_t pos = 0;
+    struct nproc *np;
+    if (!n)
+        return;
+    for (struct watcher **pp = &n->watchers; *pp;) {
+        struct watcher *w = *pp;
+        if (w->conn == c) {
+            *pp = w->next;
+            free (w);
+        } else
+            pp = &w->next;
+    }
+    while ((np = hashmap_next (n->procs, &pos, NULL)))
+        if (np->reply == c)
+            np->reply = NULL;
+}
+
+/* ---- restart ---- */
+
+struct replay {
+    struct cairnd *d;
+    struct cairn_error *err;
+};
+
+static int replay_one (const char *execid,
+                       const char *rec,
+                       size_t len,
+                       void *arg)
+{
+    struct replay *r = arg;
+    struct nproc *np = calloc (1, sizeof (*np));
+    if (!np || !(np->rec = json_loadb (rec, len, 0, NULL))) {
+        nproc_free (np);
+        errno = np ? EINVAL : ENOMEM;
+        return -1;
+    }
+    snprintf (np->execid, sizeof (np->execid), "%s", execid);
+    if (hashmap_put (r->d->node->procs, np->execid, np) < 0) {
+        nproc_free (np);
+        return -1;
+    }
+    return 0;
+}
+
+static int reconcile_one (struct cairnd *d,
+                          struct nproc *np,
+                          struct cairn_error *err)
+{
+    const char *state = state_of (np);
+    bool spawned = strcmp (state, "running") == 0;
+    struct proc_look look;
+
+    if (!spawned && strcmp (state, "intent") != 0)
+        return 0; /* an end, waiting for its node-ack */
+    json_t *r = np->rec;
+    if (proc_look (d, np->execid, spawned,
+                   (pid_t)json_integer_value (json_object_get (r, "pid")),
+                   (unsigned long long)json_integer_value (
+                       json_object_get (r, "starttime")),
+                   spawned ? json_string_value (json_object_get (r, "bootid"))
+                           : "",
+                   &look, err) < 0)
+        return -1;
+    switch (look.verdict) {
+    case LOOK_EXITED:
+        node_collect (d, np, -1);
+        break;
+    case LOOK_ALIVE:
+        log_msg (LOG_DEBUG, "%s (pid %d) still running: watching it again",
+                 np->execid, (int)look.pid);
+        if (watch_add (d, NULL, np, np->execid, look.pid, look.pidfd) < 0) {
+            close (look.pidfd);
+            return errprintf (err, "cannot watch %s again: %s", np->execid,
+                              strerror (errno));
+        }
+        if (!spawned) {
+            rec_set (np, "state", json_string ("running"));
+            rec_set (np, "pid", json_integer (look.pid));
+            rec_set (np, "starttime",
+                     json_integer ((json_int_t)look.starttime));
+            rec_set (np, "bootid", json_string (d->bootid));
+            rec_put (d, np);
+        }
+        break;
+    case LOOK_UNSTARTED:
+        log_msg (LOG_INFO, "%s: %s: starting it %s", np->execid, look.why,
+                 spawned ? "again" : "now");
+        if (spawned) {
+            rec_set (np, "state", json_string ("intent"));
+            rec_put (d, np);
+        }
+        queue (d->node, NW_SPAWN, np->execid);
+        break;
+    case LOOK_LOST:
+        log_msg (LOG_WARNING, "%s: %s", np->execid, look.why);
+        end_with (d, np, "lost", look.why);
+        break;
+    }
+    return 0;
+}
+
+int node_reconcile (struct cairnd *d, struct cairn_error *err)
+{
+    struct replay r = {.d = d, .err = err};
+    size_t pos = 0;
+    struct nproc *np;
+
+    if (journal_foreach_nodeproc (d->journal, replay_one, &r, err) < 0)
+        return errprefix (err, "replaying the nodeprocs table");
+    while ((np = hashmap_next (d->node->procs, &pos, NULL)))
+        if (reconcile_one (d, np, err) < 0)
+            return -1;
+    if (hashmap_count (d->node->procs) > 0)
+        log_msg (LOG_INFO, "node: %zu process record(s) replayed",
+                 hashmap_count (d->node->procs));
+    return 0;
+}

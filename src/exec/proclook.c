@@ -1,0 +1,145 @@
+/* proclook.c - what became of a process while no cairnd watched it: the
+ * one judgement a restarted cairnd makes for each process its journal
+ * believes is not done, for a job's (reconcile.c) or a node's (node.c).
+ *
+ *   spawned (pid known):
+ *     boot id changed          -> lost: the machine rebooted
+ *     exit file present        -> it ended while we were down: its status
+ *     pidfd_open + start time  -> still ours: watch it again
+ *     no start marker          -> it never ran (a spawn cut short by
+ *                                 cairnd's death): start it again
+ *     otherwise                -> lost: gone with no exit status
+ *   intent only (crash between intent commit and pid commit):
+ *     exit file present        -> its status
+ *     a live shim with CAIRN_EXECID -> record its pid, watch it
+ *     exit file (again: it may have ended during the scan) -> its status
+ *     start marker             -> it ran and its outcome is lost: never
+ *                                 run it again
+ *     nothing at all           -> it never started: start it now
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "exec/daemon_private.h"
+#include "exec/exitfile.h"
+#include "exec/procfs.h"
+
+static bool has_exit (struct cairnd *d, const char *execid)
+{
+    int status;
+    char *error = NULL;
+    int rc = exitfile_read (d->exitdir, execid, &status, &error);
+    free (error);
+    return rc == 0;
+}
+
+/* Only "no such process" means gone. Anything else (out of file
+ * descriptors, no pidfd support) means we could not look, and a process
+ * we could not look at is never declared lost: the restart fails instead,
+ * loudly, and the journal is left as it was. */
+static int cannot_look (const char *execid, pid_t pid, struct cairn_error *err)
+{
+    if (errno == ESRCH || errno == ENOENT)
+        return 0;
+    return errprintf (err,
+                      "cannot check process %s (pid %d): %s; not declaring "
+                      "it lost%s",
+                      execid, (int)pid, strerror (errno),
+                      errno == EMFILE || errno == ENFILE
+                          ? " (raise the open files limit, e.g. "
+                            "LimitNOFILE in the systemd unit)"
+                          : "");
+}
+
+static int look_intent (struct cairnd *d,
+                        const char *execid,
+                        struct proc_look *out,
+                        struct cairn_error *err)
+{
+    unsigned long long start;
+
+    if (has_exit (d, execid))
+        return out->verdict = LOOK_EXITED, 0;
+    pid_t pid = procfs_find_execid (d->procroot, execid);
+    if (pid < 0 && cannot_look (execid, 0, err) < 0)
+        return -1;
+    if (pid > 0) {
+        if (procfs_starttime (d->procroot, pid, &start) == 0 &&
+            procfs_pidfd_verify (d->procroot, pid, start, &out->pidfd) == 0) {
+            out->pid = pid;
+            out->starttime = start;
+            return out->verdict = LOOK_ALIVE, 0;
+        }
+        if (cannot_look (execid, pid, err) < 0)
+            return -1;
+    }
+    if (has_exit (d, execid))
+        return out->verdict = LOOK_EXITED, 0;
+    if (exitfile_started (d->exitdir, execid)) {
+        snprintf (out->why, sizeof (out->why),
+                  "started while cairnd was going down, and its shim is gone "
+                  "without an exit status; not running it again");
+        return out->verdict = LOOK_LOST, 0;
+    }
+    snprintf (out->why, sizeof (out->why), "never started");
+    return out->verdict = LOOK_UNSTARTED, 0;
+}
+
+static int look_running (struct cairnd *d,
+                         const char *execid,
+                         pid_t pid,
+                         unsigned long long starttime,
+                         const char *bootid,
+                         struct proc_look *out,
+                         struct cairn_error *err)
+{
+    if (strcmp (bootid, d->bootid) != 0) {
+        snprintf (out->why, sizeof (out->why),
+                  "the machine rebooted while cairnd was down");
+        return out->verdict = LOOK_LOST, 0;
+    }
+    if (has_exit (d, execid))
+        return out->verdict = LOOK_EXITED, 0;
+    int rc = procfs_pidfd_verify (d->procroot, pid, starttime, &out->pidfd);
+    if (rc < 0 && cannot_look (execid, pid, err) < 0)
+        return -1;
+    if (rc == 0) {
+        out->pid = pid;
+        out->starttime = starttime;
+        return out->verdict = LOOK_ALIVE, 0;
+    }
+    if (has_exit (d, execid)) /* ended between the two looks */
+        return out->verdict = LOOK_EXITED, 0;
+    if (!exitfile_started (d->exitdir, execid)) {
+        /* Gone before its shim marked the start: a spawn cut short by the
+         * last cairnd's death (its child dies with it, spawner.h). The
+         * command never ran, so it runs now, once. */
+        snprintf (out->why, sizeof (out->why),
+                  "cairn-shim (pid %d) ended before starting the command",
+                  (int)pid);
+        return out->verdict = LOOK_UNSTARTED, 0;
+    }
+    snprintf (out->why, sizeof (out->why),
+              "lost while cairnd was down: cairn-shim (pid %d) is gone and "
+              "left no exit status",
+              (int)pid);
+    return out->verdict = LOOK_LOST, 0;
+}
+
+int proc_look (struct cairnd *d,
+               const char *execid,
+               bool spawned,
+               pid_t pid,
+               unsigned long long starttime,
+               const char *bootid,
+               struct proc_look *out,
+               struct cairn_error *err)
+{
+    *out = (struct proc_look){.pidfd = -1};
+    if (!spawned)
+        return look_intent (d, execid, out, err);
+    return look_running (d, execid, pid, starttime, bootid, out, err);
+}

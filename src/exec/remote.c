@@ -1,0 +1,697 @@
+/* remote.c - rank 0's processes on other nodes (multinode,
+ * DESIGN-MULTINODE.md).
+ *
+ * A job's process whose rank runs elsewhere (job_proc_node) is journaled
+ * here as any other (proc-intent first); its effect is a `node-exec` sent
+ * to the node through the relay, the cairn-exec module that holds a
+ * `node-relay` stream open to us and forwards each message over Flux.
+ * Nodes answer with REPORTs (`node-report`), which are journaled before
+ * anything is done with them; a report of an end is answered with
+ * `node-ack` once its proc-exit is committed, so the node keeps it until
+ * then.
+ *
+ * Nothing here is journaled that a job's events do not already say: which
+ * processes are remote follows from the job's config snapshot, so after a
+ * restart remote_track() is told of each unfinished one and asks its node
+ * again. The asking is the heartbeat: every `poll` seconds each unfinished
+ * process is asked about; a node that stays silent for `timeout` while a
+ * relay is there has its processes lost (a drain, an exception: a lost
+ * process's consequences, job_decide.c), and new ones for it are lost at
+ * once until it is heard from again.
+ */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/daemon_private.h"
+#include "exec/log.h"
+#include "journal/crashpoint.h"
+
+#define REMOTE_TICK 1.0 /* seconds between looks at the clock */
+#define REMOTE_TICK_BACKLOG 0.02 /* ... while messages wait for room */
+/* What may be queued for the relay (cairnd drops a client more than
+ * SERVER_MAX_OUTPUT_DEFAULT behind): the rest waits for the next tick. */
+#define RELAY_BUDGET (SERVER_MAX_OUTPUT_DEFAULT / 4)
+
+struct rproc {
+    struct jobentry *je; /* not in remote.gone: the job may be gone */
+    uint64_t id;         /* the job's */
+    char execid[EXECID_LEN + 1];
+    uint32_t rank;
+    double t_track; /* since when we wait on it (this cairnd's life) */
+    double t_sent;  /* last node-exec sent, 0: never */
+    bool answered;  /* its node knows it: a query needs only the execid */
+    bool given_up;  /* lost because its node went silent */
+    bool killed;    /* in remote.gone: its kill was sent */
+};
+
+struct rnode {
+    char key[16]; /* decimal rank */
+    double heard; /* last report or hello, 0: never */
+    bool down;    /* silent past the timeout: new work is lost at once */
+};
+
+struct remote {
+    struct cairnd *d;
+    struct hashmap *procs; /* execid -> rproc */
+    struct hashmap *nodes; /* rank -> rnode */
+    struct hashmap *gone;  /* execid -> rproc given up on, not heard of
+                              since: killed if its node comes back */
+    struct conn *relay;    /* the node-relay stream, or NULL */
+    int64_t relay_mt;
+    double relay_since;
+    bool backlog; /* a message waited for room in the relay's queue */
+    json_t *outq; /* node-ack and node-signal messages waiting for room */
+    ev_timer tick;
+};
+
+static void tick_cb (struct ev_loop *loop, ev_timer *w, int revents);
+
+int remote_create (struct cairnd *d)
+{
+    struct remote *r = calloc (1, sizeof (*r));
+    if (!r || !(r->procs = hashmap_create ()) ||
+        !(r->nodes = hashmap_create ()) || !(r->gone = hashmap_create ())) {
+        if (r) {
+            hashmap_destroy (r->procs);
+            hashmap_destroy (r->nodes);
+            free (r);
+        }
+        return -1;
+    }
+    r->d = d;
+    if (!(r->outq = json_array ())) {
+        hashmap_destroy (r->procs);
+        hashmap_destroy (r->nodes);
+        hashmap_destroy (r->gone);
+        free (r);
+        return -1;
+    }
+    ev_timer_init (&r->tick, tick_cb, REMOTE_TICK, REMOTE_TICK);
+    r->tick.data = r;
+    d->remote = r;
+    return 0;
+}
+
+void remote_destroy (struct cairnd *d)
+{
+    struct remote *r = d->remote;
+    size_t pos = 0;
+    void *v;
+    if (!r)
+        return;
+    ev_timer_stop (d->loop, &r->tick);
+    while ((v = hashmap_next (r->procs, &pos, NULL)))
+        free (v);
+    pos = 0;
+    while ((v = hashmap_next (r->nodes, &pos, NULL)))
+        free (v);
+    pos = 0;
+    while ((v = hashmap_next (r->gone, &pos, NULL)))
+        free (v);
+    hashmap_destroy (r->procs);
+    hashmap_destroy (r->nodes);
+    hashmap_destroy (r->gone);
+    json_decref (r->outq);
+    free (r);
+    d->remote = NULL;
+}
+
+bool remote_owns (struct cairnd *d, const char *execid)
+{
+    return d->remote && execid && hashmap_get (d->remote->procs, execid);
+}
+
+static struct rnode *node_get (struct remote *r, uint32_t rank)
+{
+    char key[16];
+    struct rnode *n;
+    snprintf (key, sizeof (key), "%u", (unsigned)rank);
+    if ((n = hashmap_get (r->nodes, key)))
+        return n;
+    if (!(n = calloc (1, sizeof (*n))))
+        return NULL;
+    memcpy (n->key, key, sizeof (key));
+    if (hashmap_put (r->nodes, n->key, n) < 0) {
+        free (n);
+        return NULL;
+    }
+    return n;
+}
+
+/* "node HOST (rank R)" */
+static void node_name (const struct jobentry *je,
+                       uint32_t rank,
+                       char *buf,
+                       size_t len)
+{
+    struct idset *one = idset_create ();
+    char *host = NULL;
+    if (one && idset_set (one, rank) == 0)
+        host = job_hosts (je->job, one);
+    snprintf (buf, len, "node %s (rank %u)", host ? host : "?",
+              (unsigned)rank);
+    free (host);
+    idset_destroy (one);
+}
+
+static void relay_write (struct remote *r, const json_t *msg)
+{
+    CRASHPOINT ("remote.send.before");
+    if (conn_respond (r->relay, r->relay_mt, msg) < 0)
+        log_msg (LOG_WARNING, "relay: %s to rank %ju: %s",
+                 json_string_value (json_object_get (msg, "topic")),
+                 (uintmax_t)json_integer_value (json_object_get (msg, "rank")),
+                 strerror (errno));
+    CRASHPOINT ("remote.send.after");
+}
+
+/* Write what waits in r->outq while there is room. */
+static void relay_flush (struct remote *r)
+{
+    size_t n = 0;
+    while (r->relay && n < json_array_size (r->outq) &&
+           conn_pending (r->relay) <= RELAY_BUDGET)
+        relay_write (r, json_array_get (r->outq, n++));
+    while (n-- > 0)
+        json_array_remove (r->outq, 0);
+    if (json_array_size (r->outq) > 0)
+        r->backlog = true;
+}
+
+/* One message to a node through the relay. Dropped when there is none
+ * (everything is asked again once one comes). When the relay's queue has
+ * no room for it now: a node-exec (queue false) is not sent, false is
+ * returned, and it is asked again at the next tick, which comes soon
+ * then; another message (queue true: an ack, a signal, asked for once)
+ * waits in r->outq for room. */
+static bool relay_send (struct remote *r,
+                        uint32_t rank,
+                        const char *topic,
+                        json_t *payload_new,
+                        bool queue)
+{
+    json_t *msg = json_pack ("{s:I s:s s:o}", "rank", (json_int_t)rank,
+                             "topic", topic, "payload", payload_new);
+    bool sent = true;
+    if (!msg || !r->relay)
+        ;
+    else if (json_array_size (r->outq) > 0 ||
+             conn_pending (r->relay) > RELAY_BUDGET) {
+        r->backlog = true;
+        if (!ev_is_active (&r->tick))
+            ev_timer_start (r->d->loop, &r->tick);
+        if (queue && json_array_append (r->outq, msg) < 0)
+            log_msg (LOG_ERR, "relay: %s to rank %u: out of memory", topic,
+                     (unsigned)rank);
+        sent = queue;
+    } else
+        relay_write (r, msg);
+    json_decref (msg);
+    return sent;
+}
+
+static void ask (struct remote *r, struct rproc *rp)
+{
+    struct jobentry *je = rp->je;
+    const struct job_proc *p = job_proc_find (je->job, rp->execid);
+    char **argv = NULL;
+    const char *cwd = NULL;
+    json_t *env = NULL, *jargv = NULL, *o = NULL;
+    static const char *const phases[] = {"prolog", "shell", "epilog"};
+
+    if (!p || p->state == PROC_DONE || !r->relay)
+        return;
+    if (rp->answered) { /* a heartbeat: the node has the rest */
+        rp->t_sent = cairnd_now ();
+        if (!relay_send (r, rp->rank, "node-exec",
+                         json_pack ("{s:s s:b}", "execid", rp->execid,
+                                    "query", 1),
+                         false))
+            rp->t_sent = 0;
+        goto signal;
+    }
+    if (job_proc_command (je->job, p, &argv, &cwd, &env) < 0 ||
+        !(jargv = json_array ()))
+        goto nomem;
+    for (char **a = argv; *a; a++)
+        if (json_array_append_new (jargv, json_string (*a)) < 0)
+            goto nomem;
+    o = json_pack ("{s:s s:I s:s s:I s:O s:O s:s? s:I}", "execid", rp->execid,
+                   "id", (json_int_t)job_id (je->job), "phase",
+                   phases[p->phase], "rank", (json_int_t)rp->rank, "argv",
+                   jargv, "env", env, "cwd", cwd, "max-output",
+                   (json_int_t)job_output_room (je->job, p->phase));
+    if (!o)
+        goto nomem;
+    rp->t_sent = cairnd_now ();
+    if (!relay_send (r, rp->rank, "node-exec", o, false))
+        rp->t_sent = 0;
+signal:
+    /* a termination journaled before a crash or a lost message: again
+     * (harmless if it arrived; the escalation clock is unchanged) */
+    if (rp->t_sent > 0 && p->terminating && p->term_signum > 0)
+        relay_send (r, rp->rank, "node-signal",
+                    json_pack ("{s:s s:i}", "execid", rp->execid, "signum",
+                               p->term_signum),
+                    true);
+    goto done;
+nomem:
+    log_msg (LOG_ERR, "job %s: %s: cannot build node-exec: out of memory",
+             je->key, rp->execid);
+done:
+    job_argv_free (argv);
+    json_decref (env);
+    json_decref (jargv);
+}
+
+/* The process is lost: its node is silent, or was when it was asked. */
+static void give_up (struct remote *r, struct rproc *rp, const char *why)
+{
+    struct jobentry *je = rp->je;
+    struct job_ctx ctx;
+    char name[160], note[320];
+    node_name (je, rp->rank, name, sizeof (name));
+    snprintf (note, sizeof (note), "%s %s", name, why);
+    log_msg (LOG_WARNING, "job %s: %s: %s", je->key, rp->execid, note);
+    rp->given_up = true;
+    cairnd_ctx (r->d, &ctx);
+    (void)job_proc_lost (je->job, &ctx, rp->execid, note, je->pending);
+    cairnd_dirty (je);
+}
+
+static struct rproc *track (struct jobentry *je, const char *execid)
+{
+    struct remote *r = je->d->remote;
+    const struct job_proc *p = job_proc_find (je->job, execid);
+    struct rproc *rp;
+    int64_t rank = p ? job_proc_node (je->job, p) : -1;
+
+    if (rank < 0 || !r)
+        return NULL;
+    if ((rp = hashmap_get (r->procs, execid)))
+        return rp;
+    if (!(rp = calloc (1, sizeof (*rp))))
+        return NULL;
+    rp->je = je;
+    rp->id = job_id (je->job);
+    rp->rank = (uint32_t)rank;
+    rp->t_track = cairnd_now ();
+    snprintf (rp->execid, sizeof (rp->execid), "%s", execid);
+    if (hashmap_put (r->procs, rp->execid, rp) < 0) {
+        free (rp);
+        return NULL;
+    }
+    if (!ev_is_active (&r->tick))
+        ev_timer_start (r->d->loop, &r->tick);
+    return rp;
+}
+
+int remote_track (struct jobentry *je, const char *execid)
+{
+    if (!track (je, execid)) {
+        log_msg (LOG_ERR, "job %s: %s: cannot track it: %s", je->key, execid,
+                 strerror (errno ? errno : ENOMEM));
+        return -1;
+    }
+    return 0;
+}
+
+void remote_exec (struct jobentry *je, const char *execid)
+{
+    struct remote *r = je->d->remote;
+    struct rproc *rp = track (je, execid);
+    struct rnode *n;
+
+    if (!rp) {
+        struct job_ctx ctx;
+        cairnd_ctx (je->d, &ctx);
+        (void)job_proc_failed (je->job, &ctx, execid,
+                               "cannot track a process on another node: out "
+                               "of memory",
+                               je->pending);
+        cairnd_dirty (je);
+        return;
+    }
+    if ((n = node_get (r, rp->rank)) && n->down) {
+        give_up (r, rp, "is unreachable (silent past multinode.timeout)");
+        return;
+    }
+    ask (r, rp);
+}
+
+void remote_signal (struct jobentry *je, const char *execid, int signum)
+{
+    struct remote *r = je->d->remote;
+    struct rproc *rp = r ? hashmap_get (r->procs, execid) : NULL;
+    if (rp)
+        relay_send (r, rp->rank, "node-signal",
+                    json_pack ("{s:s s:i}", "execid", execid, "signum",
+                               signum),
+                    true);
+}
+
+static void ack (struct remote *r, uint32_t rank, const char *execid)
+{
+    relay_send (r, rank, "node-ack", json_pack ("{s:[s]}", "execids", execid),
+                true);
+}
+
+void remote_finished (struct jobentry *je, const char *execid)
+{
+    struct remote *r = je->d->remote;
+    struct rproc *rp = r ? hashmap_get (r->procs, execid) : NULL;
+    if (!rp)
+        return;
+    ack (r, rp->rank, execid);
+    hashmap_del (r->procs, execid);
+    /* one given up on may still run there: remembered, to be killed when
+     * its node answers again (node_back) */
+    if (!rp->given_up || hashmap_put (r->gone, rp->execid, rp) < 0)
+        free (rp);
+    else if (!ev_is_active (&r->tick)) /* gone_prune's clock */
+        ev_timer_start (r->d->loop, &r->tick);
+}
+
+/* Node rank answers again after it was silent: whatever was given up on
+ * there must not run on unseen. (Killing one that ended is harmless: the
+ * node answers ENOENT.) It stays remembered until its end is reported, so
+ * that the report is recorded as late, or its job is gone (tick_cb). */
+static void node_back (struct remote *r, uint32_t rank)
+{
+    size_t pos = 0;
+    struct rproc *rp;
+    while ((rp = hashmap_next (r->gone, &pos, NULL))) {
+        if (rp->rank != rank || rp->killed)
+            continue;
+        log_msg (LOG_INFO, "rank %u answers again: killing %s, given up on "
+                           "while it was silent, if it still runs",
+                 (unsigned)rank, rp->execid);
+        relay_send (r, rank, "node-signal",
+                    json_pack ("{s:s s:i}", "execid", rp->execid, "signum",
+                               SIGKILL),
+                    true);
+        rp->killed = true;
+    }
+}
+
+/* Forget what was given up on in jobs that are over. */
+static void gone_prune (struct remote *r)
+{
+    size_t pos = 0;
+    struct rproc *rp;
+    while ((rp = hashmap_next (r->gone, &pos, NULL))) {
+        if (cairnd_job (r->d, rp->id))
+            continue;
+        hashmap_del (r->gone, rp->execid);
+        free (rp);
+    }
+}
+
+/* A node was heard from. */
+static void heard (struct remote *r, uint32_t rank)
+{
+    struct rnode *n = node_get (r, rank);
+    if (!n)
+        return;
+    if (n->down)
+        log_msg (LOG_INFO, "rank %u: its node answers again", (unsigned)rank);
+    n->heard = cairnd_now ();
+    n->down = false;
+    node_back (r, rank);
+}
+
+void remote_late (struct jobentry *je, json_t *ctx)
+{
+    const struct job_proc *p;
+    const char *execid = json_string_value (json_object_get (ctx, "execid"));
+    int64_t rank;
+    if (execid && (p = job_proc_find (je->job, execid)) &&
+        (rank = job_proc_node (je->job, p)) >= 0)
+        ack (je->d->remote, (uint32_t)rank, execid);
+}
+
+/* ---- the clock ---- */
+
+static void tick_cb (struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct remote *r = w->data;
+    double now = cairnd_now ();
+    size_t pos = 0;
+    struct rproc *rp;
+
+    gone_prune (r);
+    r->backlog = false;
+    relay_flush (r);
+    if (hashmap_count (r->procs) == 0 && hashmap_count (r->gone) == 0 &&
+        !r->backlog) {
+        ev_timer_stop (loop, w);
+        return;
+    }
+    while ((rp = hashmap_next (r->procs, &pos, NULL))) {
+        const struct multinode_config *m = &job_config (rp->je->job)->multinode;
+        struct rnode *n = node_get (r, rp->rank);
+        const struct job_proc *p = job_proc_find (rp->je->job, rp->execid);
+        if (!n || !p || p->state == PROC_DONE)
+            continue; /* its end is on its way to the journal */
+        /* silence counts only while a relay could have carried an answer */
+        double since = fmax (fmax (rp->t_track, n->heard), r->relay_since);
+        if (r->relay && now - since > m->timeout) {
+            char why[96];
+            snprintf (why, sizeof (why), "unreachable for %.0fs", now - since);
+            n->down = true;
+            give_up (r, rp, why);
+        } else if (now - rp->t_sent >= m->poll)
+            ask (r, rp);
+    }
+    w->repeat = r->backlog ? REMOTE_TICK_BACKLOG : REMOTE_TICK;
+    ev_timer_again (loop, w);
+}
+
+/* ---- requests (only in the exec role: service.c) ---- */
+
+void req_node_relay (struct cairnd *d,
+                     struct conn *c,
+                     int64_t matchtag,
+                     json_t *payload)
+{
+    struct remote *r = d->remote;
+    size_t pos = 0;
+    struct rproc *rp;
+
+    if (r->relay && r->relay != c)
+        conn_respond_error (r->relay, r->relay_mt, ECONNRESET,
+                            "another relay took over");
+    r->relay = c;
+    r->relay_mt = matchtag;
+    r->relay_since = cairnd_now ();
+    log_msg (LOG_INFO, "node relay connected (client %ju); asking about %zu "
+                       "process(es) on other nodes",
+             (uintmax_t)conn_id (c), hashmap_count (r->procs));
+    while ((rp = hashmap_next (r->procs, &pos, NULL)))
+        ask (r, rp);
+}
+
+void remote_conn_gone (struct cairnd *d, struct conn *c)
+{
+    if (d->remote && d->remote->relay == c) {
+        d->remote->relay = NULL;
+        json_array_clear (d->remote->outq); /* asked again, or sent again
+                                                by the nodes (node-watch) */
+        log_msg (LOG_WARNING, "node relay gone: nodes are not asked until "
+                              "it is back");
+    }
+}
+
+/* A report about a process we no longer wait on: the end of one given up
+ * on (recorded as proc-late while its job is active), or a repeat of an
+ * end already journaled, or one of a job long gone (only acknowledged).
+ * One still running after it was given up on is killed: no user work runs
+ * on unseen. late: it was given up on (remote.gone), as far as this
+ * cairnd knows. */
+static void report_stale (struct cairnd *d,
+                          uint32_t rank,
+                          const char *execid,
+                          const char *state,
+                          const json_t *report,
+                          bool late)
+{
+    struct jobentry *je;
+    const struct job_proc *p = NULL;
+    size_t pos = 0;
+
+    if (strcmp (state, "intent") == 0 || strcmp (state, "unknown") == 0)
+        return; /* asked twice: the other answer comes with the spawn; or
+                   a query the node could not answer: asked again whole */
+    if (strcmp (state, "running") == 0) {
+        log_msg (LOG_WARNING, "rank %u: %s runs although it was given up "
+                              "on: killing it",
+                 (unsigned)rank, execid);
+        relay_send (d->remote, rank, "node-signal",
+                    json_pack ("{s:s s:i}", "execid", execid, "signum",
+                               SIGKILL),
+                    true);
+        return;
+    }
+    while (late && (je = hashmap_next (d->jobs, &pos, NULL)))
+        if ((p = job_proc_find (je->job, execid)))
+            break;
+    if (p && p->state == PROC_DONE && job_state (je->job) != JOB_DONE) {
+        struct job_ctx ctx;
+        cairnd_ctx (d, &ctx);
+        log_msg (LOG_INFO, "job %s: %s: a late report (%s): recorded",
+                 je->key, execid, state);
+        if (job_proc_late (je->job, &ctx, execid, report, je->pending) == 0) {
+            cairnd_dirty (je);
+            return; /* acknowledged once proc-late is committed */
+        }
+    }
+    ack (d->remote, rank, execid);
+}
+
+static char *capped (const char *s, size_t room, bool *trunc)
+{
+    size_t len = s ? strlen (s) : 0;
+    if (len > room) {
+        *trunc = true;
+        len = room;
+    }
+    return s ? strndup (s, len) : NULL;
+}
+
+static void report_ended (struct jobentry *je,
+                          const struct job_proc *p,
+                          const json_t *rep,
+                          const struct job_ctx *ctx)
+{
+    int status = 0, otrunc = 0, etrunc = 0;
+    const char *error = NULL, *out = NULL, *err = NULL;
+    bool ot, et;
+
+    (void)json_unpack ((json_t *)rep, "{s?i s?s s?s s?s s?b s?b}", "status",
+                       &status, "error", &error, "stdout", &out, "stderr",
+                       &err, "stdout-truncated", &otrunc, "stderr-truncated",
+                       &etrunc);
+    ot = otrunc;
+    et = etrunc;
+    size_t room = job_output_room (je->job, p->phase);
+    char *o = capped (out, room, &ot);
+    size_t olen = o ? strlen (o) : 0;
+    char *e = capped (err, room > olen ? room - olen : 0, &et);
+    if (job_proc_exited (je->job, ctx, p->execid, status, error, o, ot, e, et,
+                         je->pending) < 0)
+        log_msg (LOG_ERR, "job %s: exit of %s: %s", je->key, p->execid,
+                 strerror (errno));
+    free (o);
+    free (e);
+}
+
+void req_node_report (struct cairnd *d,
+                      struct conn *c,
+                      int64_t matchtag,
+                      json_t *payload)
+{
+    struct remote *r = d->remote;
+    json_t *rep = NULL;
+    json_int_t rank;
+    const char *execid, *state, *host = NULL, *bootid = "", *error = NULL;
+    json_int_t pid = 0, start = 0;
+    struct job_ctx ctx;
+
+    if (json_unpack (payload, "{s:I s:o}", "rank", &rank, "report", &rep) < 0 ||
+        rank < 0 || rank > UINT32_MAX ||
+        json_unpack (rep, "{s:s s:s s?s s?I s?I s?s s?s}", "execid", &execid,
+                     "state", &state, "host", &host, "pid", &pid, "starttime",
+                     &start, "bootid", &bootid, "error", &error) < 0) {
+        conn_respond_error (c, matchtag, EPROTO,
+                            "node-report: want {\"rank\": R, \"report\": "
+                            "{\"execid\", \"state\", ...}}");
+        return;
+    }
+    if (strcmp (state, "running") && strcmp (state, "ended") &&
+        strcmp (state, "failed") && strcmp (state, "lost") &&
+        strcmp (state, "intent") && strcmp (state, "unknown")) {
+        conn_respond_error (c, matchtag, EPROTO,
+                            "node-report: unknown state \"%s\"", state);
+        return;
+    }
+    if (strcmp (state, "ended") == 0 && !json_is_integer (json_object_get (rep,
+                                                                  "status"))) {
+        conn_respond_error (c, matchtag, EPROTO,
+                            "node-report: an ended process needs its status");
+        return;
+    }
+    /* a late report of one given up on is recorded; its kill is moot */
+    struct rproc *late = hashmap_get (r->gone, execid);
+    if (late && strcmp (state, "running") != 0)
+        hashmap_del (r->gone, execid);
+    heard (r, (uint32_t)rank);
+    struct rproc *rp = hashmap_get (r->procs, execid);
+    const struct job_proc *p = rp ? job_proc_find (rp->je->job, execid) : NULL;
+    if (rp && rp->rank == (uint32_t)rank) {
+        /* a query it could not answer: the whole request next time */
+        rp->answered = strcmp (state, "unknown") != 0;
+        if (!rp->answered)
+            rp->t_sent = 0;
+    }
+    if (!p || p->state == PROC_DONE || rp->rank != (uint32_t)rank ||
+        strcmp (state, "intent") == 0 || strcmp (state, "unknown") == 0) {
+        report_stale (d, (uint32_t)rank, execid, state, rep, late != NULL);
+        if (late && strcmp (state, "running") != 0)
+            free (late);
+        cairnd_ack (d, c, matchtag, json_object ());
+        return;
+    }
+    struct jobentry *je = rp->je;
+    cairnd_ctx (d, &ctx);
+    CRASHPOINT ("remote.report.before");
+    if (strcmp (state, "running") == 0) {
+        if (p->state == PROC_INTENT &&
+            job_proc_spawned_on (je->job, &ctx, execid, (pid_t)pid,
+                                 (unsigned long long)start, bootid, host,
+                                 je->pending) < 0)
+            log_msg (LOG_ERR, "job %s: spawn record of %s: %s", je->key,
+                     execid, strerror (errno));
+    } else if (strcmp (state, "ended") == 0)
+        report_ended (je, p, rep, &ctx);
+    else if (strcmp (state, "failed") == 0)
+        (void)job_proc_failed (je->job, &ctx, execid,
+                               error ? error : "the node could not start it",
+                               je->pending);
+    else
+        (void)job_proc_lost (je->job, &ctx, execid,
+                             error ? error : "lost on its node", je->pending);
+    cairnd_dirty (je);
+    cairnd_ack (d, c, matchtag, json_object ());
+}
+
+void req_node_hello (struct cairnd *d,
+                     struct conn *c,
+                     int64_t matchtag,
+                     json_t *payload)
+{
+    struct remote *r = d->remote;
+    json_int_t rank;
+    const char *host = "?";
+    size_t pos = 0, nasked = 0;
+    struct rproc *rp;
+
+    if (json_unpack (payload, "{s:I s?s}", "rank", &rank, "host", &host) < 0 ||
+        rank < 0 || rank > UINT32_MAX) {
+        conn_respond_error (c, matchtag, EPROTO,
+                            "node-hello: want {\"rank\": R, \"host\": H}");
+        return;
+    }
+    heard (r, (uint32_t)rank);
+    while ((rp = hashmap_next (r->procs, &pos, NULL)))
+        if (rp->rank == (uint32_t)rank) {
+            ask (r, rp);
+            nasked++;
+        }
+    log_msg (LOG_INFO, "node %s (rank %ju) is up; asked about %zu process(es)",
+             host, (uintmax_t)rank, nasked);
+    cairnd_ack (d, c, matchtag, json_object ());
+}

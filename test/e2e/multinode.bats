@@ -1,0 +1,154 @@
+#!/usr/bin/env bats
+# A rank-0 cairnd with multinode on (DESIGN-MULTINODE.md), its nodes played
+# by fakerelay.py: which processes go to nodes, the write-ahead order, the
+# heartbeat and its timeout, late reports, a rank-0 crash. The whole chain
+# through Flux and real node cairnds is test/flux/multinode.bats.
+load lib
+
+setup() {
+    T=$BATS_TEST_TMPDIR
+    EPILOG=$(script epilog <<EOF
+#!/bin/sh
+f="$T/epilog-sleep-\$CAIRN_RANK"
+[ -e "\$f" ] && sleep "\$(cat "\$f")"
+exit 0
+EOF
+    )
+    cairnd_start "{\"release-after\": 0,
+        \"epilog\": {\"command\": [\"$EPILOG\"], \"per-rank\": true},
+        \"multinode\": {\"timeout\": \"2s\", \"poll\": \"0.3s\"}}"
+}
+
+teardown() {
+    [ -n "${RELAY_PID:-}" ] && kill "$RELAY_PID" 2>/dev/null
+    [ -n "${RUN_PID:-}" ] && kill "$RUN_PID" 2>/dev/null
+    cairnd_stop
+    assert_no_leftover
+}
+
+relay_start() {
+    python3 "$BATS_TEST_DIRNAME/fakerelay.py" "$STATEDIR/cairn.sock" \
+        "$T/relay.log" --state "$T/relay.state" "$@" 2>>"$T/relay.err" &
+    RELAY_PID=$!
+    local i
+    for i in $(seq 1 100); do
+        grep -q "node relay connected" "$T/cairnd.log" && return 0
+        sleep 0.05
+    done
+    echo "the relay did not connect" >&2
+    return 1
+}
+
+# execid of job $1's $2 process on rank $3
+execid_of() {
+    cairn eventlog "$1" --json | jq -r --arg ph "$2" --arg r "$3" '
+        select(.name == "proc-intent" and .context.phase == $ph
+               and .context.ranks == $r) | .context.execid'
+}
+
+@test "a rank's shell and epilog go to its node, rank 0's stay here" {
+    relay_start
+    run cairn run --id 1 -N 3 -- true
+    [ "$status" -eq 0 ]
+    # the nodes were asked for ranks 1-2's shells and epilogs, never rank 0
+    [ "$(jq -r 'select(.topic == "node-exec") | "\(.payload.phase) \(.rank)"' \
+        "$T/relay.log" | sort -u | paste -sd,)" = \
+        "epilog 1,epilog 2,shell 1,shell 2" ]
+    for ph in shell epilog; do
+        for r in 1 2; do
+            x=$(execid_of 1 $ph $r)
+            # journaled (intent) before it was asked; spawned on its node
+            cairn eventlog 1 --json | jq -s -e --arg x "$x" --arg h "fake$r" '
+                (map(select(.context.execid == $x and .name == "proc-spawn"))
+                 | .[0].context.host == $h) and
+                (map(select(.context.execid == $x and .name == "proc-exit"))
+                 | length == 1)'
+            # and acknowledged once its end was journaled
+            jq -e -s --arg x "$x" 'any(.[]; .topic == "node-ack"
+                and .payload.execids == [$x])' "$T/relay.log"
+        done
+    done
+    # what each node printed is the job's output, as a local shell's
+    [[ "$(cairn eventlog 1)" == *"out of rank 2"* ]]
+    x=$(execid_of 1 shell 0)
+    cairn eventlog 1 --json | jq -s -e --arg x "$x" '
+        map(select(.context.execid == $x and .name == "proc-spawn"))
+        | .[0].context.host == null'
+    run cairn verify 1
+    [ "$status" -eq 0 ]
+}
+
+@test "a silent node: its processes are lost, its rank drained; it comes back late" {
+    relay_start --silent 2
+    echo 4 >"$T/epilog-sleep-0" # keeps the job open for the late report
+    # (errexit holds in the subshell: the status is written either way)
+    ("$B/cairn" --statedir "$STATEDIR" run --id 2 -N 3 -- true \
+        >"$T/run.out" 2>&1 && echo 0 >"$T/run.rc" || echo $? >"$T/run.rc") \
+        3>&- &
+    RUN_PID=$!
+    wait_event 2 10 epilog-start
+    sx=$(execid_of 2 shell 2)
+    # rank 2's shell: lost after 2s of silence, an exception naming it
+    [[ "$(events_named 2 proc-lost)" == *"node $(hostname) (rank 2) unreachable for "* ]]
+    events_named 2 exception | jq -e -s 'any(.[]; .type == "exec"
+        and (.note | contains("unreachable")))'
+    events_named 2 drain | jq -e -s 'any(.[]; .ranks == "2")'
+    # its epilog is not even asked for: the node is known to be down
+    [ -z "$(jq -r 'select(.topic == "node-exec" and .payload.phase == "epilog"
+                          and .rank == 2)' "$T/relay.log")" ]
+    # the node comes back: what was given up on there is killed (if it
+    # still ran), its report is recorded, and acknowledged
+    kill -USR1 "$RELAY_PID"
+    wait_event 2 10 proc-late
+    jq -e -s --arg x "$sx" 'any(.[]; .topic == "node-signal" and .rank == 2
+        and .payload == {"execid": $x, "signum": 9})' "$T/relay.log"
+    events_named 2 proc-late | jq -e --arg x "$sx" '.execid == $x
+        and .state == "ended" and .status == 0 and .host == "fake2"'
+    for i in $(seq 1 100); do
+        jq -e -s --arg x "$sx" 'any(.[]; .topic == "node-ack"
+            and .payload.execids == [$x])' "$T/relay.log" >/dev/null && break
+        sleep 0.05
+    done
+    jq -e -s --arg x "$sx" 'any(.[]; .topic == "node-ack"
+        and .payload.execids == [$x])' "$T/relay.log"
+    wait "$RUN_PID" || true
+    RUN_PID=
+    [ "$(cat "$T/run.rc")" -ne 0 ]
+    wait_event 2 10 clean
+    # the late report changed nothing: the rank stays drained
+    [[ "$(cairn drain)" == *"unreachable"* ]]
+    run cairn verify 2
+    [ "$status" -eq 0 ]
+}
+
+@test "rank 0 SIGKILLed: asked again after the restart, nothing runs twice" {
+    relay_start --run 3
+    ("$B/cairn" --statedir "$STATEDIR" run --id 3 -N 2 -- true \
+        >"$T/run.out" 2>&1) 3>&- &
+    RUN_PID=$!
+    for i in $(seq 1 100); do
+        [ -n "$(execid_of 3 shell 1)" ] && break
+        sleep 0.05
+    done
+    x=$(execid_of 3 shell 1)
+    wait_event 3 10 proc-spawn
+    cairnd_crash
+    wait "$RELAY_PID" || true # cairnd's end is its end
+    RELAY_PID=
+    wait "$RUN_PID" || true
+    RUN_PID=
+    cairnd_launch
+    relay_start --run 3
+    wait_event 3 20 clean
+    # asked again with the same execid; the node ran it once; one spawn
+    [ "$(jq -r --arg x "$x" 'select(.topic == "node-exec"
+            and .payload.execid == $x) | .payload.execid' "$T/relay.log" \
+        | wc -l)" -ge 2 ]
+    [ "$(jq -r 'select(.started) | .execid' "$T/relay.state" | grep -c "$x")" -eq 1 ]
+    [ "$(cairn eventlog 3 --json | jq -r --arg x "$x" \
+        'select(.name == "proc-spawn" and .context.execid == $x) | .name' \
+        | wc -l)" -eq 1 ]
+    events_named 3 finish | jq -e '.status == 0'
+    run cairn verify 3
+    [ "$status" -eq 0 ]
+}
