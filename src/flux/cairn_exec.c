@@ -6,6 +6,9 @@
  *   [modules.job-exec]
  *   module = "/usr/lib/cairn/cairn-exec.so"
  *   args = ["statedir=/var/lib/cairn"]
+ * and, for many nodes, on the other ranks under another name (cairn-node,
+ * from a modprobe.d file): there it is only the node's relay
+ * (nodeagent.h); rank 0 relays for its cairnd as well (noderelay.h).
  *
  * The module holds no state that matters: cairnd has it all in its
  * journal. A broker restart or a module reload therefore loses nothing;
@@ -22,6 +25,8 @@
 #include "flux/cconn.h"
 #include "flux/fctx.h"
 #include "flux/fjob.h"
+#include "flux/nodeagent.h"
+#include "flux/noderelay.h"
 #include "flux/orphan.h"
 #include "flux/resync.h"
 
@@ -159,7 +164,7 @@ static void stats_flush (struct fctx *ctx);
 static void cairnd_message (struct cconn *cc, const json_t *msg, void *arg)
 {
     struct fctx *ctx = arg;
-    if (stats_answer (ctx, msg))
+    if (noderelay_cairnd_message (ctx->relay, msg) || stats_answer (ctx, msg))
         return;
     /* the job whose stream or relayed request this answers (it may be
      * released and freed by the call) */
@@ -177,6 +182,7 @@ static void cairnd_state (struct cconn *cc, bool up, void *arg)
     if (!up)
         flux_log (ctx->h, LOG_ERR, "lost cairnd at %s; its jobs go on, "
                                    "reconnecting", cconn_path (cc));
+    noderelay_cairnd_state (ctx->relay, up);
     for (size_t i = 0; i < ctx->njobs; i++)
         fjob_cairnd_state (ctx->jobs[i], up);
     if (up) {
@@ -461,11 +467,35 @@ static json_t *broker_env (void)
     return env;
 }
 
-static char *socket_path (flux_t *h, int argc, char **argv)
+/* s with each "%r" replaced by rank (malloc'd), or NULL. */
+static char *expand_rank (const char *s, uint32_t rank)
+{
+    size_t n = strlen (s) + 1;
+    char *out, *o;
+
+    for (const char *p = s; (p = strstr (p, "%r")); p += 2)
+        n += 10; /* at most 10 digits for its 2 characters */
+    if (!(o = out = malloc (n)))
+        return NULL;
+    while (*s) {
+        if (s[0] == '%' && s[1] == 'r') {
+            o += sprintf (o, "%u", (unsigned)rank);
+            s += 2;
+        } else
+            *o++ = *s++;
+    }
+    *o = '\0';
+    return out;
+}
+
+/* cairnd's state directory: statedir=DIR, where %r stands for the
+ * broker's rank (brokers of a test instance share a host, each rank
+ * having its own cairnd), else as cairn(1) finds it. */
+static char *state_dir (flux_t *h, uint32_t rank, int argc, char **argv)
 {
     const char *opt = NULL;
     struct cairn_error err = {{0}};
-    char *dir, *path = NULL;
+    char *expanded = NULL, *dir;
 
     for (int i = 0; i < argc; i++) {
         if (!strncmp (argv[i], "statedir=", 9))
@@ -474,15 +504,15 @@ static char *socket_path (flux_t *h, int argc, char **argv)
             flux_log (h, LOG_ERR, "unknown argument '%s' (statedir=DIR is "
                                   "the only one)", argv[i]);
     }
-    if (!(dir = statedir_resolve (opt, NULL, &err))) {
-        flux_log (h, LOG_ERR, "cannot find cairnd's state directory: %s",
-                  err.text);
+    if (opt && !(opt = expanded = expand_rank (opt, rank))) {
+        flux_log_error (h, "statedir");
         return NULL;
     }
-    if (asprintf (&path, "%s/" STATEDIR_SOCKET_NAME, dir) < 0)
-        path = NULL;
-    free (dir);
-    return path;
+    if (!(dir = statedir_resolve (opt, NULL, &err)))
+        flux_log (h, LOG_ERR, "cannot find cairnd's state directory: %s",
+                  err.text);
+    free (expanded);
+    return dir;
 }
 
 /* Partial release is on when Flux's housekeeping runs our helper: only
@@ -530,6 +560,7 @@ static void ctx_destroy (struct fctx *ctx)
     stats_flush (ctx);
     resync_drop_barriers (ctx);
     json_decref (ctx->resynced);
+    noderelay_destroy (ctx->relay);
     cconn_destroy (ctx->cc);
     for (uint32_t r = 0; ctx->uris && r < ctx->size; r++)
         free (ctx->uris[r]);
@@ -538,15 +569,48 @@ static void ctx_destroy (struct fctx *ctx)
     json_decref (ctx->env);
 }
 
+/* A broker rank > 0: the node's relay, nothing else. */
+static int node_main (flux_t *h, uint32_t rank, int argc, char **argv)
+{
+    char *dir = state_dir (h, rank, argc, argv), *sock = NULL;
+    struct nodeagent *na = NULL;
+    int rc = -1;
+
+    if (!dir || !(sock = statedir_socket (dir)))
+        goto done;
+    if (!(na = nodeagent_create (h, rank, sock, dir))) {
+        flux_log_error (h, "cairn-exec: rank %u: setup", (unsigned)rank);
+        goto done;
+    }
+    flux_log (h, LOG_INFO, "cairn-exec: rank %u: relaying rank 0's requests "
+              "for this node to cairnd at %s", (unsigned)rank, sock);
+    if (flux_reactor_run (flux_get_reactor (h), 0) < 0)
+        flux_log_error (h, "reactor");
+    else
+        rc = 0;
+done:
+    nodeagent_destroy (na);
+    free (sock);
+    free (dir);
+    return rc;
+}
+
 __attribute__ ((visibility ("default"))) int
 mod_main (flux_t *h, int argc, char **argv)
 {
     struct fctx ctx = {.h = h};
     flux_msg_handler_t **handlers = NULL;
     const char *shell = NULL;
-    char *sock = NULL;
+    char *dir = NULL, *sock = NULL;
+    uint32_t rank;
     int rc = -1;
 
+    if (flux_get_rank (h, &rank) < 0) {
+        flux_log_error (h, "cairn-exec: rank");
+        return -1;
+    }
+    if (rank > 0)
+        return node_main (h, rank, argc, argv);
     if (flux_get_size (h, &ctx.size) < 0 ||
         !(ctx.uris = calloc (ctx.size, sizeof (char *))) ||
         !(ctx.env = broker_env ()) || !(ctx.resynced = json_object ())) {
@@ -559,13 +623,24 @@ mod_main (flux_t *h, int argc, char **argv)
         shell = flux_conf_builtin_get ("shell_path", FLUX_CONF_AUTO);
     if (!shell || !(ctx.shell = strdup (shell)))
         goto done;
-    if (!(sock = socket_path (h, argc, argv)))
+    if (!(dir = state_dir (h, rank, argc, argv)) ||
+        !(sock = statedir_socket (dir)))
         goto done;
     ctx.partial = partial_release (h);
     struct cconn_ops ops = {.message = cairnd_message, .state = cairnd_state};
     if (!(ctx.cc = cconn_create (h, sock, &ops, &ctx))) {
         flux_log_error (h, "cairnd socket %s", sock);
         goto done;
+    }
+    /* without it, jobs still run on this host's cairnd; but the service
+     * taken means another cairn-exec on this broker: one job-exec only */
+    if (!(ctx.relay = noderelay_create (&ctx, dir))) {
+        if (errno == EEXIST) {
+            flux_log (h, LOG_ERR, "cairn-exec: service cairn taken: another "
+                                  "cairn-exec is loaded on rank 0");
+            goto done;
+        }
+        flux_log_error (h, "cairn-exec: no relay to other nodes");
     }
     /* handlers first, then the subscription, then hello: the job-manager
      * sends its start requests right after answering */
@@ -585,5 +660,6 @@ done:
     flux_msg_handler_delvec (handlers);
     ctx_destroy (&ctx);
     free (sock);
+    free (dir);
     return rc;
 }

@@ -13,6 +13,7 @@ struct resync;
 struct orphan;
 struct lookup;
 struct statsreq;
+struct noderelay;
 
 /* A shell's barrier request that came before its job's start request. */
 struct early_barrier {
@@ -39,6 +40,7 @@ struct fctx {
     struct orphan *orphans; /* orphan.h */
     struct lookup *orphan_lookup;
     struct statsreq *statsreqs; /* stats-gets waiting for cairnd's stats */
+    struct noderelay *relay; /* noderelay.h: to the other ranks, or NULL */
     bool partial;           /* partial release through housekeeping:
                              * [job-manager.housekeeping] command is
                              * cairn-flux-housekeeping (cairn_exec.c) */

@@ -24,3 +24,15 @@ load lib
     [ "$status" -eq 0 ]
     [[ "$output" == *" 0 failed"* ]]
 }
+
+# Ranks 1-3 on node cairnds of their own (issue 15): rank 0's crash points
+# (its remote processes among them) and every one node 2's cairnd passes.
+@test "every crash point of rank 0 and of a node cairnd, many nodes" {
+    STATEDIR=$BATS_TEST_TMPDIR/state
+    multinode_conf "$BATS_TEST_TMPDIR/node%r"
+    FLUX_TIMEOUT=1500 run in_flux \
+        "$CAIRN_SOURCE_DIR/test/flux/crashpoints.sh $B $BATS_TEST_TMPDIR ${CP_MAX:-0} multinode"
+    echo "$output" | grep -v '^ok ' | head -50
+    [ "$status" -eq 0 ]
+    [[ "$output" == *" 0 failed"* ]]
+}

@@ -214,3 +214,39 @@ SH
 shell_cmd() {
     echo "sh -c \"echo shell \\\$FLUX_TASK_RANK >>$D/runlog; while [ -e $D/hold-shell ]; do sleep 0.05; done\""
 }
+
+# ---- Many nodes (issue 15) ----
+#
+# multinode_conf PATTERN: load cairn-exec.so on ranks 1-3 as well, as the
+# module cairn-node, each relaying for its rank to the cairnd in state dir
+# PATTERN, where %r stands for the broker's rank (e.g.
+# "$BATS_TEST_TMPDIR/node%r": node1, node2, node3). Rank 0 keeps
+# cairn-exec.so as job-exec (flux_conf). Flux 0.88's rc1 is
+# `flux modprobe rc1`: it reads [[modules]] entries from DIR/modprobe.d/
+# *.toml and runs DIR/rc1.d/*.py for each DIR of FLUX_MODPROBE_PATH_APPEND.
+# The entry defines the module (ranks ">0": never on rank 0); the rc1.d
+# file has it loaded, as an entry alone loads nothing. The variable is
+# exported, so the brokers of in_flux (and sysflux_start) inherit it.
+# Start the node cairnds yourself (one per rank, each in its own dir).
+#
+#   setup() {
+#       cairnd_start '{}'
+#       multinode_conf "$BATS_TEST_TMPDIR/node%r"
+#   }
+#   @test ... { in_flux 'flux exec -r 1-3 flux module list | grep cairn-node'; }
+multinode_conf() {
+    local d=$BATS_TEST_TMPDIR/modprobe
+    mkdir -p "$d/modprobe.d" "$d/rc1.d"
+    cat >"$d/modprobe.d/cairn.toml" <<TOML
+[[modules]]
+name = "cairn-node"
+module = "$B/cairn-exec.so"
+args = ["statedir=${1:?multinode_conf: a state dir pattern, e.g. DIR/node%r}"]
+ranks = ">0"
+TOML
+    cat >"$d/rc1.d/cairn.py" <<'PY'
+def setup(context):
+    context.load_modules(["cairn-node"])
+PY
+    export FLUX_MODPROBE_PATH_APPEND=$d${FLUX_MODPROBE_PATH_APPEND:+:$FLUX_MODPROBE_PATH_APPEND}
+}

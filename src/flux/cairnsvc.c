@@ -1,0 +1,170 @@
+/* cairnsvc.c - see cairnsvc.h */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flux/cairnsvc.h"
+
+/* A Flux request waiting on cairnd's answer. */
+struct fwd {
+    int64_t matchtag;
+    const flux_msg_t *msg;
+    struct fwd *next;
+};
+
+struct cairnsvc {
+    flux_t *h;
+    struct cconn *cc;
+    char *notconn;
+    struct fwd *fwds; /* newest first */
+};
+
+int cairnsvc_register (flux_t *h)
+{
+    const char *name = flux_aux_get (h, "flux::name");
+    flux_future_t *f;
+    int rc;
+
+    if (name && !strcmp (name, CAIRNSVC_NAME))
+        return 0;
+    if (!(f = flux_service_register (h, CAIRNSVC_NAME)))
+        return -1;
+    rc = flux_future_get (f, NULL);
+    flux_future_destroy (f);
+    return rc;
+}
+
+struct cairnsvc *cairnsvc_create (flux_t *h,
+                                  struct cconn *cc,
+                                  uint32_t rank,
+                                  const char *statedir)
+{
+    struct cairnsvc *svc = calloc (1, sizeof (*svc));
+
+    if (!svc)
+        return NULL;
+    svc->h = h;
+    svc->cc = cc;
+    if (asprintf (&svc->notconn, "no cairnd connected on rank %u (%s)",
+                  (unsigned)rank, statedir) < 0) {
+        free (svc);
+        errno = ENOMEM;
+        return NULL;
+    }
+    return svc;
+}
+
+static void respond_error (flux_t *h,
+                           const flux_msg_t *msg,
+                           int errnum,
+                           const char *errstr)
+{
+    if (flux_respond_error (h, msg, errnum, errstr) < 0)
+        flux_log_error (h, "cairn: respond");
+}
+
+/* Answer every waiting request with errnum and errstr. */
+static void fail_all (struct cairnsvc *svc, int errnum, const char *errstr)
+{
+    while (svc->fwds) {
+        struct fwd *w = svc->fwds;
+        svc->fwds = w->next;
+        respond_error (svc->h, w->msg, errnum, errstr);
+        flux_msg_decref (w->msg);
+        free (w);
+    }
+}
+
+void cairnsvc_destroy (struct cairnsvc *svc)
+{
+    if (!svc)
+        return;
+    int saved = errno;
+    fail_all (svc, ENOSYS, "cairn: module unloading");
+    free (svc->notconn);
+    free (svc);
+    errno = saved;
+}
+
+void cairnsvc_fail_all (struct cairnsvc *svc)
+{
+    fail_all (svc, ENOTCONN, svc->notconn);
+}
+
+const char *cairnsvc_notconn (const struct cairnsvc *svc)
+{
+    return svc->notconn;
+}
+
+int cairnsvc_request (const flux_msg_t *msg,
+                      const char **name,
+                      json_t **payload)
+{
+    const char *topic;
+
+    if (flux_request_unpack (msg, &topic, "o", payload) < 0 ||
+        strncmp (topic, CAIRNSVC_NAME ".", strlen (CAIRNSVC_NAME) + 1) != 0) {
+        errno = EPROTO;
+        return -1;
+    }
+    *name = topic + strlen (CAIRNSVC_NAME) + 1;
+    return 0;
+}
+
+void cairnsvc_forward (struct cairnsvc *svc,
+                       const flux_msg_t *msg,
+                       const char *name,
+                       const json_t *payload)
+{
+    struct fwd *w;
+
+    if (!cconn_up (svc->cc)) {
+        respond_error (svc->h, msg, ENOTCONN, svc->notconn);
+        return;
+    }
+    if (!(w = calloc (1, sizeof (*w)))) {
+        respond_error (svc->h, msg, ENOMEM, NULL);
+        return;
+    }
+    w->matchtag = cconn_matchtag (svc->cc);
+    if (cconn_send (svc->cc, name, w->matchtag, payload) < 0) {
+        int e = errno;
+        respond_error (svc->h, msg, e, e == ENOTCONN ? svc->notconn : NULL);
+        free (w);
+        return;
+    }
+    w->msg = flux_msg_incref (msg);
+    w->next = svc->fwds;
+    svc->fwds = w;
+}
+
+bool cairnsvc_cairnd_message (struct cairnsvc *svc, const json_t *msg)
+{
+    json_int_t mt = 0, errnum = 0;
+    const char *errstr = NULL;
+    json_t *payload = NULL;
+
+    (void)json_unpack ((json_t *)msg, "{s:I s?I s?s s?o}", "matchtag", &mt,
+                       "errnum", &errnum, "errstr", &errstr, "payload",
+                       &payload);
+    for (struct fwd **pp = &svc->fwds; *pp; pp = &(*pp)->next) {
+        struct fwd *w = *pp;
+        if (w->matchtag != mt)
+            continue;
+        *pp = w->next;
+        if (errnum != 0)
+            respond_error (svc->h, w->msg, errnum > 0 ? (int)errnum : EPROTO,
+                           errstr);
+        else if (payload && !json_is_object (payload))
+            respond_error (svc->h, w->msg, EPROTO,
+                           "cairnd's answer is not a JSON object");
+        else if ((payload ? flux_respond_pack (svc->h, w->msg, "O", payload)
+                          : flux_respond (svc->h, w->msg, NULL)) < 0)
+            flux_log_error (svc->h, "cairn: respond");
+        flux_msg_decref (w->msg);
+        free (w);
+        return true;
+    }
+    return false;
+}

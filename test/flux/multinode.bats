@@ -1,0 +1,221 @@
+#!/usr/bin/env bats
+# Ranks on many nodes through Flux (issue 15, DESIGN-MULTINODE.md): in a
+# `flux start --test-size=4` instance every broker rank has its own cairnd
+# and state dir, as if each were a separate machine (rank 0's is the
+# rank-0 cairnd, which keeps the jobs; ranks 1-3 run node cairnds), and
+# cairn-exec.so on every broker relays between them over Flux's overlay.
+load lib
+
+setup() {
+    D=$BATS_TEST_TMPDIR
+    STATEDIR=$D/state
+    echo '{"role": "node"}' >"$D/node.conf"
+    # (re)start the cairnd of rank0 or of node N; pid in pid.WHO
+    LAUNCH=$(script launch.sh <<EOF
+#!/bin/sh
+if [ "\$1" = rank0 ]; then conf=$D/cairn.conf dir=$STATEDIR
+else conf=$D/node.conf dir=$D/node\$1; fi
+mkdir -p "\$dir" && chmod 700 "\$dir"
+CAIRN_TEST_TAG=$D "$B/cairnd" -c "\$conf" --statedir "\$dir" \\
+    2>>"$D/cairnd-\$1.log" </dev/null >/dev/null &
+echo \$! >"$D/pid.\$1"
+for i in \$(seq 1 200); do
+    "$B/cairn" --statedir "\$dir" list >/dev/null 2>&1 && exit 0
+    sleep 0.05
+done
+echo "cairnd \$1 did not start" >&2
+exit 1
+EOF
+    )
+    # per-rank prolog and epilog: log "PHASE JOBID RANK" to runlog, wait
+    # while hold-PHASE-RANK exists
+    PERILOG=$(script perilog.sh <<'SH'
+#!/bin/sh
+d=$(dirname "$0")
+echo "$CAIRN_PHASE $FLUX_JOB_ID $CAIRN_RANK" >>"$d/runlog"
+while [ -e "$d/hold-$CAIRN_PHASE-$CAIRN_RANK" ]; do sleep 0.05; done
+exit 0
+SH
+    )
+    multinode_conf "$D/node%r"
+}
+
+teardown() {
+    local f pid
+    for f in "$D"/pid.*; do
+        [ -e "$f" ] || continue
+        pid=$(cat "$f")
+        kill -CONT "$pid" 2>/dev/null
+        kill "$pid" 2>/dev/null
+        for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+    done
+    sysflux_stop || true
+    assert_no_leftover
+}
+
+# Start the rank-0 cairnd (multinode on, $1: more keys) and nodes 1-3.
+cairnds_start() {
+    printf '{"prolog": {"command": ["%s"], "per-rank": true},
+             "epilog": {"command": ["%s"], "per-rank": true},
+             "multinode": {"poll": "0.3s"%s}}\n' \
+        "$PERILOG" "$PERILOG" "${1:+, $1}" >"$D/cairn.conf"
+    "$LAUNCH" rank0 && "$LAUNCH" 1 && "$LAUNCH" 2 && "$LAUNCH" 3
+}
+
+# The nodeprocs records of node $1 for job $2 (decimal id), one JSON each,
+# read from its journal with the LMDB tools (hex dump: records hold UTF-8).
+node_records() {
+    mdb_dump -s nodeprocs "$D/node$1/journal" | python3 -c '
+import json, sys
+lines = [l.strip() for l in sys.stdin]
+data = lines[lines.index("HEADER=END") + 1:]
+for k, v in zip(data[0::2], data[1::2]):
+    if k == "DATA=END":
+        break
+    rec = json.loads(bytes.fromhex(v))
+    if rec.get("id") == int(sys.argv[1]):
+        print(json.dumps(rec))
+' "$2"
+}
+
+jobdec() { "$FLUX" job id --to=dec "$1"; }
+
+@test "flux run -N4 hostname: each rank's shell under its own rank's node cairnd" {
+    cairnds_start
+    run in_flux 'flux run -N4 --label-io hostname | sort; flux job last'
+    echo "$output"
+    [ "$status" -eq 0 ]
+    for r in 0 1 2 3; do [ "${lines[$r]}" = "$r: $(hostname)" ]; done
+    dec=$(jobdec "${lines[4]}")
+    # each node journaled its rank's prolog, shell and epilog, once, and
+    # rank 0 acknowledged every end
+    for r in 1 2 3; do
+        run node_records $r "$dec"
+        [ "${#lines[@]}" -eq 3 ]
+        printf '%s\n' "${lines[@]}" | jq -e -s --argjson r $r '
+            (map(.phase) | sort) == ["epilog", "prolog", "shell"]
+            and all(.[]; .rank == $r and .state == "ended"
+                         and .status == 0 and .acked)'
+    done
+    # rank 0 ran rank 0's, and knows where each other one ran
+    cairn eventlog "$dec" --json | jq -e -s '
+        [.[] | select(.name == "proc-spawn")] | length == 12
+        and (map(select(.context.host)) | length == 9)'
+    [ "$(grep -c "^prolog " "$D/runlog")" -eq 4 ]
+    [ "$(grep -c "^epilog " "$D/runlog")" -eq 4 ]
+    run cairn verify "$dec"
+    [ "$status" -eq 0 ]
+}
+
+# SIGKILL rank 0's cairnd, then node 2's, while PHASE ($1) is held on
+# every rank; both come back; the job ends normally, everything ran once.
+crash_both_during() {
+    local ph=$1 r
+    cairnds_start
+    for r in 0 1 2 3; do touch "$D/hold-$ph-$r"; done
+    run in_flux "
+        id=\$(flux submit -N4 sh -c 'echo shell \$FLUX_TASK_RANK >>$D/runlog; while [ -e $D/hold-shell-\$FLUX_TASK_RANK ]; do sleep 0.05; done')
+        for i in \$(seq 1 400); do
+            [ \$(grep -c '^$ph ' $D/runlog 2>/dev/null) -eq 4 ] && break
+            sleep 0.05
+        done
+        kill -9 \$(cat $D/pid.rank0); sleep 0.3; $LAUNCH rank0 || exit 11
+        kill -9 \$(cat $D/pid.2); sleep 0.3; $LAUNCH 2 || exit 12
+        rm -f $D/hold-$ph-*
+        flux job wait-event -t 60 \$id clean >/dev/null || exit 13
+        flux jobs -no '{result}' \$id
+        echo \$id"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "${lines[-2]}" = COMPLETED ]
+    for p in prolog shell epilog; do
+        [ "$(grep -c "^$p " "$D/runlog")" -eq 4 ]
+    done
+    dec=$(jobdec "${lines[-1]}")
+    for r in 1 2 3; do
+        [ "$(node_records $r "$dec" | jq -s 'length')" -eq 3 ]
+    done
+    run cairn verify "$dec"
+    [ "$status" -eq 0 ]
+}
+
+@test "rank 0's cairnd, then a node's, SIGKILLed during the prolog: the job completes, once" {
+    crash_both_during prolog
+}
+
+@test "rank 0's cairnd, then a node's, SIGKILLed while the shells run: the job completes, once" {
+    crash_both_during shell
+}
+
+@test "rank 0's cairnd, then a node's, SIGKILLed during the epilog: the job completes, once" {
+    crash_both_during epilog
+}
+
+@test "a node broker SIGKILLed and restarted: its epilog goes on, rank 0 catches up" {
+    cairnds_start
+    sysflux_conf "$(sysflux_cairn_toml)"
+    sysflux_start
+    touch "$D/hold-epilog-2"
+    id=$(fx submit -N4 true)
+    for i in $(seq 1 400); do
+        [ "$(grep -c '^epilog ' "$D/runlog" 2>/dev/null)" -eq 4 ] && break
+        sleep 0.05
+    done
+    startctl kill 2 9
+    startctl wait 2 || true
+    # rank 2's epilog runs on under its shim, the broker gone
+    grep -q "^epilog .* 2$" "$D/runlog"
+    [ -n "$(pgrep -f "perilog.sh" | head -1)" ]
+    rm "$D/hold-epilog-2"
+    sleep 0.5 # it ends while rank 2 has no broker: its node keeps the end
+    startctl run 2
+    sysflux_waitup 30 4
+    fx job wait-event -t 60 "$id" clean >/dev/null
+    [ "$(fx jobs -no '{result}' "$id")" = COMPLETED ]
+    dec=$(jobdec "$id")
+    node_records 2 "$dec" | jq -e -s 'map(select(.phase == "epilog"))
+        | length == 1 and .[0].acked and .[0].status == 0'
+    [ "$(grep -c "^epilog " "$D/runlog")" -eq 4 ]
+    sysflux_stop
+}
+
+@test "a node silent past multinode.timeout: exception and drain name it; its late report changes nothing" {
+    cairnds_start '"timeout": "3s"'
+    touch "$D/hold-prolog-3" "$D/hold-epilog-0"
+    run in_flux "
+        id=\$(flux submit -N4 true)
+        for i in \$(seq 1 400); do
+            grep -q '^prolog .* 3\$' $D/runlog 2>/dev/null && break
+            sleep 0.05
+        done
+        kill -STOP \$(cat $D/pid.3)
+        flux job wait-event -t 30 \$id exception >/dev/null || exit 11
+        flux job eventlog -f json \$id | jq -r 'select(.name == \"exception\") | .context.note'
+        flux resource drain -no '{ranks} {reason}'
+        # the prolog ends while its node is stopped; the node tells later
+        rm $D/hold-prolog-3
+        sleep 1
+        kill -CONT \$(cat $D/pid.3)
+        dec=\$(flux job id --to=dec \$id)
+        for i in \$(seq 1 200); do
+            $B/cairn --statedir $STATEDIR eventlog \$dec --json | grep -q proc-late && break
+            sleep 0.05
+        done
+        rm $D/hold-epilog-0
+        flux job wait-event -t 60 \$id clean >/dev/null || exit 12
+        flux jobs -no '{result}' \$id
+        flux resource drain -no '{ranks}'
+        echo \$dec"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "${lines[0]}" == "prolog failed on rank 3: node "*" (rank 3) unreachable for "* ]]
+    printf '%s\n' "${lines[@]}" | grep -q "^3 prolog for job .*(rank 3) unreachable for "
+    [ "${lines[-3]}" = FAILED ]
+    [ "${lines[-2]}" = 3 ] # still drained: the late report undid nothing
+    dec=${lines[-1]}
+    cairn eventlog "$dec" --json | jq -e -s 'map(select(.name == "proc-late"))
+        | length == 1 and .[0].context.state == "ended"
+        and .[0].context.status == 0'
+    run cairn verify "$dec"
+    [ "$status" -eq 0 ]
+}
