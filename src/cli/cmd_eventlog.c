@@ -5,7 +5,10 @@
  * and what did its prolog/epilog print" without reading JSON: relative
  * times, one line per event with its context as key=value, wait statuses
  * and signals decoded, each process event tagged with the phase and ranks
- * of its intent, and captured output printed as indented text.
+ * of its intent (and the node it ran on, under multinode), and captured
+ * output printed as indented text. A node's late report (proc-late) is a
+ * sentence: it matters to an admin, and its keys alone do not say that
+ * it changed nothing.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -30,6 +33,7 @@ struct elog {
     bool clean;    /* `clean` was printed: the job is over */
     uint32_t next; /* next seq to read */
     json_t *procs; /* execid -> "phase ranks R", from the intents */
+    json_t *hosts; /* execid -> its node's host, from proc-spawn "host" */
 };
 
 /* A string value: bare if it is one harmless word, else JSON-quoted. */
@@ -119,6 +123,83 @@ static void print_data (const char *data)
     }
 }
 
+/* Text from a node (its host name, an error) on one line: control
+ * characters and, for a host, anything but printable ASCII become '?'. */
+static void print_text (const char *s, bool word)
+{
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        bool bad = c < ' ' || c == 0x7f ||
+                   (word && (c == ' ' || c >= 0x80 || c == '[' || c == ']'));
+        putchar (bad ? '?' : c);
+    }
+}
+
+/* The process execid as "[shell rank 2]", "[shell rank 2 on fake2]". */
+static void print_tag (const struct elog *el, const char *execid)
+{
+    const char *what = json_string_value (json_object_get (el->procs, execid));
+    const char *host = json_string_value (json_object_get (el->hosts, execid));
+
+    if (!what && !host)
+        return;
+    printf (" [%s", what ? what : "");
+    if (host) {
+        printf ("%son ", what ? " " : "");
+        print_text (host, true);
+    }
+    putchar (']');
+}
+
+/* proc-late {execid, state, status?, host?, error?}: "late report from
+ * node fake2: shell rank 2 ended, exit 0; recorded, nothing undone". */
+static void print_late (const struct elog *el, json_t *ctx)
+{
+    const char *execid = json_string_value (json_object_get (ctx, "execid"));
+    const char *state = json_string_value (json_object_get (ctx, "state"));
+    const char *host = json_string_value (json_object_get (ctx, "host"));
+    const char *error = json_string_value (json_object_get (ctx, "error"));
+    json_t *status = json_object_get (ctx, "status");
+    const char *what = NULL;
+    char buf[64];
+
+    if (execid) {
+        what = json_string_value (json_object_get (el->procs, execid));
+        if (!host)
+            host = json_string_value (json_object_get (el->hosts, execid));
+    }
+    printf (" execid=");
+    print_string (execid ? execid : "?");
+    printf (": late report from ");
+    if (host) {
+        printf ("node ");
+        print_text (host, true);
+    } else
+        printf ("its node");
+    printf (": %s ", what ? what : "the process");
+    if (!state)
+        printf ("in an unknown state");
+    else if (!strcmp (state, "ended")) {
+        printf ("ended");
+        if (json_is_integer (status) && json_integer_value (status) >= 0) {
+            cli_wait_status_str ((int)json_integer_value (status), buf,
+                                 sizeof (buf));
+            printf (", %s", buf);
+        }
+    } else if (!strcmp (state, "failed"))
+        printf ("never started");
+    else if (!strcmp (state, "running"))
+        printf ("still running");
+    else
+        print_text (state, true); /* "lost": unknown there too */
+    if (error) {
+        printf (" (");
+        print_text (error, false);
+        putchar (')');
+    }
+    printf ("; recorded, nothing undone");
+}
+
 static void remember_proc (struct elog *el, json_t *ctx)
 {
     const char *execid = json_string_value (json_object_get (ctx, "execid"));
@@ -153,20 +234,29 @@ static void print_human (struct elog *el, json_t *entry)
         putchar ('\n');
         return;
     }
+    if (!strcmp (name, "proc-late")) {
+        print_late (el, ctx);
+        putchar ('\n');
+        return;
+    }
+    const char *execid = json_string_value (json_object_get (ctx, "execid"));
+    const char *host = json_string_value (json_object_get (ctx, "host"));
+    bool spawn = !strcmp (name, "proc-spawn");
     if (!strcmp (name, "proc-intent"))
         remember_proc (el, ctx);
+    else if (spawn && execid && host) /* on a node: the tag says which */
+        json_object_set (el->hosts, execid, json_object_get (ctx, "host"));
     json_object_foreach (ctx, key, v)
     {
         if (!strcmp (name, "log") && !strcmp (key, "data"))
             continue;
+        if (spawn && execid && host && !strcmp (key, "host"))
+            continue;
         printf (" %s=", key);
         print_value (key, v);
     }
-    const char *execid = json_string_value (json_object_get (ctx, "execid"));
-    const char *what =
-        execid ? json_string_value (json_object_get (el->procs, execid)) : NULL;
-    if (what && strcmp (name, "proc-intent") != 0)
-        printf (" [%s]", what);
+    if (execid && strcmp (name, "proc-intent") != 0)
+        print_tag (el, execid);
     putchar ('\n');
     const char *data = json_string_value (json_object_get (ctx, "data"));
     if (!strcmp (name, "log") && data)
@@ -229,7 +319,8 @@ static int cmd_eventlog (struct cli *cli, int argc, char **argv)
         cli_usage_error (cli, "expected one JOBID");
     if (cli_parse_jobid (cli, argv[optind], &id) < 0)
         return 1;
-    if (!(el.procs = json_object ())) {
+    if (!(el.procs = json_object ()) || !(el.hosts = json_object ())) {
+        json_decref (el.procs);
         cli_error ("out of memory");
         return 1;
     }
@@ -253,6 +344,7 @@ static int cmd_eventlog (struct cli *cli, int argc, char **argv)
 done:
     jcli_close (&jc);
     json_decref (el.procs);
+    json_decref (el.hosts);
     return rc;
 }
 

@@ -1,19 +1,14 @@
-/* cmd_journal.c - `cairn ranks` and `cairn procs`: what the journal says
- * about ranks and processes, by folding each job's events exactly as
- * cairnd's replay does (job_apply).
+/* cmd_journal.c - `cairn ranks`: what the journal says about a job's
+ * ranks, by folding its events exactly as cairnd's replay does
+ * (job_apply). `cairn procs` is in cmd_procs.c.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli/cmd_journal.h"
 #include "core/eventlog.h"
-#include "core/jobid.h"
-#include "exec/procfs.h"
 
 /* ---- ranks ---- */
 
@@ -63,13 +58,31 @@ proc_cell (const struct job_proc *p, bool pid, char *buf, size_t len)
         snprintf (buf, len, "%s%s", p->timed_out ? "timeout, " : "", st);
 }
 
-static json_t *proc_json (const struct job_proc *p)
+const char *jcli_proc_host (const struct job *job,
+                            const struct job_proc *p,
+                            const struct rv1 *r)
+{
+    int64_t node;
+    const char *host;
+
+    if (p->host) /* the node's own word (proc-spawn) */
+        return p->host;
+    if ((node = job_proc_node (job, p)) < 0)
+        return NULL;
+    /* not spawned (yet, or ever: lost while its node was unreachable) */
+    host = r ? rv1_hostname (r, (uint32_t)node) : NULL;
+    return host ? host : "?";
+}
+
+static json_t *
+proc_json (const struct job *job, const struct rv1 *r, const struct job_proc *p)
 {
     if (!p)
         return json_null ();
-    json_t *o = json_pack ("{s:s s:s s:i s:b}", "execid", p->execid, "state",
-                           proc_state_word (p), "pid", (int)p->pid, "timed_out",
-                           p->timed_out);
+    json_t *o =
+        json_pack ("{s:s s:s s:i s:b s:s?}", "execid", p->execid, "state",
+                   proc_state_word (p), "pid", (int)p->pid, "timed_out",
+                   p->timed_out, "host", jcli_proc_host (job, p, r));
     if (o && p->state == PROC_DONE && !p->lost && !p->error)
         json_object_set_new (o, "status", json_integer (p->status));
     if (o && p->note)
@@ -128,12 +141,54 @@ json_t *jcli_rank_json (const struct job *job,
 
     return json_pack (
         "{s:I s:s? s:o s:o s:o s:b s:s? s:b}", "rank", (json_int_t)rank, "host",
-        host, phase_names[0], proc_json (rank_proc (job, rank, PHASE_PROLOG)),
-        phase_names[1], proc_json (rank_proc (job, rank, PHASE_SHELL)),
-        phase_names[2], proc_json (rank_proc (job, rank, PHASE_EPILOG)),
-        "drained", drained, "drain_reason",
-        drained ? drain_reason (events, rank) : NULL, "released",
-        idset_test (job_released (job), rank));
+        host, phase_names[0],
+        proc_json (job, r, rank_proc (job, rank, PHASE_PROLOG)), phase_names[1],
+        proc_json (job, r, rank_proc (job, rank, PHASE_SHELL)), phase_names[2],
+        proc_json (job, r, rank_proc (job, rank, PHASE_EPILOG)), "drained",
+        drained, "drain_reason", drained ? drain_reason (events, rank) : NULL,
+        "released", idset_test (job_released (job), rank));
+}
+
+/* Where rank's processes ran, for the NODE column: the node's host if any
+ * of them ran on another node (all of a rank's that do run on its own
+ * node), "local" if they ran on cairnd's host, "-" if none was started. */
+static const char *
+rank_node (const struct job *job, const struct rv1 *r, uint32_t rank)
+{
+    static const enum proc_phase order[] = {PHASE_SHELL, PHASE_PROLOG,
+                                            PHASE_EPILOG};
+    const char *node = NULL;
+    bool any = false;
+
+    for (size_t i = 0; i < sizeof (order) / sizeof (order[0]); i++) {
+        const struct job_proc *p = rank_proc (job, rank, order[i]);
+        const char *host = p ? jcli_proc_host (job, p, r) : NULL;
+        any = any || p;
+        if (p && p->host) /* reported by the node itself: the best name */
+            return p->host;
+        if (host && !node)
+            node = host;
+    }
+    return node ? node : any ? "local" : "-";
+}
+
+bool jcli_rank_has_node (const struct job *job)
+{
+    return job_config (job)->multinode.on;
+}
+
+struct table *jcli_rank_table (const struct job *job, bool detail)
+{
+    static const char *const headers[] = {"RANK",     "HOST",   "PROLOG",
+                                          "SHELL",    "EPILOG", "DRAINED",
+                                          "RELEASED", "NOTE"};
+    static const char *const headers_node[] = {"RANK",    "HOST",     "NODE",
+                                               "PROLOG",  "SHELL",    "EPILOG",
+                                               "DRAINED", "RELEASED", "NOTE"};
+    bool node = jcli_rank_has_node (job);
+
+    return table_create ((node ? 8 : 7) + (detail ? 1 : 0),
+                         node ? headers_node : headers);
 }
 
 int jcli_rank_row (struct table *t,
@@ -145,6 +200,7 @@ int jcli_rank_row (struct table *t,
 {
     bool drained = idset_test (job_drained (job), rank);
     const char *host = r ? rv1_hostname (r, rank) : NULL;
+    const char *note = drained ? drain_reason (events, rank) : NULL;
     char rs[16], c[3][96];
 
     snprintf (rs, sizeof (rs), "%u", (unsigned)rank);
@@ -153,17 +209,20 @@ int jcli_rank_row (struct table *t,
                    sizeof (c[ph]));
     const char *dr = drained ? "yes" : "no";
     const char *rel = idset_test (job_released (job), rank) ? "yes" : "no";
+    if (jcli_rank_has_node (job)) {
+        const char *node = rank_node (job, r, rank);
+        if (detail)
+            return table_add (t, rs, host, node, c[0], c[1], c[2], dr, rel,
+                              note);
+        return table_add (t, rs, host, node, c[0], c[1], c[2], dr, rel);
+    }
     if (detail)
-        return table_add (t, rs, host, c[0], c[1], c[2], dr, rel,
-                          drained ? drain_reason (events, rank) : NULL);
+        return table_add (t, rs, host, c[0], c[1], c[2], dr, rel, note);
     return table_add (t, rs, host, c[0], c[1], c[2], dr, rel);
 }
 
 static int cmd_ranks (struct cli *cli, int argc, char **argv)
 {
-    static const char *const headers[] = {"RANK",     "HOST",   "PROLOG",
-                                          "SHELL",    "EPILOG", "DRAINED",
-                                          "RELEASED", "NOTE"};
     struct jcli jc = {0};
     struct job *job = NULL;
     struct rv1 *r = NULL;
@@ -176,7 +235,7 @@ static int cmd_ranks (struct cli *cli, int argc, char **argv)
     if (!(job = jcli_one_job (&jc, cli, argc, argv, &json, &id, &events)))
         goto done;
     r = jcli_rv1 (events);
-    if (!json && !(t = table_create (8, headers)))
+    if (!json && !(t = jcli_rank_table (job, true)))
         goto nomem;
     const struct idset *all = job_ranks (job);
     for (uint32_t rk = idset_first (all); rk != IDSET_INVALID_ID;
@@ -210,194 +269,10 @@ const struct cli_command cli_cmd_ranks = {
     "      --json          one JSON object per rank, one a line\n"
     "A process's pid (\"shim pid\", \"pid\" with --json) is its cairn-shim's, "
     "the\n"
-    "supervisor that runs the command, not the command's own.\n",
-};
-
-/* ---- procs ---- */
-
-struct alive {
-    const char *procroot; /* $CAIRN_PROCROOT, as cairnd reads it */
-    char bootid[40];
-    bool have_bootid;
-    bool same_uid; /* we are the state dir's owner (cairnd's uid) */
-};
-
-/* A zombie has ended: it merely waits for a parent to reap it (its shim's
- * parent, cairnd, may be gone). State after the last ')' of stat. */
-static bool is_zombie (const char *procroot, pid_t pid)
-{
-    char path[128], buf[512];
-    FILE *f;
-    size_t n;
-
-    snprintf (path, sizeof (path), "%s/%d/stat", procroot ? procroot : "/proc",
-              (int)pid);
-    if (!(f = fopen (path, "r")))
-        return false;
-    n = fread (buf, 1, sizeof (buf) - 1, f);
-    fclose (f);
-    buf[n] = '\0';
-    char *p = strrchr (buf, ')');
-    return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
-}
-
-/* Is the process the journal records still there? "yes", "no" or
- * "unknown"; for an intent, *found gets the pid of its shim if found. */
-static const char *
-proc_alive (const struct alive *a, const struct job_proc *p, pid_t *found)
-{
-    int fd;
-
-    *found = 0;
-    if (p->state == PROC_INTENT) {
-        /* cairnd died between the intent and the spawn record: look for
-         * a shim carrying the execid, as its reconciler does. Only our
-         * own processes can be read, so only cairnd's uid can tell. */
-        if (!a->same_uid)
-            return "unknown";
-        pid_t pid = procfs_find_execid (a->procroot, p->execid);
-        if (pid > 0) {
-            *found = pid;
-            return "yes";
-        }
-        return errno == ENOENT ? "no" : "unknown";
-    }
-    if (a->have_bootid && strcmp (a->bootid, p->bootid) != 0)
-        return "no";
-    if (p->starttime == 0)
-        return "unknown";
-    if (procfs_pidfd_verify (a->procroot, p->pid, p->starttime, &fd) == 0) {
-        /* the pidfd pins the process: this stat is the recorded one's */
-        bool zombie = is_zombie (a->procroot, p->pid);
-        close (fd);
-        return zombie ? "no" : "yes";
-    }
-    return errno == ESRCH ? "no" : "unknown";
-}
-
-static int procs_job (struct jcli *jc,
-                      uint64_t id,
-                      const struct alive *a,
-                      bool json,
-                      struct table *t)
-{
-    struct job *job = jcli_load (jc, id, NULL);
-    char f58[JOBID_STRLEN], idbuf[24], pidbuf[24];
-    int rc = -1;
-
-    if (!job)
-        return -1;
-    jcli_f58 (id, f58, sizeof (f58));
-    snprintf (idbuf, sizeof (idbuf), "%ju", (uintmax_t)id);
-    for (size_t i = 0; i < job_nprocs (job); i++) {
-        const struct job_proc *p = job_proc_at (job, i);
-        char *ranks;
-        pid_t found;
-        if (p->state == PROC_DONE)
-            continue;
-        const char *alive = proc_alive (a, p, &found);
-        const char *state = p->state == PROC_INTENT ? "intent" : "spawned";
-        if (!(ranks = idset_encode (p->ranks)))
-            goto nomem;
-        if (json) {
-            json_t *o = json_pack (
-                "{s:s s:I s:I s:s s:s s:s s:s s:s}", "execid", p->execid, "pid",
-                (json_int_t)(p->pid ? p->pid : found), "job", (json_int_t)id,
-                "f58", f58, "ranks", ranks, "phase", phase_names[p->phase],
-                "state", state, "alive", alive);
-            free (ranks);
-            if (jcli_print_json (o) < 0)
-                goto done;
-            continue;
-        }
-        if (p->pid > 0)
-            snprintf (pidbuf, sizeof (pidbuf), "%d", (int)p->pid);
-        else if (found > 0)
-            snprintf (pidbuf, sizeof (pidbuf), "%d?", (int)found);
-        else
-            snprintf (pidbuf, sizeof (pidbuf), "-");
-        int r = table_add (t, p->execid, pidbuf, idbuf, ranks,
-                           phase_names[p->phase], state, alive);
-        free (ranks);
-        if (r < 0)
-            goto nomem;
-    }
-    rc = 0;
-    goto done;
-nomem:
-    cli_error ("out of memory");
-done:
-    job_destroy (job);
-    return rc;
-}
-
-static int cmd_procs (struct cli *cli, int argc, char **argv)
-{
-    enum { OPT_JSON = 0x100 };
-    static const struct option longopts[] = {
-        {"json", no_argument, NULL, OPT_JSON},
-        CLI_COMMON_LONGOPTS,
-        {0},
-    };
-    static const char *const headers[] = {"EXECID", "PID",   "JOB",  "RANKS",
-                                          "PHASE",  "STATE", "ALIVE"};
-    struct alive a = {.procroot = getenv ("CAIRN_PROCROOT")};
-    struct jcli jc = {0};
-    struct table *t = NULL;
-    json_t *ids = NULL;
-    uint64_t *want = NULL;
-    bool json = false;
-    int opt, rc = 1, nwant;
-    struct stat sb;
-
-    while ((opt = getopt_long (argc, argv, CLI_COMMON_SHORTOPTS, longopts,
-                               NULL)) != -1) {
-        if (opt == OPT_JSON)
-            json = true;
-        else
-            cli_common_option (cli, opt, optarg);
-    }
-    if ((nwant = jcli_parse_ids (cli, argc - optind, argv + optind, &want)) < 0)
-        return 1;
-    if (jcli_open (&jc, cli, false) < 0)
-        goto done;
-    a.have_bootid = procfs_bootid (getenv ("CAIRN_BOOTID_FILE"), a.bootid,
-                                   sizeof (a.bootid)) == 0;
-    a.same_uid = stat (jc.statedir, &sb) == 0 && sb.st_uid == geteuid ();
-    if (nwant > 0) {
-        if (!(ids = json_array ()))
-            goto nomem;
-        for (int i = 0; i < nwant; i++)
-            json_array_append_new (
-                ids, json_pack ("{s:I}", "id", (json_int_t)want[i]));
-    } else if (!(ids = jcli_job_list (&jc, true)))
-        goto done;
-    if (!json && !(t = table_create (7, headers)))
-        goto nomem;
-    for (size_t i = 0; i < json_array_size (ids); i++) {
-        if (procs_job (&jc, jcli_list_id (ids, i), &a, json, t) < 0)
-            goto done;
-    }
-    if (t)
-        table_print (t, stdout);
-    rc = 0;
-    goto done;
-nomem:
-    cli_error ("out of memory");
-done:
-    table_destroy (t);
-    json_decref (ids);
-    free (want);
-    jcli_close (&jc);
-    return rc;
-}
-
-const struct cli_command cli_cmd_procs = {
-    "procs",
-    cmd_procs,
-    "[--json] [JOBID...]",
-    "List the processes the journal believes are running, and check them.",
-    "      --json          one JSON object per process, one a line\n"
-    "ALIVE says whether the recorded cairn-shim still exists (pidfd and\n"
-    "start time check): yes, no, or unknown when it cannot be told.\n",
+    "supervisor that runs the command, not the command's own.\n"
+    "A job run with multinode has a NODE column: where the rank's processes "
+    "ran,\n"
+    "the node's host, or local (cairnd's own host); with --json each "
+    "process's\n"
+    "\"host\" (null: local). A process on a node has that node's pid.\n",
 };

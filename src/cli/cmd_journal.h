@@ -1,8 +1,8 @@
 /* cmd_journal.h - what the journal-reading subcommands of `cairn` share
  * (jobs in cmd_jobs.c, with its fields in cmd_jobs_view.c and its -o
  * formats in cmd_jobs_format.c; show in cmd_show.c; eventlog in
- * cmd_eventlog.c; ranks and procs in cmd_journal.c; verify, dump, stats,
- * purge in cmd_verify.c; the helpers in cmd_jutil.c).
+ * cmd_eventlog.c; ranks in cmd_journal.c; procs in cmd_procs.c; verify,
+ * dump, stats, purge in cmd_verify.c; the helpers in cmd_jutil.c).
  *
  * These commands read the journal directly, never through cairnd: they
  * work while cairnd runs (LMDB readers never block its writer, and every
@@ -165,20 +165,43 @@ json_t *jcli_job_summary (uint64_t id,
                           bool active,
                           double now);
 
-/* ---- ranks (cmd_journal.c; `cairn show` uses them too) ---- */
+/* ---- ranks (cmd_journal.c; `cairn show` and procs use them too) ---- */
+
+/* Where p runs or ran: NULL when on cairnd's own host; else (multinode:
+ * job_proc_node() >= 0) the host of the node that runs it as that node
+ * named itself (proc-spawn's "host"), or before any such report its rank's
+ * host in r, or "?" (r NULL or without a nodelist). Points into job or r. */
+const char *jcli_proc_host (const struct job *job,
+                            const struct job_proc *p,
+                            const struct rv1 *r);
 
 /* Rank's object of `cairn ranks --json`: {"rank", "host", "prolog",
- * "shell", "epilog", "drained", "drain_reason", "released"}. r (may be
- * NULL) gives the host. New reference, or NULL (ENOMEM). */
+ * "shell", "epilog", "drained", "drain_reason", "released"}, each process
+ * {"execid", "state", "pid", "timed_out", "host", "status"?, "note"?}
+ * with "host" as jcli_proc_host() says (null: here). r (may be NULL)
+ * gives the hosts. New reference, or NULL (ENOMEM). */
 json_t *jcli_rank_json (const struct job *job,
                         const json_t *events,
                         const struct rv1 *r,
                         uint32_t rank);
 
-/* Add rank's row to t: RANK HOST PROLOG SHELL EPILOG DRAINED RELEASED,
- * then with detail each process's shim pid and a NOTE column (the drain's
- * reason), as `cairn ranks` shows them. Returns 0, or -1 with errno
- * ENOMEM. */
+/* Whether the rank tables of job have a NODE column: the job ran under
+ * a multinode config (its accept's snapshot), so some of its ranks may
+ * have run on other nodes. One-host jobs' tables are as they always were.
+ */
+bool jcli_rank_has_node (const struct job *job);
+
+/* A table for jcli_rank_row(): RANK HOST [NODE] PROLOG SHELL EPILOG
+ * DRAINED RELEASED [NOTE] (NODE when jcli_rank_has_node(), NOTE with
+ * detail). NULL with errno ENOMEM. */
+struct table *jcli_rank_table (const struct job *job, bool detail);
+
+/* Add rank's row to t (made by jcli_rank_table() with the same detail):
+ * RANK HOST [NODE] PROLOG SHELL EPILOG DRAINED RELEASED, then with detail
+ * each process's shim pid and a NOTE column (the drain's reason), as
+ * `cairn ranks` shows them. NODE is where the rank's processes ran: the
+ * node's host (jcli_proc_host), "local" for cairnd's own, "-" if none
+ * was started. Returns 0, or -1 with errno ENOMEM. */
 int jcli_rank_row (struct table *t,
                    const struct job *job,
                    const json_t *events,

@@ -274,10 +274,8 @@ static int show_phases (const struct show *sh)
 
 static int show_ranks (const struct show *sh)
 {
-    static const char *const h[] = {"RANK",   "HOST",    "PROLOG",  "SHELL",
-                                    "EPILOG", "DRAINED", "RELEASED"};
     const struct idset *all = job_ranks (sh->job);
-    struct table *t = table_create (7, h);
+    struct table *t = jcli_rank_table (sh->job, false);
     int rc = -1;
 
     if (!t)
