@@ -34,6 +34,9 @@ struct bench_opts {
     long finished;      /* restart: finished jobs in the journal */
     int mem_jobs;       /* memory: active jobs */
     int commits;        /* journal: commits per batch size */
+    const char *sizes;  /* multinode: ranks per job, "64,256,1024,4096" */
+    int single_max;     /* multinode: largest N also run on one host */
+    int env_bytes;      /* multinode: pad each job's environment to this */
 };
 
 /* ---- util.c ---- */
@@ -239,6 +242,51 @@ int sample_fill_journal (const char *statedir,
                          long njobs,
                          struct cairn_error *err);
 
+/* ---- mnodes.c: fake nodes for the multinode benchmark ---- */
+
+/* Many fake nodes behind one node-relay connection to a rank-0 cairnd,
+ * plus a connection for jobs (see mnodes.c for what the nodes answer). */
+struct mnodes;
+
+/* What crossed the relay connection since mnodes_create. */
+struct mnodes_counts {
+    int64_t exec, signal, ack;   /* rank 0's node-relay messages by topic */
+    int64_t reask;               /* node-exec for an execid already run */
+    int64_t acked;               /* execids acknowledged */
+    int64_t reports, answers;    /* our node-reports, cairnd's answers */
+    int64_t lines_in, lines_out; /* lines from / to cairnd, all kinds */
+    int64_t bytes_in, bytes_out;
+};
+
+/* Connect to the cairnd at sock: a jobs' connection and, when relay is
+ * true, the nodes' connection, which opens a node-relay stream. NULL with
+ * errno and err (connect(2)'s errno, ENOMEM). */
+struct mnodes *
+mnodes_create (const char *sock, bool relay, struct cairn_error *err);
+
+/* Close both connections, free. NULL is fine; errno preserved. */
+void mnodes_destroy (struct mnodes *m);
+
+/* Send a `start` request (payload start, borrowed; matchtag mt, unique on
+ * this connection) and answer the nodes' part until the job's final
+ * release has come and every remote process was acknowledged and every
+ * report answered. Sets *wall (start sent .. final release, seconds) and
+ * *failed (an exception, or a non-zero finish status).
+ * 0, or -1 with errno and err: ETIMEDOUT (nothing came for stall seconds),
+ * ECONNRESET (cairnd closed a connection), EPROTO (cairnd refused the job
+ * or the relay, or sent something malformed), EIO (cairnd refused a
+ * report), ENOMEM. */
+int mnodes_job (struct mnodes *m,
+                const json_t *start,
+                int64_t mt,
+                double stall,
+                double *wall,
+                bool *failed,
+                struct cairn_error *err);
+
+/* The counts so far. */
+void mnodes_counts (const struct mnodes *m, struct mnodes_counts *c);
+
 /* ---- b_restart.c ---- */
 
 /* After PR_SET_CHILD_SUBREAPER: kill every process we adopted (the shims
@@ -260,6 +308,11 @@ struct report *bench_journal (const struct bench_opts *o,
                               struct cairn_error *err);
 struct report *bench_memory (const struct bench_opts *o,
                              struct cairn_error *err);
+/* b_multinode.c: a rank-0 cairnd (multinode on) with fake nodes in this
+ * process, jobs of each N in o->sizes: commits, journal, relay messages
+ * and time per job and per rank, against the same N on one host. */
+struct report *bench_multinode (const struct bench_opts *o,
+                                struct cairn_error *err);
 /* b_flux.c: built only with the Flux module. The flux command is $FLUX,
  * else CAIRN_BENCH_FLUX (where cmake found flux-core); the module is
  * <bindir>/cairn-exec.so. If either is missing, fails before starting

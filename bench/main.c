@@ -28,6 +28,8 @@ static const struct {
      "restart time with K live jobs, and with many finished ones"},
     {"journal", bench_journal, "journal events/s vs raw LMDB, batches 1-100"},
     {"memory", bench_memory, "cairnd RSS per active job and rank"},
+    {"multinode", bench_multinode,
+     "rank 0's cost per job and rank with fake nodes, N = 64..4096"},
 #ifdef CAIRN_BENCH_FLUX
     {"flux", bench_flux,
      "Flux jobs/s: stock job-exec + perilog.so vs cairn-exec.so"},
@@ -49,14 +51,21 @@ static void usage (FILE *f)
              "                     (%s)\n"
              "  --dir DIR          where scratch state dirs go ($TMPDIR or"
              " /tmp)\n"
-             "  --jobs M           throughput: jobs (200); flux: (100)\n"
+             "  --jobs M           throughput: jobs (200); flux: (100);"
+             " multinode: per run (2)\n"
              "  --ranks N          ranks per job (4); flux: instance size\n"
              "  --inflight C       throughput: jobs in flight (16)\n"
              "  --live K,K,...     restart: live job counts (10,100,1000)\n"
              "  --finished F       restart: finished jobs in the journal"
              " (100000)\n"
              "  --mem-jobs K       memory: active jobs (1000)\n"
-             "  --commits C        journal: commits per batch size (1000)\n",
+             "  --commits C        journal: commits per batch size (1000)\n"
+             "  --sizes N,N,...    multinode: ranks per job"
+             " (64,256,1024,4096)\n"
+             "  --single-max N     multinode: largest N also run on one host"
+             " (1024; 0: none)\n"
+             "  --env-bytes B      multinode: pad the jobs' environment to"
+             " B bytes (0)\n",
              CAIRN_BENCH_BINDIR);
 }
 
@@ -88,6 +97,9 @@ int main (int argc, char *argv[])
         {"finished", required_argument, NULL, 'F'},
         {"mem-jobs", required_argument, NULL, 'm'},
         {"commits", required_argument, NULL, 'c'},
+        {"sizes", required_argument, NULL, 'S'},
+        {"single-max", required_argument, NULL, 'X'},
+        {"env-bytes", required_argument, NULL, 'E'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -101,7 +113,9 @@ int main (int argc, char *argv[])
                            .klist = "10,100,1000",
                            .finished = 100000,
                            .mem_jobs = 1000,
-                           .commits = 1000};
+                           .commits = 1000,
+                           .sizes = "64,256,1024,4096",
+                           .single_max = 1024};
     const char *json_path = NULL;
     FILE *jf = NULL;
     int c, status = 0;
@@ -124,6 +138,9 @@ int main (int argc, char *argv[])
         case 'K':
             o.klist = optarg;
             break;
+        case 'S':
+            o.sizes = optarg;
+            break;
         case 'h':
             usage (stdout);
             return 0;
@@ -134,7 +151,9 @@ int main (int argc, char *argv[])
         case 'F':
         case 'm':
         case 'c':
-            if (int_arg (optarg, c == 'F' ? 0 : 1,
+        case 'X':
+        case 'E':
+            if (int_arg (optarg, c == 'F' || c == 'X' || c == 'E' ? 0 : 1,
                          c == 'r' ? BENCH_MAX_REPS : 10000000, &v) < 0)
                 return 2;
             if (c == 'r')
@@ -150,6 +169,10 @@ int main (int argc, char *argv[])
                 o.finished = v;
             else if (c == 'm')
                 o.mem_jobs = (int)v;
+            else if (c == 'X')
+                o.single_max = (int)v;
+            else if (c == 'E')
+                o.env_bytes = (int)v;
             else
                 o.commits = (int)v;
             break;
