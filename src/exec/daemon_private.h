@@ -178,6 +178,9 @@ int shim_start (struct cairnd *d,
                 size_t max_output,
                 struct shim_started *out,
                 struct cairn_error *err);
+/* Why a process whose shim ended without an exit file is lost
+ * (shim_status: its wait status, or -1 when it was not our child). */
+void shim_gone_note (char *buf, size_t len, int shim_status, pid_t pid);
 int proc_spawn (struct jobentry *je, const char *execid);
 int watch_add (struct cairnd *d,
                struct jobentry *je,

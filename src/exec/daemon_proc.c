@@ -119,6 +119,19 @@ void proc_unwatch (struct cairnd *d, const char *execid)
     free (w);
 }
 
+void shim_gone_note (char *buf, size_t len, int shim_status, pid_t pid)
+{
+    if (shim_status >= 0)
+        snprintf (buf, len,
+                  "cairn-shim ended (wait status %d) without recording the "
+                  "command's exit status",
+                  shim_status);
+    else
+        snprintf (buf, len,
+                  "cairn-shim (pid %d) is gone and left no exit status",
+                  (int)pid);
+}
+
 /* A process ended: read what its shim left and tell the job. A missing
  * exit file means the outcome is lost (shim_status: the shim's own wait
  * status, or -1 when it is not our child), unless the command never
@@ -170,15 +183,7 @@ void proc_collect (struct jobentry *je, const char *execid, int shim_status)
                      strerror (errno));
     } else {
         char note[160];
-        if (shim_status >= 0)
-            snprintf (note, sizeof (note),
-                      "cairn-shim ended (wait status %d) without recording "
-                      "the command's exit status",
-                      shim_status);
-        else
-            snprintf (note, sizeof (note),
-                      "cairn-shim (pid %d) is gone and left no exit status",
-                      (int)p->pid);
+        shim_gone_note (note, sizeof (note), shim_status, p->pid);
         if (job_proc_lost (je->job, &ctx, execid, note, je->pending) < 0)
             log_msg (LOG_ERR, "job %s: loss of %s: %s", je->key, execid,
                      strerror (errno));

@@ -285,14 +285,9 @@ void node_collect (struct cairnd *d, struct nproc *np, int shim_status)
         return;
     }
     char note[160];
-    if (shim_status >= 0)
-        snprintf (note, sizeof (note),
-                  "cairn-shim ended (wait status %d) without recording the "
-                  "command's exit status",
-                  shim_status);
-    else
-        snprintf (note, sizeof (note),
-                  "cairn-shim is gone and left no exit status");
+    shim_gone_note (note, sizeof (note), shim_status,
+                    (pid_t)json_integer_value (json_object_get (np->rec,
+                                                                "pid")));
     /* what the shim started may outlive it: no user work runs on unseen
      * (proc_finished does the same for a job's) */
     CRASHPOINT ("exec.orphans.kill.before");

@@ -130,44 +130,87 @@ int journal_purged (struct journal *j, uint64_t id)
     return 1;
 }
 
-int journal_foreach_drain (struct journal *j,
-                           journal_drain_f cb,
-                           void *arg,
-                           struct cairn_error *err)
+/* Walk one of the small tables (drains, nodeprocs) in key order: each
+ * entry whose key is klen bytes goes to cb (key, value); cb's non-zero
+ * return stops the walk, negative as an error with errno. */
+typedef int (*kv_f) (const MDB_val *k, const MDB_val *v, void *arg);
+static int foreach_kv (struct journal *j,
+                       bool has,
+                       MDB_dbi dbi,
+                       const char *name,
+                       size_t klen,
+                       kv_f cb,
+                       void *arg,
+                       struct cairn_error *err)
 {
     MDB_txn *txn;
     MDB_cursor *cur = NULL;
     MDB_val k, v;
     int rc, stop = 0;
 
-    if (!j || !cb) {
-        errno = EINVAL;
-        return -1;
-    }
-    if (!j->has_drains)
+    if (!has)
         return 0;
     if ((rc = journal_rtxn_begin (j, &txn)))
-        return journal_err (err, rc, "journal at %s: drains", j->path);
-    rc = mdb_cursor_open (txn, j->dbi_drains, &cur);
+        return journal_err (err, rc, "journal at %s: %s", j->path, name);
+    rc = mdb_cursor_open (txn, dbi, &cur);
     for (int op = MDB_FIRST; rc == 0 && !stop; op = MDB_NEXT) {
         if ((rc = mdb_cursor_get (cur, &k, &v, op)))
             break;
-        if (k.mv_size != 4)
+        if (k.mv_size != klen)
             continue;
-        stop = cb (journal_get_be32 (k.mv_data), v.mv_data, v.mv_size, arg);
-        if (stop < 0) {
-            if (cur)
-                mdb_cursor_close (cur);
+        if ((stop = cb (&k, &v, arg)) < 0) {
+            int e = errno;
+            mdb_cursor_close (cur);
             journal_rtxn_end (j, txn);
-            return errset (err, errno, "drains: %s", strerror (errno));
+            return errset (err, e, "%s: %s", name, strerror (e));
         }
     }
     if (cur)
         mdb_cursor_close (cur);
     journal_rtxn_end (j, txn);
     if (rc && rc != MDB_NOTFOUND)
-        return journal_err (err, rc, "journal at %s: drains", j->path);
+        return journal_err (err, rc, "journal at %s: %s", j->path, name);
     return 0;
+}
+
+struct drain_walk {
+    journal_drain_f cb;
+    void *arg;
+};
+
+static int drain_entry (const MDB_val *k, const MDB_val *v, void *arg)
+{
+    struct drain_walk *w = arg;
+    return w->cb (journal_get_be32 (k->mv_data), v->mv_data, v->mv_size,
+                  w->arg);
+}
+
+int journal_foreach_drain (struct journal *j,
+                           journal_drain_f cb,
+                           void *arg,
+                           struct cairn_error *err)
+{
+    struct drain_walk w = {.cb = cb, .arg = arg};
+    if (!j || !cb) {
+        errno = EINVAL;
+        return -1;
+    }
+    return foreach_kv (j, j->has_drains, j->dbi_drains, "drains", 4,
+                       drain_entry, &w, err);
+}
+
+struct nodeproc_walk {
+    journal_nodeproc_f cb;
+    void *arg;
+};
+
+static int nodeproc_entry (const MDB_val *k, const MDB_val *v, void *arg)
+{
+    struct nodeproc_walk *w = arg;
+    char execid[JOURNAL_EXECID_LEN + 1];
+    memcpy (execid, k->mv_data, JOURNAL_EXECID_LEN);
+    execid[JOURNAL_EXECID_LEN] = '\0';
+    return w->cb (execid, v->mv_data, v->mv_size, w->arg);
 }
 
 int journal_foreach_nodeproc (struct journal *j,
@@ -175,41 +218,13 @@ int journal_foreach_nodeproc (struct journal *j,
                               void *arg,
                               struct cairn_error *err)
 {
-    MDB_txn *txn;
-    MDB_cursor *cur = NULL;
-    MDB_val k, v;
-    int rc, stop = 0;
-
+    struct nodeproc_walk w = {.cb = cb, .arg = arg};
     if (!j || !cb) {
         errno = EINVAL;
         return -1;
     }
-    if (!j->has_nodeprocs)
-        return 0;
-    if ((rc = journal_rtxn_begin (j, &txn)))
-        return journal_err (err, rc, "journal at %s: nodeprocs", j->path);
-    rc = mdb_cursor_open (txn, j->dbi_nodeprocs, &cur);
-    for (int op = MDB_FIRST; rc == 0 && !stop; op = MDB_NEXT) {
-        char execid[JOURNAL_EXECID_LEN + 1];
-        if ((rc = mdb_cursor_get (cur, &k, &v, op)))
-            break;
-        if (k.mv_size != JOURNAL_EXECID_LEN)
-            continue;
-        memcpy (execid, k.mv_data, JOURNAL_EXECID_LEN);
-        execid[JOURNAL_EXECID_LEN] = '\0';
-        if ((stop = cb (execid, v.mv_data, v.mv_size, arg)) < 0) {
-            int e = errno;
-            mdb_cursor_close (cur);
-            journal_rtxn_end (j, txn);
-            return errset (err, e, "nodeprocs: %s", strerror (e));
-        }
-    }
-    if (cur)
-        mdb_cursor_close (cur);
-    journal_rtxn_end (j, txn);
-    if (rc && rc != MDB_NOTFOUND)
-        return journal_err (err, rc, "journal at %s: nodeprocs", j->path);
-    return 0;
+    return foreach_kv (j, j->has_nodeprocs, j->dbi_nodeprocs, "nodeprocs",
+                       JOURNAL_EXECID_LEN, nodeproc_entry, &w, err);
 }
 
 int journal_foreach_job (struct journal *j,
