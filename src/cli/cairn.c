@@ -201,10 +201,17 @@ struct client *cli_connect (struct cli *cli, char **path_out)
 
     if (path_out)
         *path_out = NULL;
-    if (!(dir = cli_statedir (cli)))
-        return NULL;
-    path = statedir_socket (dir);
-    free (dir);
+    /* $CAIRN_SOCKET: a multi-user cairnd's public socket (cairn.conf(5)
+     * public-socket), for users who cannot enter its state dir */
+    const char *env = getenv ("CAIRN_SOCKET");
+    if (env && *env)
+        path = strdup (env);
+    else {
+        if (!(dir = cli_statedir (cli)))
+            return NULL;
+        path = statedir_socket (dir);
+        free (dir);
+    }
     if (!path) {
         cli_error ("%s", strerror (errno));
         return NULL;

@@ -596,6 +596,7 @@ static const struct key limits_keys[] = {
 static const struct key top_keys[] = {
     KEY ("statedir", parse_string, CF (statedir)),
     KEY ("shim", parse_string, CF (shim)),
+    KEY ("public-socket", parse_string, CF (public_socket)),
     KEY ("role", parse_role, CF (role_node)),
     JOB_KEYS (CF (job)),
     SECTION ("journal", 0, journal_keys),
@@ -854,6 +855,7 @@ void config_free (struct cairn_config *cfg)
         int saved = errno;
         free (cfg->statedir);
         free (cfg->shim);
+        free (cfg->public_socket);
         job_config_free (&cfg->job);
         memset (cfg, 0, sizeof (*cfg));
         errno = saved;
@@ -865,10 +867,12 @@ static int config_copy (struct cairn_config *dst,
 {
     struct cairn_config tmp = *src;
 
-    tmp.statedir = tmp.shim = NULL;
+    tmp.statedir = tmp.shim = tmp.public_socket = NULL;
     memset (&tmp.job, 0, sizeof (tmp.job));
     if ((src->statedir && !(tmp.statedir = strdup (src->statedir))) ||
         (src->shim && !(tmp.shim = strdup (src->shim))) ||
+        (src->public_socket &&
+         !(tmp.public_socket = strdup (src->public_socket))) ||
         job_config_copy (&tmp.job, &src->job) < 0) {
         config_free (&tmp);
         errno = ENOMEM;

@@ -7,7 +7,7 @@
  * seconds; sizes are a non-negative integer of bytes or a string with a
  * K, M or G suffix (powers of 1024: "64K", "512M", "2G"). Keys:
  *
- *   statedir (string), shim (string)
+ *   statedir (string), shim (string), public-socket (string)
  *   prolog   { command, per-rank, timeout, kill-timeout,
  *              cancel-on-exception, tolerable-exit-codes }
  *   epilog   { command, per-rank, timeout, kill-timeout,
@@ -96,6 +96,9 @@ struct job_config {
 struct cairn_config {
     char *statedir; /* NULL = caller's default */
     char *shim;     /* path of cairn-shim, NULL = default lookup */
+    char *public_socket; /* a second socket, mode 0666, for every local
+                            user (requests checked by SO_PEERCRED);
+                            NULL = none */
     struct job_config job;
     size_t journal_max_size;  /* bytes, >= 1 MiB; default 1 GiB */
     double journal_retention; /* seconds finished jobs are kept; default 7d;

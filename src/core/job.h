@@ -89,7 +89,12 @@ struct job;
 /* Inputs to decisions that come from outside the pure world. */
 struct job_ctx {
     double now;      /* wall clock, epoch seconds */
-    uid_t owner_uid; /* the service's uid: jobs of other users are refused */
+    uid_t owner_uid; /* the service's uid */
+    bool multiuser;  /* it runs as root: jobs of any user run as that user;
+                        else jobs of other users than owner_uid are refused */
+    /* With multiuser: does uid have an entry in the user database? NULL:
+     * assume so. */
+    bool (*user_known) (uint32_t uid, void *arg);
     /* Write a fresh execid (canonical lowercase uuid) into buf. */
     void (*new_execid) (char buf[EXECID_LEN + 1], void *arg);
     void *arg;
@@ -109,9 +114,10 @@ int job_apply (struct job *job, const json_t *entry, struct cairn_error *err);
 /* A new job: validates R and jobspec (and that the jobspec's per-rank
  * environment names ranks of R), emits `accept` (which snapshots jc)
  * and the first decisions. -1 EINVAL with a message naming the field when
- * the request is malformed: then nothing was emitted. A userid other than
- * ctx->owner_uid is accepted and ended at once with a fatal exec exception
- * (multi-user is not supported). */
+ * the request is malformed: then nothing was emitted. A job that cannot run
+ * as its user is accepted and ended at once with a fatal exec exception
+ * (it never starts): without ctx->multiuser a userid other than
+ * ctx->owner_uid; with it, a uid the user database does not know. */
 int job_accept (struct job *job,
                 const struct job_ctx *ctx,
                 uint32_t userid,

@@ -735,15 +735,19 @@ int job_accept (struct job *job,
                   json_pack ("{s:i s:O s:O s:o}", "userid", (int)userid, "R", R,
                              "jobspec", jobspec, "config", config)) < 0)
         return errset (err, errno, "cannot record the job");
-    if (userid != ctx->owner_uid) {
-        char note[160];
+    char note[200] = "";
+    if (!ctx->multiuser && userid != ctx->owner_uid)
         snprintf (note, sizeof (note),
-                  "multi-user is not supported: this cairn runs jobs of uid "
+                  "this cairnd runs as uid %u, not root: it runs jobs of uid "
                   "%u only, not %u",
-                  (unsigned)ctx->owner_uid, (unsigned)userid);
-        if (emit_exception (job, ctx, out, "exec", 0, note, NULL) < 0)
-            return -1;
-    }
+                  (unsigned)ctx->owner_uid, (unsigned)ctx->owner_uid,
+                  (unsigned)userid);
+    else if (ctx->multiuser && ctx->user_known &&
+             !ctx->user_known (userid, ctx->arg))
+        snprintf (note, sizeof (note), "no user with uid %u on this host",
+                  (unsigned)userid);
+    if (note[0] && emit_exception (job, ctx, out, "exec", 0, note, NULL) < 0)
+        return -1;
     return step (job, ctx, out);
 }
 

@@ -133,7 +133,8 @@ int job_proc_command (const struct job *job,
                                                : "shell") < 0 ||
         env_set (env, "FLUX_JOB_ID", f58) < 0 ||
         env_set (env, "FLUX_JOB_RANKS", jobranks) < 0 ||
-        env_setf (env, "FLUX_JOB_USERID", "%u", (unsigned)job->userid) < 0)
+        env_setf (env, "FLUX_JOB_USERID", "%u", (unsigned)job->userid) < 0 ||
+        env_setf (env, "CAIRN_JOB_USERID", "%u", (unsigned)job->userid) < 0)
         goto nomem;
     if (idset_count (proc->ranks) == 1 &&
         env_setf (env, "CAIRN_RANK", "%u", (unsigned)proc->rank) < 0)

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <pwd.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -43,10 +44,19 @@ static void new_execid (char buf[EXECID_LEN + 1], void *arg)
     uuid_unparse_lower (u, buf);
 }
 
+static bool user_known (uint32_t uid, void *arg)
+{
+    struct passwd pw, *res = NULL;
+    char buf[4096];
+    return getpwuid_r ((uid_t)uid, &pw, buf, sizeof (buf), &res) == 0 && res;
+}
+
 void cairnd_ctx (struct cairnd *d, struct job_ctx *ctx)
 {
     ctx->now = cairnd_now ();
     ctx->owner_uid = d->uid;
+    ctx->multiuser = d->uid == 0;
+    ctx->user_known = user_known;
     ctx->new_execid = new_execid;
     ctx->arg = d;
 }
@@ -601,6 +611,8 @@ static void signal_cb (struct ev_loop *loop, ev_signal *w, int revents)
     d->stopping = true;
     (void)notify_send ("STOPPING=1");
     server_stop_accepting (d->server);
+    if (d->public_server)
+        server_stop_accepting (d->public_server);
     ev_break (loop, EVBREAK_ALL);
 }
 
@@ -823,6 +835,26 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
                              .disconnect = service_disconnect};
     if (!(d->server = server_create (d->loop, d->sockpath, &lim, &ops, d, err)))
         goto error;
+    /* The state dir stays 0700 (journal, exit files, the service's
+     * socket); users reach cairnd through a second socket of their own,
+     * where every request is judged by its peer's uid (service.c). */
+    if (cfg->public_socket) {
+        lim.socket_mode = 0666;
+        if (!(d->public_server = server_create (d->loop, cfg->public_socket,
+                                                &lim, &ops, d, err))) {
+            errprefix (err, "public-socket");
+            goto error;
+        }
+        log_msg (LOG_INFO, "listening for every local user on %s",
+                 cfg->public_socket);
+    }
+    if (d->uid == 0)
+        log_msg (LOG_INFO, "running as root: each job's shells run as the "
+                           "job's user; prolog and epilog as root");
+    else
+        log_msg (LOG_INFO, "running as uid %u, not root: it runs jobs of uid "
+                           "%u only",
+                 (unsigned)d->uid, (unsigned)d->uid);
     if (d->node)
         log_msg (LOG_INFO, "listening on %s as a node (journal %s)",
                  d->sockpath, journal_instance (d->journal));
@@ -855,6 +887,7 @@ void cairnd_destroy (struct cairnd *d)
         return;
     int saved = errno;
     server_destroy (d->server);
+    server_destroy (d->public_server);
     if (d->jobs) {
         size_t pos = 0;
         struct jobentry *je;

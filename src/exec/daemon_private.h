@@ -90,6 +90,7 @@ struct cairnd {
     ev_io spawner_watch;       /* its pidfd: readable when it died */
     struct journal *journal;
     struct server *server;
+    struct server *public_server; /* cfg public-socket, or NULL */
     struct hashmap *jobs;      /* key -> jobentry */
     struct hashmap *watches;   /* execid -> watch */
     struct hashmap *conn_subs; /* conn_id -> connsubs (with streams only) */
@@ -168,14 +169,17 @@ struct shim_started {
 };
 /* Start argv under cairn-shim (execid, exit files in the state dir's
  * exits/, env added to cairnd's own environment less its private
- * variables, output capped at max_output bytes). -1 with err if it could
- * not start; a lost spawner ends cairnd (cairnd_spawner_lost). */
+ * variables, output capped at max_output bytes), as uid user when that is
+ * >= 0 and not cairnd's own (the shim drops to it before the exec;
+ * cairnd's login variables are not passed on then). -1 with err if it
+ * could not start; a lost spawner ends cairnd (cairnd_spawner_lost). */
 int shim_start (struct cairnd *d,
                 const char *execid,
                 char **argv,
                 json_t *env,
                 const char *cwd,
                 size_t max_output,
+                int64_t user,
                 struct shim_started *out,
                 struct cairn_error *err);
 /* Why a process whose shim ended without an exit file is lost

@@ -5,6 +5,8 @@
  * shim ended (readable), and it signals exactly that shim.
  */
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,8 +31,21 @@ static bool env_private (const char *entry)
            strncmp (entry, "CAIRN_BENCH_", 12) == 0;
 }
 
-/* environ, minus the names in `add`, plus `add`. */
-static char **build_env (json_t *add)
+/* What a command run as another user must not inherit from cairnd: the
+ * shim sets them from the user's entry unless `add` has them. */
+static bool env_login (const char *entry)
+{
+    static const char *const names[] = {"HOME=", "USER=", "LOGNAME=",
+                                        "SHELL=", "MAIL=", "XDG_RUNTIME_DIR="};
+    for (size_t i = 0; i < sizeof (names) / sizeof (names[0]); i++)
+        if (strncmp (entry, names[i], strlen (names[i])) == 0)
+            return true;
+    return false;
+}
+
+/* environ, minus the names in `add` (and cairnd's login variables for a
+ * command run as another user), plus `add`. */
+static char **build_env (json_t *add, bool as_user)
 {
     size_t n = 0, k = 0;
     while (environ[n])
@@ -40,7 +55,8 @@ static char **build_env (json_t *add)
         return NULL;
     for (size_t i = 0; i < n; i++) {
         const char *eq = strchr (environ[i], '=');
-        if (!eq || env_private (environ[i]))
+        if (!eq || env_private (environ[i]) ||
+            (as_user && env_login (environ[i])))
             continue;
         char name[256];
         size_t len = (size_t)(eq - environ[i]);
@@ -210,22 +226,82 @@ static void watch_cb (struct ev_loop *loop, ev_io *io, int revents)
         proc_collect (je, execid, shim_status);
 }
 
+/* The user's entry through NSS (what the static shim cannot use): its
+ * groups, the primary one first, into *groups (malloc'd), and HOME, USER,
+ * LOGNAME and SHELL into env unless it has them. -1 with err: no such user
+ * here, or out of memory. */
+static int user_lookup (uid_t uid,
+                        json_t *env,
+                        gid_t **groups,
+                        size_t *ngroups,
+                        struct cairn_error *err)
+{
+    struct passwd pw, *res = NULL;
+    char buf[16384];
+    int n = 64;
+    gid_t *g = NULL;
+
+    if (getpwuid_r (uid, &pw, buf, sizeof (buf), &res) != 0 || !res)
+        return errprintf (err, "no user with uid %u on this host",
+                          (unsigned)uid);
+    for (;;) {
+        gid_t *ng = realloc (g, (size_t)(n + 1) * sizeof (*g));
+        if (!ng) {
+            free (g);
+            return errprintf (err, "out of memory");
+        }
+        g = ng;
+        int want = n;
+        if (getgrouplist (pw.pw_name, pw.pw_gid, g + 1, &want) >= 0) {
+            n = want;
+            break;
+        }
+        n = want > n ? want : n * 2;
+    }
+    /* the primary group first, once */
+    size_t k = 1;
+    g[0] = pw.pw_gid;
+    for (int i = 0; i < n; i++)
+        if (g[1 + i] != pw.pw_gid)
+            g[k++] = g[1 + i];
+    *groups = g;
+    *ngroups = k;
+    const char *vars[][2] = {
+        {"HOME", pw.pw_dir},
+        {"USER", pw.pw_name},
+        {"LOGNAME", pw.pw_name},
+        {"SHELL", pw.pw_shell && *pw.pw_shell ? pw.pw_shell : "/bin/sh"},
+    };
+    for (size_t i = 0; env && i < sizeof (vars) / sizeof (vars[0]); i++)
+        if (!json_object_get (env, vars[i][0]))
+            json_object_set_new (env, vars[i][0], json_string (vars[i][1]));
+    return 0;
+}
+
 int shim_start (struct cairnd *d,
                 const char *execid,
                 char **argv,
                 json_t *env,
                 const char *cwd,
                 size_t max_output,
+                int64_t user,
                 struct shim_started *out,
                 struct cairn_error *err)
 {
-    char **envp = build_env (env);
+    bool as_user = user >= 0 && (uid_t)user != d->uid;
+    gid_t *groups = NULL;
+    size_t ngroups = 0;
     char exitdir[4096];
     int rc;
 
-    if (!envp)
+    if (as_user && user_lookup ((uid_t)user, env, &groups, &ngroups, err) < 0)
+        return -1;
+    char **envp = build_env (env, as_user);
+    if (!envp) {
+        free (groups);
         return errprintf (err, "cannot build the command: %s",
                           strerror (errno));
+    }
     snprintf (exitdir, sizeof (exitdir), "%s/exits", d->statedir);
     struct shim_spec spec = {.shim = d->shim,
                              .exitdir = exitdir,
@@ -233,10 +309,15 @@ int shim_start (struct cairnd *d,
                              .argv = argv,
                              .envp = envp,
                              .cwd = cwd,
-                             .max_output = max_output > 0 ? max_output : 1};
+                             .max_output = max_output > 0 ? max_output : 1,
+                             .as_user = as_user,
+                             .uid = as_user ? (uid_t)user : 0,
+                             .groups = groups,
+                             .ngroups = ngroups};
     CRASHPOINT ("exec.spawn.before");
     rc = spawner_spawn (d->spawner, &spec, &out->pid, &out->pidfd, err);
     job_argv_free (envp);
+    free (groups);
     if (rc < 0) {
         if (errno == EPIPE) /* it may have started: not a failure to journal */
             cairnd_spawner_lost (d);
@@ -275,9 +356,13 @@ int proc_spawn (struct jobentry *je, const char *execid)
         errprintf (&err, "cannot build the command: %s", strerror (errno));
         goto failed;
     }
-    /* no more output than could still be journaled */
+    /* no more output than could still be journaled; a shell runs as its
+     * job's user, a prolog or epilog as cairnd's (the site's scripts) */
     if (shim_start (d, execid, argv, env, cwd,
-                    job_output_room (je->job, p->phase), &st, &err) < 0)
+                    job_output_room (je->job, p->phase),
+                    p->phase == PHASE_SHELL ? (int64_t)job_userid (je->job)
+                                            : -1,
+                    &st, &err) < 0)
         goto failed;
     if (proc_watch (je, execid, st.pid, st.pidfd) < 0) {
         close (st.pidfd);

@@ -321,7 +321,10 @@ static void spawn (struct cairnd *d, struct nproc *np)
     }
     for (size_t i = 0; i < n; i++)
         argv[i] = (char *)json_string_value (json_array_get (jargv, i));
-    if (shim_start (d, np->execid, argv, env, cwd, max, &st, &err) < 0) {
+    json_t *user = json_object_get (np->rec, "user");
+    if (shim_start (d, np->execid, argv, env, cwd, max,
+                    json_is_integer (user) ? json_integer_value (user) : -1,
+                    &st, &err) < 0) {
         log_msg (LOG_WARNING, "%s: %s", np->execid, err.text);
         end_with (d, np, "failed", err.text);
         goto done;
@@ -460,12 +463,20 @@ void req_node_exec (struct cairnd *d,
             cairnd_ack (d, c, matchtag, report (d->node, np));
         return;
     }
+    json_t *user = json_object_get (payload, "user");
+    if (user && (!json_is_integer (user) || json_integer_value (user) < 0 ||
+                 json_integer_value (user) > UINT32_MAX)) {
+        conn_respond_error (c, matchtag, EPROTO,
+                            "node-exec: user: must be a uid");
+        return;
+    }
     if (!(np = calloc (1, sizeof (*np))) ||
         !(np->rec = json_pack ("{s:I s:s s:I s:O s:O s:I s:s}", "id", id,
                                "phase", phase, "rank", rank, "argv", argv,
                                "env", env, "max-output", max, "state",
                                "intent")) ||
-        (cwd && json_object_set_new (np->rec, "cwd", json_string (cwd)) < 0)) {
+        (cwd && json_object_set_new (np->rec, "cwd", json_string (cwd)) < 0) ||
+        (user && json_object_set (np->rec, "user", user) < 0)) {
         nproc_free (np);
         conn_respond_error (c, matchtag, ENOMEM, "node-exec: out of memory");
         return;

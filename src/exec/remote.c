@@ -247,6 +247,13 @@ static void ask (struct remote *r, struct rproc *rp)
                    (json_int_t)job_output_room (je->job, p->phase));
     if (!o)
         goto nomem;
+    /* a shell runs as its job's user there too (a node as root) */
+    if (p->phase == PHASE_SHELL &&
+        json_object_set_new (o, "user",
+                             json_integer (job_userid (je->job))) < 0) {
+        json_decref (o);
+        goto nomem;
+    }
     rp->t_sent = cairnd_now ();
     if (!relay_send (r, rp->rank, "node-exec", o, false))
         rp->t_sent = 0;

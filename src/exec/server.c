@@ -67,7 +67,6 @@ struct server {
     void *arg;
     struct conn *conns;
     int nconns;
-    uint64_t next_id;
 };
 
 static size_t pending_out (const struct conn *c)
@@ -509,7 +508,8 @@ static void server_add_conn (struct server *s, int fd)
     }
     c->s = s;
     c->fd = fd;
-    c->id = ++s->next_id;
+    static uint64_t next_id; /* process-wide: cairnd keys streams by it */
+    c->id = ++next_id;
     c->uid = cred.uid;
     c->pid = cred.pid;
     ev_io_init (&c->rw, conn_read_cb, fd, EV_READ);
@@ -634,7 +634,7 @@ static int server_listen (struct server *s,
     umask (mask);
     if (rc < 0)
         return errset (err, saved, "bind %s: %s", s->path, strerror (saved));
-    if (chmod (s->path, 0600) < 0 || lstat (s->path, &st) < 0) {
+    if (chmod (s->path, s->lim.socket_mode) < 0 || lstat (s->path, &st) < 0) {
         errprintf (err, "chmod %s: %s", s->path, strerror (errno));
         goto error_unlink;
     }
@@ -693,6 +693,9 @@ struct server *server_create (struct ev_loop *loop,
     s->lim.max_request_size = SERVER_MAX_REQUEST_SIZE_DEFAULT;
     s->lim.max_output = SERVER_MAX_OUTPUT_DEFAULT;
     s->lim.max_connections = SERVER_MAX_CONNECTIONS_DEFAULT;
+    s->lim.socket_mode = 0600;
+    if (lim && lim->socket_mode > 0)
+        s->lim.socket_mode = lim->socket_mode & 0777;
     if (lim && lim->max_request_size > 0)
         s->lim.max_request_size = lim->max_request_size;
     if (lim && lim->max_output > 0)

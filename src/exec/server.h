@@ -33,6 +33,9 @@ struct server_limits {
     size_t max_output;       /* bytes queued for one client before it is
                               * dropped as too slow, default 16 MiB */
     int max_connections;     /* default 256 */
+    int socket_mode;         /* of the socket file, default 0600; 0666
+                              * for a socket every local user may reach
+                              * (each request checked by its peer's uid) */
 };
 
 /* A field left 0 takes its default. */
@@ -65,7 +68,9 @@ struct server_ops {
  * If path exists: when something accepts connections there, fail with
  * EADDRINUSE ("another cairnd is listening on PATH"); when it is a socket
  * nobody listens on (left by a crashed cairnd), remove it; when it is not a
- * socket, fail with EEXIST. The socket file is created with mode 0600.
+ * socket, fail with EEXIST. The socket file is created with mode 0600, then
+ * given lim->socket_mode if set. Connection ids (conn_id) are unique across
+ * every server of the process.
  * lim may be NULL (defaults). ops and arg are copied/kept for callbacks.
  * Returns the server, or NULL with errno set and err filled:
  *   EINVAL (empty path, ops->request NULL, negative limit),

@@ -640,7 +640,9 @@ req_stats (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
         "processes", (json_int_t)hashmap_count (d->watches), "spawned",
         (json_int_t)d->nspawned, "commits", (json_int_t)d->ncommits,
         "jobs-done", (json_int_t)d->njobs_done, "connections",
-        server_nconns (d->server), "journal", "map-size",
+        server_nconns (d->server) +
+            (d->public_server ? server_nconns (d->public_server) : 0),
+        "journal", "map-size",
         (json_int_t)st.map_size, "map-used", (json_int_t)st.map_used,
         "max-map-size", (json_int_t)st.max_map_size, "data-used",
         (json_int_t)st.data_used, "jobs", (json_int_t)st.njobs, "events",
@@ -664,32 +666,117 @@ req_stats (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
 
 enum role { EXEC = 1, NODE = 2, BOTH = 3 };
 
+/* Who may send a request (SO_PEERCRED, SECURITY.md): anyone; the job's
+ * owner (its userid) or a privileged uid; a privileged uid only. Root and
+ * cairnd's own uid (a resource manager submitting for its users, such as
+ * the Flux module) are privileged. */
+enum access { ANYONE, OWNER, PRIVILEGED };
+
 static const struct {
     const char *topic;
     handler_f fn;
-    bool guest_ok; /* read-only: other users may call it */
+    enum access access;
     enum role role; /* the roles that serve it */
 } handlers[] = {
-    {"start", req_start, false, EXEC},
-    {"exception", req_exception, false, EXEC},
-    {"kill", req_kill, false, EXEC},
-    {"expiration", req_expiration, false, EXEC},
-    {"critical-ranks", req_critical_ranks, false, EXEC},
-    {"fail-ranks", req_fail_ranks, false, EXEC},
-    {"resume", req_resume, false, EXEC},
-    {"post", req_post, false, EXEC},
-    {"undrain", req_undrain, false, EXEC},
-    {"list", req_list, true, BOTH},
-    {"stats", req_stats, true, BOTH},
+    {"start", req_start, OWNER, EXEC},
+    {"exception", req_exception, OWNER, EXEC},
+    {"kill", req_kill, OWNER, EXEC},
+    {"expiration", req_expiration, OWNER, EXEC},
+    {"critical-ranks", req_critical_ranks, OWNER, EXEC},
+    {"fail-ranks", req_fail_ranks, PRIVILEGED, EXEC},
+    {"resume", req_resume, PRIVILEGED, EXEC},
+    {"post", req_post, PRIVILEGED, EXEC},
+    {"undrain", req_undrain, PRIVILEGED, EXEC},
+    {"list", req_list, ANYONE, BOTH},
+    {"stats", req_stats, ANYONE, BOTH},
     /* multinode (remote.c, node.c) */
-    {"node-relay", req_node_relay, false, EXEC},
-    {"node-report", req_node_report, false, EXEC},
-    {"node-hello", req_node_hello, false, EXEC},
-    {"node-exec", req_node_exec, false, NODE},
-    {"node-signal", req_node_signal, false, NODE},
-    {"node-ack", req_node_ack, false, NODE},
-    {"node-watch", req_node_watch, false, NODE},
+    {"node-relay", req_node_relay, PRIVILEGED, EXEC},
+    {"node-report", req_node_report, PRIVILEGED, EXEC},
+    {"node-hello", req_node_hello, PRIVILEGED, EXEC},
+    {"node-exec", req_node_exec, PRIVILEGED, NODE},
+    {"node-signal", req_node_signal, PRIVILEGED, NODE},
+    {"node-ack", req_node_ack, PRIVILEGED, NODE},
+    {"node-watch", req_node_watch, PRIVILEGED, NODE},
 };
+
+static bool privileged (const struct cairnd *d, uid_t uid)
+{
+    return uid == 0 || uid == d->uid;
+}
+
+static int owner_cb (
+    uint64_t id, uint32_t seq, const char *line, size_t len, void *arg)
+{
+    json_t *e = json_loadb (line, len, 0, NULL);
+    json_int_t uid = -1;
+    (void)json_unpack (e, "{s:{s:I}}", "context", "userid", &uid);
+    *(json_int_t *)arg = uid;
+    json_decref (e);
+    return 1; /* the accept event is enough */
+}
+
+/* The uid that owns job id (its accept's userid), or -1 if unknown. */
+static json_int_t job_owner (struct cairnd *d, uint64_t id)
+{
+    struct jobentry *je = cairnd_job (d, id);
+    struct cairn_error err;
+    json_int_t uid = -1;
+    if (je)
+        return job_userid (je->job);
+    (void)journal_read_job (d->journal, id, 0, owner_cb, &uid, &err);
+    return uid;
+}
+
+/* May uid send this request? If not, answer EPERM and return false. A
+ * request naming a job nobody knows passes: its handler says ENOENT. */
+static bool allowed (struct cairnd *d,
+                     struct conn *c,
+                     const char *topic,
+                     int64_t matchtag,
+                     json_t *payload,
+                     enum access access)
+{
+    uid_t uid = conn_uid (c);
+    json_t *id = json_object_get (payload, "id");
+    json_int_t owner;
+
+    if (access == ANYONE || privileged (d, uid))
+        return true;
+    if (d->uid != 0) { /* not root: it runs its own uid's jobs only */
+        conn_respond_error (c, matchtag, EPERM,
+                            "%s: permission denied: this cairnd serves uid %u "
+                            "only",
+                            topic, (unsigned)d->uid);
+        return false;
+    }
+    if (access == PRIVILEGED) {
+        conn_respond_error (c, matchtag, EPERM,
+                            "%s: permission denied: only root and cairnd's "
+                            "uid %u may do this",
+                            topic, (unsigned)d->uid);
+        return false;
+    }
+    if (!strcmp (topic, "start") &&
+        !json_is_true (json_object_get (payload, "reattach"))) {
+        json_t *u = json_object_get (payload, "userid");
+        if (!json_is_integer (u) || json_integer_value (u) == (json_int_t)uid)
+            return true; /* its own (or malformed: EPROTO from req_start) */
+        conn_respond_error (c, matchtag, EPERM,
+                            "start: permission denied: uid %u may start jobs "
+                            "of its own uid only, not %jd",
+                            (unsigned)uid, (intmax_t)json_integer_value (u));
+        return false;
+    }
+    if (!json_is_integer (id) || json_integer_value (id) < 0 ||
+        (owner = job_owner (d, (uint64_t)json_integer_value (id))) < 0 ||
+        owner == (json_int_t)uid)
+        return true;
+    conn_respond_error (c, matchtag, EPERM,
+                        "%s: permission denied: job %jd belongs to uid %jd",
+                        topic, (intmax_t)json_integer_value (id),
+                        (intmax_t)owner);
+    return false;
+}
 
 void service_request (struct conn *c,
                       const char *topic,
@@ -698,17 +785,11 @@ void service_request (struct conn *c,
                       void *arg)
 {
     struct cairnd *d = arg;
-    uid_t uid = conn_uid (c);
     for (size_t i = 0; i < sizeof (handlers) / sizeof (handlers[0]); i++) {
         if (strcmp (handlers[i].topic, topic) != 0)
             continue;
-        if (uid != d->uid && uid != 0 && !handlers[i].guest_ok) {
-            conn_respond_error (c, matchtag, EPERM,
-                                "%s: permission denied: this cairnd serves "
-                                "uid %u only",
-                                topic, (unsigned)d->uid);
+        if (!allowed (d, c, topic, matchtag, payload, handlers[i].access))
             return;
-        }
         if (d->stopping) {
             conn_respond_error (c, matchtag, EAGAIN, "cairnd is stopping");
             return;

@@ -5,13 +5,41 @@
  *
  * Usage:
  *   CAIRN_EXECID=<uuid> cairn-shim --exitdir DIR [--cwd DIR]
- *                       [--max-output BYTES] -- COMMAND [ARGS]
+ *                       [--max-output BYTES] [--user UID [--groups GID,...]]
+ *                       -- COMMAND [ARGS]
  *
  * --max-output N (N > 0) keeps each output file at most N + 1 bytes on disk
  * while the command runs: the shim looks every 2 ms to 30 s (more often
  * while the command writes past the cap) and cuts the file back to its
  * first N + 1 bytes. A file longer than N therefore means "there was
  * more"; what is past N is lost. Without it the files grow unbounded.
+ *
+ * --user UID (numeric) runs the command as that user; the shim itself stays
+ * root, to supervise, create the marker and write the exit file. With
+ * --groups (numeric gids, the primary first), as cairnd passes them after
+ * its own NSS lookup (which also set HOME, USER, LOGNAME, SHELL), the shim
+ * looks nothing up. Without it, before the command's process starts, the
+ * shim looks UID up in /etc/passwd and
+ * its groups in /etc/group, read directly (no NSS: the shim is static, and
+ * NSS modules cannot be loaded into it safely), and sets HOME, USER,
+ * LOGNAME and SHELL from the entry, each unless the environment has it.
+ * The command's process then takes, in order: stdio, marker, setgroups,
+ * setresgid, setresuid, capset (to none), a check that the ids are all the
+ * user's and that setuid(0) fails, then chdir (with the user's
+ * permissions), exec. Without --user: stdio, marker, chdir, exec. UID equal
+ * to the shim's own (real and effective) uid changes nothing; any other
+ * UID needs a root shim. Failures (status 32512, nothing run):
+ *   "--user N: the shim is not root"         no marker
+ *   "no user with uid N in /etc/passwd"      no marker, no output files
+ *   "user NAME: more than 65536 groups in /etc/group", "/etc/passwd: ...",
+ *   "/etc/group: <strerror>"                 the same
+ *   "setgroups NAME: <strerror>"             marker (so are the next ones)
+ *   "setresgid GID: <strerror>", "setresuid N: <strerror>",
+ *   "capset N: <strerror>", "getresuid N: <strerror>",
+ *   "setresuid N: the ids did not all change",
+ *   "setresuid N: root could be regained"
+ *   "chdir DIR: <strerror>"                  e.g. Permission denied
+ * A UID that is not a number below 4294967295 is a usage error (exit 2).
  *
  * CAIRN_EXECID must be a canonical lowercase UUID (it becomes part of file
  * names); the shim refuses anything else. Exit codes of the shim itself:
@@ -24,8 +52,11 @@
  *
  * Files in DIR (<statedir>/exits), all mode 0600:
  *   <execid>          exit file, written to <execid>.tmp then renamed
- *   <execid>.started  marker, created (O_EXCL) by the command's process just
- *                     before exec: "the command may have run". A marker with
+ *   <execid>.started  marker, created (O_EXCL) by the command's process
+ *                     once its stdio is set, before it drops to --user's
+ *                     ids, chdirs and execs: "the command may have run"
+ *                     (a chdir or drop that fails leaves a marker and an
+ *                     exit file that says why nothing ran). A marker with
  *                     no exit file after a crash means "started, outcome
  *                     lost": never run it again. An existing marker also makes
  *                     the shim refuse to start the command a second time.
@@ -36,7 +67,8 @@
  * Exit file content, one line of JSON:
  *   {"status":N}                 N = the command's wait(2) status
  *   {"status":N,"error":"..."}   the shim could not run the command (exec,
- *                                chdir, fork, marker or output file failure);
+ *                                chdir, --user, fork, marker or output file
+ *                                failure);
  *                                N is 32512 (exit code 127), the error is
  *                                e.g. "execvp nosuchcmd: No such file or
  *                                directory". Non-ASCII bytes are written as

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,14 +42,20 @@ int shim_spec_check (const struct shim_spec *spec, struct cairn_error *err)
     return 0;
 }
 
+/* Room for a uid in decimal, with its NUL. */
+#define UID_CHARS 24
+
 char **shim_argv (const struct shim_spec *spec, char *buf, size_t bufsize)
 {
-    size_t n = 0, i = 0;
+    size_t n = 0, i = 0, slots;
     char **av;
 
     while (spec->argv[n])
         n++;
-    if (!(av = calloc (n + 9, sizeof (*av))))
+    /* the pointers, then the uid's digits, then the groups' */
+    size_t glen = spec->as_user ? spec->ngroups * 11 + 1 : 0;
+    slots = n + 13;
+    if (!(av = calloc (1, slots * sizeof (*av) + UID_CHARS + glen)))
         return NULL;
     av[i++] = (char *)spec->shim;
     av[i++] = "--exitdir";
@@ -61,6 +68,22 @@ char **shim_argv (const struct shim_spec *spec, char *buf, size_t bufsize)
         snprintf (buf, bufsize, "%zu", spec->max_output);
         av[i++] = "--max-output";
         av[i++] = buf;
+    }
+    if (spec->as_user) {
+        char *uid = (char *)(av + slots);
+        snprintf (uid, UID_CHARS, "%ju", (uintmax_t)spec->uid);
+        av[i++] = "--user";
+        av[i++] = uid;
+        if (spec->ngroups > 0) {
+            char *g = uid + UID_CHARS;
+            size_t off = 0;
+            for (size_t k = 0; k < spec->ngroups; k++)
+                off += (size_t)snprintf (g + off, glen - off, "%s%u",
+                                         k ? "," : "",
+                                         (unsigned)spec->groups[k]);
+            av[i++] = "--groups";
+            av[i++] = g;
+        }
     }
     av[i++] = "--";
     memcpy (&av[i], spec->argv, n * sizeof (*av));

@@ -8,6 +8,7 @@
 #ifndef CAIRN_EXEC_SPAWN_H
 #define CAIRN_EXEC_SPAWN_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "core/error.h"
@@ -23,6 +24,15 @@ struct shim_spec {
     size_t max_output;   /* keep at most this many bytes (plus one, the
                           * truncation mark) of each of the command's
                           * output files on disk; 0 = no cap */
+    bool as_user;        /* run the command as uid (the shim stays root,
+                          * and must be root unless uid is its own);
+                          * false (a zeroed spec) = as the shim's user */
+    uid_t uid;           /* the command's user, if as_user */
+    const gid_t *groups; /* with as_user: the user's groups, the primary
+                          * one first (--groups), as cairnd resolved them;
+                          * ngroups 0: the shim reads /etc/passwd and
+                          * /etc/group itself */
+    size_t ngroups;
 };
 
 /* Check spec for spawner_spawn() (spawner.h). Returns 0, or -1 with errno
@@ -31,9 +41,10 @@ struct shim_spec {
 int shim_spec_check (const struct shim_spec *spec, struct cairn_error *err);
 
 /* The shim's argv for spec: shim --exitdir DIR [--cwd DIR] [--max-output N]
- * -- command...  The strings are borrowed from spec, but the number, which
- * is written into buf. Returns the array (caller frees the array only), or
- * NULL with errno ENOMEM. */
+ * [--user UID] -- command...  The strings are borrowed from spec, but the
+ * numbers: max-output's is written into buf, the uid's into the array's
+ * own allocation. Returns the array (caller frees the array only, which
+ * frees the uid's string too), or NULL with errno ENOMEM. */
 char **shim_argv (const struct shim_spec *spec, char *buf, size_t bufsize);
 
 /* Ask the shim behind pidfd to send signum (1..NSIG-1, any signal including

@@ -6,13 +6,22 @@
  * dies, so the wait status is never lost (it lands in the exit file), and
  * because the shim has not reaped the command, the command's pid - which is
  * also its process group id - cannot be reused while the shim signals the
- * group. The shim is spawned once per process, so it links libc only, does
- * no allocation and waits for signals with sigwaitinfo() (no handlers), or
- * sigtimedwait() when it caps the command's output files.
+ * group. The shim is spawned once per process, so it links libc only,
+ * allocates nothing (but for --user's lookup: stdio, a buffer for the lines
+ * of /etc/group, setenv()) and waits for signals with sigwaitinfo() (no
+ * handlers), or sigtimedwait() when it caps the command's output files.
+ *
+ * With --user the shim stays root, so that it can supervise the command,
+ * create the start marker and write the exit file in a root-only
+ * directory; only the command's process gives root up, after creating the
+ * marker and before the chdir and the exec.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/capability.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,10 +34,38 @@
 #include <unistd.h>
 
 #include "exec/shim_proto.h"
+#include "shim/userdb.h"
+
+/* The uid and gid system calls, called raw in the command's process (see
+ * user_drop()); the 32-bit ids where the plain calls take 16-bit ones. */
+#ifdef SYS_setresuid32
+#define SYS_SETGROUPS SYS_setgroups32
+#define SYS_SETRESGID SYS_setresgid32
+#define SYS_SETRESUID SYS_setresuid32
+#define SYS_SETUID SYS_setuid32
+#else
+#define SYS_SETGROUPS SYS_setgroups
+#define SYS_SETRESGID SYS_setresgid
+#define SYS_SETRESUID SYS_setresuid
+#define SYS_SETUID SYS_setuid
+#endif
 
 /* What the command's process failed to do before exec, sent to the shim
- * over a close-on-exec pipe: EOF on the pipe means the exec succeeded. */
-enum step { STEP_STDIO = 1, STEP_CHDIR, STEP_MARKER, STEP_EXEC };
+ * over a close-on-exec pipe: EOF on the pipe means the exec succeeded.
+ * In the order the steps are taken (STEP_GROUPS to STEP_REGAIN only with
+ * --user). */
+enum step {
+    STEP_STDIO = 1,
+    STEP_MARKER,
+    STEP_GROUPS, /* setgroups */
+    STEP_GID,    /* setresgid */
+    STEP_UID,    /* setresuid */
+    STEP_CAPS,   /* capset: to none */
+    STEP_IDS,    /* getresuid/getresgid: not all three ids are the user's */
+    STEP_REGAIN, /* setuid (0) succeeded after the drop */
+    STEP_CHDIR,
+    STEP_EXEC,
+};
 
 struct report {
     int step;
@@ -40,6 +77,12 @@ struct shim {
     const char *cwd;
     const char *execid;
     char **argv;
+    bool as_user;        /* --user given and not the shim's own uid */
+    uid_t uid;           /* --user */
+    gid_t gid;           /* the user's primary group */
+    const char *user;    /* the user's name */
+    const gid_t *groups; /* the user's groups, ngroups of them */
+    int ngroups;
     int dirfd;
     unsigned long long max_output; /* 0: no cap */
     int out_fd, err_fd;            /* kept open to cap them, else -1 */
@@ -52,14 +95,57 @@ struct shim {
     char name_tmp[SHIM_NAME_MAX];
 };
 
+/* Say in s->error why the command cannot run. Returns -1. */
+static int __attribute__ ((format (printf, 2, 3)))
+shim_errorf (struct shim *s, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start (ap, fmt);
+    vsnprintf (s->error, sizeof (s->error), fmt, ap);
+    va_end (ap);
+    return -1;
+}
+
 static int usage (const char *why)
 {
     fprintf (stderr,
              "cairn-shim: %s\n"
              "Usage: CAIRN_EXECID=UUID cairn-shim --exitdir DIR [--cwd DIR]"
-             " [--max-output BYTES] -- COMMAND [ARGS...]\n",
+             " [--max-output BYTES] [--user UID [--groups GID,...]]"
+             " -- COMMAND [ARGS...]\n",
              why);
     return -1;
+}
+
+/* --groups G,G,...: the user's groups as cairnd resolved them (through
+ * NSS, which this static program cannot use: userdb.h), the primary one
+ * first. Then --user needs no lookup here. */
+static gid_t given_groups[NGROUPS_MAX];
+
+static int parse_groups (struct shim *s, const char *arg)
+{
+    const char *p = arg;
+    int n = 0;
+
+    while (*p) {
+        char *end;
+        unsigned long long g;
+        if (!(*p >= '0' && *p <= '9') || n == NGROUPS_MAX)
+            return -1;
+        errno = 0;
+        g = strtoull (p, &end, 10);
+        if (errno || g >= (gid_t)-1 || (*end && *end != ','))
+            return -1;
+        given_groups[n++] = (gid_t)g;
+        p = *end ? end + 1 : end;
+    }
+    if (n == 0)
+        return -1;
+    s->groups = given_groups;
+    s->ngroups = n;
+    s->gid = given_groups[0];
+    return 0;
 }
 
 static int parse_args (struct shim *s, int argc, char *argv[])
@@ -84,6 +170,22 @@ static int parse_args (struct shim *s, int argc, char *argv[])
             if (errno || end == argv[i + 1] || *end || argv[i + 1][0] == '-' ||
                 s->max_output == 0 || s->max_output >= (1ULL << 62))
                 return usage ("--max-output must be a number of bytes > 0");
+        } else if (!strcmp (argv[i], "--user")) {
+            char *end;
+            unsigned long long uid;
+            errno = 0;
+            uid = strtoull (argv[i + 1], &end, 10);
+            /* (uid_t)-1 is no uid: it means "unchanged" to setresuid. */
+            if (errno || end == argv[i + 1] || *end ||
+                !(argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9') ||
+                uid >= (uid_t)-1)
+                return usage ("--user must be a numeric uid");
+            s->as_user = true;
+            s->uid = (uid_t)uid;
+        } else if (!strcmp (argv[i], "--groups")) {
+            if (parse_groups (s, argv[i + 1]) < 0)
+                return usage ("--groups must be numeric gids, comma "
+                              "separated, the primary one first");
         } else
             return usage ("unknown option");
         i += 2;
@@ -133,6 +235,52 @@ static void __attribute__ ((noreturn)) child_fail (int fd, enum step step)
     _exit (127);
 }
 
+/* In the command's process: give up root for the user's ids, for good.
+ * Raw system calls: glibc's wrappers would make every thread of the process
+ * change its ids too, through bookkeeping that a vfork child shares with
+ * its (single-threaded, suspended) parent and must leave alone. Groups
+ * first, then the gids, then the uids: the first two need the privilege
+ * (CAP_SETGID) that the third gives up. Then every capability goes explicitly:
+ * leaving root clears them only without the securebits that say otherwise
+ * (SECBIT_NO_SETUID_FIXUP), and that would leave the command root's powers
+ * under the user's name. Last, check that the change took (all three uids
+ * and gids are the user's) and stuck (root cannot be had back). From the
+ * drop to the exec, this process, now the user's, shares the root shim's
+ * memory (vfork): the change of ids makes it undumpable, so the user
+ * cannot ptrace it, unless fs.suid_dumpable is 1 (which the kernel
+ * documents as insecure). Returns 0, or the step that failed with errno
+ * set (0 for a check that failed). */
+static int user_drop (const struct shim *s)
+{
+    struct __user_cap_header_struct hdr = {.version =
+                                               _LINUX_CAPABILITY_VERSION_3};
+    struct __user_cap_data_struct none[_LINUX_CAPABILITY_U32S_3];
+    uid_t ru, eu, su;
+    gid_t rg, eg, sg;
+
+    memset (none, 0, sizeof (none));
+    if (syscall (SYS_SETGROUPS, (long)s->ngroups, s->groups) < 0)
+        return STEP_GROUPS;
+    if (syscall (SYS_SETRESGID, (long)s->gid, (long)s->gid, (long)s->gid) < 0)
+        return STEP_GID;
+    if (syscall (SYS_SETRESUID, (long)s->uid, (long)s->uid, (long)s->uid) < 0)
+        return STEP_UID;
+    /* Lowering is always allowed; it empties the ambient set too. */
+    if (syscall (SYS_capset, &hdr, none) < 0)
+        return STEP_CAPS;
+    if (getresuid (&ru, &eu, &su) < 0 || getresgid (&rg, &eg, &sg) < 0)
+        return STEP_IDS;
+    errno = 0;
+    if (ru != s->uid || eu != s->uid || su != s->uid || rg != s->gid ||
+        eg != s->gid || sg != s->gid)
+        return STEP_IDS;
+    if (s->uid != 0 && syscall (SYS_SETUID, 0L) == 0) {
+        errno = 0;
+        return STEP_REGAIN;
+    }
+    return 0;
+}
+
 /* The command's process's fds, set up by start(). */
 struct child_fds {
     int out, err, null;
@@ -178,14 +326,29 @@ child_run (struct shim *s, const struct child_fds *f)
     sigprocmask (SIG_SETMASK, &empty, NULL);
     if (dup2 (f->null, 0) < 0 || dup2 (f->out, 1) < 0 || dup2 (f->err, 2) < 0)
         child_fail (f->rep, STEP_STDIO);
-    if (s->cwd && chdir (s->cwd) < 0)
-        child_fail (f->rep, STEP_CHDIR);
-    /* The "about to exec" promise. O_EXCL: an execid runs at most once. */
+    /* The "the command may have run" promise. O_EXCL: an execid runs at
+     * most once. Made before the user's ids are taken (the exit dir is
+     * root's) and so before the chdir too, with or without --user: a
+     * chdir that fails leaves a marker, but also an exit file that says
+     * why nothing ran. */
     fd = openat (s->dirfd, s->name_started,
                  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
         child_fail (f->rep, STEP_MARKER);
     close (fd);
+    if (s->as_user) {
+        int step = user_drop (s);
+        if (step)
+            child_fail (f->rep, step);
+        /* Changing ids cleared the death signal: set it again, and check
+         * the shim did not die before it was set. */
+        prctl (PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid () != f->shim)
+            _exit (127);
+    }
+    /* After the drop: the user's own permissions decide. */
+    if (s->cwd && chdir (s->cwd) < 0)
+        child_fail (f->rep, STEP_CHDIR);
     execvp (s->argv[0], s->argv);
     child_fail (f->rep, STEP_EXEC);
 }
@@ -206,8 +369,7 @@ static int open_output (struct shim *s, const char *name)
         openat (s->dirfd, name,
                 O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
-        snprintf (s->error, sizeof (s->error), "open %s: %s", name,
-                  strerror (errno));
+        shim_errorf (s, "open %s: %s", name, strerror (errno));
     return fd;
 }
 
@@ -216,6 +378,117 @@ static void close_fds (const int *fds, size_t n)
     for (size_t i = 0; i < n; i++) {
         if (fds[i] >= 0)
             close (fds[i]);
+    }
+}
+
+/* Where --user is looked up (see userdb.h). */
+#define SHIM_PASSWD "/etc/passwd"
+#define SHIM_GROUP "/etc/group"
+
+/* Resolve --user before the vfork (the lookup reads files and allocates,
+ * which a vfork child may not do), from /etc/passwd and /etc/group read
+ * directly, not through NSS (userdb.h says why). The groups land in a
+ * static array of the kernel's maximum, which setgroups could not take more
+ * than anyway (the unused part of it costs nothing). HOME, USER, LOGNAME
+ * and SHELL are set in our environment, which the command inherits, each
+ * unless cairnd set it already. Returns 0, or -1 with s->error set: then
+ * nothing may run. */
+static int user_prepare (struct shim *s)
+{
+    static char buf[65536]; /* the passwd entry's strings: s->user */
+    static gid_t groups[NGROUPS_MAX];
+    struct passwd pw;
+    int e;
+
+    if (!s->as_user)
+        return 0;
+    if (s->uid == getuid () && s->uid == geteuid ()) {
+        s->as_user = false; /* already that user: nothing to drop */
+        return 0;
+    }
+    /* Never run a command as someone the shim cannot fully become. */
+    if (geteuid () != 0)
+        return shim_errorf (s, "--user %u: the shim is not root",
+                            (unsigned)s->uid);
+    if (s->groups) { /* --groups: cairnd looked the user up */
+        static char name[32];
+        snprintf (name, sizeof (name), "uid %u", (unsigned)s->uid);
+        s->user = name;
+        return 0;
+    }
+    e = userdb_passwd (SHIM_PASSWD, s->uid, &pw, buf, sizeof (buf));
+    if (e == ENOENT)
+        return shim_errorf (s, "no user with uid %u in %s", (unsigned)s->uid,
+                            SHIM_PASSWD);
+    if (e)
+        return shim_errorf (s, "%s: %s", SHIM_PASSWD, strerror (e));
+    e = userdb_groups (SHIM_GROUP, &pw, groups, NGROUPS_MAX, &s->ngroups);
+    if (e == E2BIG)
+        return shim_errorf (s, "user %s: more than %d groups in %s", pw.pw_name,
+                            NGROUPS_MAX, SHIM_GROUP);
+    if (e)
+        return shim_errorf (s, "%s: %s", SHIM_GROUP, strerror (e));
+    s->groups = groups;
+    s->gid = pw.pw_gid;
+    s->user = pw.pw_name;
+
+    const char *env[][2] = {
+        {"HOME", pw.pw_dir},
+        {"USER", pw.pw_name},
+        {"LOGNAME", pw.pw_name},
+        /* An empty shell field means /bin/sh (passwd(5)). */
+        {"SHELL", pw.pw_shell && pw.pw_shell[0] ? pw.pw_shell : "/bin/sh"},
+    };
+    for (size_t i = 0; i < sizeof (env) / sizeof (env[0]); i++) {
+        if (env[i][1] && setenv (env[i][0], env[i][1], 0) < 0)
+            return shim_errorf (s, "setenv %s: %s", env[i][0],
+                                strerror (errno));
+    }
+    return 0;
+}
+
+/* Put what the command's process reported into s->error. */
+static void report_error (struct shim *s, const struct report *r)
+{
+    const char *why = strerror (r->errnum);
+    unsigned uid = (unsigned)s->uid, gid = (unsigned)s->gid;
+
+    switch (r->step) {
+    case STEP_STDIO:
+        shim_errorf (s, "dup2 stdio: %s", why);
+        break;
+    case STEP_MARKER:
+        shim_errorf (s, "create %s: %s", s->name_started, why);
+        break;
+    case STEP_GROUPS:
+        shim_errorf (s, "setgroups %s: %s", s->user, why);
+        break;
+    case STEP_GID:
+        shim_errorf (s, "setresgid %u: %s", gid, why);
+        break;
+    case STEP_UID:
+        shim_errorf (s, "setresuid %u: %s", uid, why);
+        break;
+    case STEP_CAPS:
+        shim_errorf (s, "capset %u: %s", uid, why);
+        break;
+    case STEP_IDS:
+        if (r->errnum)
+            shim_errorf (s, "getresuid %u: %s", uid, why);
+        else
+            shim_errorf (s, "setresuid %u: the ids did not all change", uid);
+        break;
+    case STEP_REGAIN:
+        shim_errorf (s, "setresuid %u: root could be regained", uid);
+        break;
+    case STEP_CHDIR:
+        shim_errorf (s, "chdir %s: %s", s->cwd, why);
+        break;
+    case STEP_EXEC:
+        shim_errorf (s, "execvp %s: %s", s->argv[0], why);
+        break;
+    default: /* not from our child */
+        break;
     }
 }
 
@@ -230,22 +503,23 @@ static int start (struct shim *s)
     int rc = -1;
 
     f.shim = getpid ();
+    if (user_prepare (s) < 0)
+        goto done;
     if ((f.out = open_output (s, s->name_out)) < 0 ||
         (f.err = open_output (s, s->name_err)) < 0)
         goto done;
     if ((f.null = open ("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
-        snprintf (s->error, sizeof (s->error), "open /dev/null: %s",
-                  strerror (errno));
+        shim_errorf (s, "open /dev/null: %s", strerror (errno));
         goto done;
     }
     if (pipe2 (pfd, O_CLOEXEC) < 0) {
-        snprintf (s->error, sizeof (s->error), "pipe: %s", strerror (errno));
+        shim_errorf (s, "pipe: %s", strerror (errno));
         goto done;
     }
     rfd = pfd[0];
     f.rep = pfd[1];
     if ((s->child = spawn_child (s, &f)) < 0) {
-        snprintf (s->error, sizeof (s->error), "vfork: %s", strerror (errno));
+        shim_errorf (s, "vfork: %s", strerror (errno));
         goto done;
     }
     /* No setpgid (child, child) here: vfork resumes us only after the
@@ -256,12 +530,8 @@ static int start (struct shim *s)
     do {
         n = read (rfd, &r, sizeof (r));
     } while (n < 0 && errno == EINTR);
-    if (n == sizeof (r) && r.step >= STEP_STDIO && r.step <= STEP_EXEC) {
-        const char *what[] = {"", "dup2", "chdir", "create", "execvp"};
-        const char *arg[] = {"", "stdio", s->cwd, s->name_started, s->argv[0]};
-        snprintf (s->error, sizeof (s->error), "%s %s: %s", what[r.step],
-                  arg[r.step], strerror (r.errnum));
-    }
+    if (n == sizeof (r))
+        report_error (s, &r);
     rc = 0;
     if (s->max_output > 0) { /* see cap_output() */
         s->out_fd = f.out;

@@ -14,6 +14,7 @@
 static const char *all_keys[] = {
     "statedir",
     "shim",
+    "public-socket",
     "prolog.command",
     "prolog.per-rank",
     "prolog.timeout",
@@ -132,6 +133,7 @@ static bool config_equal (const struct cairn_config *a,
 {
     return str_equal (a->statedir, b->statedir) &&
            str_equal (a->shim, b->shim) &&
+           str_equal (a->public_socket, b->public_socket) &&
            job_config_equal (&a->job, &b->job) &&
            a->journal_max_size == b->journal_max_size &&
            a->journal_retention == b->journal_retention &&
@@ -279,6 +281,7 @@ static const struct bad {
     {"statedir", "5", "must be a non-empty string"},
     {"statedir", "''", "must be a non-empty string"},
     {"shim", "[]", "must be a non-empty string"},
+    {"public-socket", "''", "must be a non-empty string"},
     {"multinode.local-ranks", "'x'", "must be an idset string"},
     {"multinode.local-ranks", "3", "must be an idset string"},
     {"multinode.timeout", "0", "must be a finite duration > 0"},

@@ -1878,8 +1878,8 @@ static void test_multi_user (void)
             "multi-user: refused and ended at once");
     exc = fake_event (&fb, 0, "exception", 0);
     is_str (exc_str (exc),
-            "exec/0/multi-user is not supported: this cairn runs jobs of uid "
-            "1000 only, not 1001",
+            "exec/0/this cairnd runs as uid 1000, not root: it runs jobs of "
+            "uid 1000 only, not 1001",
             "multi-user: exception");
     ok (json_is_false (ctx_get (fake_event (&fb, 0, "cleanup", 0), "epilog")),
         "multi-user: no epilog");

@@ -9,7 +9,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <grp.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
@@ -28,6 +30,7 @@
 #include "exec/spawn.h"
 #include "exec/spawner.h"
 #include "journal/crashpoint.h"
+#include "shim/userdb.h"
 
 static char shim_path[PATH_MAX];
 static char tmpdir[] = "/tmp/t_shim.XXXXXX";
@@ -49,15 +52,25 @@ static void new_execid (char *buf)
     uuid_unparse_lower (u, buf);
 }
 
+/* How to run a command, beyond its argv and cwd. */
+struct run_opts {
+    size_t max_output;
+    bool as_user;
+    uid_t uid;
+    const gid_t *groups; /* --groups, as cairnd passes them */
+    size_t ngroups;
+    char *env; /* one more environment entry, or NULL */
+};
+
 /* Spawn argv under the shim. BAIL_OUT if that fails: nothing else could
  * then be tested. */
-static void run_capped (struct run *r,
-                        char *const argv[],
-                        const char *cwd,
-                        size_t max_output)
+static void run_opts (struct run *r,
+                      char *const argv[],
+                      const char *cwd,
+                      const struct run_opts *o)
 {
     struct cairn_error err = {{0}};
-    char *envp[] = {r->envvar, "PATH=/usr/bin:/bin", NULL};
+    char *envp[] = {r->envvar, "PATH=/usr/bin:/bin", o->env, NULL};
 
     new_execid (r->execid);
     snprintf (r->envvar, sizeof (r->envvar), SHIM_ENV_EXECID "=%s", r->execid);
@@ -68,10 +81,22 @@ static void run_capped (struct run *r,
         .argv = argv,
         .envp = envp,
         .cwd = cwd,
-        .max_output = max_output,
+        .max_output = o->max_output,
+        .as_user = o->as_user,
+        .groups = o->groups,
+        .ngroups = o->ngroups,
+        .uid = o->uid,
     };
     if (spawner_spawn (sp, &spec, &r->pid, &r->pidfd, &err) < 0)
         BAIL_OUT ("spawner_spawn: %s", err.text);
+}
+
+static void run_capped (struct run *r,
+                        char *const argv[],
+                        const char *cwd,
+                        size_t max_output)
+{
+    run_opts (r, argv, cwd, &(struct run_opts){.max_output = max_output});
 }
 
 static void run_argv (struct run *r, char *const argv[], const char *cwd)
@@ -362,8 +387,10 @@ static void test_exec_failures (void)
     like (error, "chdir /nonexistent-cairn-dir: No such file",
           "chdir failure: error names the directory");
     free (error);
-    ok (!exitfile_started (dirfd_exits, r.execid),
-        "chdir failure: no marker (the command never started)");
+    /* The marker comes before the chdir (which, with --user, must be made
+     * with the user's permissions, after the root-only marker). */
+    ok (exitfile_started (dirfd_exits, r.execid),
+        "chdir failure: marker present (it is made before the chdir)");
     run_close (&r);
 }
 
@@ -577,6 +604,474 @@ static void test_fault (void)
     crashpoint_init ();
 }
 
+/* Write text to tmpdir/name; its path goes to path (PATH_MAX bytes). */
+static void write_file (const char *name, const char *text, char *path)
+{
+    FILE *f;
+
+    snprintf (path, PATH_MAX, "%s/%s", tmpdir, name);
+    if (!(f = fopen (path, "w")) || fputs (text, f) < 0 || fclose (f) != 0)
+        BAIL_OUT ("%s: %s", path, strerror (errno));
+}
+
+/* The groups userdb_groups() finds, as "a b c", or "error: <errno>". */
+static void groups_str (
+    const char *path, const struct passwd *pw, int max, char *out, size_t size)
+{
+    gid_t groups[16];
+    int n = -1, e, len = 0;
+
+    out[0] = '\0';
+    if ((e = userdb_groups (path, pw, groups, max, &n))) {
+        snprintf (out, size, "error: %s", strerror (e));
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        len += snprintf (out + len, size - (size_t)len, "%s%u", i ? " " : "",
+                         (unsigned)groups[i]);
+}
+
+/* The shim's user lookup (userdb.h) on files of our own. */
+static void test_userdb (void)
+{
+    char ppath[PATH_MAX], gpath[PATH_MAX], buf[4096], out[256];
+    struct passwd pw;
+    size_t biglen = 100000;
+    char *group = malloc (biglen + 1024);
+    int e;
+
+    write_file ("passwd",
+                "root:x:0:0:root:/root:/bin/bash\n"
+                "+nis:x:1600:1600::/:\n"
+                "alice:x:1500:1500:Alice:/home/alice:\n"
+                "bob:x:1501:100::/home/bob:/bin/zsh\n",
+                ppath);
+    e = userdb_passwd (ppath, 1500, &pw, buf, sizeof (buf));
+    is_int (e, 0, "userdb: alice found by uid");
+    is_str (e ? NULL : pw.pw_name, "alice", "userdb: ... name alice");
+    is_str (e ? NULL : pw.pw_dir, "/home/alice", "userdb: ... her home");
+    is_int (e ? 0 : pw.pw_gid, 1500, "userdb: ... her primary gid");
+    is_int (userdb_passwd (ppath, 1600, &pw, buf, sizeof (buf)), ENOENT,
+            "userdb: a +compat line is no user: ENOENT");
+    is_int (userdb_passwd (ppath, 4000123, &pw, buf, sizeof (buf)), ENOENT,
+            "userdb: an unknown uid: ENOENT");
+    is_int (userdb_passwd (ppath, 1501, &pw, buf, 8), ERANGE,
+            "userdb: an entry larger than the buffer: ERANGE");
+
+    /* A member list longer than the first buffer (16 KiB) before alice's
+     * groups: the lookup starts over with a larger one. */
+    strcpy (group, "alice:x:1500:\nstaff:x:50:alice,bob\nbig:x:60:");
+    for (size_t n = strlen (group); n < biglen; n += 8)
+        memcpy (group + n, "someone,", 9);
+    strcat (group, "alice\nsame:x:50:alice\nwheel:x:10:bob\n"
+                   "other:x:70:alicia,xalice\n");
+    write_file ("group", group, gpath);
+    free (group);
+    if (userdb_passwd (ppath, 1500, &pw, buf, sizeof (buf)) != 0)
+        BAIL_OUT ("userdb_passwd alice");
+    groups_str (gpath, &pw, 16, out, sizeof (out));
+    is_str (out, "1500 50 60",
+            "userdb: alice's groups: primary, then memberships, no repeat, "
+            "past a 100 KB line");
+    groups_str (gpath, &pw, 2, out, sizeof (out));
+    is_str (out, "error: Argument list too long",
+            "userdb: more groups than max: E2BIG");
+    if (userdb_passwd (ppath, 1501, &pw, buf, sizeof (buf)) != 0)
+        BAIL_OUT ("userdb_passwd bob");
+    groups_str (gpath, &pw, 16, out, sizeof (out));
+    is_str (out, "100 50 10", "userdb: bob's groups (primary not in the file)");
+    snprintf (gpath, sizeof (gpath), "%s/nosuchfile", tmpdir);
+    groups_str (gpath, &pw, 16, out, sizeof (out));
+    is_str (out, "error: No such file or directory",
+            "userdb: no group file: the error of fopen");
+    unlink (ppath);
+    snprintf (gpath, sizeof (gpath), "%s/group", tmpdir);
+    unlink (gpath);
+}
+
+/* Run the shim by hand under setpriv(1) with its options opts, with
+ * --user user, in exit dir dir; wait for it. Returns the shim's wait
+ * status, or -2 when there is no setpriv. The execid goes to id. */
+static int run_setpriv (char *const opts[],
+                        const char *dir,
+                        const char *user,
+                        char *const cmd[],
+                        char *id)
+{
+    char envvar[64];
+    char *envp[] = {envvar, "PATH=/usr/bin:/bin", NULL};
+    char *argv[32];
+    int n = 0, status = -1;
+    pid_t pid;
+
+    argv[n++] = "setpriv";
+    for (int i = 0; opts[i]; i++)
+        argv[n++] = opts[i];
+    argv[n++] = shim_path;
+    argv[n++] = "--exitdir";
+    argv[n++] = (char *)dir;
+    argv[n++] = "--user";
+    argv[n++] = (char *)user;
+    argv[n++] = "--";
+    for (int i = 0; cmd[i]; i++)
+        argv[n++] = cmd[i];
+    argv[n] = NULL;
+    new_execid (id);
+    snprintf (envvar, sizeof (envvar), SHIM_ENV_EXECID "=%s", id);
+    if (posix_spawnp (&pid, "setpriv", NULL, NULL, argv, envp) != 0)
+        return -2;
+    waitpid (pid, &status, 0);
+    return status;
+}
+
+/* A shim that is not root, run under setpriv as nobody, in an exit dir of
+ * nobody's: it refuses --user of another uid and writes why; --user of its
+ * own uid changes nothing. */
+static void test_user_not_root (const struct passwd *pw)
+{
+    char dir[PATH_MAX], id[SHIM_EXECID_LEN + 1];
+    char ruid[32], rgid[32], user[32];
+    char *opts[] = {ruid, rgid, "--clear-groups", NULL};
+    char *cmd[] = {"id", "-u", NULL};
+    char *error = NULL;
+    int dfd, st = -1;
+
+    snprintf (dir, sizeof (dir), "%s/exits-nobody", tmpdir);
+    snprintf (ruid, sizeof (ruid), "--reuid=%u", (unsigned)pw->pw_uid);
+    snprintf (rgid, sizeof (rgid), "--regid=%u", (unsigned)pw->pw_gid);
+    if (mkdir (dir, 0700) < 0 || chown (dir, pw->pw_uid, pw->pw_gid) < 0 ||
+        (dfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        BAIL_OUT ("%s: %s", dir, strerror (errno));
+    /* tmpdir is root's and 0700: let nobody reach its exit dir. */
+    chmod (tmpdir, 0711);
+
+    for (int i = 0; i < 2; i++) {
+        bool own = i == 1;
+        snprintf (user, sizeof (user), "%u", own ? (unsigned)pw->pw_uid : 0);
+        int status = run_setpriv (opts, dir, user, cmd, id);
+        if (status == -2) {
+            ok (1, "not root: refuses --user 0 # SKIP no setpriv");
+            break;
+        }
+        is_int (status, 0, "not root, --user %s: shim exits 0", user);
+        is_int (exitfile_read (dfd, id, &st, &error), 0,
+                "not root, --user %s: exit file written", user);
+        if (!own) {
+            is_int (st, SHIM_STATUS_NOEXEC, "not root, --user 0: status 32512");
+            is_str (error, "--user 0: the shim is not root",
+                    "not root, --user 0: the error says why");
+            ok (!exitfile_started (dfd, id),
+                "not root, --user 0: no marker, nothing ran");
+        } else {
+            char *s = exitfile_read_output (dfd, id, "out", 64, NULL, NULL);
+            char want[32];
+            snprintf (want, sizeof (want), "%u\n", (unsigned)pw->pw_uid);
+            is_int (st, 0, "not root, --user of its own uid: status 0");
+            ok (error == NULL, "... no error");
+            is_str (s, want, "... the command ran as that uid");
+            free (s);
+        }
+        free (error);
+        error = NULL;
+        exitfile_remove (dfd, id);
+    }
+    chmod (tmpdir, 0700);
+    close (dfd);
+    rmdir (dir);
+}
+
+/* A root shim short of the privilege to drop to the user: the command's
+ * process reports the step that failed, and nothing runs. A root shim
+ * whose securebits keep capabilities across the uid change: the command
+ * still runs with none. */
+static void test_user_drop_fails (const struct passwd *pw)
+{
+    char *nosetuid[] = {"--bounding-set=-setuid", NULL};
+    char *nosetgid[] = {"--bounding-set=-setgid", NULL};
+    char *keepcaps[] = {"--securebits=+no_setuid_fixup",
+                        "--inh-caps=+dac_override",
+                        "--ambient-caps=+dac_override", NULL};
+    char *caps[] = {"/bin/sh", "-c",
+                    "id -u; grep -E '^Cap(Inh|Prm|Eff|Amb)' /proc/self/status",
+                    NULL};
+    char *trace[] = {"/bin/sh", "-c", "echo ran", NULL};
+    char user[32], want[256], id[SHIM_EXECID_LEN + 1];
+    char *error = NULL, *s;
+    int status;
+
+    snprintf (user, sizeof (user), "%u", (unsigned)pw->pw_uid);
+    struct {
+        char **opts;
+        const char *what, *error;
+    } cases[] = {
+        {nosetuid, "no CAP_SETUID", "setresuid %u: Operation not permitted"},
+        {nosetgid, "no CAP_SETGID", "setgroups %s: Operation not permitted"},
+    };
+    for (int i = 0; i < 2; i++) {
+        status = run_setpriv (cases[i].opts, exitdir, user, trace, id);
+        if (status == -2) {
+            ok (1, "%s # SKIP no setpriv", cases[i].what);
+            return;
+        }
+        is_int (status, 0, "%s: shim exits 0", cases[i].what);
+        is_int (exitfile_read (dirfd_exits, id, &status, &error), 0,
+                "%s: exit file written", cases[i].what);
+        is_int (status, SHIM_STATUS_NOEXEC, "%s: status 32512", cases[i].what);
+        if (i == 0)
+            snprintf (want, sizeof (want), cases[i].error,
+                      (unsigned)pw->pw_uid);
+        else
+            snprintf (want, sizeof (want), cases[i].error, pw->pw_name);
+        is_str (error, want, "%s: the step and errno are reported",
+                cases[i].what);
+        free (error);
+        error = NULL;
+        s = exitfile_read_output (dirfd_exits, id, "out", 64, NULL, NULL);
+        is_str (s, "", "%s: nothing ran", cases[i].what);
+        free (s);
+        ok (exitfile_started (dirfd_exits, id),
+            "%s: marker (the drop comes after it)", cases[i].what);
+        exitfile_remove (dirfd_exits, id);
+    }
+
+    status = run_setpriv (keepcaps, exitdir, user, caps, id);
+    is_int (status, 0, "securebits keep caps: shim exits 0");
+    is_int (exitfile_read (dirfd_exits, id, &status, &error), 0,
+            "securebits keep caps: exit file written");
+    is_int (status, 0, "securebits keep caps: status 0");
+    ok (error == NULL, "securebits keep caps: no error");
+    free (error);
+    s = exitfile_read_output (dirfd_exits, id, "out", 256, NULL, NULL);
+    snprintf (want, sizeof (want),
+              "%u\nCapInh:\t0000000000000000\nCapPrm:\t0000000000000000\n"
+              "CapEff:\t0000000000000000\nCapAmb:\t0000000000000000\n",
+              (unsigned)pw->pw_uid);
+    is_str (s, want, "securebits keep caps: the command has none left");
+    free (s);
+    exitfile_remove (dirfd_exits, id);
+}
+
+/* A user's groups as `id -G` prints them, from getgrouplist(). */
+static void groups_of (const struct passwd *pw, char *buf, size_t size)
+{
+    gid_t groups[256];
+    int n = 256, len = 0;
+
+    buf[0] = '\0';
+    if (getgrouplist (pw->pw_name, pw->pw_gid, groups, &n) < 0)
+        BAIL_OUT ("getgrouplist %s: too many groups", pw->pw_name);
+    for (int i = 0; i < n; i++)
+        len += snprintf (buf + len, size - (size_t)len, "%s%u", i ? " " : "",
+                         (unsigned)groups[i]);
+}
+
+/* Supplementary groups come from /etc/group: take a user that a group of
+ * it lists as a member. */
+static void test_user_groups (void)
+{
+    char *argv[] = {"id", "-G", NULL};
+    char want[1100];
+    struct passwd *pw = NULL;
+    struct group *gr;
+    struct run r;
+    char *s;
+
+    setgrent ();
+    while (!pw && (gr = getgrent ())) {
+        for (char **m = gr->gr_mem; !pw && *m; m++) {
+            pw = getpwnam (*m);
+            if (pw && (pw->pw_uid == 0 || pw->pw_gid == gr->gr_gid))
+                pw = NULL;
+        }
+    }
+    endgrent ();
+    if (!pw) {
+        ok (1, "supplementary groups # SKIP no user is a group's member");
+        return;
+    }
+    groups_of (pw, want, sizeof (want) - 1);
+    strcat (want, "\n");
+    run_opts (&r, argv, "/",
+              &(struct run_opts){.as_user = true, .uid = pw->pw_uid});
+    is_int (wait_shim (&r, 10000), 0, "groups of %s: shim exits 0",
+            pw->pw_name);
+    s = exitfile_read_output (dirfd_exits, r.execid, "out", 1024, NULL, NULL);
+    is_str (s, want, "groups of %s: primary and supplementary", pw->pw_name);
+    free (s);
+    run_close (&r);
+}
+
+/* --groups: the groups cairnd resolved (through NSS) are the ones the
+ * command gets, the first its gid; the shim looks nothing up. Even a uid
+ * the files do not know runs, as cairnd vouched for it. */
+static void test_user_given_groups (void)
+{
+    char *argv[] = {"sh", "-c",
+                    "id -u; id -g; sed -n 's/^Groups:[[:space:]]*//p' "
+                    "/proc/self/status",
+                    NULL};
+    const gid_t groups[] = {4242, 65534, 17};
+    struct run r;
+    char *s;
+
+    if (geteuid () != 0) {
+        ok (1, "--groups # SKIP not root");
+        return;
+    }
+    run_opts (&r, argv, "/",
+              &(struct run_opts){.as_user = true,
+                                 .uid = 4000123,
+                                 .groups = groups,
+                                 .ngroups = 3});
+    is_int (wait_shim (&r, 10000), 0, "--groups: shim exits 0");
+    s = exitfile_read_output (dirfd_exits, r.execid, "out", 1024, NULL, NULL);
+    is_str (s, "4000123\n4242\n17 4242 65534 \n",
+            "--groups: uid, the first as gid, all as groups");
+    free (s);
+    run_close (&r);
+}
+
+/* --user as root: the command gets the user's ids, groups and environment,
+ * and nothing runs for a uid nobody has. */
+static void test_user (void)
+{
+    char *script[] = {"/bin/sh", "-c",
+                      "id -u; id -g; id -G; echo $HOME; pwd;"
+                      " echo $USER $LOGNAME $SHELL;"
+                      " grep -E '^Cap(Prm|Eff)' /proc/self/status",
+                      NULL};
+    char *home[] = {"/bin/sh", "-c", "echo $HOME", NULL};
+    char *env[] = {"/bin/sh", "-c", "id -u; echo ${HOME-unset}", NULL};
+    char *trace[] = {"/bin/sh", "-c", "echo ran", NULL};
+    char userdir[] = "/tmp/t_shim_user.XXXXXX";
+    char want[1024], groups_s[512] = "", *error = NULL, *s;
+    struct passwd *pw;
+    struct run r;
+
+    if (geteuid () != 0) {
+        ok (1, "--user as root # SKIP not running as root");
+        /* Not root ourselves: our shim refuses root's uid. */
+        run_opts (&r, trace, NULL,
+                  &(struct run_opts){.as_user = true, .uid = 0});
+        is_int (wait_shim (&r, 10000), 0, "not root, --user 0: shim exits 0");
+        is_int (exit_status (&r, &error), SHIM_STATUS_NOEXEC,
+                "not root, --user 0: status 32512");
+        is_str (error, "--user 0: the shim is not root",
+                "not root, --user 0: the error says why");
+        free (error);
+        ok (!exitfile_started (dirfd_exits, r.execid),
+            "not root, --user 0: no marker, nothing ran");
+        run_close (&r);
+        return;
+    }
+    if (!(pw = getpwuid (65534))) {
+        ok (1, "--user as root # SKIP no user with uid 65534");
+        return;
+    }
+    groups_of (pw, groups_s, sizeof (groups_s));
+    if (!mkdtemp (userdir) || chmod (userdir, 0755) < 0)
+        BAIL_OUT ("%s: %s", userdir, strerror (errno));
+
+    run_opts (&r, script, userdir,
+              &(struct run_opts){.as_user = true, .uid = pw->pw_uid});
+    is_int (wait_shim (&r, 10000), 0, "--user 65534: shim exits 0");
+    is_int (exit_status (&r, &error), 0, "--user 65534: status 0");
+    ok (error == NULL, "--user 65534: no error");
+    free (error);
+    error = NULL;
+    ok (exitfile_started (dirfd_exits, r.execid), "--user 65534: marker");
+    s = exitfile_read_output (dirfd_exits, r.execid, "out", 4096, NULL, NULL);
+    snprintf (want, sizeof (want),
+              "%u\n%u\n%s\n%s\n%s\n%s %s %s\n"
+              "CapPrm:\t0000000000000000\nCapEff:\t0000000000000000\n",
+              (unsigned)pw->pw_uid, (unsigned)pw->pw_gid, groups_s, pw->pw_dir,
+              userdir, pw->pw_name, pw->pw_name,
+              pw->pw_shell[0] ? pw->pw_shell : "/bin/sh");
+    is_str (s, want,
+            "--user 65534: the user's ids, groups, HOME, USER, LOGNAME, "
+            "SHELL; no capability left; in the cwd");
+    free (s);
+    run_close (&r);
+
+    run_opts (&r, home, NULL,
+              &(struct run_opts){
+                  .as_user = true, .uid = pw->pw_uid, .env = "HOME=/kept"});
+    is_int (wait_shim (&r, 10000), 0, "HOME given: shim exits 0");
+    s = exitfile_read_output (dirfd_exits, r.execid, "out", 64, NULL, NULL);
+    is_str (s, "/kept\n", "HOME given: kept, not the passwd entry's");
+    free (s);
+    run_close (&r);
+
+    /* A cwd the user cannot enter: tmpdir is root's, mode 0700. */
+    run_opts (&r, trace, tmpdir,
+              &(struct run_opts){.as_user = true, .uid = pw->pw_uid});
+    is_int (wait_shim (&r, 10000), 0, "cwd not the user's: shim exits 0");
+    is_int (exit_status (&r, &error), SHIM_STATUS_NOEXEC,
+            "cwd not the user's: status 32512");
+    snprintf (want, sizeof (want), "chdir %s: Permission denied", tmpdir);
+    is_str (error, want, "cwd not the user's: chdir as the user, EACCES");
+    free (error);
+    error = NULL;
+    s = exitfile_read_output (dirfd_exits, r.execid, "out", 64, NULL, NULL);
+    is_str (s, "", "cwd not the user's: nothing ran");
+    free (s);
+    run_close (&r);
+
+    run_opts (&r, trace, NULL,
+              &(struct run_opts){.as_user = true, .uid = 4000123});
+    is_int (wait_shim (&r, 10000), 0, "no such user: shim exits 0");
+    is_int (exit_status (&r, &error), SHIM_STATUS_NOEXEC,
+            "no such user: status 32512");
+    is_str (error, "no user with uid 4000123 in /etc/passwd",
+            "no such user: error says so");
+    free (error);
+    error = NULL;
+    ok (!exitfile_started (dirfd_exits, r.execid), "no such user: no marker");
+    errno = 0;
+    s = exitfile_read_output (dirfd_exits, r.execid, "out", 64, NULL, NULL);
+    ok (!s && errno == ENOENT, "no such user: nothing ran, no output file");
+    free (s);
+    run_close (&r);
+
+    /* The shim's own uid: nothing to drop, nothing set. */
+    run_opts (&r, env, NULL, &(struct run_opts){.as_user = true, .uid = 0});
+    is_int (wait_shim (&r, 10000), 0, "--user 0 as root: shim exits 0");
+    is_int (exit_status (&r, NULL), 0, "--user 0 as root: status 0");
+    s = exitfile_read_output (dirfd_exits, r.execid, "out", 64, NULL, NULL);
+    is_str (s, "0\nunset\n", "--user 0 as root: a no-op");
+    free (s);
+    run_close (&r);
+
+    rmdir (userdir);
+    test_user_groups ();
+    test_user_given_groups ();
+    test_user_drop_fails (pw);
+    test_user_not_root (pw);
+}
+
+/* Bad --user values are usage errors: exit 2, nothing written. */
+static void test_user_usage (void)
+{
+    char *argv[] = {shim_path, "--exitdir", exitdir, "--user",
+                    "x",       "--",        "true",  NULL};
+    char envvar[64], id[SHIM_EXECID_LEN + 1];
+    char *envp[] = {envvar, NULL};
+    int before = count_entries (exitdir), status = -1;
+    pid_t pid;
+
+    new_execid (id);
+    snprintf (envvar, sizeof (envvar), SHIM_ENV_EXECID "=%s", id);
+    for (int i = 0; i < 5; i++) {
+        argv[4] = (char *[]){"-1", "", "12x", "4294967295", "+5"}[i];
+        if (posix_spawn (&pid, shim_path, NULL, NULL, argv, envp) != 0)
+            BAIL_OUT ("posix_spawn %s", shim_path);
+        waitpid (pid, &status, 0);
+        ok (WIFEXITED (status) && WEXITSTATUS (status) == 2,
+            "--user '%s': usage error, exit 2", argv[4]);
+    }
+    is_int (count_entries (exitdir), before, "... and nothing written");
+}
+
 /* The parent recorded in /proc/PID/status, or -1. */
 static pid_t ppid_of (pid_t pid)
 {
@@ -661,6 +1156,9 @@ int main (void)
     test_shim_killed ();
     test_clean_process ();
     test_refusals ();
+    test_userdb ();
+    test_user ();
+    test_user_usage ();
     test_fault ();
     test_spawner ();
 
