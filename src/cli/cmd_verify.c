@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 
 #include "cli/cmd_journal.h"
+#include "exec/client.h"
+#include "exec/statedir.h"
 #include "core/fsd.h"
 #include "core/verify.h"
 
@@ -317,6 +319,24 @@ static void size_str (double n, char *buf, size_t len)
     snprintf (buf, len, u ? "%.1f %s" : "%.0f %s", n, units[u]);
 }
 
+/* How the running cairnd confines a process's leftovers ("cgroup" or
+ * "process-group"), or NULL when none answers at the state dir. */
+static char *confinement (const char *statedir)
+{
+    char *path = statedir_socket (statedir), *out = NULL;
+    struct client *c = path ? client_connect (path, NULL) : NULL;
+    json_t *none = json_object ();
+    json_t *r = c ? client_rpc (c, "stats", none, 5, NULL) : NULL;
+    const char *s = json_string_value (json_object_get (r, "confinement"));
+    if (s)
+        out = strdup (s);
+    json_decref (r);
+    json_decref (none);
+    client_close (c);
+    free (path);
+    return out;
+}
+
 static int cmd_stats (struct cli *cli, int argc, char **argv)
 {
     struct jcli jc = {0};
@@ -337,19 +357,22 @@ static int cmd_stats (struct cli *cli, int argc, char **argv)
     snprintf (path, sizeof (path), "%s/journal/data.mdb", jc.statedir);
     if (stat (path, &sb) < 0)
         sb.st_size = 0;
+    char *conf = confinement (jc.statedir);
     if (json) {
         rc =
             jcli_print_json (json_pack (
-                "{s:s s:s s:I s:I s:I s:I s:I s:I s:I s:I s:I}", "journal",
+                "{s:s s:s s:I s:I s:I s:I s:I s:I s:I s:I s:I s:s?}",
+                "journal",
                 path, "instance", journal_instance (jc.j), "file_size",
                 (json_int_t)sb.st_size, "map_size", (json_int_t)st.map_size,
                 "map_used", (json_int_t)st.map_used, "data_used",
                 (json_int_t)st.data_used, "page_size", (json_int_t)st.page_size,
                 "jobs", (json_int_t)st.njobs, "active", (json_int_t)st.nactive,
                 "finished", (json_int_t)(st.njobs - st.nactive), "events",
-                (json_int_t)st.nevents)) < 0
+                (json_int_t)st.nevents, "confinement", conf)) < 0
                 ? 1
                 : 0;
+        free (conf);
         goto done;
     }
     size_str ((double)sb.st_size, fsz, sizeof (fsz));
@@ -367,6 +390,10 @@ static int cmd_stats (struct cli *cli, int argc, char **argv)
             path, journal_instance (jc.j), fsz, (intmax_t)sb.st_size, musz, msz,
             st.map_size ? 100. * st.map_used / st.map_size : 0., dsz, st.njobs,
             st.nactive, st.njobs - st.nactive, st.nevents);
+    /* what the cairnd running there uses (cairnd(8), cgroup-parent) */
+    printf ("confine   %s\n",
+            conf ? conf : "(cairnd is not running: cannot tell)");
+    free (conf);
     rc = 0;
 done:
     jcli_close (&jc);

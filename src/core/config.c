@@ -597,6 +597,7 @@ static const struct key top_keys[] = {
     KEY ("statedir", parse_string, CF (statedir)),
     KEY ("shim", parse_string, CF (shim)),
     KEY ("public-socket", parse_string, CF (public_socket)),
+    KEY ("cgroup-parent", parse_string, CF (cgroup_parent)),
     KEY ("role", parse_role, CF (role_node)),
     JOB_KEYS (CF (job)),
     SECTION ("journal", 0, journal_keys),
@@ -856,6 +857,7 @@ void config_free (struct cairn_config *cfg)
         free (cfg->statedir);
         free (cfg->shim);
         free (cfg->public_socket);
+        free (cfg->cgroup_parent);
         job_config_free (&cfg->job);
         memset (cfg, 0, sizeof (*cfg));
         errno = saved;
@@ -867,12 +869,14 @@ static int config_copy (struct cairn_config *dst,
 {
     struct cairn_config tmp = *src;
 
-    tmp.statedir = tmp.shim = tmp.public_socket = NULL;
+    tmp.statedir = tmp.shim = tmp.public_socket = tmp.cgroup_parent = NULL;
     memset (&tmp.job, 0, sizeof (tmp.job));
     if ((src->statedir && !(tmp.statedir = strdup (src->statedir))) ||
         (src->shim && !(tmp.shim = strdup (src->shim))) ||
         (src->public_socket &&
          !(tmp.public_socket = strdup (src->public_socket))) ||
+        (src->cgroup_parent &&
+         !(tmp.cgroup_parent = strdup (src->cgroup_parent))) ||
         job_config_copy (&tmp.job, &src->job) < 0) {
         config_free (&tmp);
         errno = ENOMEM;

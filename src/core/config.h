@@ -7,7 +7,8 @@
  * seconds; sizes are a non-negative integer of bytes or a string with a
  * K, M or G suffix (powers of 1024: "64K", "512M", "2G"). Keys:
  *
- *   statedir (string), shim (string), public-socket (string)
+ *   statedir (string), shim (string), public-socket (string),
+ *   cgroup-parent (string)
  *   prolog   { command, per-rank, timeout, kill-timeout,
  *              cancel-on-exception, tolerable-exit-codes }
  *   epilog   { command, per-rank, timeout, kill-timeout,
@@ -96,6 +97,9 @@ struct job_config {
 struct cairn_config {
     char *statedir; /* NULL = caller's default */
     char *shim;     /* path of cairn-shim, NULL = default lookup */
+    char *cgroup_parent; /* a cgroup v2 directory under which each process
+                            gets a cgroup of its own; NULL = none (process
+                            groups and the execid sweep) */
     char *public_socket; /* a second socket, mode 0666, for every local
                             user (requests checked by SO_PEERCRED);
                             NULL = none */

@@ -819,6 +819,7 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
         ev_timer_start (d->loop, &d->purge_timer);
     }
 
+    cgroup_setup (d, cfg->cgroup_parent);
     if (d->cfg.role_node ? node_create (d) : remote_create (d)) {
         errset (err, ENOMEM, "out of memory");
         goto error;
@@ -924,6 +925,7 @@ void cairnd_destroy (struct cairnd *d)
         close (d->lockfd);
     spawner_destroy (d->spawner);
     config_free (&d->cfg);
+    free (d->cgroup);
     free (d->statedir);
     free (d->sockpath);
     free (d->shim);

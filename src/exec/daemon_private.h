@@ -91,6 +91,7 @@ struct cairnd {
     struct journal *journal;
     struct server *server;
     struct server *public_server; /* cfg public-socket, or NULL */
+    char *cgroup;  /* cgroup-parent, checked usable, or NULL (cgroup.c) */
     struct hashmap *jobs;      /* key -> jobentry */
     struct hashmap *watches;   /* execid -> watch */
     struct hashmap *conn_subs; /* conn_id -> connsubs (with streams only) */
@@ -271,6 +272,21 @@ void req_node_watch (struct cairnd *d,
                      struct conn *c,
                      int64_t matchtag,
                      json_t *payload);
+
+/* cgroup.c: each process in a cgroup v2 of its own under cgroup-parent,
+ * where the machine allows it. */
+/* Check cfg's cgroup-parent (make it if its parent exists): d->cgroup
+ * when it is a cgroup v2 directory cairnd may make cgroups in; else NULL
+ * and a warning saying why (process groups and the execid sweep stay). */
+void cgroup_setup (struct cairnd *d, const char *parent);
+/* The cgroup of execid into buf (for the shim's --cgroup): NULL if none. */
+const char *cgroup_path (struct cairnd *d,
+                         const char *execid,
+                         char *buf,
+                         size_t len);
+/* Kill whatever is left in execid's cgroup, and remove it (a lost shim's
+ * leftovers); nothing without cgroups. */
+void cgroup_reap (struct cairnd *d, const char *execid);
 
 /* proclook.c: what became of a process no cairnd watched (spawned: its
  * pid, start time and boot id are known; else only its intent is). */

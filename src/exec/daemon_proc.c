@@ -291,7 +291,7 @@ int shim_start (struct cairnd *d,
     bool as_user = user >= 0 && (uid_t)user != d->uid;
     gid_t *groups = NULL;
     size_t ngroups = 0;
-    char exitdir[4096];
+    char exitdir[4096], cg[4096];
     int rc;
 
     if (as_user && user_lookup ((uid_t)user, env, &groups, &ngroups, err) < 0)
@@ -313,7 +313,9 @@ int shim_start (struct cairnd *d,
                              .as_user = as_user,
                              .uid = as_user ? (uid_t)user : 0,
                              .groups = groups,
-                             .ngroups = ngroups};
+                             .ngroups = ngroups,
+                             .cgroup = cgroup_path (d, execid, cg,
+                                                    sizeof (cg))};
     CRASHPOINT ("exec.spawn.before");
     rc = spawner_spawn (d->spawner, &spec, &out->pid, &out->pidfd, err);
     job_argv_free (envp);
@@ -411,6 +413,7 @@ void proc_finished (struct jobentry *je, const char *execid, bool lost)
         return;
     if (lost) {
         CRASHPOINT ("exec.orphans.kill.before");
+        cgroup_reap (je->d, execid);
         int n = procfs_kill_execid (je->d->procroot, execid, SIGKILL);
         if (n > 0)
             log_msg (LOG_WARNING, "job %s: %s: killed %d leftover process(es)",

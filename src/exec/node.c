@@ -291,6 +291,7 @@ void node_collect (struct cairnd *d, struct nproc *np, int shim_status)
     /* what the shim started may outlive it: no user work runs on unseen
      * (proc_finished does the same for a job's) */
     CRASHPOINT ("exec.orphans.kill.before");
+    cgroup_reap (d, np->execid);
     int k = procfs_kill_execid (d->procroot, np->execid, SIGKILL);
     if (k > 0)
         log_msg (LOG_WARNING, "%s: killed %d leftover process(es)",

@@ -660,6 +660,11 @@ req_stats (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
         json_object_set_new (r, "exec", e);
     else
         json_decref (e);
+    /* how a process's leftovers are found and killed (cgroup.c) */
+    if (r)
+        json_object_set_new (r, "confinement",
+                             json_string (d->cgroup ? "cgroup"
+                                                    : "process-group"));
     conn_respond (c, matchtag, r);
     json_decref (r);
 }

@@ -6,7 +6,13 @@
  * Usage:
  *   CAIRN_EXECID=<uuid> cairn-shim --exitdir DIR [--cwd DIR]
  *                       [--max-output BYTES] [--user UID [--groups GID,...]]
- *                       -- COMMAND [ARGS]
+ *                       [--cgroup DIR] -- COMMAND [ARGS]
+ *
+ * --cgroup DIR: the command's own cgroup v2 directory; the shim makes it,
+ * the command's process joins it (after the marker, before dropping to
+ * --user; the shim stays outside), and when that process ends the shim
+ * kills the rest of it (cgroup.kill, also on a relayed SIGKILL) and
+ * removes it. Errors: "cgroup DIR: ...", "join cgroup DIR: ...".
  *
  * --max-output N (N > 0) keeps each output file at most N + 1 bytes on disk
  * while the command runs: the shim looks every 2 ms to 30 s (more often

@@ -54,7 +54,7 @@ char **shim_argv (const struct shim_spec *spec, char *buf, size_t bufsize)
         n++;
     /* the pointers, then the uid's digits, then the groups' */
     size_t glen = spec->as_user ? spec->ngroups * 11 + 1 : 0;
-    slots = n + 13;
+    slots = n + 15;
     if (!(av = calloc (1, slots * sizeof (*av) + UID_CHARS + glen)))
         return NULL;
     av[i++] = (char *)spec->shim;
@@ -84,6 +84,10 @@ char **shim_argv (const struct shim_spec *spec, char *buf, size_t bufsize)
             av[i++] = "--groups";
             av[i++] = g;
         }
+    }
+    if (spec->cgroup) {
+        av[i++] = "--cgroup";
+        av[i++] = (char *)spec->cgroup;
     }
     av[i++] = "--";
     memcpy (&av[i], spec->argv, n * sizeof (*av));

@@ -33,6 +33,8 @@ struct shim_spec {
                           * ngroups 0: the shim reads /etc/passwd and
                           * /etc/group itself */
     size_t ngroups;
+    const char *cgroup;  /* the command's own cgroup v2 directory (made
+                          * and removed by the shim, --cgroup), or NULL */
 };
 
 /* Check spec for spawner_spawn() (spawner.h). Returns 0, or -1 with errno

@@ -57,6 +57,7 @@
 enum step {
     STEP_STDIO = 1,
     STEP_MARKER,
+    STEP_CGROUP, /* joining --cgroup */
     STEP_GROUPS, /* setgroups */
     STEP_GID,    /* setresgid */
     STEP_UID,    /* setresuid */
@@ -83,6 +84,8 @@ struct shim {
     const char *user;    /* the user's name */
     const gid_t *groups; /* the user's groups, ngroups of them */
     int ngroups;
+    const char *cgroup; /* --cgroup: the command's own cgroup v2 directory */
+    int cgfd;           /* its cgroup.procs, opened before the vfork, or -1 */
     int dirfd;
     unsigned long long max_output; /* 0: no cap */
     int out_fd, err_fd;            /* kept open to cap them, else -1 */
@@ -113,6 +116,7 @@ static int usage (const char *why)
              "cairn-shim: %s\n"
              "Usage: CAIRN_EXECID=UUID cairn-shim --exitdir DIR [--cwd DIR]"
              " [--max-output BYTES] [--user UID [--groups GID,...]]"
+             " [--cgroup DIR]"
              " -- COMMAND [ARGS...]\n",
              why);
     return -1;
@@ -182,6 +186,10 @@ static int parse_args (struct shim *s, int argc, char *argv[])
                 return usage ("--user must be a numeric uid");
             s->as_user = true;
             s->uid = (uid_t)uid;
+        } else if (!strcmp (argv[i], "--cgroup")) {
+            if (argv[i + 1][0] != '/')
+                return usage ("--cgroup must be an absolute path");
+            s->cgroup = argv[i + 1];
         } else if (!strcmp (argv[i], "--groups")) {
             if (parse_groups (s, argv[i + 1]) < 0)
                 return usage ("--groups must be numeric gids, comma "
@@ -336,6 +344,11 @@ child_run (struct shim *s, const struct child_fds *f)
     if (fd < 0)
         child_fail (f->rep, STEP_MARKER);
     close (fd);
+    /* Into its own cgroup while still root (the shim stays outside it, so
+     * that cgroup.kill spares the shim): what it starts stays there,
+     * whatever session or group it makes. */
+    if (s->cgfd >= 0 && write (s->cgfd, "0\n", 2) != 2)
+        child_fail (f->rep, STEP_CGROUP);
     if (s->as_user) {
         int step = user_drop (s);
         if (step)
@@ -460,6 +473,9 @@ static void report_error (struct shim *s, const struct report *r)
     case STEP_MARKER:
         shim_errorf (s, "create %s: %s", s->name_started, why);
         break;
+    case STEP_CGROUP:
+        shim_errorf (s, "join cgroup %s: %s", s->cgroup, why);
+        break;
     case STEP_GROUPS:
         shim_errorf (s, "setgroups %s: %s", s->user, why);
         break;
@@ -494,6 +510,59 @@ static void report_error (struct shim *s, const struct report *r)
 
 /* Start the command. Returns 0 if a child was created (s->error says if it
  * failed before exec), -1 with s->error set if nothing was started. */
+/* --cgroup: make the command's cgroup (EEXIST is fine: a directory left
+ * by a shim of the same execid that died before it could remove it) and
+ * open its cgroup.procs for the command's process to join. */
+static int cgroup_prepare (struct shim *s)
+{
+    char path[4096];
+    if (!s->cgroup)
+        return 0;
+    if (mkdir (s->cgroup, 0755) < 0 && errno != EEXIST)
+        return shim_errorf (s, "cgroup %s: %s", s->cgroup, strerror (errno));
+    snprintf (path, sizeof (path), "%s/cgroup.procs", s->cgroup);
+    if ((s->cgfd = open (path, O_WRONLY | O_CLOEXEC)) < 0)
+        return shim_errorf (s, "cgroup %s: %s", path, strerror (errno));
+    return 0;
+}
+
+/* Kill everything in the command's cgroup, whatever session or process
+ * group it made for itself. */
+static void cgroup_kill (const struct shim *s)
+{
+    char path[4096];
+    int fd;
+    if (!s->cgroup)
+        return;
+    snprintf (path, sizeof (path), "%s/cgroup.kill", s->cgroup);
+    if ((fd = open (path, O_WRONLY | O_CLOEXEC)) >= 0) {
+        (void)!write (fd, "1\n", 2);
+        close (fd);
+    }
+}
+
+/* Once the command's process has exited: kill what is left in its cgroup,
+ * wait (at most 2 s) until the cgroup is empty, and remove it. */
+static void cgroup_remove (struct shim *s)
+{
+    struct timespec ts = {0, 5 * 1000 * 1000};
+    if (!s->cgroup)
+        return;
+    if (s->cgfd >= 0)
+        close (s->cgfd);
+    s->cgfd = -1;
+    for (int i = 0; i < 400; i++) {
+        cgroup_kill (s);
+        if (rmdir (s->cgroup) == 0 || errno == ENOENT)
+            return;
+        if (errno != EBUSY)
+            break;
+        nanosleep (&ts, NULL);
+    }
+    fprintf (stderr, "cairn-shim: cannot remove cgroup %s: %s\n", s->cgroup,
+             strerror (errno));
+}
+
 static int start (struct shim *s)
 {
     struct child_fds f = {.out = -1, .err = -1, .null = -1, .rep = -1};
@@ -503,7 +572,7 @@ static int start (struct shim *s)
     int rc = -1;
 
     f.shim = getpid ();
-    if (user_prepare (s) < 0)
+    if (user_prepare (s) < 0 || cgroup_prepare (s) < 0)
         goto done;
     if ((f.out = open_output (s, s->name_out)) < 0 ||
         (f.err = open_output (s, s->name_err)) < 0)
@@ -639,6 +708,7 @@ static int supervise (struct shim *s)
                 w.si_pid != s->child)
                 continue; /* stopped or continued, not exited */
             kill (-pgid, SIGKILL);
+            cgroup_kill (s); /* also what left the group */
             while (waitpid (s->child, &status, 0) < 0) {
                 if (errno != EINTR)
                     return SHIM_STATUS_NOEXEC; /* cannot happen */
@@ -657,6 +727,8 @@ static int supervise (struct shim *s)
         /* The leader may have left its group (setpgid): reach it anyway. */
         if (kill (-pgid, sig) < 0 && errno == ESRCH)
             kill (s->child, sig);
+        if (sig == SIGKILL)
+            cgroup_kill (s);
     }
 }
 
@@ -762,7 +834,7 @@ int main (int argc, char *argv[])
      * from here on we must outlive cairnd, and nothing has run yet. */
     (void)prctl (PR_SET_PDEATHSIG, 0);
     memset (&s, 0, sizeof (s));
-    s.dirfd = s.out_fd = s.err_fd = -1;
+    s.dirfd = s.out_fd = s.err_fd = s.cgfd = -1;
     signals_setup (&s);
     if (parse_args (&s, argc, argv) < 0)
         return 2;
@@ -788,6 +860,7 @@ int main (int argc, char *argv[])
         status = supervise (&s);
     else
         status = SHIM_STATUS_NOEXEC;
+    cgroup_remove (&s);
     if (write_exitfile (&s, status) < 0)
         return 3;
     return 0;

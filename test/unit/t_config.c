@@ -15,6 +15,7 @@ static const char *all_keys[] = {
     "statedir",
     "shim",
     "public-socket",
+    "cgroup-parent",
     "prolog.command",
     "prolog.per-rank",
     "prolog.timeout",
@@ -134,6 +135,7 @@ static bool config_equal (const struct cairn_config *a,
     return str_equal (a->statedir, b->statedir) &&
            str_equal (a->shim, b->shim) &&
            str_equal (a->public_socket, b->public_socket) &&
+           str_equal (a->cgroup_parent, b->cgroup_parent) &&
            job_config_equal (&a->job, &b->job) &&
            a->journal_max_size == b->journal_max_size &&
            a->journal_retention == b->journal_retention &&
@@ -282,6 +284,7 @@ static const struct bad {
     {"statedir", "''", "must be a non-empty string"},
     {"shim", "[]", "must be a non-empty string"},
     {"public-socket", "''", "must be a non-empty string"},
+    {"cgroup-parent", "7", "must be a non-empty string"},
     {"multinode.local-ranks", "'x'", "must be an idset string"},
     {"multinode.local-ranks", "3", "must be an idset string"},
     {"multinode.timeout", "0", "must be a finite duration > 0"},

@@ -1,0 +1,97 @@
+/* cgroup.c - each process in a cgroup v2 of its own (cgroup-parent in
+ * cairn.conf), where the machine allows it.
+ *
+ * The shim makes the cgroup <parent>/<execid>, puts the command's process
+ * in it before the exec (the shim itself stays outside), and when the
+ * command ends kills what is left there with cgroup.kill and removes it:
+ * a process that calls setsid and rewrites its environment, which escapes
+ * the process-group kill and the execid sweep, does not escape its
+ * cgroup. cairnd only checks the parent once, and kills and removes the
+ * cgroup of a process whose shim was lost. Without a usable parent,
+ * process groups and the execid sweep are all there is (stats says which).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "exec/daemon_private.h"
+#include "exec/log.h"
+
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
+
+void cgroup_setup (struct cairnd *d, const char *parent)
+{
+    struct statfs fs;
+    char probe[4096];
+
+    d->cgroup = NULL;
+    if (!parent)
+        return;
+    if (mkdir (parent, 0755) < 0 && errno != EEXIST) {
+        log_msg (LOG_WARNING, "cgroup-parent %s: %s: using process groups",
+                 parent, strerror (errno));
+        return;
+    }
+    if (statfs (parent, &fs) < 0 || fs.f_type != CGROUP2_SUPER_MAGIC) {
+        log_msg (LOG_WARNING, "cgroup-parent %s: not a cgroup v2 directory: "
+                              "using process groups",
+                 parent);
+        return;
+    }
+    /* one we can make, with cgroup.kill (Linux 5.14), and remove */
+    snprintf (probe, sizeof (probe), "%s/cairnd-probe-%d", parent,
+              (int)getpid ());
+    bool ok = mkdir (probe, 0755) == 0;
+    int e = errno;
+    if (ok) {
+        char kill[4200];
+        snprintf (kill, sizeof (kill), "%s/cgroup.kill", probe);
+        ok = access (kill, W_OK) == 0;
+        e = ok ? 0 : ENOTSUP;
+        (void)rmdir (probe);
+    }
+    if (!ok) {
+        log_msg (LOG_WARNING, "cgroup-parent %s: cannot make a cgroup with "
+                              "cgroup.kill there (%s): using process groups",
+                 parent, strerror (e));
+        return;
+    }
+    if (!(d->cgroup = strdup (parent)))
+        return;
+    log_msg (LOG_INFO, "each process runs in a cgroup of its own under %s",
+             parent);
+}
+
+const char *cgroup_path (struct cairnd *d,
+                         const char *execid,
+                         char *buf,
+                         size_t len)
+{
+    if (!d->cgroup)
+        return NULL;
+    snprintf (buf, len, "%s/%s", d->cgroup, execid);
+    return buf;
+}
+
+void cgroup_reap (struct cairnd *d, const char *execid)
+{
+    char dir[4096], kill[4200];
+    int fd;
+
+    if (!cgroup_path (d, execid, dir, sizeof (dir)))
+        return;
+    snprintf (kill, sizeof (kill), "%s/cgroup.kill", dir);
+    if ((fd = open (kill, O_WRONLY | O_CLOEXEC)) < 0)
+        return; /* none: the shim removed it, or never made it */
+    (void)!write (fd, "1\n", 2);
+    close (fd);
+    for (int i = 0; i < 200 && rmdir (dir) < 0 && errno == EBUSY; i++)
+        usleep (5000);
+}
