@@ -482,9 +482,10 @@ static void commit (struct cairnd *d)
  * more events. */
 static void flush (struct cairnd *d)
 {
-    while (d->dirty || d->acks || node_busy (d)) {
+    while (d->dirty || d->acks || node_busy (d) || remote_busy (d)) {
         stage (d);
         void *nodework = node_take (d); /* its records are in the batch */
+        void *remotework = remote_take (d);
         if (!d->unsafe_effects_first)
             commit (d);
         struct jobentry *list = d->dirty;
@@ -502,6 +503,7 @@ static void flush (struct cairnd *d)
             json_decref (events);
         }
         node_effects (d, nodework);
+        remote_effects (d, remotework);
         while (acks) {
             struct ack *a = acks;
             acks = a->next;

@@ -224,6 +224,11 @@ void remote_finished (struct jobentry *je, const char *execid);
 /* A committed proc-late: the node may forget it. */
 void remote_late (struct jobentry *je, json_t *ctx);
 void remote_conn_gone (struct cairnd *d, struct conn *c);
+/* node-acks queued for after the commit of this turn's batch, as
+ * node_take/node_effects below. */
+bool remote_busy (const struct cairnd *d);
+void *remote_take (struct cairnd *d);
+void remote_effects (struct cairnd *d, void *work);
 void req_node_relay (struct cairnd *d,
                      struct conn *c,
                      int64_t matchtag,

@@ -76,6 +76,17 @@ static bool acked (const struct nproc *np)
     return json_is_true (json_object_get (np->rec, "acked"));
 }
 
+/* An acknowledged record stays in memory only so that its execid is
+ * never started again: what it ran and printed stays in the journal, not
+ * here (a node keeps a week of them by default). */
+static void slim (struct nproc *np)
+{
+    static const char *const heavy[] = {"argv", "env", "cwd", "stdout",
+                                        "stderr"};
+    for (size_t i = 0; i < sizeof (heavy) / sizeof (heavy[0]); i++)
+        json_object_del (np->rec, heavy[i]);
+}
+
 int node_create (struct cairnd *d)
 {
     struct node *n = calloc (1, sizeof (*n));
@@ -546,7 +557,8 @@ void req_node_ack (struct cairnd *d,
             continue;
         rec_set (np, "acked", json_true ());
         rec_set (np, "t_acked", json_real (cairnd_now ()));
-        rec_put (d, np);
+        rec_put (d, np); /* the whole record: the batch has its copy */
+        slim (np);
         queue (d->node, NW_REMOVE, np->execid);
     }
     cairnd_ack (d, c, matchtag, json_object ());
@@ -597,17 +609,12 @@ void node_conn_gone (struct cairnd *d, struct conn *c)
 
 /* ---- restart ---- */
 
-struct replay {
-    struct cairnd *d;
-    struct cairn_error *err;
-};
-
 static int replay_one (const char *execid,
                        const char *rec,
                        size_t len,
                        void *arg)
 {
-    struct replay *r = arg;
+    struct cairnd *d = arg;
     struct nproc *np = calloc (1, sizeof (*np));
     if (!np || !(np->rec = json_loadb (rec, len, 0, NULL))) {
         nproc_free (np);
@@ -615,7 +622,9 @@ static int replay_one (const char *execid,
         return -1;
     }
     snprintf (np->execid, sizeof (np->execid), "%s", execid);
-    if (hashmap_put (r->d->node->procs, np->execid, np) < 0) {
+    if (acked (np))
+        slim (np);
+    if (hashmap_put (d->node->procs, np->execid, np) < 0) {
         nproc_free (np);
         return -1;
     }
@@ -681,11 +690,10 @@ static int reconcile_one (struct cairnd *d,
 
 int node_reconcile (struct cairnd *d, struct cairn_error *err)
 {
-    struct replay r = {.d = d, .err = err};
     size_t pos = 0;
     struct nproc *np;
 
-    if (journal_foreach_nodeproc (d->journal, replay_one, &r, err) < 0)
+    if (journal_foreach_nodeproc (d->journal, replay_one, d, err) < 0)
         return errprefix (err, "replaying the nodeprocs table");
     while ((np = hashmap_next (d->node->procs, &pos, NULL)))
         if (reconcile_one (d, np, err) < 0)

@@ -65,6 +65,8 @@ struct remote {
     double relay_since;
     bool backlog; /* a message waited for room in the relay's queue */
     json_t *outq; /* node-ack and node-signal messages waiting for room */
+    json_t *after; /* [rank, execid] to acknowledge once this turn's
+                      batch is committed (remote_take, remote_effects) */
     ev_timer tick;
 };
 
@@ -83,7 +85,8 @@ int remote_create (struct cairnd *d)
         return -1;
     }
     r->d = d;
-    if (!(r->outq = json_array ())) {
+    if (!(r->outq = json_array ()) || !(r->after = json_array ())) {
+        json_decref (r->outq);
         hashmap_destroy (r->procs);
         hashmap_destroy (r->nodes);
         hashmap_destroy (r->gone);
@@ -116,6 +119,7 @@ void remote_destroy (struct cairnd *d)
     hashmap_destroy (r->nodes);
     hashmap_destroy (r->gone);
     json_decref (r->outq);
+    json_decref (r->after);
     free (r);
     d->remote = NULL;
 }
@@ -524,11 +528,10 @@ static void report_stale (struct cairnd *d,
                           const char *execid,
                           const char *state,
                           const json_t *report,
-                          bool late)
+                          const struct rproc *late)
 {
-    struct jobentry *je;
-    const struct job_proc *p = NULL;
-    size_t pos = 0;
+    struct jobentry *je = late ? cairnd_job (d, late->id) : NULL;
+    const struct job_proc *p = je ? job_proc_find (je->job, execid) : NULL;
 
     if (strcmp (state, "intent") == 0 || strcmp (state, "unknown") == 0)
         return; /* asked twice: the other answer comes with the spawn; or
@@ -543,9 +546,6 @@ static void report_stale (struct cairnd *d,
                     true);
         return;
     }
-    while (late && (je = hashmap_next (d->jobs, &pos, NULL)))
-        if ((p = job_proc_find (je->job, execid)))
-            break;
     if (p && p->state == PROC_DONE && job_state (je->job) != JOB_DONE) {
         struct job_ctx ctx;
         cairnd_ctx (d, &ctx);
@@ -556,7 +556,41 @@ static void report_stale (struct cairnd *d,
             return; /* acknowledged once proc-late is committed */
         }
     }
-    ack (d->remote, rank, execid);
+    /* the end it repeats may be in this turn's batch, not yet on disk: the
+     * node may forget it only after the commit */
+    json_t *a = json_pack ("[I s]", (json_int_t)rank, execid);
+    if (!a || json_array_append_new (d->remote->after, a) < 0)
+        log_msg (LOG_ERR, "%s: cannot queue its node-ack", execid);
+}
+
+bool remote_busy (const struct cairnd *d)
+{
+    return d->remote && json_array_size (d->remote->after) > 0;
+}
+
+void *remote_take (struct cairnd *d)
+{
+    json_t *a;
+    if (!remote_busy (d))
+        return NULL;
+    a = d->remote->after;
+    if (!(d->remote->after = json_array ())) {
+        d->remote->after = a; /* out of memory: next turn */
+        return NULL;
+    }
+    return a;
+}
+
+void remote_effects (struct cairnd *d, void *work)
+{
+    json_t *a = work, *e;
+    size_t i;
+    json_array_foreach (a, i, e)
+    {
+        ack (d->remote, (uint32_t)json_integer_value (json_array_get (e, 0)),
+             json_string_value (json_array_get (e, 1)));
+    }
+    json_decref (a);
 }
 
 static char *capped (const char *s, size_t room, bool *trunc)
@@ -646,7 +680,7 @@ void req_node_report (struct cairnd *d,
     }
     if (!p || p->state == PROC_DONE || rp->rank != (uint32_t)rank ||
         strcmp (state, "intent") == 0 || strcmp (state, "unknown") == 0) {
-        report_stale (d, (uint32_t)rank, execid, state, rep, late != NULL);
+        report_stale (d, (uint32_t)rank, execid, state, rep, late);
         if (late && strcmp (state, "running") != 0)
             free (late);
         cairnd_ack (d, c, matchtag, json_object ());

@@ -140,3 +140,66 @@ shim_pid() {
         | map(select(.name=="proc-spawn" and .context.execid==$x))
         | .[0].context.pid'
 }
+# ---- Many nodes (DESIGN-MULTINODE.md) ----
+
+# Start fakerelay.py (options: "$@") as cairnd's node relay, logging what
+# cairnd sends to $T/relay.log; wait until cairnd says it is connected.
+relay_start() {
+    python3 "$BATS_TEST_DIRNAME/fakerelay.py" "$STATEDIR/cairn.sock" \
+        "$T/relay.log" "$@" 2>>"$T/relay.err" &
+    RELAY_PID=$!
+    local i
+    for i in $(seq 1 100); do
+        grep -q "node relay connected" "$T/cairnd.log" && return 0
+        sleep 0.05
+    done
+    echo "the relay did not connect" >&2
+    return 1
+}
+
+# execid of job $1's $2 process on ranks $3
+execid_of() {
+    cairn eventlog "$1" --json | jq -r --arg ph "$2" --arg r "$3" '
+        select(.name == "proc-intent" and .context.phase == $ph
+               and .context.ranks == $r) | .context.execid'
+}
+
+# node-exec payload for execid $1 of job $3 (default 7), rank $4 (default
+# 2), running sh -c "$2"
+exec_req() {
+    jq -cn --arg x "$1" --arg c "$2" --argjson id "${3:-7}" \
+        --argjson r "${4:-2}" '{execid: $x, id: $id, phase: "shell",
+        rank: $r, argv: ["sh", "-c", $c], env: {"CAIRN_RANK": ($r | tostring)},
+        "max-output": 1000}'
+}
+
+# ---- Views ----
+
+# A start request for job $1 of user $2 running $3 (a JSON array) on ranks
+# 0-2 of hosts node0..node2, in directory $T, sent in the background: its
+# responses go to $T/stream-$1 until the final release.
+start_job() {
+    python3 - "$STATEDIR/cairn.sock" "$1" "$2" "$3" "$T" >"$T/stream-$1" 2>&1 <<'PY' &
+import json, socket, sys
+sock, jid, uid, cmd, cwd = sys.argv[1:]
+R = {"version": 1, "execution": {"R_lite": [{"rank": "0-2",
+     "children": {"core": "0"}}], "nodelist": ["node[0-2]"]}}
+js = {"version": 1, "tasks": [{"command": json.loads(cmd)}],
+      "attributes": {"system": {"cwd": cwd}}}
+s = socket.socket(socket.AF_UNIX)
+s.connect(sock)
+s.sendall((json.dumps({"topic": "start", "matchtag": 1, "payload": {
+    "id": int(jid), "userid": int(uid), "jobspec": js, "R": R}}) + "\n").encode())
+f = s.makefile()
+while True:
+    line = f.readline()
+    if not line:
+        break
+    print(line, end="", flush=True)
+    r = json.loads(line)
+    if "errnum" in r or (r["payload"]["type"] == "release"
+                         and r["payload"]["data"].get("final")):
+        break
+PY
+    STREAM_PID=$!
+}

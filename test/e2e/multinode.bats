@@ -26,28 +26,10 @@ teardown() {
     assert_no_leftover
 }
 
-relay_start() {
-    python3 "$BATS_TEST_DIRNAME/fakerelay.py" "$STATEDIR/cairn.sock" \
-        "$T/relay.log" --state "$T/relay.state" "$@" 2>>"$T/relay.err" &
-    RELAY_PID=$!
-    local i
-    for i in $(seq 1 100); do
-        grep -q "node relay connected" "$T/cairnd.log" && return 0
-        sleep 0.05
-    done
-    echo "the relay did not connect" >&2
-    return 1
-}
 
-# execid of job $1's $2 process on rank $3
-execid_of() {
-    cairn eventlog "$1" --json | jq -r --arg ph "$2" --arg r "$3" '
-        select(.name == "proc-intent" and .context.phase == $ph
-               and .context.ranks == $r) | .context.execid'
-}
 
 @test "a rank's shell and epilog go to its node, rank 0's stay here" {
-    relay_start
+    relay_start --state "$T/relay.state"
     run cairn run --id 1 -N 3 -- true
     [ "$status" -eq 0 ]
     # the nodes were asked for ranks 1-2's shells and epilogs, never rank 0
@@ -79,7 +61,7 @@ execid_of() {
 }
 
 @test "a silent node: its processes are lost, its rank drained; it comes back late" {
-    relay_start --silent 2
+    relay_start --state "$T/relay.state" --silent 2
     echo 4 >"$T/epilog-sleep-0" # keeps the job open for the late report
     # (errexit holds in the subshell: the status is written either way)
     ("$B/cairn" --statedir "$STATEDIR" run --id 2 -N 3 -- true \
@@ -122,7 +104,7 @@ execid_of() {
 }
 
 @test "rank 0 SIGKILLed: asked again after the restart, nothing runs twice" {
-    relay_start --run 3
+    relay_start --state "$T/relay.state" --run 3
     ("$B/cairn" --statedir "$STATEDIR" run --id 3 -N 2 -- true \
         >"$T/run.out" 2>&1) 3>&- &
     RUN_PID=$!
@@ -138,7 +120,7 @@ execid_of() {
     wait "$RUN_PID" || true
     RUN_PID=
     cairnd_launch
-    relay_start --run 3
+    relay_start --state "$T/relay.state" --run 3
     wait_event 3 20 clean
     # asked again with the same execid; the node ran it once; one spawn
     [ "$(jq -r --arg x "$x" 'select(.topic == "node-exec"
@@ -150,5 +132,23 @@ execid_of() {
         | wc -l)" -eq 1 ]
     events_named 3 finish | jq -e '.status == 0'
     run cairn verify 3
+    [ "$status" -eq 0 ]
+}
+
+@test "node-report and node-hello: malformed ones are refused, nothing changes" {
+    run rpc node-report '{"rank": 1}'
+    [ "$status" -eq 1 ]
+    [ "$output" = 'error 71 node-report: want {"rank": R, "report": {"execid", "state", ...}}' ]
+    run rpc node-report '{"rank": 1, "report": {"execid": "x", "state": "gone"}}'
+    [ "$output" = 'error 71 node-report: unknown state "gone"' ]
+    run rpc node-report '{"rank": 1, "report": {"execid": "x", "state": "ended"}}'
+    [ "$output" = 'error 71 node-report: an ended process needs its status' ]
+    run rpc node-hello '{"rank": -1}'
+    [ "$output" = 'error 71 node-hello: want {"rank": R, "host": H}' ]
+    # a report of something unknown is only acknowledged: nothing journaled
+    run rpc node-report '{"rank": 1, "report": {"execid": "x", "state": "ended", "status": 0}}'
+    [ "$output" = "{}" ]
+    [ "$(cairn jobs -a -n | wc -l)" -eq 0 ]
+    run cairn list
     [ "$status" -eq 0 ]
 }

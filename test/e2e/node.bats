@@ -19,12 +19,6 @@ teardown() {
 X1=11111111-1111-4111-8111-111111111111
 X2=22222222-2222-4222-8222-222222222222
 
-# node-exec payload for execid $1 running sh -c "$2"
-exec_req() {
-    jq -cn --arg x "$1" --arg c "$2" '{execid: $x, id: 7, phase: "shell",
-        rank: 2, argv: ["sh", "-c", $c], env: {"CAIRN_RANK": "2"},
-        "max-output": 1000}'
-}
 
 # The nodeprocs record of execid $1, read with the LMDB tools (mdb_dump
 # -p escapes a backslash as two).

@@ -19,14 +19,6 @@ teardown() {
 X1=11111111-1111-4111-8111-111111111111
 X2=22222222-2222-4222-8222-222222222222
 
-# node-exec payload for execid $1 of job $3 (default 7), rank $4 (default
-# 2), running sh -c "$2"
-exec_req() {
-    jq -cn --arg x "$1" --arg c "$2" --argjson id "${3:-7}" \
-        --argjson r "${4:-2}" '{execid: $x, id: $id, phase: "shell",
-        rank: $r, argv: ["sh", "-c", $c], env: {"CAIRN_RANK": ($r | tostring)},
-        "max-output": 1000}'
-}
 
 # The table `cairn procs` prints for the rows on stdin (cells separated by
 # tabs): the header, then each column as wide as its widest cell and two

@@ -21,55 +21,8 @@ teardown() {
     assert_no_leftover
 }
 
-relay_start() {
-    python3 "$BATS_TEST_DIRNAME/fakerelay.py" "$STATEDIR/cairn.sock" \
-        "$T/relay.log" "$@" 2>>"$T/relay.err" &
-    RELAY_PID=$!
-    local i
-    for i in $(seq 1 100); do
-        grep -q "node relay connected" "$T/cairnd.log" && return 0
-        sleep 0.05
-    done
-    echo "the relay did not connect" >&2
-    return 1
-}
 
-# A start request for job $1 running $2 (a JSON array) on ranks 0-2 of
-# hosts node0..node2, sent in the background: its responses go to
-# $T/stream-$1 until the final release.
-start_job() {
-    python3 - "$STATEDIR/cairn.sock" "$1" "$(id -u)" "$2" "$T" \
-        >"$T/stream-$1" 2>&1 <<'PY' &
-import json, socket, sys
-sock, jid, uid, cmd, cwd = sys.argv[1:]
-R = {"version": 1, "execution": {"R_lite": [{"rank": "0-2",
-     "children": {"core": "0"}}], "nodelist": ["node[0-2]"]}}
-js = {"version": 1, "tasks": [{"command": json.loads(cmd)}],
-      "attributes": {"system": {"cwd": cwd}}}
-s = socket.socket(socket.AF_UNIX)
-s.connect(sock)
-s.sendall((json.dumps({"topic": "start", "matchtag": 1, "payload": {
-    "id": int(jid), "userid": int(uid), "jobspec": js, "R": R}}) + "\n").encode())
-f = s.makefile()
-while True:
-    line = f.readline()
-    if not line:
-        break
-    print(line, end="", flush=True)
-    r = json.loads(line)
-    if "errnum" in r or (r["payload"]["type"] == "release"
-                         and r["payload"]["data"].get("final")):
-        break
-PY
-    STREAM_PID=$!
-}
 
-# execid of job $1's $2 process on ranks $3
-execid_of() {
-    cairn eventlog "$1" --json | jq -r --arg ph "$2" --arg r "$3" '
-        select(.name == "proc-intent" and .context.phase == $ph
-               and .context.ranks == $r) | .context.execid'
-}
 
 # The line of `cairn eventlog $1` (human) for event $2 of execid $3, its
 # time replaced by +T.
@@ -85,7 +38,7 @@ elog_line() {
         "epilog": {"command": ["/bin/true"], "per-rank": true},
         "multinode": {"timeout": "10s", "poll": "0.3s"}}'
     relay_start
-    start_job 1 '["true"]'
+    start_job 1 "$(id -u)" '["true"]'
     wait_event 1 10 clean
     # --json: each process's host, null for those run here
     [ "$(cairn ranks --json 1 \
@@ -119,7 +72,7 @@ elog_line() {
 
 @test "ranks and show: a one-host job's tables have no NODE column" {
     cairnd_start '{"release-after": 0}'
-    start_job 2 '["true"]'
+    start_job 2 "$(id -u)" '["true"]'
     wait_event 2 10 clean
     run cairn ranks 2
     [[ "${lines[0]}" =~ ^RANK\ +HOST\ +PROLOG\ +SHELL\ +EPILOG\ +DRAINED\ +RELEASED\ +NOTE$ ]]
@@ -134,7 +87,7 @@ elog_line() {
     cairnd_start '{"release-after": 0,
         "multinode": {"timeout": "10s", "poll": "0.3s"}}'
     relay_start
-    start_job 3 '["true"]'
+    start_job 3 "$(id -u)" '["true"]'
     wait_event 3 10 clean
     x=$(execid_of 3 shell 1)
     [ "$(elog_line 3 proc-spawn "$x")" = \
@@ -161,7 +114,7 @@ EOF
         \"epilog\": {\"command\": [\"$EPILOG\"], \"per-rank\": true},
         \"multinode\": {\"timeout\": \"2s\", \"poll\": \"0.3s\"}}"
     relay_start --silent 2
-    start_job 4 '["true"]'
+    start_job 4 "$(id -u)" '["true"]'
     wait_event 4 10 epilog-start # rank 0's epilog keeps the job open
     sx=$(execid_of 4 shell 2)
     kill -USR1 "$RELAY_PID"
@@ -186,7 +139,7 @@ EOF
     cairnd_start '{"release-after": 0,
         "multinode": {"timeout": "60s", "poll": "0.3s"}}'
     relay_start --run 30 --silent 2
-    start_job 5 '["sleep", "30"]'
+    start_job 5 "$(id -u)" '["sleep", "30"]'
     for i in $(seq 1 200); do
         [ "$(cairn procs 5 | grep -c ' spawned ')" -eq 2 ] && break
         sleep 0.05

@@ -115,6 +115,14 @@ PY
     [ ! -e "$T/closed/ran" ]
 }
 
+@test "a public-socket that cannot be made: cairnd says so and does not start" {
+    cairnd_stop
+    printf '{"public-socket": "%s/none/cairn.sock"}\n' "$T" >"$T/bad.conf"
+    run "$B/cairnd" -c "$T/bad.conf" --statedir "$T/other"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"public-socket: bind $T/none/cairn.sock: No such file or directory"* ]]
+}
+
 @test "cairnd SIGKILLed while A's and B's jobs run: both end, each as its user" {
     CWD="$HA" as "$UA" run --detach --id 6 -- sh -c 'sleep 2; id -u >'"$OUT"'/a.out'
     CWD=/tmp as "$UB" run --detach --id 7 -- sh -c 'sleep 2; id -u >'"$OUT"'/b.out'

@@ -33,34 +33,6 @@ teardown() {
     assert_no_leftover
 }
 
-# A start request for job $1 of user $2 running $3 (a JSON array) on ranks
-# 0-2 of hosts node0..node2, in directory $T, sent in the background: its
-# responses go to $T/stream-$1 until the final release.
-start_job() {
-    python3 - "$STATEDIR/cairn.sock" "$1" "$2" "$3" "$T" >"$T/stream-$1" 2>&1 <<'PY' &
-import json, socket, sys
-sock, jid, uid, cmd, cwd = sys.argv[1:]
-R = {"version": 1, "execution": {"R_lite": [{"rank": "0-2",
-     "children": {"core": "0"}}], "nodelist": ["node[0-2]"]}}
-js = {"version": 1, "tasks": [{"command": json.loads(cmd)}],
-      "attributes": {"system": {"cwd": cwd}}}
-s = socket.socket(socket.AF_UNIX)
-s.connect(sock)
-s.sendall((json.dumps({"topic": "start", "matchtag": 1, "payload": {
-    "id": int(jid), "userid": int(uid), "jobspec": js, "R": R}}) + "\n").encode())
-f = s.makefile()
-while True:
-    line = f.readline()
-    if not line:
-        break
-    print(line, end="", flush=True)
-    r = json.loads(line)
-    if "errnum" in r or (r["payload"]["type"] == "release"
-                         and r["payload"]["data"].get("final")):
-        break
-PY
-    STREAM_PID=$!
-}
 
 # Copy the journal of $STATEDIR into the new state dir $1 through mdb_dump,
 # its events edited on the way: "hosts H" sets the hosts of every drain
