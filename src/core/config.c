@@ -209,6 +209,16 @@ static int parse_string (const struct arg *a)
     return 0;
 }
 
+/* An absolute path, or "statedir" (the exit dir stays on the state dir's
+ * file system). */
+static int parse_run_dir (const struct arg *a)
+{
+    const char *v = json_string_value (a->v);
+    if (v && v[0] != '/' && strcmp (v, "statedir") != 0)
+        return invalid (a, "must be an absolute path or \"statedir\"");
+    return parse_string (a);
+}
+
 static int parse_bool (const struct arg *a)
 {
     if (!json_is_boolean (a->v))
@@ -598,6 +608,7 @@ static const struct key top_keys[] = {
     KEY ("shim", parse_string, CF (shim)),
     KEY ("public-socket", parse_string, CF (public_socket)),
     KEY ("cgroup-parent", parse_string, CF (cgroup_parent)),
+    KEY ("run-dir", parse_run_dir, CF (run_dir)),
     KEY ("role", parse_role, CF (role_node)),
     JOB_KEYS (CF (job)),
     SECTION ("journal", 0, journal_keys),
@@ -858,6 +869,7 @@ void config_free (struct cairn_config *cfg)
         free (cfg->shim);
         free (cfg->public_socket);
         free (cfg->cgroup_parent);
+        free (cfg->run_dir);
         job_config_free (&cfg->job);
         memset (cfg, 0, sizeof (*cfg));
         errno = saved;
@@ -870,6 +882,7 @@ static int config_copy (struct cairn_config *dst,
     struct cairn_config tmp = *src;
 
     tmp.statedir = tmp.shim = tmp.public_socket = tmp.cgroup_parent = NULL;
+    tmp.run_dir = NULL;
     memset (&tmp.job, 0, sizeof (tmp.job));
     if ((src->statedir && !(tmp.statedir = strdup (src->statedir))) ||
         (src->shim && !(tmp.shim = strdup (src->shim))) ||
@@ -877,6 +890,7 @@ static int config_copy (struct cairn_config *dst,
          !(tmp.public_socket = strdup (src->public_socket))) ||
         (src->cgroup_parent &&
          !(tmp.cgroup_parent = strdup (src->cgroup_parent))) ||
+        (src->run_dir && !(tmp.run_dir = strdup (src->run_dir))) ||
         job_config_copy (&tmp.job, &src->job) < 0) {
         config_free (&tmp);
         errno = ENOMEM;

@@ -103,6 +103,9 @@ struct cairn_config {
     char *public_socket; /* a second socket, mode 0666, for every local
                             user (requests checked by SO_PEERCRED);
                             NULL = none */
+    char *run_dir; /* where the shims' files go (exitdir.h): NULL = the
+                      default (a tmpfs), "statedir" = <statedir>/exits
+                      on disk */
     struct job_config job;
     size_t journal_max_size;  /* bytes, >= 1 MiB; default 1 GiB */
     double journal_retention; /* seconds finished jobs are kept; default 7d;

@@ -154,7 +154,9 @@ static void check_exitfiles (struct ct_run *r)
     if (!d)
         return;
     while ((ent = readdir (d))) {
-        if (ent->d_name[0] == '.')
+        /* a process's files start with its execid; "boot" and
+         * "statedir" belong to the dir (exitdir.h) */
+        if (ent->d_name[0] == '.' || strlen (ent->d_name) < 36)
             continue;
         if (n++ < 3) {
             size_t used = strlen (names);

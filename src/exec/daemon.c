@@ -726,7 +726,7 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
 
     if (!d)
         return NULL;
-    d->lockfd = d->exitdir = -1;
+    d->lockfd = d->exitdir = d->xd.fd = -1;
     d->acks_tail = &d->acks;
     d->uid = getuid ();
     d->t_start = cairnd_now ();
@@ -752,14 +752,13 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
     crashpoint_init ();
     /* First, before the lock, the journal, the socket or any pidfd exists:
      * see spawner.h. */
-    if (!(d->spawner = spawner_create (err)))
-        goto error;
-
     if (access (d->shim, X_OK) < 0) {
         errprintf (err, "cairn-shim not found or not executable at %s: %s",
                    d->shim, strerror (errno));
         goto error;
     }
+    if (!(d->spawner = spawner_create (d->shim, err)))
+        goto error;
     if (procfs_bootid (d->bootid_path, d->bootid, sizeof (d->bootid)) < 0) {
         errprintf (err, "cannot read the boot id: %s", strerror (errno));
         goto error;
@@ -774,8 +773,14 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
                               .nosync = getenv ("CAIRN_BENCH_NOSYNC") != NULL};
     if (!(d->journal = journal_open (statedir, &jo, err)))
         goto error;
-    if ((d->exitdir = exitfile_open_dir (statedir, err)) < 0)
+    if (exitdir_open (statedir, cfg->run_dir, journal_instance (d->journal),
+                      d->bootid, d->uid, &d->xd, err) < 0)
         goto error;
+    d->exitdir = d->xd.fd;
+    if (!d->xd.trusted)
+        log_msg (LOG_INFO, "%s: not sealed under this boot: a process with "
+                 "no start marker and no exit status is lost, not started "
+                 "again", d->xd.path);
     if (!(d->loop = ev_loop_new (EVFLAG_SIGNALFD | EVFLAG_NOSIGMASK))) {
         errset (err, ENOMEM, "cannot create the event loop");
         goto error;
@@ -830,6 +835,8 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
         goto error;
     flush (d); /* what replay decided is committed before we listen */
     reconcile_sweep_exits (d);
+    if (exitdir_seal (&d->xd, d->bootid, err) < 0)
+        goto error;
 
     struct server_limits lim = {.max_request_size = d->cfg.max_request_size,
                                 .max_output = 0,
@@ -921,8 +928,7 @@ void cairnd_destroy (struct cairnd *d)
         ev_loop_destroy (d->loop);
     }
     journal_close (d->journal);
-    if (d->exitdir >= 0)
-        close (d->exitdir);
+    exitdir_close (&d->xd);
     if (d->lockfd >= 0)
         close (d->lockfd);
     spawner_destroy (d->spawner);

@@ -11,6 +11,7 @@
 
 #include "core/job.h"
 #include "exec/daemon.h"
+#include "exec/exitdir.h"
 #include "exec/hashmap.h"
 #include "exec/server.h"
 #include "journal/journal.h"
@@ -85,7 +86,8 @@ struct cairnd {
     char bootid[40];
     uid_t uid;
     int lockfd;
-    int exitdir;
+    int exitdir;             /* xd.fd */
+    struct exitdir xd;       /* the shims' files (exitdir.h) */
     struct spawner *spawner;   /* forked before anything below was opened */
     ev_io spawner_watch;       /* its pidfd: readable when it died */
     struct journal *journal;

@@ -291,7 +291,7 @@ int shim_start (struct cairnd *d,
     bool as_user = user >= 0 && (uid_t)user != d->uid;
     gid_t *groups = NULL;
     size_t ngroups = 0;
-    char exitdir[4096], cg[4096];
+    char cg[4096];
     int rc;
 
     if (as_user && user_lookup ((uid_t)user, env, &groups, &ngroups, err) < 0)
@@ -302,9 +302,8 @@ int shim_start (struct cairnd *d,
         return errprintf (err, "cannot build the command: %s",
                           strerror (errno));
     }
-    snprintf (exitdir, sizeof (exitdir), "%s/exits", d->statedir);
     struct shim_spec spec = {.shim = d->shim,
-                             .exitdir = exitdir,
+                             .exitdir = d->xd.path,
                              .execid = execid,
                              .argv = argv,
                              .envp = envp,

@@ -6,7 +6,8 @@
  *     boot id changed          -> lost: the machine rebooted
  *     exit file present        -> it ended while we were down: its status
  *     pidfd_open + start time  -> still ours: watch it again
- *     no start marker          -> it never ran (a spawn cut short by
+ *     no start marker          -> in a dir sealed under this boot
+ *                                 (exitdir.h): it never ran (a spawn cut short by
  *                                 cairnd's death): start it again
  *     otherwise                -> lost: gone with no exit status
  *   intent only (crash between intent commit and pid commit):
@@ -15,7 +16,9 @@
  *     exit file (again: it may have ended during the scan) -> its status
  *     start marker             -> it ran and its outcome is lost: never
  *                                 run it again
- *     nothing at all           -> it never started: start it now
+ *     nothing at all           -> it never started: start it now, if
+ *                                 the dir was sealed under this boot;
+ *                                 else lost
  */
 #include <errno.h>
 #include <stdio.h>
@@ -26,6 +29,12 @@
 #include "exec/daemon_private.h"
 #include "exec/exitfile.h"
 #include "exec/procfs.h"
+
+/* A missing marker proves nothing in a dir not sealed under this boot
+ * (exitdir.h): the machine rebooted, or the dir is new. */
+#define UNTRUSTED_WHY                                                          \
+    "its start marker cannot be told: the exit dir was not written under "   \
+    "this boot (a reboot, or a new run-dir); not running it again"
 
 static bool has_exit (struct cairnd *d, const char *execid)
 {
@@ -84,6 +93,10 @@ static int look_intent (struct cairnd *d,
                   "without an exit status; not running it again");
         return out->verdict = LOOK_LOST, 0;
     }
+    if (!d->xd.trusted) {
+        snprintf (out->why, sizeof (out->why), UNTRUSTED_WHY);
+        return out->verdict = LOOK_LOST, 0;
+    }
     snprintf (out->why, sizeof (out->why), "never started");
     return out->verdict = LOOK_UNSTARTED, 0;
 }
@@ -113,6 +126,10 @@ static int look_running (struct cairnd *d,
     }
     if (has_exit (d, execid)) /* ended between the two looks */
         return out->verdict = LOOK_EXITED, 0;
+    if (!exitfile_started (d->exitdir, execid) && !d->xd.trusted) {
+        snprintf (out->why, sizeof (out->why), UNTRUSTED_WHY);
+        return out->verdict = LOOK_LOST, 0;
+    }
     if (!exitfile_started (d->exitdir, execid)) {
         /* Gone before its shim marked the start: a spawn cut short by the
          * last cairnd's death (its child dies with it, spawner.h). The
