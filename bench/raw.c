@@ -188,7 +188,7 @@ int raw_shim_rate (const char *shim,
         errset (err, errno, "%s: %s", exitdir, strerror (errno));
         goto out;
     }
-    if (!(r.spawner = spawner_create (err))) {
+    if (!(r.spawner = spawner_create (shim, err))) {
         close (r.exitfd);
         goto out;
     }

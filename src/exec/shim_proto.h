@@ -56,7 +56,7 @@
  *   4  the execid was used already (its marker or exit file exists):
  *      nothing was run and no file was touched
  *
- * Files in DIR (<statedir>/exits), all mode 0600:
+ * Files in DIR (<statedir>/exits resolved: exitdir.h), all mode 0600:
  *   <execid>          exit file, written to <execid>.tmp then renamed
  *   <execid>.started  marker, created (O_EXCL) by the command's process
  *                     once its stdio is set, before it drops to --user's

@@ -1,19 +1,9 @@
-/* spawner.c - see spawner.h
- *
- * Wire format on the socketpair (SOCK_STREAM, both ends blocking):
- *   request: u32 length, then that many bytes: the shim path, argc, the
- *            shim's argv, envc, the environment; every item a NUL-terminated
- *            string (counts in decimal).
- *   reply:   struct reply; when pid > 0 the shim's pidfd rides along
- *            (SCM_RIGHTS). errnum != 0 with pid > 0 means the clone worked
- *            but the exec did not: the child has exited and the caller,
- *            being its parent, reaps it through that pidfd.
- * One request at a time: cairnd waits for the reply, as it waited for
- * posix_spawn before.
+/* spawner.c - see spawner.h; the wire is in spawner_proto.h, the
+ * spawner's side in shim/serve.c.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/sched.h>
+#include <linux/close_range.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,12 +12,12 @@
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "exec/shim_proto.h"
 #include "exec/spawner.h"
+#include "exec/spawner_proto.h"
 #include "journal/crashpoint.h"
 
 struct spawner {
@@ -36,10 +26,6 @@ struct spawner {
     int sock;
 };
 
-struct reply {
-    int32_t errnum;
-    int32_t pid;
-};
 
 /* ---- both sides ---- */
 
@@ -60,249 +46,47 @@ static int send_all (int fd, const void *buf, size_t len)
     return 0;
 }
 
-/* 0 on success, -1 with errno; EOF before len bytes is EPIPE. */
-static int read_all (int fd, void *buf, size_t len)
+
+/* ---- cairnd's side ---- */
+
+extern char **environ;
+
+/* The forked child: become `shim --spawner 3`, with the execid slot added
+ * to our environment. Nothing but system calls and the stack: a copy of
+ * cairnd taken at startup. On failure the errno goes up errfd. */
+static void __attribute__ ((noreturn))
+spawner_exec (const char *shim, int sock, int errfd, pid_t parent)
 {
-    char *p = buf;
-    while (len > 0) {
-        ssize_t n = read (fd, p, len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        if (n == 0) {
-            errno = EPIPE;
-            return -1;
-        }
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
+    size_t n = 0;
+    int e;
 
-/* ---- the spawner process ---- */
+    while (environ[n])
+        n++;
+    char *envp[n + 2];
+    memcpy (envp, environ, n * sizeof (char *));
+    envp[n] = (char *)SPAWNER_EXECID_SLOT;
+    envp[n + 1] = NULL;
+    char *av[] = {(char *)"cairn-shim", (char *)"--spawner", (char *)"3", NULL};
 
-/* The child between clone and exec. Async-signal-safe calls only: it is a
- * copy of the spawner taken in the middle of a request. On failure the
- * errno goes up errfd (close-on-exec: EOF there means the exec worked). */
-static void child_exec (const char *path,
-                        char **av,
-                        char **envp,
-                        int errfd,
-                        const char *hold,
-                        pid_t cairnd)
-{
-    struct sigaction dfl = {.sa_handler = SIG_DFL};
-    sigset_t block;
-    int nul, e;
-
-    if (hold) {
-        char held[4096];
-        snprintf (held, sizeof (held), "%s.held", hold);
-        if ((nul = open (held, O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) >= 0) {
-            char pid[24];
-            int n = snprintf (pid, sizeof (pid), "%d\n", (int)getpid ());
-            (void)!write (nul, pid, (size_t)n);
-            close (nul);
-        }
-        while (access (hold, F_OK) == 0)
-            usleep (10000);
-    }
-    /* At most once: a restarted cairnd that finds an intent with no shim
-     * running under its execid starts it again, so this child must not
-     * outlive cairnd and exec the shim later. Die with cairnd (the shim
-     * clears this first thing: it must outlive cairnd), and if cairnd is
-     * gone already, go without running anything. Before the exec our
-     * environment is the spawner's, so nothing could have found us. */
-    if (prctl (PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid () != cairnd)
-        _exit (126);
-    for (int s = 1; s < NSIG; s++)
-        (void)sigaction (s, &dfl, NULL); /* fails harmlessly for KILL etc. */
-    shim_sigset (&block);
-    if (sigprocmask (SIG_SETMASK, &block, NULL) < 0 || setsid () < 0)
+    /* Die with cairnd; if it is already gone, go now. */
+    if (prctl (PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid () != parent)
+        _exit (0);
+    /* errfd high and close-on-exec, the socket on 3 without it. */
+    if ((errfd = fcntl (errfd, F_DUPFD_CLOEXEC, 64)) < 0 ||
+        (sock = fcntl (sock, F_DUPFD, 65)) < 0 || dup2 (sock, 3) < 0 ||
+        close_range (4, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
         goto fail;
-    if ((nul = open ("/dev/null", O_RDWR)) < 0)
-        goto fail;
-    /* errfd and the spawner's socket are >= 3 (spawner_create sees to it);
-     * park errfd on 3, then close everything above it. */
-    if (dup2 (nul, 0) < 0 || dup2 (nul, 1) < 0 || dup2 (nul, 2) < 0)
-        goto fail;
-    if (errfd != 3) {
-        if (dup3 (errfd, 3, O_CLOEXEC) < 0)
-            goto fail;
-        errfd = 3;
-    }
-    if (close_range (4, ~0U, 0) < 0)
-        goto fail;
-    execve (path, av, envp);
+    execve (shim, av, envp);
 fail:
     e = errno;
     (void)!write (errfd, &e, sizeof (e));
     _exit (127);
 }
 
-/* Split a request into the path, argv and envp (pointers into buf).
- * Returns 0, or -1 with errno EPROTO. Caller frees *av and *envp. */
-static int request_decode (char *buf,
-                           size_t len,
-                           const char **path,
-                           char ***av,
-                           char ***envp)
-{
-    char *p = buf, *end = buf + len;
-    char **lists[2] = {NULL, NULL};
-
-    if (len == 0 || buf[len - 1] != '\0')
-        goto proto;
-    *path = p;
-    p += strlen (p) + 1;
-    for (int l = 0; l < 2; l++) {
-        if (p >= end)
-            goto proto;
-        char *num_end;
-        unsigned long n = strtoul (p, &num_end, 10);
-        if (*num_end != '\0' || n > len)
-            goto proto;
-        p = num_end + 1;
-        if (!(lists[l] = calloc (n + 1, sizeof (char *))))
-            goto error;
-        for (unsigned long i = 0; i < n; i++) {
-            if (p >= end)
-                goto proto;
-            lists[l][i] = p;
-            p += strlen (p) + 1;
-        }
-    }
-    *av = lists[0];
-    *envp = lists[1];
-    return 0;
-proto:
-    errno = EPROTO;
-error:
-    free (lists[0]);
-    free (lists[1]);
-    return -1;
-}
-
-/* Clone one shim. Returns the child's pid with *pidfd set, 0 with *errnum
- * set when nothing was started, or the pid with *pidfd and *errnum set
- * when the clone worked and the exec did not. */
-static pid_t spawn_one (const char *path,
-                        char **av,
-                        char **envp,
-                        const char *hold,
-                        pid_t cairnd,
-                        int *pidfd,
-                        int *errnum)
-{
-    int pfd[2], fd = -1, e = 0;
-    struct clone_args ca = {
-        /* CLONE_PARENT: cairnd, our parent, is the shim's parent. The exit
-         * signal is then ours (SIGCHLD), whatever exit_signal says. */
-        .flags = CLONE_PARENT | CLONE_PIDFD,
-        .pidfd = (uint64_t)(uintptr_t)&fd,
-    };
-
-    *pidfd = -1;
-    *errnum = 0;
-    if (pipe2 (pfd, O_CLOEXEC) < 0) {
-        *errnum = errno;
-        return 0;
-    }
-    long pid = syscall (SYS_clone3, &ca, sizeof (ca));
-    if (pid == 0) {
-        close (pfd[0]);
-        child_exec (path, av, envp, pfd[1], hold, cairnd);
-    }
-    if (pid < 0) {
-        *errnum = errno;
-        close (pfd[0]);
-        close (pfd[1]);
-        return 0;
-    }
-    close (pfd[1]);
-    CRASHPOINT ("spawner.clone.after");
-    ssize_t n;
-    while ((n = read (pfd[0], &e, sizeof (e))) < 0 && errno == EINTR)
-        ;
-    close (pfd[0]);
-    if (n == (ssize_t)sizeof (e))
-        *errnum = e ? e : EIO;
-    *pidfd = fd;
-    return (pid_t)pid;
-}
-
-static int reply_send (int sock, const struct reply *r, int fd)
-{
-    char cbuf[CMSG_SPACE (sizeof (int))];
-    struct iovec iov = {.iov_base = (void *)r, .iov_len = sizeof (*r)};
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-
-    if (fd >= 0) {
-        memset (cbuf, 0, sizeof (cbuf));
-        msg.msg_control = cbuf;
-        msg.msg_controllen = sizeof (cbuf);
-        struct cmsghdr *c = CMSG_FIRSTHDR (&msg);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN (sizeof (int));
-        memcpy (CMSG_DATA (c), &fd, sizeof (int));
-    }
-    ssize_t n;
-    while ((n = sendmsg (sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
-        ;
-    return n == (ssize_t)sizeof (*r) ? 0 : -1;
-}
-
-static void __attribute__ ((noreturn)) spawner_main (int sock, pid_t parent)
-{
-    const char *hold = getenv ("CAIRN_TEST_SPAWN_HOLD");
-    struct sigaction ign = {.sa_handler = SIG_IGN};
-
-    /* Die with cairnd; if it is already gone, go now. */
-    if (prctl (PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid () != parent)
-        _exit (0);
-    sigaction (SIGINT, &ign, NULL);
-    sigaction (SIGTERM, &ign, NULL);
-    sigaction (SIGHUP, &ign, NULL);
-    sigaction (SIGPIPE, &ign, NULL);
-    if (hold && !*hold)
-        hold = NULL;
-    for (;;) {
-        uint32_t len;
-        char *buf;
-        const char *path;
-        char **av = NULL, **envp = NULL;
-        struct reply r = {0, 0};
-        int fd = -1;
-
-        if (read_all (sock, &len, sizeof (len)) < 0)
-            _exit (0); /* cairnd closed its end, or died */
-        if (len > SPAWNER_MAX_REQUEST || !(buf = malloc (len ? len : 1)))
-            _exit (1); /* cairnd checks the size: this is a broken peer */
-        if (read_all (sock, buf, len) < 0)
-            _exit (0);
-        if (request_decode (buf, len, &path, &av, &envp) < 0)
-            r.errnum = errno;
-        else
-            r.pid = spawn_one (path, av, envp, hold, parent, &fd, &r.errnum);
-        free (av);
-        free (envp);
-        free (buf);
-        if (reply_send (sock, &r, fd) < 0)
-            _exit (0);
-        if (fd >= 0)
-            close (fd);
-    }
-}
-
-/* ---- cairnd's side ---- */
-
-struct spawner *spawner_create (struct cairn_error *err)
+struct spawner *spawner_create (const char *shim, struct cairn_error *err)
 {
     struct spawner *sp = calloc (1, sizeof (*sp));
-    int sv[2], fd;
+    int sv[2] = {-1, -1}, ep[2] = {-1, -1}, fd, e = 0;
     pid_t parent = getpid ();
 
     if (!sp) {
@@ -317,32 +101,48 @@ struct spawner *spawner_create (struct cairn_error *err)
         ;
     if (fd >= 3)
         close (fd);
-    if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
-        errprintf (err, "spawner: socketpair: %s", strerror (errno));
+    if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 ||
+        pipe2 (ep, O_CLOEXEC) < 0) {
+        errprintf (err, "spawner: %s: %s", sv[0] < 0 ? "socketpair" : "pipe",
+                   strerror (errno));
         goto error;
     }
     sp->pid = fork ();
     if (sp->pid < 0) {
-        int e = errno;
-        close (sv[0]);
-        close (sv[1]);
-        errset (err, e, "spawner: fork: %s", strerror (e));
+        errprintf (err, "spawner: fork: %s", strerror (errno));
         goto error;
     }
-    if (sp->pid == 0) {
-        close (sv[0]);
-        spawner_main (sv[1], parent);
-    }
+    if (sp->pid == 0)
+        spawner_exec (shim, sv[1], ep[1], parent);
     close (sv[1]);
+    close (ep[1]);
+    sv[1] = ep[1] = -1;
     sp->sock = sv[0];
+    sv[0] = -1;
+    ssize_t n;
+    while ((n = read (ep[0], &e, sizeof (e))) < 0 && errno == EINTR)
+        ;
+    if (n == (ssize_t)sizeof (e)) {
+        errset (err, e, "spawner: cannot run %s: %s", shim, strerror (e));
+        goto error;
+    }
     if ((sp->pidfd = pidfd_open (sp->pid, 0)) < 0) {
         errprintf (err, "spawner: pidfd_open %d: %s", (int)sp->pid,
                    strerror (errno));
         goto error;
     }
+    close (ep[0]);
     return sp;
 error:
+    e = errno;
+    for (int i = 0; i < 2; i++) {
+        if (sv[i] >= 0)
+            close (sv[i]);
+        if (ep[i] >= 0)
+            close (ep[i]);
+    }
     spawner_destroy (sp);
+    errno = e;
     return NULL;
 }
 
@@ -394,7 +194,7 @@ request_encode (const char *path, char *const *av, char *const *envp, size_t *le
 }
 
 /* Read the reply and the pidfd that may ride with it. */
-static int reply_recv (int sock, struct reply *r, int *fd)
+static int reply_recv (int sock, struct spawner_reply *r, int *fd)
 {
     char cbuf[CMSG_SPACE (sizeof (int))];
     struct iovec iov = {.iov_base = r, .iov_len = sizeof (*r)};
@@ -433,7 +233,7 @@ int spawner_spawn (struct spawner *sp,
     char maxbuf[24];
     char **av = NULL, *req = NULL;
     size_t len;
-    struct reply r;
+    struct spawner_reply r;
     int e, fd;
 
     if ((e = fault_inject ("exec.spawn")))
@@ -458,13 +258,8 @@ int spawner_spawn (struct spawner *sp,
     }
     free (req);
     if (r.errnum != 0) {
-        if (fd >= 0) { /* cloned, exec failed: it exited; reap it */
-            siginfo_t si;
-            while (waitid (P_PIDFD, (id_t)fd, &si, WEXITED) < 0 &&
-                   errno == EINTR)
-                ;
+        if (fd >= 0)
             close (fd);
-        }
         return errset (err, r.errnum, "spawn %s: %s", spec->shim,
                        strerror (r.errnum));
     }

@@ -5,17 +5,24 @@
  * its closefrom). If cairnd is SIGKILLed in that window, the copies of its
  * listening socket, journal and pidfds outlive it: a client can connect to a
  * socket nobody serves, and a lock held through a shared open file
- * description blocks the restart. cairnd therefore forks the spawner first
+ * description blocks the restart. cairnd therefore starts the spawner first
  * thing, before any of those descriptors exist, and the spawner (which never
- * holds them) clones the shims. Each shim is cloned with CLONE_PARENT, so
+ * holds them) clones the shims.
+ *
+ * The spawner is cairn-shim itself (`cairn-shim --spawner`, shim/serve.c),
+ * and each shim is a clone of it that runs the shim's code without an
+ * exec: a command costs the exec of the command only (BENCHMARKS.md,
+ * "Spawn path"). Each shim is cloned with CLONE_PARENT, so
  * cairnd - not the spawner - is its parent and can reap it with
  * waitid(P_PIDFD), exactly as if cairnd had spawned it; its pidfd comes back
  * to cairnd over a unix socket (SCM_RIGHTS).
  *
  * A shim's process is set to die with cairnd until the shim itself takes
- * that back (its first act), and checks that cairnd is still there before
- * its exec: a start that cairnd's death cut short never runs anything, so
- * a restarted cairnd may safely start an intent it finds no shim for.
+ * that back (its first act), and checks that cairnd is still there first:
+ * a start that cairnd's death cut short never runs anything, so a
+ * restarted cairnd may safely start an intent it finds no shim for. Once
+ * past that check, a shim shows its execid in /proc/PID/environ
+ * (spawner_proto.h), as an exec'd one did.
  *
  * The spawner dies with cairnd (PR_SET_PDEATHSIG, and EOF on its socket),
  * ignores the terminal's SIGINT/SIGTERM/SIGHUP (cairnd decides when to stop)
@@ -28,20 +35,24 @@
 
 #include "core/error.h"
 #include "exec/spawn.h"
+#include "exec/spawner_proto.h"
 
 struct spawner;
 
-/* Fork the spawner. Call it before opening any descriptor that must not
- * reach a command (cairnd's lock, journal, socket, pidfds): whatever is open
- * now stays open in the spawner (it keeps only its socket and 0-2 in use,
- * and every shim starts with 0-2 on /dev/null and nothing else).
+/* Start the spawner: fork, then exec `shim --spawner 3`. Call it before
+ * opening any descriptor that must not reach a command (cairnd's lock,
+ * journal, socket, pidfds); the spawner keeps only its socket and 0-2, and
+ * every shim starts with 0-2 on /dev/null and nothing else. The spawner
+ * gets our environment (CAIRN_CRASH_AT and the like reach its crash point)
+ * plus the execid slot.
  * Environment read here, for tests only: CAIRN_TEST_SPAWN_HOLD=PATH makes
  * each shim's process, right after its clone (before it ties its life to
  * cairnd's), write its pid to PATH.held and wait until PATH no longer
  * exists: the worst of the pre-exec window, held open.
  * Returns the spawner, or NULL with errno and err: EMFILE/ENFILE (socket),
- * EAGAIN/ENOMEM (fork). Caller destroys it with spawner_destroy(). */
-struct spawner *spawner_create (struct cairn_error *err);
+ * EAGAIN/ENOMEM (fork), or the exec's error ("spawner: cannot run SHIM:
+ * ..."). Caller destroys it with spawner_destroy(). */
+struct spawner *spawner_create (const char *shim, struct cairn_error *err);
 
 /* Spawn the shim for spec through the spawner. The shim gets spec->envp,
  * default signal dispositions, a new session, stdin, stdout and stderr on
@@ -52,9 +63,8 @@ struct spawner *spawner_create (struct cairn_error *err);
  * the shim, close-on-exec; the caller closes it) and return 0.
  * Errors (-1, errno, err):
  *   EINVAL  bad spec (shim_spec_check)
- *   ENOENT, EACCES, ENOEXEC, ...  the exec of the shim failed (the child
- *           was reaped); the message names the shim path
  *   EAGAIN, ENOMEM  the clone failed; nothing was started
+ *   EPROTO  the spawner could not read the request
  *   E2BIG   the command and environment exceed SPAWNER_MAX_REQUEST
  *   EPIPE   the spawner is gone (crashed or killed). Nothing was started,
  *           or the spawner died after the clone and the shim runs: the
@@ -78,8 +88,5 @@ pid_t spawner_pid (const struct spawner *sp);
 /* Close the socket (the spawner exits on EOF), reap the spawner and free.
  * Accepts NULL; preserves errno. */
 void spawner_destroy (struct spawner *sp);
-
-/* The largest encoded request (command, environment, paths) in bytes. */
-#define SPAWNER_MAX_REQUEST (16u << 20)
 
 #endif /* CAIRN_EXEC_SPAWNER_H */

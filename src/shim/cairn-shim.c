@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "exec/shim_proto.h"
+#include "shim/shim.h"
 #include "shim/userdb.h"
 
 /* The uid and gid system calls, called raw in the command's process (see
@@ -824,13 +825,13 @@ static bool already_used (struct shim *s)
     return false;
 }
 
-int main (int argc, char *argv[])
+int shim_main (int argc, char *argv[])
 {
     struct shim s;
     int status;
 
     /* cairnd's spawner starts us with PR_SET_PDEATHSIG, so that a start cut
-     * short by cairnd's death dies before it can run anything (spawner.c);
+     * short by cairnd's death dies before it can run anything (serve.c);
      * from here on we must outlive cairnd, and nothing has run yet. */
     (void)prctl (PR_SET_PDEATHSIG, 0);
     memset (&s, 0, sizeof (s));

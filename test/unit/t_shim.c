@@ -540,12 +540,11 @@ static void test_refusals (void)
     like (err.text, "environment lacks CAIRN_EXECID=", "... and says why");
 
     snprintf (envvar, sizeof (envvar), SHIM_ENV_EXECID "=%s", id);
-    spec.shim = "/nonexistent/cairn-shim";
-    is_errno (spawner_spawn (sp, &spec, &pid, &pidfd, &err), ENOENT,
-              "spawner_spawn: missing shim -> ENOENT");
-    like (err.text, "spawn /nonexistent/cairn-shim: No such file",
+    struct spawner *bad = spawner_create ("/nonexistent/cairn-shim", &err);
+    ok (bad == NULL && errno == ENOENT,
+        "spawner_create: missing shim -> ENOENT");
+    like (err.text, "spawner: cannot run /nonexistent/cairn-shim: No such file",
           "... and names the shim path");
-    spec.shim = shim_path;
 
     /* The shim's own check, bypassing shim_spawn's. */
     before = count_entries (exitdir);
@@ -1143,7 +1142,7 @@ int main (void)
     if ((dirfd_exits = exitfile_open_dir (tmpdir, &err)) < 0)
         BAIL_OUT ("%s", err.text);
     snprintf (exitdir, sizeof (exitdir), "%s/exits", tmpdir);
-    if (!(sp = spawner_create (&err)))
+    if (!(sp = spawner_create (shim_path, &err)))
         BAIL_OUT ("spawner_create: %s", err.text);
 
     test_exit_codes ();

@@ -1,0 +1,33 @@
+/* spawner_proto.h - the wire between cairnd (spawner.c) and the spawner,
+ * which is cairn-shim started as `cairn-shim --spawner FD` (shim/serve.c).
+ * Header-only and libc-only, like shim_proto.h.
+ *
+ * On a SOCK_STREAM socketpair, both ends blocking, one request at a time:
+ *   request: u32 length, then that many bytes: the shim path (unused, kept
+ *            for the log), argc, the shim's argv, envc, the environment;
+ *            every item a NUL-terminated string (counts in decimal).
+ *   reply:   struct spawner_reply; with pid > 0 the shim's pidfd rides
+ *            along (SCM_RIGHTS). errnum != 0 means nothing was started.
+ *
+ * The spawner's own environment holds SPAWNER_EXECID_SLOT: each shim it
+ * forks writes its execid over the zeros, in its own copy of the memory
+ * that /proc/PID/environ shows, so that a restarted cairnd finds the shim
+ * of an intent by its execid (procfs_find_execid) exactly as it found an
+ * exec'd one.
+ */
+#ifndef CAIRN_EXEC_SPAWNER_PROTO_H
+#define CAIRN_EXEC_SPAWNER_PROTO_H
+
+#include <stdint.h>
+
+#define SPAWNER_MAX_REQUEST (16u << 20)
+
+#define SPAWNER_EXECID_SLOT                                                    \
+    "CAIRN_EXECID=00000000-0000-0000-0000-000000000000"
+
+struct spawner_reply {
+    int32_t errnum;
+    int32_t pid;
+};
+
+#endif /* CAIRN_EXEC_SPAWNER_PROTO_H */

@@ -1,0 +1,22 @@
+/* shim.h - the two faces of the cairn-shim program.
+ *
+ * cairn-shim runs one command (shim_main, the contract in
+ * exec/shim_proto.h). Started as `cairn-shim --spawner FD` it is instead
+ * cairnd's spawner (shim_serve, the wire in exec/spawner_proto.h): it
+ * forks a shim per request that runs shim_main without an exec, so that a
+ * command costs one exec (its own), not two.
+ */
+#ifndef CAIRN_SHIM_H
+#define CAIRN_SHIM_H
+
+/* Run the command of argv (a shim's argv, argv[0] its name) with the
+ * environment `environ`, supervise it, write its exit file. Returns the
+ * shim's exit code (shim_proto.h). */
+int shim_main (int argc, char *argv[]);
+
+/* Serve spawn requests on sock until EOF, for the parent that started us
+ * (cairnd). Never returns: exits 0 at EOF or when cairnd is gone, 1 on a
+ * broken request stream. */
+void shim_serve (int sock) __attribute__ ((noreturn));
+
+#endif /* CAIRN_SHIM_H */
