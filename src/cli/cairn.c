@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -94,9 +95,11 @@ static const char *running_cmd;
 
 static bool quiet;
 
-void cli_set_quiet (bool q)
+bool cli_set_quiet (bool q)
 {
+    bool was = quiet;
     quiet = q;
+    return was;
 }
 
 void cli_error (const char *fmt, ...)
@@ -149,17 +152,20 @@ void cli_common_option (struct cli *cli, int opt, const char *arg)
     }
 }
 
-/* The "statedir" of the -c file, or NULL (malloc'd into *out). The daemon
- * validates the whole file; a client reads it strictly too, so that a typo
- * is reported the same way wherever the file is used. */
-static int config_statedir (const char *path, char **out)
+/* The "statedir" and "public-socket" of the -c file, or NULL (malloc'd
+ * into *dir and *sock; sock may be NULL). The daemon validates the whole
+ * file; a client reads it strictly too, so that a typo is reported the
+ * same way wherever the file is used. */
+static int config_read (const char *path, char **dir, char **sock)
 {
     struct cairn_config cfg;
     struct cairn_error err = {{0}};
     json_error_t jerr;
     json_t *o;
 
-    *out = NULL;
+    *dir = NULL;
+    if (sock)
+        *sock = NULL;
     if (!(o = json_load_file (path, 0, &jerr))) {
         cli_error ("%s: %s", path, jerr.text);
         return -1;
@@ -171,8 +177,11 @@ static int config_statedir (const char *path, char **out)
         return -1;
     }
     json_decref (o);
-    if (cfg.statedir && !(*out = strdup (cfg.statedir))) {
+    if ((cfg.statedir && !(*dir = strdup (cfg.statedir))) ||
+        (sock && cfg.public_socket && !(*sock = strdup (cfg.public_socket)))) {
         cli_error ("%s: out of memory", path);
+        free (*dir);
+        *dir = NULL;
         config_free (&cfg);
         return -1;
     }
@@ -186,7 +195,7 @@ char *cli_statedir (struct cli *cli)
     char *cfg_dir = NULL;
     char *dir;
 
-    if (cli->config_path && config_statedir (cli->config_path, &cfg_dir) < 0)
+    if (cli->config_path && config_read (cli->config_path, &cfg_dir, NULL) < 0)
         return NULL;
     if (!(dir = statedir_resolve (cli->statedir_opt, cfg_dir, &err)))
         cli_error ("%s", err.text);
@@ -194,10 +203,53 @@ char *cli_statedir (struct cli *cli)
     return dir;
 }
 
+static bool is_socket (const char *path)
+{
+    struct stat sb;
+    return stat (path, &sb) == 0 && S_ISSOCK (sb.st_mode);
+}
+
+char *cli_public_socket (struct cli *cli, int why)
+{
+    const char *env = getenv ("CAIRN_SOCKET");
+    const char *envdir = getenv ("CAIRN_STATEDIR");
+    char *dir = NULL, *sock = NULL;
+    int e = errno;
+
+    if (cli->config_path && config_read (cli->config_path, &dir, &sock) < 0)
+        goto none;
+    /* a state dir that is not there is a reason to look elsewhere only
+     * when nobody named it: a typo in --statedir is reported as one */
+    if (why != EACCES &&
+        (why != ENOENT || cli->statedir_opt || (envdir && *envdir) || dir))
+        goto none;
+    free (dir);
+    if (env && *env) {
+        free (sock);
+        return strdup (env);
+    }
+    if (sock)
+        return sock;
+    if (is_socket (CAIRN_PUBLIC_SOCKET))
+        return strdup (CAIRN_PUBLIC_SOCKET);
+none:
+    free (dir);
+    free (sock);
+    errno = e;
+    return NULL;
+}
+
+static void connect_error (const char *path, int e)
+{
+    cli_error ("cannot connect to cairnd at %s: %s%s", path, strerror (e),
+               e == ENOENT || e == ECONNREFUSED ? " (is cairnd running?)" : "");
+}
+
 struct client *cli_connect (struct cli *cli, char **path_out)
 {
-    struct client *c;
-    char *dir, *path;
+    struct client *c = NULL;
+    char *dir = NULL, *path = NULL, *pub = NULL;
+    int e;
 
     if (path_out)
         *path_out = NULL;
@@ -207,21 +259,39 @@ struct client *cli_connect (struct cli *cli, char **path_out)
     if (env && *env)
         path = strdup (env);
     else {
-        if (!(dir = cli_statedir (cli)))
+        /* no state dir (HOME unset): a public socket may still do */
+        bool was = cli_set_quiet (true);
+        dir = cli_statedir (cli);
+        e = errno;
+        cli_set_quiet (was);
+        if (!dir && !(pub = cli_public_socket (cli, e == ENOENT ? e : 0))) {
+            free (cli_statedir (cli)); /* say why */
             return NULL;
-        path = statedir_socket (dir);
+        }
+        path = dir ? statedir_socket (dir) : pub;
         free (dir);
+        pub = NULL;
     }
     if (!path) {
         cli_error ("%s", strerror (errno));
         return NULL;
     }
     if (!(c = client_connect (path, NULL))) {
-        int e = errno;
-        cli_error ("cannot connect to cairnd at %s: %s%s", path, strerror (e),
-                   e == ENOENT || e == ECONNREFUSED ? " (is cairnd running?)"
-                                                    : "");
+        e = errno;
+        /* the state dir's socket is closed to this user, or there is no
+         * cairnd of its own: a root cairnd's public socket */
+        if (!(env && *env) && (e == EACCES || e == ENOENT) &&
+            (pub = cli_public_socket (cli, e)) && strcmp (pub, path) != 0) {
+            free (path);
+            path = pub;
+            pub = NULL;
+            if (!(c = client_connect (path, NULL)))
+                e = errno;
+        }
+        if (!c)
+            connect_error (path, e);
     }
+    free (pub);
     if (path_out)
         *path_out = path;
     else

@@ -105,8 +105,8 @@ void cli_common_option (struct cli *cli, int opt, const char *arg);
 void cli_error (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
 
 /* While quiet, cli_error() prints nothing: for reads whose failure is not
- * the command's (cmd_run_reasons.c). */
-void cli_set_quiet (bool quiet);
+ * the command's (cmd_run_reasons.c). Returns what it was before. */
+bool cli_set_quiet (bool quiet);
 
 /* Print "cairn NAME: " fmt, then a pointer to --help, on stderr and exit
  * 2. */
@@ -118,13 +118,33 @@ void cli_usage_error (struct cli *cli, const char *fmt, ...)
  * path, or NULL with the reason already printed by cli_error(). */
 char *cli_statedir (struct cli *cli);
 
-/* Connect to cairnd's socket in the state directory. Returns the client
- * (caller closes), or NULL after printing
+/* Where `cairn` looks for a root cairnd's public socket (cairn.conf(5)
+ * public-socket) when nothing else names one: a file in /run itself, not
+ * in a directory of its own, so that no directory's mode (such as that of
+ * cairnd's run dir, /run/cairn, 0700) can close it to users. */
+#ifndef CAIRN_PUBLIC_SOCKET
+#define CAIRN_PUBLIC_SOCKET "/run/cairn.sock"
+#endif
+
+/* Connect to cairnd: the socket $CAIRN_SOCKET names, else the one in the
+ * state directory; when that one cannot be reached because the state
+ * directory is closed to this user (EACCES), or is not there (ENOENT) and
+ * was not asked for (no --statedir, $CAIRN_STATEDIR or config statedir),
+ * the public socket that cli_public_socket() finds, if any. Returns the
+ * client (caller closes), or NULL after printing
  * "cairn NAME: cannot connect to cairnd at PATH: <why>[ (is cairnd
  * running?)]".
- * If path_out is non-NULL it gets the socket path (malloc'd, caller frees)
- * whenever the state directory could be resolved. */
+ * If path_out is non-NULL it gets the path of the socket connected to, or
+ * last tried (malloc'd, caller frees), when there is one. */
 struct client *cli_connect (struct cli *cli, char **path_out);
+
+/* A public socket for a user for whom the state directory failed with
+ * errno why (EACCES or ENOENT, as cli_connect() says): $CAIRN_SOCKET, else
+ * the -c file's public-socket, else CAIRN_PUBLIC_SOCKET if there is a
+ * socket there. Returns a malloc'd path, or NULL (none, or why says not to
+ * look: then errno is left as it was). Prints nothing but the -c file's
+ * errors. */
+char *cli_public_socket (struct cli *cli, int why);
 
 /* Parse a job id operand (decimal or F58). Returns 0, or -1 after printing
  * "cairn NAME: <why>". */

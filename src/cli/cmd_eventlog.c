@@ -296,7 +296,7 @@ static int cmd_eventlog (struct cli *cli, int argc, char **argv)
         {0},
     };
     struct elog el = {0};
-    struct jcli jc;
+    struct jcli jc = {0};
     struct cairn_error err = {{0}};
     bool follow = false;
     uint64_t id;
@@ -324,15 +324,11 @@ static int cmd_eventlog (struct cli *cli, int argc, char **argv)
         cli_error ("out of memory");
         return 1;
     }
-    if (jcli_open (&jc, cli, false) < 0)
+    if (jcli_open_view (&jc, cli) < 0)
         goto done;
     for (;;) {
-        if (journal_read_job (jc.j, id, el.next, print_cb, &el, &err) < 0) {
-            if (errno == ENOENT)
-                jcli_no_job (&jc, id);
-            else
-                cli_error ("%s: job %ju: %s", jc.statedir, (uintmax_t)id,
-                           err.text);
+        if (jcli_read (&jc, id, el.next, print_cb, &el, &err) < 0) {
+            jcli_read_error (&jc, id, &err);
             goto done;
         }
         if (!follow || el.clean)
@@ -352,7 +348,8 @@ const struct cli_command cli_cmd_eventlog = {
     "eventlog",
     cmd_eventlog,
     "[--json] [-f] JOBID",
-    "Print a job's journal events (read from the journal).",
+    "Print a job's journal events (read from the journal, or through "
+    "cairnd).",
     "      --json          the raw RFC 18 lines, one a line\n"
     "  -f, --follow        keep printing new events until the job is clean\n",
 };

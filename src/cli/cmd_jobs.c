@@ -90,6 +90,23 @@ static int table_row (struct jobs *js, const json_t *o)
                       str (o, "result"), code, ranks, rt, command);
 }
 
+/* Print job o (a jcli_job_summary() object; stolen) as --json, -o or the
+ * table say. Returns 0, or -2 when out of memory (printed). */
+static int jobs_print (struct jobs *js, json_t *o)
+{
+    if (js->json)
+        return jcli_print_json (o) < 0 ? -2 : 0;
+    if (js->fmt)
+        jfmt_print (js->fmt, o, stdout);
+    else if (table_row (js, o) < 0) {
+        cli_error ("out of memory");
+        json_decref (o);
+        return -2;
+    }
+    json_decref (o);
+    return 0;
+}
+
 /* Show job id if it passes the --state filter. Returns 0, -1 after
  * printing why the job is not there, or -2 when out of memory (printed). */
 static int jobs_one (struct jobs *js, uint64_t id)
@@ -98,7 +115,7 @@ static int jobs_one (struct jobs *js, uint64_t id)
     struct journal_jobinfo info = {0};
     json_t *events = jcli_events (&js->jc, id, 0, NULL);
     struct job *job = NULL;
-    json_t *o = NULL;
+    json_t *o;
     int rc = -1;
 
     if (!events)
@@ -113,26 +130,53 @@ static int jobs_one (struct jobs *js, uint64_t id)
     if (!job)
         cli_error ("job %ju in %s: %s (run cairn verify)", (uintmax_t)id,
                    js->jc.statedir, err.text);
-    if (!(o = jcli_job_summary (id, events, job, info.active, js->now)))
-        goto nomem;
-    if (js->json) {
-        rc = jcli_print_json (o) < 0 ? -2 : 0;
-        o = NULL; /* stolen */
+    if (!(o = jcli_job_summary (id, events, job, info.active, js->now))) {
+        cli_error ("out of memory");
+        rc = -2;
         goto done;
     }
-    if (js->fmt)
-        jfmt_print (js->fmt, o, stdout);
-    else if (table_row (js, o) < 0)
-        goto nomem;
-    rc = 0;
-    goto done;
-nomem:
-    cli_error ("out of memory");
-    rc = -2;
+    rc = jobs_print (js, o); /* steals o */
 done:
-    json_decref (o);
     job_destroy (job);
     json_decref (events);
+    return rc;
+}
+
+/* The jobs through cairnd (cmd_jremote.c): its answer, filtered by
+ * --state as the journal's jobs are. Returns 0, 1 when a job named is
+ * unknown (printed), -1 after printing another failure. */
+static int jobs_remote (struct jobs *js, bool all, uint64_t *want, int nwant)
+{
+    json_t *missing = NULL, *o;
+    int64_t truncated = 0;
+    json_t *jobs = jcli_remote_jobs (&js->jc, all, want, nwant, js->now,
+                                     &missing, &truncated);
+    size_t i;
+    int rc = -1;
+
+    if (!jobs)
+        return -1;
+    json_array_foreach (jobs, i, o)
+    {
+        const char *state = json_string_value (json_object_get (o, "state"));
+        if (js->want && (!state || strcmp (js->want, state) != 0))
+            continue;
+        if (jobs_print (js, json_incref (o)) < 0)
+            goto done;
+    }
+    rc = 0;
+    json_array_foreach (missing, i, o)
+    {
+        jcli_no_job (&js->jc, (uint64_t)json_integer_value (o));
+        rc = 1;
+    }
+    if (truncated > 0)
+        cli_error ("%jd older finished jobs left out: cairnd lists only the "
+                   "newest ones",
+                   (intmax_t)truncated);
+done:
+    json_decref (missing);
+    json_decref (jobs);
     return rc;
 }
 
@@ -205,9 +249,11 @@ static int cmd_jobs (struct cli *cli, int argc, char **argv)
     }
     if ((nwant = jcli_parse_ids (cli, argc - optind, argv + optind, &want)) < 0)
         goto done;
-    if (jcli_open (&js.jc, cli, false) < 0)
+    if (jcli_open_view (&js.jc, cli) < 0)
         goto done;
-    if (nwant > 0) {
+    if (js.jc.c)
+        ; /* through cairnd: jobs_remote() below */
+    else if (nwant > 0) {
         if (!(ids = json_array ()))
             goto nomem;
         for (int i = 0; i < nwant; i++)
@@ -227,6 +273,12 @@ static int cmd_jobs (struct cli *cli, int argc, char **argv)
     }
     if (js.fmt && header)
         jfmt_print_header (js.fmt, stdout);
+    if (js.jc.c) {
+        int r = jobs_remote (&js, all, want, nwant);
+        if (r < 0)
+            goto done;
+        failed = r;
+    }
     /* an unknown id is reported, and the others are shown all the same */
     for (size_t i = 0; i < json_array_size (ids); i++) {
         int r = jobs_one (&js, jcli_list_id (ids, i));

@@ -9,6 +9,12 @@
  * read here is one short read transaction) and on a copied or stopped
  * state dir alike. Failures are printed with cli_error() naming the state
  * dir, and the command returns 1.
+ *
+ * But for a user who may not read the journal (a root cairnd's state dir
+ * is 0700), jobs, show, eventlog and ranks ask cairnd instead, through the
+ * socket cli_public_socket() finds (cmd_jremote.c): jcli_open_view()
+ * decides, and jcli_read(), jcli_events() and jcli_job_info() read from
+ * either. cairnd answers them from the same journal.
  */
 #ifndef CAIRN_CLI_CMD_JOURNAL_H
 #define CAIRN_CLI_CMD_JOURNAL_H
@@ -37,11 +43,16 @@ extern const struct cli_command cli_cmd_purge;
 
 struct table; /* aligned columns, below */
 
-/* An open journal and where it lives. */
+/* An open journal and where it lives; or, for a view read through cairnd
+ * (jcli_open_view), the connection. */
 struct jcli {
     struct cli *cli;
-    char *statedir; /* resolved, malloc'd */
+    char *statedir; /* resolved, malloc'd; NULL through cairnd */
     struct journal *j;
+    struct client *c; /* through cairnd: connected to sockpath */
+    char *sockpath;
+    uint64_t last_id; /* the job of the last job-events answer, */
+    bool last_active; /* and whether it was active then */
 };
 
 /* Resolve the state dir and open its journal, read-only unless writable
@@ -55,6 +66,52 @@ struct jcli {
 int jcli_open (struct jcli *jc, struct cli *cli, bool writable);
 void jcli_close (struct jcli *jc);
 
+/* For the views (jobs, show, eventlog, ranks): open the journal read-only
+ * as jcli_open() does; but when that fails with EACCES, or ENOENT for a
+ * state dir nobody named, and cli_public_socket() names a socket, connect
+ * to cairnd there instead (jc->c). Returns 0, or -1 after printing why:
+ * jcli_open()'s message, or "cairn NAME: cannot read the journal of DIR
+ * (why) nor connect to cairnd at SOCKET: why". Free with jcli_close(). */
+int jcli_open_view (struct jcli *jc, struct cli *cli);
+
+/* journal_read_job() on either: through cairnd, job-events requests (a
+ * MiB or so each) until the events committed when asked are read; a line
+ * cairnd could not send (not UTF-8) comes as "". Returns 0, or -1 with
+ * errno and err: ENOENT (no such job), EPERM (another user's job: err
+ * is cairnd's "job-events: permission denied: job N belongs to uid U"),
+ * EPROTO (a malformed answer), the callback's errno, a read or connection
+ * error. */
+int jcli_read (struct jcli *jc,
+               uint64_t id,
+               uint32_t from,
+               journal_event_f cb,
+               void *arg,
+               struct cairn_error *err);
+
+/* Print why jcli_read() failed (errno and err as it left them):
+ * jcli_no_job() for ENOENT, else "cairn NAME: DIR: job ID: why" (through
+ * cairnd, its message alone). */
+void jcli_read_error (struct jcli *jc, uint64_t id, struct cairn_error *err);
+
+/* journal_job_info() on either; through cairnd only for the job that
+ * jcli_read() read last (else ENOENT), and only its active flag. */
+int jcli_job_info (struct jcli *jc, uint64_t id, struct journal_jobinfo *info);
+
+/* `cairn jobs` through cairnd (jc->c): the "jobs" request for the active
+ * jobs, all with all, or the nids ids, each answered as the object of
+ * jcli_job_summary() (its keys in that order; another user's job has its
+ * name as command and "" as cwd). Ids cairnd does not know are appended
+ * to *missing (an array, new reference) and how many finished jobs cairnd
+ * left out to *truncated. Returns an array (new reference), or NULL after
+ * printing why. */
+json_t *jcli_remote_jobs (struct jcli *jc,
+                          bool all,
+                          const uint64_t *ids,
+                          int nids,
+                          double now,
+                          json_t **missing,
+                          int64_t *truncated);
+
 /* The jobs of the journal in id order, all or only the active index's, as
  * [{"id", "active", "nevents", "t-end"}] (new reference; never printed, so
  * its keys are not the CLI's JSON: cmd_verify.c reads "t-end"), read in one
@@ -65,7 +122,8 @@ json_t *jcli_job_list (struct jcli *jc, bool active_only);
 uint64_t jcli_list_id (const json_t *a, size_t i);
 int jcli_list_add (const struct journal_jobinfo *info, void *arg);
 
-/* Print "cairn NAME: no job ID (F58) in the journal of DIR". */
+/* Print "cairn NAME: no job ID (F58) in the journal of DIR" ("known to
+ * cairnd at SOCKET" through cairnd). */
 void jcli_no_job (struct jcli *jc, uint64_t id);
 
 /* Job id's events from seq `from` on, as an array of {"seq": N, "event":
@@ -85,7 +143,8 @@ jcli_fold (uint64_t id, const json_t *events, struct cairn_error *err);
 bool jcli_json_option (struct cli *cli, int argc, char **argv);
 
 /* The arguments of a command that takes [--json] JOBID (ranks, show):
- * parse them (usage errors exit), open the journal and load the job.
+ * parse them (usage errors exit), open the journal (or cairnd,
+ * jcli_open_view) and load the job.
  * Returns the job (and *events, *json, *id), or NULL after printing why;
  * the caller closes jc and frees job and *events either way. */
 struct job *jcli_one_job (struct jcli *jc,

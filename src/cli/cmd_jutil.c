@@ -25,6 +25,7 @@ int jcli_open (struct jcli *jc, struct cli *cli, bool writable)
     struct cairn_error err = {{0}};
     struct stat sb;
     char *data = NULL;
+    int e;
 
     memset (jc, 0, sizeof (*jc));
     jc->cli = cli;
@@ -57,9 +58,11 @@ int jcli_open (struct jcli *jc, struct cli *cli, bool writable)
     free (data);
     return 0;
 error:
+    e = errno; /* jcli_open_view() reads it */
     free (data);
     free (jc->statedir);
     jc->statedir = NULL;
+    errno = e;
     return -1;
 }
 
@@ -99,9 +102,13 @@ void jcli_close (struct jcli *jc)
 {
     if (jc) {
         journal_close (jc->j);
+        client_close (jc->c);
         free (jc->statedir);
+        free (jc->sockpath);
         jc->j = NULL;
+        jc->c = NULL;
         jc->statedir = NULL;
+        jc->sockpath = NULL;
     }
 }
 
@@ -115,8 +122,12 @@ void jcli_no_job (struct jcli *jc, uint64_t id)
 {
     char f58[JOBID_STRLEN];
     jcli_f58 (id, f58, sizeof (f58));
-    cli_error ("no job %ju (%s) in the journal of %s", (uintmax_t)id, f58,
-               jc->statedir);
+    if (jc->c)
+        cli_error ("no job %ju (%s) known to cairnd at %s", (uintmax_t)id, f58,
+                   jc->sockpath);
+    else
+        cli_error ("no job %ju (%s) in the journal of %s", (uintmax_t)id, f58,
+                   jc->statedir);
 }
 
 struct readarg {
@@ -155,12 +166,8 @@ json_t *jcli_events (struct jcli *jc, uint64_t id, uint32_t from, bool *bad)
         cli_error ("out of memory");
         return NULL;
     }
-    if (journal_read_job (jc->j, id, from, read_cb, &ra, &err) < 0) {
-        if (errno == ENOENT)
-            jcli_no_job (jc, id);
-        else
-            cli_error ("%s: job %ju: %s", jc->statedir, (uintmax_t)id,
-                       err.text[0] ? err.text : strerror (errno));
+    if (jcli_read (jc, id, from, read_cb, &ra, &err) < 0) {
+        jcli_read_error (jc, id, &err);
         json_decref (ra.events);
         return NULL;
     }
@@ -233,7 +240,7 @@ struct job *jcli_one_job (struct jcli *jc,
     if (argc - optind != 1)
         cli_usage_error (cli, "expected one JOBID");
     if (cli_parse_jobid (cli, argv[optind], id) < 0 ||
-        jcli_open (jc, cli, false) < 0)
+        jcli_open_view (jc, cli) < 0)
         return NULL;
     return jcli_load (jc, *id, events);
 }
@@ -248,7 +255,7 @@ struct job *jcli_load (struct jcli *jc, uint64_t id, json_t **eventsp)
         return NULL;
     if (!(job = jcli_fold (id, events, &err)))
         cli_error ("job %ju in %s: %s (run cairn verify)", (uintmax_t)id,
-                   jc->statedir, err.text);
+                   jc->c ? jc->sockpath : jc->statedir, err.text);
     if (eventsp && job)
         *eventsp = events;
     else

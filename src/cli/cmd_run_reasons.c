@@ -90,11 +90,11 @@ void run_print_reasons (struct cli *cli, uint64_t id)
     struct job *job;
     int nlines = 0;
 
-    /* quiet: the journal may not be ours to read */
-    cli_set_quiet (true);
-    int rc = jcli_open (&jc, cli, false);
+    /* quiet: the journal may not be ours to read, nor the job cairnd's */
+    bool was = cli_set_quiet (true);
+    int rc = jcli_open_view (&jc, cli);
     job = rc == 0 ? jcli_load (&jc, id, &events) : NULL;
-    cli_set_quiet (false);
+    cli_set_quiet (was);
     if (!job)
         goto done;
     print_exceptions (events, &nlines);

@@ -465,7 +465,7 @@ static int cmd_show (struct cli *cli, int argc, char **argv)
 
     if (!(job = jcli_one_job (&jc, cli, argc, argv, &json, &id, &events)))
         goto done;
-    (void)journal_job_info (jc.j, id, &info);
+    (void)jcli_job_info (&jc, id, &info);
     sh.events = events;
     sh.job = job;
     sh.r = jcli_rv1 (events);

@@ -18,6 +18,7 @@
 #include "core/signame.h"
 #include "exec/daemon_private.h"
 #include "exec/log.h"
+#include "exec/service_views.h"
 
 typedef void (*handler_f) (struct cairnd *d,
                            struct conn *c,
@@ -694,6 +695,9 @@ static const struct {
     {"undrain", req_undrain, PRIVILEGED, EXEC},
     {"list", req_list, ANYONE, BOTH},
     {"stats", req_stats, ANYONE, BOTH},
+    /* what cairn jobs, show, eventlog read (service_views.c) */
+    {"jobs", req_jobs, ANYONE, EXEC},
+    {"job-events", req_job_events, OWNER, EXEC},
     /* multinode (remote.c, node.c) */
     {"node-relay", req_node_relay, PRIVILEGED, EXEC},
     {"node-report", req_node_report, PRIVILEGED, EXEC},

@@ -257,6 +257,8 @@ teardown() {
     grep -q '"errnum":71' "$t"                   # not JSON: EPROTO
     grep -q '"topic":"list"' "$t"
     grep -q '"topic":"stats"' "$t"
+    grep -q '"topic":"jobs"' "$t"
+    grep -q '"topic":"job-events"' "$t"
     grep -q '"events":true' "$t"
     grep -q '"type":"accepted"' "$t"
     # the malformed line did not hurt cairnd, and the journal is sound
@@ -294,6 +296,7 @@ teardown() {
 
 @test "cairn-protocol(7) lists every errno the server and the service send" {
     errs=$(cat "$S/src/exec/server.c" "$S/src/exec/service.c" \
+        "$S/src/exec/service_views.c" \
         | tr -s ' \n' ' ' \
         | grep -o 'conn_respond_error ([^,]*, [^,]*, E[A-Z]*' \
         | grep -o 'E[A-Z]*$' | sort -u)
@@ -355,4 +358,42 @@ teardown() {
     wait_event 45 10 clean
     events_named 45 log
     [ "$(events_named 45 log | jq -j .data | sort)" = "$(printf '0 job job\n1 local:///run/flux-1 1')" ]
+}
+
+# The views' payloads are checked as the other topics' are, and the
+# errors are the page's (jobs, job-events).
+@test "jobs and job-events refuse a malformed payload, naming the field" {
+    run rpc jobs '{"all": 1}'
+    [ "$output" = "error 71 all: must be true or false" ]
+    run rpc jobs '{"ids": [1, -2]}'
+    [ "$output" = "error 71 ids: must be an array of job ids" ]
+    run rpc jobs '{"ids": 7}'
+    [ "$output" = "error 71 ids: must be an array of job ids" ]
+    run rpc jobs "{\"ids\": $(seq 1 1001 | jq -sc .)}"
+    [ "$output" = "error 22 ids: at most 1000 jobs, not 1001" ]
+    run rpc job-events '{}'
+    [ "$output" = "error 71 id: missing" ]
+    run rpc job-events '{"id": "x"}'
+    [ "$output" = "error 71 id: must be a non-negative integer" ]
+    run rpc job-events '{"id": 5, "from": -1}'
+    [ "$output" = "error 71 from: must be an integer from 0 to 4294967295" ]
+    run rpc job-events '{"id": 5, "from": 4294967296}'
+    [ "$output" = "error 71 from: must be an integer from 0 to 4294967295" ]
+    run rpc job-events '{"id": 4242}'
+    [ "$output" = "error 2 job 4242 not found" ]
+    # a job's events, as the journal has them, from where the client asks
+    cairn run --id 7 -- true
+    n=$(cairn eventlog --json 7 | wc -l)
+    run rpc job-events '{"id": 7}'
+    [ "$status" -eq 0 ]
+    [ "$(echo "$output" | jq -r '.events[]')" = "$(cairn eventlog --json 7)" ]
+    [ "$(echo "$output" | jq -c '[.id, .from, .nevents, .active]')" = "[7,0,$n,false]" ]
+    run rpc job-events "{\"id\": 7, \"from\": $((n - 1))}"
+    [ "$(echo "$output" | jq -r '.events[]')" = "$(cairn eventlog --json 7 | tail -1)" ]
+    run rpc job-events '{"id": 7, "from": 4294967295}'
+    [ "$(echo "$output" | jq -c '.events')" = "[]" ]
+    run rpc jobs '{"all": true}'
+    [ "$(echo "$output" | jq -c '[.jobs[].id, .truncated]')" = "[7,0]" ]
+    run rpc jobs '{}'
+    [ "$output" = '{"jobs": []}' ]
 }

@@ -1,0 +1,588 @@
+/* service_views.c - what `cairn jobs`, `cairn show` and `cairn eventlog`
+ * ask of cairnd when their user cannot read its journal: the users of a
+ * root cairnd's public socket, whose state directory stays 0700
+ * (SECURITY.md, cairn-protocol(7)).
+ *
+ *   jobs        a summary of each job, for everyone, as `flux jobs` shows
+ *               every user's jobs; a job's command and working directory
+ *               only to its owner, root and the service uid, the others
+ *               get its name;
+ *   job-events  one job's events as journaled, its jobspec (environment)
+ *               and output among them: service.c lets only the job's
+ *               owner, root and the service uid through.
+ *
+ * Both read committed events from the journal, in short read
+ * transactions, like `cairn` itself does, so that what a user sees through
+ * the socket is what root sees in the journal. Both bound what one request
+ * costs cairnd's loop, since anyone may send them: jobs summarizes the
+ * active jobs and at most JOBS_MAX_DONE finished ones (the newest), and
+ * decodes only the events a summary needs; job-events answers about
+ * JOB_EVENTS_MAX_BYTES at a time and the client asks for the rest.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/eventlog.h"
+#include "core/hostlist.h"
+#include "core/rv1.h"
+#include "exec/daemon_private.h"
+#include "exec/service_views.h"
+
+#define JOBS_MAX_DONE 1000
+#define JOBS_MAX_IDS 1000
+#define JOB_EVENTS_MAX_BYTES (1024 * 1024)
+
+/* ---- jobs ---- */
+
+/* What one pass over a job's events finds (the fields of `cairn jobs`). */
+struct summary {
+    json_t *accept; /* the first accept's context */
+    double t_accept, t_start, t_finish, t_clean;
+    bool finished;
+    int status;          /* of finish */
+    char fatal_type[32]; /* of the first severity-0 exception */
+    bool fatal;
+    bool have_expiration; /* an expiration event: it overrides R's */
+    double expiration;
+    struct idset *drained;
+    uint32_t nevents;
+    char last[65]; /* the last event's name and time */
+    double t_last;
+};
+
+/* The time and name of a journaled line without decoding it. Lines are
+ * eventlog_entry_encode()'s, {"timestamp":T,"name":"N",...}, and a name
+ * holds no quote. Returns 0, or -1 when the line does not begin so (it is
+ * decoded then). */
+static int
+line_head (const char *line, size_t len, double *t, char *name, size_t size)
+{
+    static const char ts[] = "{\"timestamp\":";
+    static const char nm[] = ",\"name\":\"";
+    const char *end = line + len, *p, *q;
+    char num[64], *e;
+
+    if (len < sizeof (ts) - 1 || memcmp (line, ts, sizeof (ts) - 1) != 0)
+        return -1;
+    p = line + sizeof (ts) - 1;
+    if (!(q = memchr (p, ',', end - p)) || q - p >= (ptrdiff_t)sizeof (num))
+        return -1;
+    memcpy (num, p, q - p);
+    num[q - p] = '\0';
+    *t = strtod (num, &e);
+    if (e == num || *e != '\0')
+        return -1;
+    if (end - q < (ptrdiff_t)sizeof (nm) - 1 ||
+        memcmp (q, nm, sizeof (nm) - 1) != 0)
+        return -1;
+    p = q + sizeof (nm) - 1;
+    if (!(q = memchr (p, '"', end - p)) || q - p >= (ptrdiff_t)size ||
+        memchr (p, '\\', q - p))
+        return -1;
+    memcpy (name, p, q - p);
+    name[q - p] = '\0';
+    return 0;
+}
+
+/* The events a summary reads; the others (processes, output...) are only
+ * counted, not decoded. */
+static bool summary_reads (const char *name)
+{
+    static const char *const names[] = {
+        "accept",    "start",      "finish", "clean",
+        "exception", "expiration", "drain",  NULL,
+    };
+    for (int i = 0; names[i]; i++)
+        if (!strcmp (name, names[i]))
+            return true;
+    return false;
+}
+
+static int
+summary_event (struct summary *s, double t, const char *name, json_t *ctx)
+{
+    if (!strcmp (name, "accept") && !s->accept) {
+        s->accept = json_incref (ctx);
+        s->t_accept = t;
+    } else if (!strcmp (name, "start"))
+        s->t_start = t;
+    else if (!strcmp (name, "finish")) {
+        json_int_t st = -1;
+        (void)json_unpack (ctx, "{s:I}", "status", &st);
+        s->finished = true;
+        s->status = (int)st;
+        s->t_finish = t;
+    } else if (!strcmp (name, "clean"))
+        s->t_clean = t;
+    else if (!strcmp (name, "exception") && !s->fatal) {
+        const char *type = "";
+        int sev = -1;
+        (void)json_unpack (ctx, "{s?s s?i}", "type", &type, "severity", &sev);
+        if (sev == 0) {
+            s->fatal = true;
+            snprintf (s->fatal_type, sizeof (s->fatal_type), "%s", type);
+        }
+    } else if (!strcmp (name, "expiration")) {
+        double e = 0;
+        if (json_unpack (ctx, "{s:F}", "expiration", &e) == 0) {
+            s->have_expiration = true;
+            s->expiration = e;
+        }
+    } else if (!strcmp (name, "drain")) {
+        const char *ranks = NULL;
+        struct idset *set;
+        if (json_unpack (ctx, "{s:s}", "ranks", &ranks) == 0 &&
+            (set = idset_decode (ranks, NULL))) {
+            int rc = idset_add (s->drained, set);
+            idset_destroy (set);
+            if (rc < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+static int
+summary_cb (uint64_t id, uint32_t seq, const char *line, size_t len, void *arg)
+{
+    struct summary *s = arg;
+    char name[sizeof (s->last)];
+    const char *n;
+    double t;
+    json_t *entry, *ctx;
+    int rc = 0;
+
+    s->nevents++;
+    if (line_head (line, len, &t, name, sizeof (name)) == 0 &&
+        !summary_reads (name)) {
+        snprintf (s->last, sizeof (s->last), "%s", name);
+        s->t_last = t;
+        return 0;
+    }
+    if (!(entry = eventlog_entry_decode (line, len, NULL))) {
+        s->last[0] = '\0'; /* as `cairn jobs` says of a malformed one */
+        s->t_last = 0;
+        return errno == ENOMEM ? -1 : 0;
+    }
+    if (eventlog_entry_parse (entry, &t, &n, &ctx) == 0) {
+        snprintf (s->last, sizeof (s->last), "%s", n);
+        s->t_last = t;
+        rc = summary_event (s, t, n, ctx);
+    }
+    json_decref (entry);
+    return rc;
+}
+
+/* completed, failed, canceled or timeout once the job is clean; "" before
+ * (as cairn(1) says of RESULT) */
+static const char *summary_result (const struct summary *s)
+{
+    if (s->t_clean == 0)
+        return "";
+    if (s->fatal) {
+        if (!strcmp (s->fatal_type, "cancel"))
+            return "canceled";
+        if (!strcmp (s->fatal_type, "timeout"))
+            return "timeout";
+        return "failed";
+    }
+    return s->finished && s->status == 0 ? "completed" : "failed";
+}
+
+/* The state of a job cairnd does not hold (finished): what its events
+ * say. */
+static const char *summary_state (const struct summary *s)
+{
+    return s->t_clean > 0    ? "done"
+           : s->t_finish > 0 ? "cleanup"
+           : s->t_start > 0  ? "run"
+                             : "prolog";
+}
+
+static json_t *ranks_string (const struct idset *s)
+{
+    char *str = s ? idset_encode (s) : strdup ("");
+    json_t *o = str ? json_string (str) : NULL;
+    free (str);
+    return o;
+}
+
+/* R's hosts, each once, as one hostlist ("" when R has none). */
+static json_t *hosts_string (const struct rv1 *r)
+{
+    struct hostlist *hl = hostlist_create ();
+    json_t *seen = json_object (), *o = NULL;
+    const struct idset *ranks = r ? rv1_ranks (r) : NULL;
+    char *s = NULL;
+
+    if (!hl || !seen)
+        goto done;
+    for (uint32_t rk = ranks ? idset_first (ranks) : IDSET_INVALID_ID;
+         rk != IDSET_INVALID_ID; rk = idset_next (ranks, rk)) {
+        const char *h = rv1_hostname (r, rk);
+        if (!h || json_object_get (seen, h))
+            continue;
+        if (json_object_set_new (seen, h, json_true ()) < 0 ||
+            hostlist_append (hl, h) < 0)
+            goto done;
+    }
+    if ((s = hostlist_encode (hl)))
+        o = json_string (s);
+done:
+    free (s);
+    json_decref (seen);
+    hostlist_destroy (hl);
+    return o;
+}
+
+/* The job's name, as Flux names a job: attributes.system.job.name, else
+ * the last part of its command's first word. */
+static json_t *job_name (const json_t *jobspec, const json_t *command)
+{
+    const char *name = json_string_value (json_object_get (
+        json_object_get (
+            json_object_get (json_object_get (jobspec, "attributes"), "system"),
+            "job"),
+        "name"));
+    const char *arg0 = json_string_value (json_array_get (command, 0));
+
+    if (!name && arg0) {
+        const char *slash = strrchr (arg0, '/');
+        name = slash && slash[1] ? slash + 1 : arg0;
+    }
+    return json_string (name ? name : "");
+}
+
+static int set (json_t *o, const char *key, json_t *v)
+{
+    return json_object_set_new (o, key, v);
+}
+
+/* The summary of job id as the "jobs" response lists it. may_see: the
+ * sender may see the job's command and cwd (its owner or privileged). */
+static json_t *summary_json (
+    struct cairnd *d, uint64_t id, bool active, struct summary *s, uid_t sender)
+{
+    const json_t *jobspec = json_object_get (s->accept, "jobspec");
+    const json_t *R = json_object_get (s->accept, "R");
+    json_t *uid = json_object_get (s->accept, "userid");
+    const json_t *command = json_object_get (
+        json_array_get (json_object_get (jobspec, "tasks"), 0), "command");
+    const char *cwd = json_string_value (json_object_get (
+        json_object_get (json_object_get (jobspec, "attributes"), "system"),
+        "cwd"));
+    struct rv1 *r = json_is_object (R) ? rv1_decode (R, NULL) : NULL;
+    struct jobentry *je = cairnd_job (d, id);
+    const struct job *job = je ? je->job : NULL;
+    const struct idset *ranks = job ? job_ranks (job)
+                                : r ? rv1_ranks (r)
+                                    : NULL;
+    bool may_see = sender == 0 || sender == d->uid ||
+                   (json_is_integer (uid) &&
+                    json_integer_value (uid) == (json_int_t)sender);
+    double expiration = s->have_expiration ? s->expiration
+                        : r                ? rv1_expiration (r)
+                                           : 0;
+    json_t *o = json_object ();
+    int rc = 0;
+
+    if (!o)
+        goto done;
+    rc |= set (o, "id", json_integer ((json_int_t)id));
+    rc |= set (o, "userid",
+               json_is_integer (uid) ? json_incref (uid) : json_null ());
+    rc |= set (o, "state",
+               json_string (job ? job_state_name (job_state (job))
+                                : summary_state (s)));
+    rc |= set (o, "result", json_string (summary_result (s)));
+    rc |= set (o, "waitstatus",
+               s->finished ? json_integer (s->status) : json_null ());
+    rc |= set (o, "active", json_boolean (active));
+    rc |= set (o, "nranks",
+               json_integer (ranks ? (json_int_t)idset_count (ranks) : 0));
+    rc |= set (o, "ranks", ranks_string (ranks));
+    /* a finished job released all its ranks */
+    rc |= set (o, "released", ranks_string (job ? job_released (job) : ranks));
+    rc |=
+        set (o, "drained", ranks_string (job ? job_drained (job) : s->drained));
+    rc |= set (o, "nodelist", hosts_string (r));
+    rc |= set (o, "name", job_name (jobspec, command));
+    if (may_see) {
+        rc |= set (o, "command",
+                   json_is_array (command) ? json_deep_copy (command)
+                                           : json_array ());
+        rc |= set (o, "cwd", json_string (cwd ? cwd : ""));
+    }
+    rc |= set (o, "expiration", json_real (expiration));
+    rc |= set (o, "t_accept", json_real (s->t_accept));
+    rc |= set (o, "t_start", json_real (s->t_start));
+    rc |= set (o, "t_finish", json_real (s->t_finish));
+    rc |= set (o, "t_clean", json_real (s->t_clean));
+    rc |= set (o, "nevents", json_integer (s->nevents));
+    rc |= set (o, "last_event", json_string (s->last));
+    rc |= set (o, "t_last", json_real (s->t_last));
+    if (rc != 0) {
+        json_decref (o);
+        o = NULL;
+    }
+done:
+    rv1_destroy (r);
+    return o;
+}
+
+/* Summarize job id into the array jobs. Returns 0 (a job gone meanwhile
+ * is left out), or -1 with errno and err. */
+static int jobs_add (struct cairnd *d,
+                     json_t *jobs,
+                     uint64_t id,
+                     bool active,
+                     uid_t sender,
+                     struct cairn_error *err)
+{
+    struct summary s = {.drained = idset_create ()};
+    json_t *o = NULL;
+    int rc = -1;
+
+    if (!s.drained) {
+        errset (err, ENOMEM, "out of memory");
+        return -1;
+    }
+    if (journal_read_job (d->journal, id, 0, summary_cb, &s, err) < 0) {
+        if (errno == ENOENT)
+            rc = 0;
+        goto done;
+    }
+    if (!(o = summary_json (d, id, active, &s, sender)) ||
+        json_array_append_new (jobs, o) < 0) {
+        errset (err, ENOMEM, "out of memory");
+        goto done;
+    }
+    rc = 0;
+done:
+    json_decref (s.accept);
+    idset_destroy (s.drained);
+    return rc;
+}
+
+struct joblist {
+    struct journal_jobinfo *v;
+    size_t n, size;
+    size_t ndone;
+};
+
+static int joblist_cb (const struct journal_jobinfo *info, void *arg)
+{
+    struct joblist *l = arg;
+    if (l->n == l->size) {
+        size_t size = l->size ? 2 * l->size : 64;
+        struct journal_jobinfo *v = realloc (l->v, size * sizeof (*v));
+        if (!v)
+            return -1;
+        l->v = v;
+        l->size = size;
+    }
+    l->v[l->n++] = *info;
+    if (!info->active)
+        l->ndone++;
+    return 0;
+}
+
+/* The payload's ids: an array of at most JOBS_MAX_IDS integers >= 0.
+ * Returns 0, or -1 after the error response. */
+static int jobs_ids (struct conn *c, int64_t matchtag, const json_t *ids)
+{
+    size_t i;
+    json_t *v;
+
+    if (!json_is_array (ids)) {
+        conn_respond_error (c, matchtag, EPROTO,
+                            "ids: must be an array of job ids");
+        return -1;
+    }
+    json_array_foreach (ids, i, v)
+    {
+        if (!json_is_integer (v) || json_integer_value (v) < 0) {
+            conn_respond_error (c, matchtag, EPROTO,
+                                "ids: must be an array of job ids");
+            return -1;
+        }
+    }
+    if (json_array_size (ids) > JOBS_MAX_IDS) {
+        conn_respond_error (c, matchtag, EINVAL,
+                            "ids: at most %d jobs, not %zu", JOBS_MAX_IDS,
+                            json_array_size (ids));
+        return -1;
+    }
+    return 0;
+}
+
+void req_jobs (struct cairnd *d,
+               struct conn *c,
+               int64_t matchtag,
+               json_t *payload)
+{
+    json_t *all = json_object_get (payload, "all");
+    json_t *ids = json_object_get (payload, "ids");
+    json_t *jobs = json_array (), *missing = NULL, *r = NULL;
+    struct joblist l = {0};
+    struct cairn_error err = {{0}};
+    struct journal_jobinfo info;
+    uid_t sender = conn_uid (c);
+    size_t skip = 0, i;
+    json_t *v;
+
+    if (all && !json_is_boolean (all)) {
+        conn_respond_error (c, matchtag, EPROTO, "all: must be true or false");
+        goto done;
+    }
+    if (ids && jobs_ids (c, matchtag, ids) < 0)
+        goto done;
+    if (!jobs || (ids && !(missing = json_array ())))
+        goto nomem;
+    if (ids) {
+        json_array_foreach (ids, i, v)
+        {
+            uint64_t id = (uint64_t)json_integer_value (v);
+            if (journal_job_info (d->journal, id, &info) < 0) {
+                if (errno != ENOENT)
+                    goto readerr;
+                if (json_array_append (missing, v) < 0)
+                    goto nomem;
+                continue;
+            }
+            if (jobs_add (d, jobs, id, info.active, sender, &err) < 0)
+                goto readerr;
+        }
+    } else {
+        if (journal_foreach_job (d->journal, !json_is_true (all), joblist_cb,
+                                 &l, &err) < 0)
+            goto readerr;
+        /* the newest finished jobs only: ids grow with time */
+        if (l.ndone > JOBS_MAX_DONE)
+            skip = l.ndone - JOBS_MAX_DONE;
+        size_t left = skip;
+        for (i = 0; i < l.n; i++) {
+            if (!l.v[i].active && left > 0) {
+                left--;
+                continue;
+            }
+            if (jobs_add (d, jobs, l.v[i].id, l.v[i].active, sender, &err) < 0)
+                goto readerr;
+        }
+    }
+    if (!(r = json_pack ("{s:O}", "jobs", jobs)) ||
+        (missing && json_object_set (r, "missing", missing) < 0) ||
+        (json_is_true (all) && !ids &&
+         json_object_set_new (r, "truncated", json_integer ((json_int_t)skip)) <
+             0))
+        goto nomem;
+    conn_respond (c, matchtag, r);
+    goto done;
+readerr:
+    if (errno == ENOMEM)
+        goto nomem;
+    conn_respond_error (c, matchtag, errno, "jobs: cannot read the journal: %s",
+                        err.text[0] ? err.text : strerror (errno));
+    goto done;
+nomem:
+    conn_respond_error (c, matchtag, ENOMEM, "jobs: out of memory");
+done:
+    free (l.v);
+    json_decref (r);
+    json_decref (missing);
+    json_decref (jobs);
+}
+
+/* ---- job-events ---- */
+
+struct page {
+    json_t *events;
+    size_t bytes;
+};
+
+static int
+page_cb (uint64_t id, uint32_t seq, const char *line, size_t len, void *arg)
+{
+    struct page *p = arg;
+    json_t *s;
+
+    if (p->bytes > 0 && p->bytes + len > JOB_EVENTS_MAX_BYTES)
+        return 1; /* the rest in the next request */
+    /* a line that is not UTF-8 (a damaged journal) is sent as null */
+    if (!(s = json_stringn (line, len)))
+        s = json_null ();
+    if (json_array_append_new (p->events, s) < 0) {
+        errno = ENOMEM;
+        return -1;
+    }
+    p->bytes += len;
+    return 0;
+}
+
+void req_job_events (struct cairnd *d,
+                     struct conn *c,
+                     int64_t matchtag,
+                     json_t *payload)
+{
+    json_t *o = json_object_get (payload, "id");
+    json_t *f = json_object_get (payload, "from");
+    struct page p = {.events = json_array ()};
+    struct journal_jobinfo info;
+    struct cairn_error err = {{0}};
+    json_int_t from = 0;
+    uint64_t id;
+
+    if (!o) {
+        conn_respond_error (c, matchtag, EPROTO, "id: missing");
+        goto done;
+    }
+    if (!json_is_integer (o) || json_integer_value (o) < 0) {
+        conn_respond_error (c, matchtag, EPROTO,
+                            "id: must be a non-negative integer");
+        goto done;
+    }
+    id = (uint64_t)json_integer_value (o);
+    if (f && (!json_is_integer (f) || (from = json_integer_value (f)) < 0 ||
+              from > UINT32_MAX)) {
+        conn_respond_error (c, matchtag, EPROTO,
+                            "from: must be an integer from 0 to %u",
+                            (unsigned)UINT32_MAX);
+        goto done;
+    }
+    if (!p.events) {
+        conn_respond_error (c, matchtag, ENOMEM, "job-events: out of memory");
+        goto done;
+    }
+    if (journal_job_info (d->journal, id, &info) < 0) {
+        if (errno == ENOENT)
+            conn_respond_error (c, matchtag, ENOENT, "job %ju not found",
+                                (uintmax_t)id);
+        else
+            conn_respond_error (c, matchtag, errno,
+                                "job %ju: cannot read the journal: %s",
+                                (uintmax_t)id, strerror (errno));
+        goto done;
+    }
+    /* info and the events are read between two commits of this loop: the
+     * events counted are the events read */
+    if (journal_read_job (d->journal, id, (uint32_t)from, page_cb, &p, &err) <
+        0) {
+        conn_respond_error (c, matchtag, errno,
+                            "job %ju: cannot read the journal: %s",
+                            (uintmax_t)id, err.text);
+        goto done;
+    }
+    json_t *r = json_pack ("{s:I s:I s:O s:I s:b}", "id", (json_int_t)id,
+                           "from", from, "events", p.events, "nevents",
+                           (json_int_t)info.nevents, "active", info.active);
+    if (!r) {
+        conn_respond_error (c, matchtag, ENOMEM, "job-events: out of memory");
+        goto done;
+    }
+    conn_respond (c, matchtag, r);
+    json_decref (r);
+done:
+    json_decref (p.events);
+}
