@@ -86,21 +86,30 @@ void crashpoint_init (void)
     crashpoint_active = crash_name[0] || fault_name[0] || count_fd >= 0;
 }
 
-void crashpoint_pass (const char *name)
+bool crashpoint_due (const char *name)
 {
     int saved = errno;
+    bool due;
+    if (!crashpoint_active)
+        return false;
     if (count_fd >= 0) {
         char line[160];
         int n = snprintf (line, sizeof (line), "%s\n", name);
         if (n > 0 && (size_t)n < sizeof (line))
             (void)!write (count_fd, line, n);
     }
-    if (crash_name[0] && strcmp (name, crash_name) == 0
-        && ++crash_seen == crash_k) {
+    due = crash_name[0] && strcmp (name, crash_name) == 0 &&
+          ++crash_seen == crash_k;
+    errno = saved;
+    return due;
+}
+
+void crashpoint_pass (const char *name)
+{
+    if (crashpoint_due (name)) {
         kill (getpid (), SIGKILL);
         pause ();
     }
-    errno = saved;
 }
 
 int fault_inject (const char *name)

@@ -33,6 +33,13 @@ void crashpoint_pass (const char *name);
             crashpoint_pass (name);                                            \
     } while (0)
 
+/* Count a pass of name as CRASHPOINT() does, but instead of dying return
+ * true when this pass is the one CAIRN_CRASH_AT names: for a point whose
+ * crash another process carries out (the spawner counts
+ * "shim.drop.before" at each clone, and that clone kills cairnd when it
+ * gets there: shim/serve.c). */
+bool crashpoint_due (const char *name);
+
 /* Return 0, or the errno value that CAIRN_FAULT asks this call of NAME to
  * fail with. Fault points are also crash points (counted and crashable). */
 int fault_inject (const char *name);

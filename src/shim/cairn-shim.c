@@ -99,6 +99,8 @@ struct shim {
     char name_tmp[SHIM_NAME_MAX];
 };
 
+pid_t shim_kill_at_drop;
+
 /* Say in s->error why the command cannot run. Returns -1. */
 static int __attribute__ ((format (printf, 2, 3)))
 shim_errorf (struct shim *s, const char *fmt, ...)
@@ -345,6 +347,8 @@ child_run (struct shim *s, const struct child_fds *f)
     if (fd < 0)
         child_fail (f->rep, STEP_MARKER);
     close (fd);
+    if (shim_kill_at_drop > 0) /* crash point "shim.drop.before" */
+        kill (shim_kill_at_drop, SIGKILL);
     /* Into its own cgroup while still root (the shim stays outside it, so
      * that cgroup.kill spares the shim): what it starts stays there,
      * whatever session or group it makes. */

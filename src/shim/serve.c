@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <linux/sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,7 +136,7 @@ static void hold_here (const char *hold)
 
 /* The child: become a shim in a fresh process state, then run it. */
 static void __attribute__ ((noreturn))
-child_run (struct request *rq, const char *hold, pid_t cairnd)
+child_run (struct request *rq, const char *hold, pid_t cairnd, bool drop_due)
 {
     struct sigaction dfl = {.sa_handler = SIG_DFL};
     sigset_t block;
@@ -158,8 +159,10 @@ child_run (struct request *rq, const char *hold, pid_t cairnd)
         _exit (126);
     if (close_range (3, ~0U, 0) < 0)
         _exit (126);
-    /* Crash points are cairnd's and ours: a shim passes none. */
+    /* Crash points are cairnd's and ours: a shim passes none, but carries
+     * out the one we counted for it. */
     crashpoint_active = false;
+    shim_kill_at_drop = drop_due ? cairnd : 0;
     environ = rq->envp;
     _exit (shim_main (rq->argc, rq->argv));
 }
@@ -181,9 +184,12 @@ static pid_t spawn_one (struct request *rq,
 
     *pidfd = -1;
     *errnum = 0;
+    /* Between the start marker and the privilege drop (issue 17): the
+     * marker alone must keep the command from running twice. */
+    bool drop_due = crashpoint_due ("shim.drop.before");
     long pid = syscall (SYS_clone3, &ca, sizeof (ca));
     if (pid == 0)
-        child_run (rq, hold, cairnd);
+        child_run (rq, hold, cairnd, drop_due);
     if (pid < 0) {
         *errnum = errno;
         return 0;

@@ -9,10 +9,18 @@
 #ifndef CAIRN_SHIM_H
 #define CAIRN_SHIM_H
 
+#include <sys/types.h>
+
 /* Run the command of argv (a shim's argv, argv[0] its name) with the
  * environment `environ`, supervise it, write its exit file. Returns the
  * shim's exit code (shim_proto.h). */
 int shim_main (int argc, char *argv[]);
+
+/* For the crash harness only: when > 0, the command's process SIGKILLs
+ * this pid (cairnd) right after making its start marker, before it joins
+ * its cgroup and drops to --user: the crash point "shim.drop.before" of
+ * the clone the spawner counted as due (serve.c). */
+extern pid_t shim_kill_at_drop;
 
 /* Serve spawn requests on sock until EOF, for the parent that started us
  * (cairnd). Never returns: exits 0 at EOF or when cairnd is gone, 1 on a
