@@ -19,8 +19,6 @@
 
 #include "bench.h"
 
-static char *sleep_argv[] = {"/bin/sleep", "1000", NULL};
-
 struct memrun {
     double idle_kib, idle_anon_kib; /* after start */
     double done_kib, done_anon_kib; /* after M finished jobs */
@@ -82,7 +80,7 @@ static int mem_run (const struct bench_opts *o,
     struct submit s = {.njobs = active,
                        .nranks = nranks,
                        .inflight = 64,
-                       .argv = sleep_argv,
+                       .argv = bench_sleep_argv,
                        .id0 = 1,
                        .until_start = true};
     if (bench_submit (c, &s, &sr, err) < 0 ||

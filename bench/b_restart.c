@@ -27,8 +27,6 @@
 #include "exec/procfs.h"
 #include "journal/journal.h"
 
-static char *sleep_argv[] = {"/bin/sleep", "1000", NULL};
-
 /* ---- the raw cost of a restart ---- */
 
 struct rawproc {
@@ -89,12 +87,10 @@ static int scan_job (const struct journal_jobinfo *info, void *arg)
     return journal_read_job (s->j, info->id, 0, scan_event, s, s->err);
 }
 
-/* Open the journal, read the active jobs, verify their processes.
- * Sets *seconds and *nlive (processes verified alive). */
-static int raw_restart (const char *statedir,
-                        double *seconds,
-                        size_t *nlive,
-                        struct cairn_error *err)
+int restart_raw (const char *statedir,
+                 double *seconds,
+                 size_t *nlive,
+                 struct cairn_error *err)
 {
     struct rawscan s = {.err = err};
     struct journal_opts jo = {.readonly = true};
@@ -168,22 +164,6 @@ void restart_cleanup (void)
 
 /* ---- the benchmark ---- */
 
-static int parse_klist (const char *s, long *k, int max)
-{
-    int n = 0;
-    char *end;
-    while (*s && n < max) {
-        long v = strtol (s, &end, 10);
-        if (end == s || v < 1 || (n > 0 && v <= k[n - 1]))
-            return -1;
-        k[n++] = v;
-        s = *end == ',' ? end + 1 : end;
-        if (*end && *end != ',')
-            return -1;
-    }
-    return n;
-}
-
 /* CPU per process while cairnd runs 100 short jobs (shell only,
  * /bin/true) next to whatever is live: cairnd's own (main thread), and in
  * all (cairnd, the shims it reaped and their commands). If anything on the
@@ -230,7 +210,7 @@ static int restart_live (const struct bench_opts *o,
                          struct cairn_error *err)
 {
     long k[8];
-    int nk = parse_klist (o->klist, k, 8), n = o->reps;
+    int nk = bench_parse_list (o->klist, 1, k, 8), n = o->reps;
     struct bd *d = bd_create (o, "restart", "{}", false, err);
     struct client *c = NULL;
     double t[BENCH_MAX_REPS], raw[BENCH_MAX_REPS], q[BENCH_MAX_REPS];
@@ -263,13 +243,16 @@ static int restart_live (const struct bench_opts *o,
         struct submit s = {.njobs = (int)(k[ki] - live),
                            .nranks = o->ranks,
                            .inflight = 64,
-                           .argv = sleep_argv,
+                           .argv = bench_sleep_argv,
                            .id0 = (uint64_t)live + 1,
                            .until_start = true};
         int64_t want = (int64_t)k[ki] * o->ranks;
+        /* every command started, not only its shim: a shim that has not
+         * yet started its command dies with a SIGKILLed cairnd */
         if (!(c = client_connect (d->sock, err)) ||
             bench_submit (c, &s, &sr, err) < 0 ||
-            bd_wait_procs (d, want, err) < 0)
+            bd_wait_procs (d, want, err) < 0 ||
+            bench_wait_commands ("sleep", want, 300, err) < 0)
             goto out;
         client_close (c);
         c = NULL;
@@ -277,7 +260,7 @@ static int restart_live (const struct bench_opts *o,
         for (int i = 0; i < n; i++) {
             size_t nlive = 0;
             if (bd_stop (d, SIGKILL) < 0 ||
-                raw_restart (d->statedir, &raw[i], &nlive, err) < 0)
+                restart_raw (d->statedir, &raw[i], &nlive, err) < 0)
                 goto out;
             if ((int64_t)nlive != want) {
                 errset (err, EIO, "raw: %zu of %lld processes alive", nlive,

@@ -21,11 +21,12 @@
 
 #include "bench.h"
 
-int tp_run_cairn (const struct bench_opts *o,
-                  bool perilog,
-                  bool nosync,
-                  struct tp_result *res,
-                  struct cairn_error *err)
+int tp_run_on (struct bd *d,
+               const struct bench_opts *o,
+               bool perilog,
+               uint64_t id0,
+               struct tp_result *res,
+               struct cairn_error *err)
 {
     struct client *c = NULL;
     json_t *st0 = NULL, *st1 = NULL;
@@ -34,15 +35,11 @@ int tp_run_cairn (const struct bench_opts *o,
                        .nranks = o->ranks,
                        .inflight = o->inflight,
                        .argv = bench_true_argv,
-                       .id0 = 1};
-    struct bd *d =
-        bd_create (o, nosync ? "tp-nosync" : "tp",
-                   perilog ? BENCH_PERILOG_CONFIG : "{}", nosync, err);
+                       .id0 = id0};
     int rc = -1;
 
     double self0 = 0, self1 = 0, kids0 = 0, kids1 = 0;
-    if (!d || bd_start (d, NULL, err) < 0 || !(st0 = bd_stats (d, err)) ||
-        !(c = client_connect (d->sock, err)))
+    if (!(st0 = bd_stats (d, err)) || !(c = client_connect (d->sock, err)))
         goto out;
     (void)bench_cpu (d->pid, &self0, &kids0);
     double sched0 = bench_sched_cpu (d->pid);
@@ -77,6 +74,22 @@ out:
     client_close (c);
     json_decref (st0);
     json_decref (st1);
+    return rc;
+}
+
+int tp_run_cairn (const struct bench_opts *o,
+                  bool perilog,
+                  bool nosync,
+                  struct tp_result *res,
+                  struct cairn_error *err)
+{
+    struct bd *d =
+        bd_create (o, nosync ? "tp-nosync" : "tp",
+                   perilog ? BENCH_PERILOG_CONFIG : "{}", nosync, err);
+    int rc = -1;
+
+    if (d && bd_start (d, NULL, err) == 0)
+        rc = tp_run_on (d, o, perilog, 1, res, err);
     bd_destroy (d);
     return rc;
 }

@@ -37,6 +37,14 @@ struct bench_opts {
     const char *sizes;  /* multinode: ranks per job, "64,256,1024,4096" */
     int single_max;     /* multinode: largest N also run on one host */
     int env_bytes;      /* multinode: pad each job's environment to this */
+    int soak_runs;      /* soak: consecutive runs on one cairnd */
+    const char *scale_curves;   /* scale: which curves, "inflight,ranks,..." */
+    const char *scale_inflight; /* scale: jobs in flight, "1,16,64,256" */
+    const char *scale_ranks;    /* scale: ranks per job, "1,4,16,64" */
+    const char *scale_live;     /* scale: live processes at a restart */
+    const char *scale_mem;      /* scale: active ranks for the memory curve */
+    long scale_finished;        /* scale: finished jobs for the purge */
+    const char *plot;           /* scale: PNG to draw, or NULL */
 };
 
 /* ---- util.c ---- */
@@ -74,6 +82,30 @@ double bench_sched_cpu (pid_t pid);
 /* CPU seconds of our own waited-for descendants (RUSAGE_CHILDREN). */
 double bench_children_cpu (void);
 
+/* Parse a list of increasing numbers >= min, "10,100,1000", into v (at
+ * most max). Returns how many, or -1 with errno EINVAL (empty, not a
+ * number, below min, not increasing, more than max). */
+int bench_parse_list (const char *s, long min, long *v, int max);
+
+/* Can this machine hold `live` live processes of cairnd's, `more` of
+ * them still to start? Each is a shim and its command, and a pidfd in
+ * cairnd and in the raw restart scan. Checks RLIMIT_NOFILE (as raised by
+ * main) against live, and kernel.pid_max, threads-max and (unless root)
+ * RLIMIT_NPROC against the tasks running now plus 2 x more. Returns 1,
+ * or 0 with the limit that stops it in why (len bytes). */
+int bench_capacity (long live, long more, char *why, size_t len);
+
+/* Wait (up to timeout seconds) until exactly `want` processes named comm
+ * (their /proc/PID/stat name, e.g. "sleep") descend from this process:
+ * the commands of live jobs have started, not only their shims (a shim
+ * that has not started its command yet dies with a SIGKILLed cairnd, by
+ * design, and its process is started again at the restart). 0, or -1
+ * with errno and err: ETIMEDOUT, ENOMEM, or /proc's errno. */
+int bench_wait_commands (const char *comm,
+                         long want,
+                         double timeout,
+                         struct cairn_error *err);
+
 /* ---- report.c ---- */
 
 /* A benchmark's results: parameters, rows of measured figures (median and
@@ -108,6 +140,12 @@ double report_ratio (struct report *r,
 void report_note (struct report *r, const char *fmt, ...)
     __attribute__ ((format (printf, 2, 3)));
 
+/* Record that part of the benchmark failed (a note "FAILED: ...", and
+ * "failed": true in the JSON) while the rest is still reported. */
+void report_fail (struct report *r, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
+bool report_failed (const struct report *r);
+
 /* Print the report on stdout: a table, or JSON (one line) when json is
  * true; and the JSON line to jf too when it is not NULL. */
 void report_print (struct report *r, bool json, FILE *jf);
@@ -141,7 +179,8 @@ void bd_destroy (struct bd *d);
 /* Start cairnd and wait until it answers a `stats` request (it reconciles
  * the journal before it listens, so that answer means "ready"). Sets
  * *seconds (if not NULL) to the time from the spawn to the answer.
- * 0, or -1 with errno and err (cairnd died: its log is named). */
+ * 0, or -1 with errno and err: ECHILD (cairnd died; err quotes the last
+ * line of its log, which goes with the scratch dir), ETIMEDOUT. */
 int bd_start (struct bd *d, double *seconds, struct cairn_error *err);
 
 /* Send sig to cairnd and wait for it to exit. 0, or -1 with errno. */
@@ -157,6 +196,44 @@ int64_t bd_stat_int (const json_t *stats, const char *path);
 /* Wait (up to 300 s) until cairnd watches `want` processes (its shims are
  * spawned). Returns 0, or -1 with errno and err (ETIMEDOUT). */
 int bd_wait_procs (struct bd *d, int64_t want, struct cairn_error *err);
+
+/* ---- plot.c: a PNG of curves, drawn by gnuplot ---- */
+
+/* A figure of panels, each a few curves, written as <base>.dat (the
+ * points, one gnuplot index per curve) and <base>.gp (the script) next to
+ * the PNG, <base> being its path without ".png". */
+struct plot;
+
+/* NULL with errno ENOMEM. png is copied. */
+struct plot *plot_create (const char *png);
+void plot_destroy (struct plot *p); /* NULL is fine; errno preserved */
+
+/* Start a new panel; the curves added next go into it. Axes are
+ * logarithmic when logx / logy. 0, or -1 with errno ENOMEM. */
+int plot_panel (struct plot *p,
+                const char *title,
+                const char *xlabel,
+                const char *ylabel,
+                bool logx,
+                bool logy);
+
+/* Add a curve of n points (copied; non-finite ones are left out) to the
+ * current panel. A target is drawn as a dashed grey line.
+ * 0, or -1 with errno: EINVAL (no panel yet), ENOMEM. */
+int plot_curve (struct plot *p,
+                const char *name,
+                const double *x,
+                const double *y,
+                size_t n,
+                bool target);
+
+/* Write the .dat and .gp files and run gnuplot on the script ($GNUPLOT,
+ * else gnuplot in $PATH). Returns 0 once the PNG is drawn, or -1 with
+ * errno and err: ENOENT when gnuplot is not installed (the files are
+ * written; err says how to draw them), EIO when gnuplot failed, or the
+ * errno of a write. Either way err (or, on success, msg) is a sentence
+ * fit for a report note. */
+int plot_draw (struct plot *p, char *msg, size_t len, struct cairn_error *err);
 
 /* ---- submit.c: jobs through cairnd's start protocol ---- */
 
@@ -294,6 +371,16 @@ void mnodes_counts (const struct mnodes *m, struct mnodes_counts *c);
  * reap them all. Call only when no cairnd of ours is running. */
 void restart_cleanup (void);
 
+/* The raw cost of a restart, while no cairnd runs on statedir: open its
+ * journal, read and parse every active job's events, pidfd_open each
+ * process still listed as running and check its start time in /proc.
+ * Sets *seconds and *nlive (processes verified alive).
+ * 0, or -1 with errno and err. */
+int restart_raw (const char *statedir,
+                 double *seconds,
+                 size_t *nlive,
+                 struct cairn_error *err);
+
 /* ---- the benchmarks (b_*.c): each fills and returns a report ---- */
 
 struct report *bench_throughput (const struct bench_opts *o,
@@ -318,6 +405,14 @@ struct report *bench_multinode (const struct bench_opts *o,
  * <bindir>/cairn-exec.so. If either is missing, fails before starting
  * anything (errno from access(2), e.g. ENOENT; err names the file). */
 struct report *bench_flux (const struct bench_opts *o, struct cairn_error *err);
+/* b_soak.c: o->soak_runs throughput runs (perilog) on one cairnd and one
+ * state dir, each after a raw /bin/true run: does the rate hold up? */
+struct report *bench_soak (const struct bench_opts *o, struct cairn_error *err);
+/* b_scale.c: cost against work (jobs in flight, ranks per job, live
+ * processes at a restart, active ranks, finished jobs in the journal),
+ * each point against a raw figure of the same run; o->plot draws it. */
+struct report *bench_scale (const struct bench_opts *o,
+                            struct cairn_error *err);
 
 /* Run M jobs of N ranks through a fresh cairnd; shared by throughput and
  * durability. perilog adds a per-rank prolog and epilog (/bin/true). */
@@ -335,6 +430,17 @@ int tp_run_cairn (const struct bench_opts *o,
                   struct tp_result *res,
                   struct cairn_error *err);
 
+/* The same run on a cairnd already running (d, configured with or
+ * without BENCH_PERILOG_CONFIG as perilog says), job ids id0.. (unused
+ * in its journal). Its history stays: the soak benchmark runs again and
+ * again on one daemon. 0, or -1 with errno and err (EIO: jobs failed). */
+int tp_run_on (struct bd *d,
+               const struct bench_opts *o,
+               bool perilog,
+               uint64_t id0,
+               struct tp_result *res,
+               struct cairn_error *err);
+
 /* cairnd's config for jobs with a per-rank prolog and epilog. */
 #define BENCH_PERILOG_CONFIG                                                   \
     "{\"prolog\": {\"command\": [\"/bin/true\"], \"per-rank\": true},"         \
@@ -342,5 +448,8 @@ int tp_run_cairn (const struct bench_opts *o,
 
 /* The shell command of every benchmark job: /bin/true. */
 extern char *bench_true_argv[];
+
+/* The command of live jobs: /bin/sleep 1000. */
+extern char *bench_sleep_argv[];
 
 #endif /* CAIRN_BENCH_H */

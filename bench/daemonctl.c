@@ -115,6 +115,22 @@ static int spawn_cairnd (struct bd *d, struct cairn_error *err)
     return 0;
 }
 
+/* The last line of cairnd's log, in buf ("" if none): the log goes with
+ * the scratch dir, so an error must carry cairnd's last word itself. */
+static const char *last_log_line (const struct bd *d, char *buf, size_t len)
+{
+    char line[512];
+    FILE *f = fopen (d->log, "re");
+    buf[0] = '\0';
+    if (!f)
+        return buf;
+    while (fgets (line, sizeof (line), f))
+        if (line[0] && line[0] != '\n')
+            snprintf (buf, len, "%.*s", (int)strcspn (line, "\n"), line);
+    fclose (f);
+    return buf;
+}
+
 int bd_start (struct bd *d, double *seconds, struct cairn_error *err)
 {
     double t0 = bench_now ();
@@ -137,11 +153,12 @@ int bd_start (struct bd *d, double *seconds, struct cairn_error *err)
         }
         int status;
         if (waitpid (d->pid, &status, WNOHANG) == d->pid) {
+            char last[200];
             d->pid = 0;
             return errset (err, ECHILD,
-                           "cairnd exited (wait status %d) before answering;"
-                           " see %s",
-                           status, d->log);
+                           "cairnd exited (wait status %d) before answering:"
+                           " %s",
+                           status, last_log_line (d, last, sizeof (last)));
         }
         nanosleep (&nap, NULL);
     }

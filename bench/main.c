@@ -30,6 +30,10 @@ static const struct {
     {"memory", bench_memory, "cairnd RSS per active job and rank"},
     {"multinode", bench_multinode,
      "rank 0's cost per job and rank with fake nodes, N = 64..4096"},
+    {"soak", bench_soak,
+     "throughput run after run on one cairnd: last vs first run"},
+    {"scale", bench_scale,
+     "cost vs in flight, ranks, live processes, finished jobs"},
 #ifdef CAIRN_BENCH_FLUX
     {"flux", bench_flux,
      "Flux jobs/s: stock job-exec + perilog.so vs cairn-exec.so"},
@@ -65,7 +69,35 @@ static void usage (FILE *f)
              "  --single-max N     multinode: largest N also run on one host"
              " (1024; 0: none)\n"
              "  --env-bytes B      multinode: pad the jobs' environment to"
-             " B bytes (0)\n",
+             " B bytes (0)\n"
+             "  --soak-runs R      soak: throughput runs on one cairnd (20);"
+             " each as\n"
+             "                     throughput's perilog run (--jobs, --ranks,"
+             " --inflight)\n"
+             "  --scale-curves L   scale: which curves"
+             " (inflight,ranks,restart,memory,purge)\n"
+             "  --scale-inflight L scale: jobs in flight, --ranks each"
+             " (1,16,64,256)\n"
+             "  --scale-ranks L    scale: ranks per job, --inflight in flight"
+             " (1,4,16,64)\n"
+             "                     each point runs about --jobs x --ranks x 3"
+             " processes\n"
+             "  --scale-live L     scale: live processes at a restart"
+             " (10,100,1000,10000)\n"
+             "  --scale-mem L      scale: active ranks for memory"
+             " (10,100,1000,10000)\n"
+             "  --scale-finished F scale: finished jobs to purge (1000000;"
+             " 0: none)\n"
+             "  --plot FILE.png    scale: draw the curves with gnuplot (Debian:"
+             " gnuplot-nox);\n"
+             "                     FILE.dat and FILE.gp are written next to it,"
+             " and kept\n"
+             "                     when gnuplot is missing (then run: gnuplot"
+             " FILE.gp)\n"
+             "A quick scale run (well under 2 minutes): --reps 1 --jobs 50\n"
+             "  --scale-inflight 1,16,64 --scale-ranks 1,16 --scale-live"
+             " 10,100,1000\n"
+             "  --scale-mem 10,100,1000 --scale-finished 10000\n",
              CAIRN_BENCH_BINDIR);
 }
 
@@ -84,6 +116,16 @@ static int int_arg (const char *s, long min, long max, long *v)
 
 int main (int argc, char *argv[])
 {
+    enum {
+        OPT_SOAK_RUNS = 0x100,
+        OPT_CURVES,
+        OPT_SC_INFLIGHT,
+        OPT_SC_RANKS,
+        OPT_SC_LIVE,
+        OPT_SC_MEM,
+        OPT_SC_FINISHED,
+        OPT_PLOT,
+    };
     static const struct option lopts[] = {
         {"json", no_argument, NULL, 'j'},
         {"json-file", required_argument, NULL, 'J'},
@@ -100,6 +142,14 @@ int main (int argc, char *argv[])
         {"sizes", required_argument, NULL, 'S'},
         {"single-max", required_argument, NULL, 'X'},
         {"env-bytes", required_argument, NULL, 'E'},
+        {"soak-runs", required_argument, NULL, OPT_SOAK_RUNS},
+        {"scale-curves", required_argument, NULL, OPT_CURVES},
+        {"scale-inflight", required_argument, NULL, OPT_SC_INFLIGHT},
+        {"scale-ranks", required_argument, NULL, OPT_SC_RANKS},
+        {"scale-live", required_argument, NULL, OPT_SC_LIVE},
+        {"scale-mem", required_argument, NULL, OPT_SC_MEM},
+        {"scale-finished", required_argument, NULL, OPT_SC_FINISHED},
+        {"plot", required_argument, NULL, OPT_PLOT},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -115,7 +165,15 @@ int main (int argc, char *argv[])
                            .mem_jobs = 1000,
                            .commits = 1000,
                            .sizes = "64,256,1024,4096",
-                           .single_max = 1024};
+                           .single_max = 1024,
+                           .soak_runs = 20,
+                           .scale_curves =
+                               "inflight,ranks,restart,memory,purge",
+                           .scale_inflight = "1,16,64,256",
+                           .scale_ranks = "1,4,16,64",
+                           .scale_live = "10,100,1000,10000",
+                           .scale_mem = "10,100,1000,10000",
+                           .scale_finished = 1000000};
     const char *json_path = NULL;
     FILE *jf = NULL;
     int c, status = 0;
@@ -140,6 +198,34 @@ int main (int argc, char *argv[])
             break;
         case 'S':
             o.sizes = optarg;
+            break;
+        case OPT_CURVES:
+            o.scale_curves = optarg;
+            break;
+        case OPT_SC_INFLIGHT:
+            o.scale_inflight = optarg;
+            break;
+        case OPT_SC_RANKS:
+            o.scale_ranks = optarg;
+            break;
+        case OPT_SC_LIVE:
+            o.scale_live = optarg;
+            break;
+        case OPT_SC_MEM:
+            o.scale_mem = optarg;
+            break;
+        case OPT_PLOT:
+            o.plot = optarg;
+            break;
+        case OPT_SOAK_RUNS:
+            if (int_arg (optarg, 2, BENCH_MAX_REPS, &v) < 0)
+                return 2;
+            o.soak_runs = (int)v;
+            break;
+        case OPT_SC_FINISHED:
+            if (int_arg (optarg, 0, 100000000, &v) < 0)
+                return 2;
+            o.scale_finished = v;
             break;
         case 'h':
             usage (stdout);
@@ -190,7 +276,8 @@ int main (int argc, char *argv[])
         return 1;
     }
     /* cairnd (which inherits it) holds a pidfd per live process, and so
-     * does the raw restart scan: 1000 jobs x 4 ranks need 4000. */
+     * does the raw restart scan: 1000 jobs x 4 ranks need 4000, the
+     * scale benchmark's 10,000 live processes 10,000. */
     struct rlimit rl;
     if (getrlimit (RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
         rl.rlim_cur = rl.rlim_max;
@@ -211,6 +298,8 @@ int main (int argc, char *argv[])
                 continue;
             }
             report_print (r, o.json, jf);
+            if (report_failed (r))
+                status = 1;
             report_destroy (r);
         }
         if (!found) {

@@ -23,6 +23,7 @@ struct report {
     json_t *notes;
     json_t *params;
     double t_start;
+    bool failed;
 };
 
 static json_t *loadavg (void)
@@ -158,6 +159,23 @@ void report_note (struct report *r, const char *fmt, ...)
     vsnprintf (buf, sizeof (buf), fmt, ap);
     va_end (ap);
     json_array_append_new (r->notes, json_string (buf));
+}
+
+void report_fail (struct report *r, const char *fmt, ...)
+{
+    va_list ap;
+    char buf[1024];
+    va_start (ap, fmt);
+    vsnprintf (buf, sizeof (buf), fmt, ap);
+    va_end (ap);
+    r->failed = true;
+    json_object_set_new (r->o, "failed", json_true ());
+    json_array_append_new (r->notes, json_sprintf ("FAILED: %s", buf));
+}
+
+bool report_failed (const struct report *r)
+{
+    return r->failed;
 }
 
 /* A figure with 3-4 significant digits, the way a person reads it. */

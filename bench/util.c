@@ -1,6 +1,7 @@
 /* util.c - timing, statistics and scratch files for cairn-bench. */
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <ftw.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "bench.h"
 
 char *bench_true_argv[] = {"/bin/true", NULL};
+char *bench_sleep_argv[] = {"/bin/sleep", "1000", NULL};
 
 double bench_now (void)
 {
@@ -155,4 +157,192 @@ double bench_sched_cpu (pid_t pid)
     int n = fscanf (f, "%llu", &ns);
     fclose (f);
     return n == 1 ? ns * 1e-9 : -1;
+}
+
+int bench_parse_list (const char *s, long min, long *v, int max)
+{
+    int n = 0;
+    char *end;
+
+    while (*s) {
+        errno = 0;
+        long x = strtol (s, &end, 10);
+        if (n == max || errno || end == s || x < min ||
+            (n > 0 && x <= v[n - 1]) || (*end && *end != ',')) {
+            errno = EINVAL;
+            return -1;
+        }
+        v[n++] = x;
+        s = *end == ',' ? end + 1 : end;
+    }
+    if (n == 0)
+        errno = EINVAL;
+    return n > 0 ? n : -1;
+}
+
+static long read_long (const char *path)
+{
+    long v = -1;
+    FILE *f = fopen (path, "re");
+    if (f) {
+        if (fscanf (f, "%ld", &v) != 1)
+            v = -1;
+        fclose (f);
+    }
+    return v;
+}
+
+/* Tasks (threads included) on the machine now: the denominator of the
+ * 4th field of /proc/loadavg. */
+static long tasks_now (void)
+{
+    long running = 0, total = -1;
+    FILE *f = fopen ("/proc/loadavg", "re");
+    if (f) {
+        if (fscanf (f, "%*f %*f %*f %ld/%ld", &running, &total) != 2)
+            total = -1;
+        fclose (f);
+    }
+    return total;
+}
+
+int bench_capacity (long live, long more, char *why, size_t len)
+{
+    /* each live process is a shim and its command; the spare covers
+     * cairnd, the benchmark, and the machine's other users meanwhile */
+    long need = 2 * more + 1000;
+    long pid_max = read_long ("/proc/sys/kernel/pid_max");
+    long threads_max = read_long ("/proc/sys/kernel/threads-max");
+    long tasks = tasks_now ();
+    struct rlimit rl;
+
+    if (getrlimit (RLIMIT_NOFILE, &rl) == 0 &&
+        (rl.rlim_cur == RLIM_INFINITY ? false
+                                      : (long)rl.rlim_cur < live + 256)) {
+        snprintf (why, len,
+                  "RLIMIT_NOFILE %ld (hard %ld) < %ld: cairnd and the raw scan"
+                  " hold a pidfd per live process",
+                  (long)rl.rlim_cur,
+                  rl.rlim_max == RLIM_INFINITY ? -1L : (long)rl.rlim_max,
+                  live + 256);
+        return 0;
+    }
+    if (pid_max > 0 && tasks >= 0 && pid_max - tasks < need) {
+        snprintf (why, len,
+                  "kernel.pid_max %ld with %ld tasks running leaves fewer"
+                  " than the %ld pids needed",
+                  pid_max, tasks, need);
+        return 0;
+    }
+    if (threads_max > 0 && tasks >= 0 && threads_max - tasks < need) {
+        snprintf (why, len,
+                  "kernel.threads-max %ld with %ld tasks running leaves fewer"
+                  " than the %ld needed",
+                  threads_max, tasks, need);
+        return 0;
+    }
+    /* RLIMIT_NPROC counts the user's processes; root is exempt */
+    if (geteuid () != 0 && getrlimit (RLIMIT_NPROC, &rl) == 0 &&
+        rl.rlim_cur != RLIM_INFINITY && (long)rl.rlim_cur - tasks < need) {
+        snprintf (why, len, "RLIMIT_NPROC (ulimit -u) %ld < %ld",
+                  (long)rl.rlim_cur, need + tasks);
+        return 0;
+    }
+    return 1;
+}
+
+/* ppid and whether comm matches, for every process in /proc, indexed by
+ * pid (pids are below pid_max). */
+static long
+count_descendants (const char *comm, int *ppid, char *match, long pid_max)
+{
+    DIR *dir = opendir ("/proc");
+    struct dirent *e;
+    char path[64], buf[512];
+    long n = 0;
+
+    if (!dir)
+        return -1;
+    memset (ppid, 0, pid_max * sizeof (*ppid));
+    memset (match, 0, pid_max);
+    while ((e = readdir (dir))) {
+        long pid = strtol (e->d_name, NULL, 10);
+        if (pid <= 0 || pid >= pid_max)
+            continue;
+        snprintf (path, sizeof (path), "/proc/%ld/stat", pid);
+        int fd = open (path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue; /* gone meanwhile */
+        ssize_t len = read (fd, buf, sizeof (buf) - 1);
+        close (fd);
+        if (len <= 0)
+            continue;
+        buf[len] = '\0';
+        /* "pid (comm) state ppid ...": comm ends at the last ')' */
+        char *open_paren = strchr (buf, '('), *close_paren = strrchr (buf, ')');
+        int pp;
+        if (!open_paren || !close_paren ||
+            sscanf (close_paren + 1, " %*c %d", &pp) != 1)
+            continue;
+        *close_paren = '\0';
+        ppid[pid] = pp;
+        match[pid] = !strcmp (open_paren + 1, comm);
+    }
+    closedir (dir);
+    pid_t self = getpid ();
+    for (long pid = 1; pid < pid_max; pid++) {
+        if (!match[pid])
+            continue;
+        /* up the tree: a shim's command, its shim, cairnd or us */
+        for (long p = ppid[pid], depth = 0; p > 1 && p < pid_max && depth < 64;
+             p = ppid[p], depth++) {
+            if (p == self) {
+                n++;
+                break;
+            }
+        }
+    }
+    return n;
+}
+
+int bench_wait_commands (const char *comm,
+                         long want,
+                         double timeout,
+                         struct cairn_error *err)
+{
+    long pid_max = 0, have = -1;
+    FILE *f = fopen ("/proc/sys/kernel/pid_max", "re");
+    if (f) {
+        if (fscanf (f, "%ld", &pid_max) != 1)
+            pid_max = 0;
+        fclose (f);
+    }
+    if (pid_max <= 0)
+        pid_max = 4194304; /* the kernel's largest */
+    int *ppid = malloc ((size_t)pid_max * sizeof (*ppid));
+    char *match = malloc ((size_t)pid_max);
+    double t0 = bench_now ();
+    int rc = -1;
+
+    if (!ppid || !match) {
+        errset (err, ENOMEM, "out of memory");
+        goto out;
+    }
+    while (bench_now () - t0 < timeout) {
+        if ((have = count_descendants (comm, ppid, match, pid_max)) < 0) {
+            errset (err, errno, "/proc: %s", strerror (errno));
+            goto out;
+        }
+        if (have == want) {
+            rc = 0;
+            goto out;
+        }
+        usleep (20000);
+    }
+    errset (err, ETIMEDOUT, "%ld %s processes after %.0f s, not %ld", have,
+            comm, timeout, want);
+out:
+    free (ppid);
+    free (match);
+    return rc;
 }
