@@ -87,6 +87,23 @@ static int scan_job (const struct journal_jobinfo *info, void *arg)
     return journal_read_job (s->j, info->id, 0, scan_event, s, s->err);
 }
 
+int restart_floor (struct bd *d,
+                   int n,
+                   struct report *r,
+                   struct cairn_error *err)
+{
+    double t[BENCH_MAX_REPS];
+
+    if (!d || bd_start (d, NULL, err) < 0)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        if (bd_stop (d, SIGKILL) < 0 || bd_start (d, &t[i], err) < 0)
+            return -1;
+    }
+    report_add (r, "restart, empty journal", "s", t, n);
+    return 0;
+}
+
 int restart_raw (const char *statedir,
                  double *seconds,
                  size_t *nlive,
@@ -225,13 +242,8 @@ static int restart_live (const struct bench_opts *o,
         errset (err, EINVAL, "--live: '%s': want increasing numbers", o->klist);
         goto out;
     }
-    if (!d || bd_start (d, NULL, err) < 0)
+    if (restart_floor (d, n, r, err) < 0)
         goto out;
-    for (int i = 0; i < n; i++) { /* the floor: an empty journal */
-        if (bd_stop (d, SIGKILL) < 0 || bd_start (d, &t[i], err) < 0)
-            goto out;
-    }
-    report_add (r, "restart, empty journal", "s", t, n);
     for (int i = 0; i < n; i++) {
         if (probe (d, o, 1000000000 + 1000 * (uint64_t)i, &pr, err) < 0)
             goto out;

@@ -371,6 +371,15 @@ void mnodes_counts (const struct mnodes *m, struct mnodes_counts *c);
  * reap them all. Call only when no cairnd of ours is running. */
 void restart_cleanup (void);
 
+/* Start d (not running yet; NULL is an error already in err), then
+ * restart it n times on its empty journal, SIGKILL each time, and add the
+ * row "restart, empty journal": the floor under every restart figure.
+ * Returns 0, or -1 with err. */
+int restart_floor (struct bd *d,
+                   int n,
+                   struct report *r,
+                   struct cairn_error *err);
+
 /* The raw cost of a restart, while no cairnd runs on statedir: open its
  * journal, read and parse every active job's events, pidfd_open each
  * process still listed as running and check its start time in /proc.

@@ -119,13 +119,8 @@ int scale_restart (const struct bench_opts *o,
     long now = 0;
     int rc = -1;
 
-    if (!d || bd_start (d, NULL, err) < 0)
+    if (restart_floor (d, n, r, err) < 0)
         goto out;
-    for (int i = 0; i < n; i++) { /* the floor: an empty journal */
-        if (bd_stop (d, SIGKILL) < 0 || bd_start (d, &t[i], err) < 0)
-            goto out;
-    }
-    report_add (r, "restart, empty journal", "s", t, n);
     for (int k = 0; k < np; k++) {
         if (!live_fits (r, "restart", now, live[k]))
             break;
