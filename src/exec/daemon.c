@@ -835,8 +835,10 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
         goto error;
     flush (d); /* what replay decided is committed before we listen */
     reconcile_sweep_exits (d);
-    if (exitdir_seal (&d->xd, d->bootid, err) < 0)
-        goto error;
+    /* Unsealed is safe: the next start is as careful as this one was. */
+    struct cairn_error serr = {{0}};
+    if (exitdir_seal (&d->xd, d->bootid, &serr) < 0)
+        log_msg (LOG_WARNING, "%s", serr.text);
 
     struct server_limits lim = {.max_request_size = d->cfg.max_request_size,
                                 .max_output = 0,
