@@ -151,6 +151,7 @@ place_link (const char *link, const char *target, struct cairn_error *err)
     } else {
         return errset (err, ENOTDIR, "%s: not a directory or symlink", link);
     }
+    CRASHPOINT ("exitdir.link.before");
     if (!target)
         return make_dir (link, err);
     if (symlink (target, link) < 0)
@@ -217,6 +218,7 @@ static void gc_siblings (const char *run_dir, const char *instance)
                 (int)sizeof (f) ||
             holds_files (f))
             continue;
+        CRASHPOINT ("exitdir.gc.remove");
         (void)remove_empty (f, NULL);
     }
     closedir (dir);

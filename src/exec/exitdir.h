@@ -20,6 +20,11 @@
  * is then lost, never started again (proclook.c). exitdir_seal() writes
  * the current boot id once the restart's decisions are committed.
  *
+ * Crash points: "exitdir.link.before" (making <statedir>/exits),
+ * "exitdir.gc.remove" (before removing an abandoned dir), and those of
+ * exitdir_seal(). A crash at any of them leaves nothing a restart cannot
+ * redo: the link is made again, a half-removed empty dir is removed again.
+ *
  * Switching run-dir keeps the dir in use while it still holds a process's
  * files (cairnd logs it): the new place is taken at a start that finds it
  * empty, so no live process's status is left behind.

@@ -384,9 +384,25 @@ static int joblist_cb (const struct journal_jobinfo *info, void *arg)
         l->size = size;
     }
     l->v[l->n++] = *info;
-    if (!info->active)
-        l->ndone++;
     return 0;
+}
+
+/* Finished jobs only, newest first, until JOBS_MAX_DONE of them. */
+static int donelist_cb (const struct journal_jobinfo *info, void *arg)
+{
+    struct joblist *l = arg;
+    if (info->active)
+        return 0;
+    if (joblist_cb (info, arg) < 0)
+        return -1;
+    return ++l->ndone == JOBS_MAX_DONE ? 1 : 0;
+}
+
+static int by_id (const void *a, const void *b)
+{
+    uint64_t x = ((const struct journal_jobinfo *)a)->id;
+    uint64_t y = ((const struct journal_jobinfo *)b)->id;
+    return x < y ? -1 : x > y;
 }
 
 /* The payload's ids: an array of at most JOBS_MAX_IDS integers >= 0.
@@ -456,18 +472,22 @@ void req_jobs (struct cairnd *d,
                 goto readerr;
         }
     } else {
-        if (journal_foreach_job (d->journal, !json_is_true (all), joblist_cb,
-                                 &l, &err) < 0)
+        /* Every active job, and of the finished ones the newest only (ids
+         * grow with time), walked from the newest end: anyone may ask, and
+         * a journal can hold a million finished jobs. */
+        struct journal_stats st;
+        if (journal_foreach_job (d->journal, true, joblist_cb, &l, &err) < 0)
             goto readerr;
-        /* the newest finished jobs only: ids grow with time */
-        if (l.ndone > JOBS_MAX_DONE)
-            skip = l.ndone - JOBS_MAX_DONE;
-        size_t left = skip;
+        if (json_is_true (all)) {
+            if (journal_foreach_job_newest (d->journal, donelist_cb, &l,
+                                            &err) < 0 ||
+                journal_stats (d->journal, &st) < 0)
+                goto readerr;
+            if (st.njobs - st.nactive > l.ndone)
+                skip = st.njobs - st.nactive - l.ndone;
+            qsort (l.v, l.n, sizeof (*l.v), by_id);
+        }
         for (i = 0; i < l.n; i++) {
-            if (!l.v[i].active && left > 0) {
-                left--;
-                continue;
-            }
             if (jobs_add (d, jobs, l.v[i].id, l.v[i].active, sender, &err) < 0)
                 goto readerr;
         }

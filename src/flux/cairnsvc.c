@@ -141,25 +141,21 @@ void cairnsvc_forward (struct cairnsvc *svc,
 
 bool cairnsvc_cairnd_message (struct cairnsvc *svc, const json_t *msg)
 {
-    json_int_t mt = 0, errnum = 0;
-    const char *errstr = NULL;
-    json_t *payload = NULL;
+    struct cconn_msg m;
 
-    (void)json_unpack ((json_t *)msg, "{s:I s?I s?s s?o}", "matchtag", &mt,
-                       "errnum", &errnum, "errstr", &errstr, "payload",
-                       &payload);
+    cconn_msg_split (msg, &m);
     for (struct fwd **pp = &svc->fwds; *pp; pp = &(*pp)->next) {
         struct fwd *w = *pp;
-        if (w->matchtag != mt)
+        if (w->matchtag != m.matchtag)
             continue;
         *pp = w->next;
-        if (errnum != 0)
-            respond_error (svc->h, w->msg, errnum > 0 ? (int)errnum : EPROTO,
-                           errstr);
-        else if (payload && !json_is_object (payload))
+        if (m.errnum != 0)
+            respond_error (svc->h, w->msg,
+                           m.errnum > 0 ? (int)m.errnum : EPROTO, m.errstr);
+        else if (m.payload && !json_is_object (m.payload))
             respond_error (svc->h, w->msg, EPROTO,
                            "cairnd's answer is not a JSON object");
-        else if ((payload ? flux_respond_pack (svc->h, w->msg, "O", payload)
+        else if ((m.payload ? flux_respond_pack (svc->h, w->msg, "O", m.payload)
                           : flux_respond (svc->h, w->msg, NULL)) < 0)
             flux_log_error (svc->h, "cairn: respond");
         flux_msg_decref (w->msg);

@@ -276,3 +276,11 @@ void cconn_destroy (struct cconn *cc)
     free (cc);
     errno = saved;
 }
+
+void cconn_msg_split (const json_t *msg, struct cconn_msg *m)
+{
+    *m = (struct cconn_msg){0};
+    (void)json_unpack ((json_t *)msg, "{s:I s?I s?s s?o}", "matchtag",
+                       &m->matchtag, "errnum", &m->errnum, "errstr",
+                       &m->errstr, "payload", &m->payload);
+}

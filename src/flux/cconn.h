@@ -49,6 +49,16 @@ int64_t cconn_matchtag (struct cconn *cc);
 bool cconn_up (const struct cconn *cc);
 const char *cconn_path (const struct cconn *cc);
 
+/* One message from cairnd, taken apart: what is missing is 0 or NULL.
+ * errstr and payload are borrowed from the message. */
+struct cconn_msg {
+    json_int_t matchtag;
+    json_int_t errnum;
+    const char *errstr;
+    json_t *payload;
+};
+void cconn_msg_split (const json_t *msg, struct cconn_msg *m);
+
 /* Close and free. NULL is fine. */
 void cconn_destroy (struct cconn *cc);
 

@@ -276,40 +276,37 @@ static void cairnd_error (struct fjob *job, int errnum, const char *errstr)
 
 bool fjob_cairnd_message (struct fjob *job, const json_t *msg)
 {
-    json_int_t mt = 0, errnum = 0;
-    const char *errstr = NULL, *type = NULL;
-    json_t *payload = NULL;
+    struct cconn_msg m;
+    const char *type = NULL;
 
-    (void)json_unpack ((json_t *)msg, "{s:I s?I s?s s?o}", "matchtag", &mt,
-                       "errnum", &errnum, "errstr", &errstr, "payload",
-                       &payload);
+    cconn_msg_split (msg, &m);
     for (size_t i = 0; i < job->nrelays; i++) {
         struct relay *r = &job->relays[i];
-        if (r->matchtag != mt)
+        if (r->matchtag != m.matchtag)
             continue;
-        if (errnum)
-            flux_respond_error (job->ctx->h, r->msg, (int)errnum, errstr);
+        if (m.errnum)
+            flux_respond_error (job->ctx->h, r->msg, (int)m.errnum, m.errstr);
         else
             flux_respond (job->ctx->h, r->msg, NULL);
         flux_msg_decref (r->msg);
         job->relays[i] = job->relays[--job->nrelays];
         return true;
     }
-    if (mt == job->resume_mt && mt != 0) {
-        if (errnum)
+    if (m.matchtag == job->resume_mt && m.matchtag != 0) {
+        if (m.errnum)
             flux_log (job->ctx->h, LOG_ERR, "job %s: resume: %s", job->f58,
-                      errstr ? errstr : strerror ((int)errnum));
+                      m.errstr ? m.errstr : strerror ((int)m.errnum));
         job->resume_pending = false;
         job->resume_mt = 0;
         return true;
     }
-    if (mt != job->matchtag || mt == 0)
+    if (m.matchtag != job->matchtag || m.matchtag == 0)
         return false; /* not ours, or a stream we gave up */
-    if (errnum) {
-        cairnd_error (job, (int)errnum, errstr);
+    if (m.errnum) {
+        cairnd_error (job, (int)m.errnum, m.errstr);
         return true;
     }
-    if (json_unpack (payload, "{s:s}", "type", &type) < 0)
+    if (json_unpack (m.payload, "{s:s}", "type", &type) < 0)
         return true;
     if (!job->attached) {
         /* a fresh start's stream opens with `accepted`; a reattach's with
@@ -322,7 +319,7 @@ bool fjob_cairnd_message (struct fjob *job, const json_t *msg)
     /* cairnd's `since` (events view) counts all but these two */
     if (strcmp (type, "accepted") != 0 && strcmp (type, "reattached") != 0)
         job->nresp++;
-    json_array_append (job->queue, payload);
+    json_array_append (job->queue, m.payload);
     process (job);
     return true;
 }

@@ -84,20 +84,16 @@ static void hello_timer_cb (flux_reactor_t *r,
 static void cairnd_message (struct cconn *cc, const json_t *msg, void *arg)
 {
     struct nodeagent *na = arg;
-    json_int_t mt = 0, errnum = 0;
-    const char *errstr = NULL;
-    json_t *payload = NULL;
+    struct cconn_msg m;
 
-    (void)json_unpack ((json_t *)msg, "{s:I s?I s?s s?o}", "matchtag", &mt,
-                       "errnum", &errnum, "errstr", &errstr, "payload",
-                       &payload);
-    if (mt != 0 && mt == na->watch_mt) {
-        if (errnum != 0)
+    cconn_msg_split (msg, &m);
+    if (m.matchtag != 0 && m.matchtag == na->watch_mt) {
+        if (m.errnum != 0)
             flux_log (na->h, LOG_ERR, "cairnd at %s refused node-watch (is "
                       "it role \"node\"?): %s", na->statedir,
-                      errstr ? errstr : strerror ((int)errnum));
-        else if (json_is_object (payload))
-            reportq_add (na->reports, payload);
+                      m.errstr ? m.errstr : strerror ((int)m.errnum));
+        else if (json_is_object (m.payload))
+            reportq_add (na->reports, m.payload);
         else
             flux_log (na->h, LOG_ERR, "node-watch: cairnd sent a report "
                                       "that is not an object; dropped");
@@ -105,7 +101,7 @@ static void cairnd_message (struct cconn *cc, const json_t *msg, void *arg)
     }
     if (!cairnsvc_cairnd_message (na->svc, msg))
         flux_log (na->h, LOG_DEBUG, "cairnd: message for unknown matchtag "
-                  "%jd dropped", (intmax_t)mt);
+                  "%jd dropped", (intmax_t)m.matchtag);
 }
 
 static void cairnd_state (struct cconn *cc, bool up, void *arg)

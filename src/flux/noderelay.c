@@ -192,31 +192,27 @@ void noderelay_cairnd_state (struct noderelay *nr, bool up)
 
 bool noderelay_cairnd_message (struct noderelay *nr, const json_t *msg)
 {
-    json_int_t mt = 0, errnum = 0;
-    const char *errstr = NULL;
-    json_t *payload = NULL;
+    struct cconn_msg m;
     char key[32];
 
     if (!nr)
         return false;
-    (void)json_unpack ((json_t *)msg, "{s:I s?I s?s s?o}", "matchtag", &mt,
-                       "errnum", &errnum, "errstr", &errstr, "payload",
-                       &payload);
-    if (mt == 0)
+    cconn_msg_split (msg, &m);
+    if (m.matchtag == 0)
         return false;
-    if (mt == nr->relay_mt) {
-        if (errnum != 0) {
+    if (m.matchtag == nr->relay_mt) {
+        if (m.errnum != 0) {
             if (!nr->relay_off)
-                relay_refused (nr, (int)errnum, errstr);
+                relay_refused (nr, (int)m.errnum, m.errstr);
         } else if (!nr->relay_off)
-            relay_message (nr, payload);
+            relay_message (nr, m.payload);
         return true;
     }
-    mt_key (key, sizeof (key), mt);
+    mt_key (key, sizeof (key), m.matchtag);
     if (json_object_get (nr->reports, key)) {
-        if (errnum != 0)
+        if (m.errnum != 0)
             flux_log (nr->ctx->h, LOG_DEBUG, "node-report: cairnd: %s",
-                      errstr ? errstr : strerror ((int)errnum));
+                      m.errstr ? m.errstr : strerror ((int)m.errnum));
         (void)json_object_del (nr->reports, key);
         return true;
     }

@@ -176,20 +176,18 @@ static void unknown_job (struct resync *r, const char *errstr)
 
 bool resync_cairnd_message (struct fctx *ctx, const json_t *msg)
 {
-    json_int_t mt = 0, errnum = 0;
-    const char *errstr = NULL, *type = NULL;
-    json_t *payload = NULL, *data = NULL;
+    struct cconn_msg m;
+    const char *type = NULL;
+    json_t *data = NULL;
 
-    (void)json_unpack ((json_t *)msg, "{s:I s?I s?s s?o}", "matchtag", &mt,
-                       "errnum", &errnum, "errstr", &errstr, "payload",
-                       &payload);
+    cconn_msg_split (msg, &m);
     for (struct resync *r = ctx->resyncs; r; r = r->next) {
-        if (r->matchtag == 0 || r->matchtag != mt)
+        if (r->matchtag == 0 || r->matchtag != m.matchtag)
             continue;
-        if (errnum) {
+        if (m.errnum) {
             if (!r->posted_want)
-                unknown_job (r, errstr);
-        } else if (json_unpack (payload, "{s:s s?o}", "type", &type, "data",
+                unknown_job (r, m.errstr);
+        } else if (json_unpack (m.payload, "{s:s s?o}", "type", &type, "data",
                                 &data) == 0)
             on_event (r, type, data);
         pump (r); /* may free r */

@@ -295,6 +295,13 @@ int journal_foreach_job (struct journal *j,
                          void *arg,
                          struct cairn_error *err);
 
+/* Every job, newest (highest id) first, as journal_foreach_job does
+ * otherwise: for "the last N jobs" without walking them all. */
+int journal_foreach_job_newest (struct journal *j,
+                                journal_job_f cb,
+                                void *arg,
+                                struct cairn_error *err);
+
 /* Fill st with the journal's sizes and counts (committed data).
  * Returns 0, or -1 with errno (a read error). */
 int journal_stats (struct journal *j, struct journal_stats *st);

@@ -227,11 +227,12 @@ int journal_foreach_nodeproc (struct journal *j,
                        JOURNAL_EXECID_LEN, nodeproc_entry, &w, err);
 }
 
-int journal_foreach_job (struct journal *j,
-                         bool active_only,
-                         journal_job_f cb,
-                         void *arg,
-                         struct cairn_error *err)
+static int foreach_job (struct journal *j,
+                        bool active_only,
+                        bool newest_first,
+                        journal_job_f cb,
+                        void *arg,
+                        struct cairn_error *err)
 {
     struct journal_jobinfo info;
     struct journal_jobrec rec;
@@ -248,7 +249,7 @@ int journal_foreach_job (struct journal *j,
     if ((rc = mdb_cursor_open (txn, active_only ? j->dbi_active : j->dbi_jobs,
                                &cur)))
         goto error;
-    rc = mdb_cursor_get (cur, &k, &v, MDB_FIRST);
+    rc = mdb_cursor_get (cur, &k, &v, newest_first ? MDB_LAST : MDB_FIRST);
     while (rc == 0) {
         if (k.mv_size != JOURNAL_KEY_JOB) {
             rc = MDB_CORRUPTED;
@@ -281,7 +282,7 @@ int journal_foreach_job (struct journal *j,
         }
         if (r > 0)
             break;
-        rc = mdb_cursor_get (cur, &k, &v, MDB_NEXT);
+        rc = mdb_cursor_get (cur, &k, &v, newest_first ? MDB_PREV : MDB_NEXT);
     }
     if (rc && rc != MDB_NOTFOUND)
         goto error;
@@ -299,4 +300,21 @@ done : {
     errno = saved;
     return -1;
 }
+}
+
+int journal_foreach_job (struct journal *j,
+                         bool active_only,
+                         journal_job_f cb,
+                         void *arg,
+                         struct cairn_error *err)
+{
+    return foreach_job (j, active_only, false, cb, arg, err);
+}
+
+int journal_foreach_job_newest (struct journal *j,
+                                journal_job_f cb,
+                                void *arg,
+                                struct cairn_error *err)
+{
+    return foreach_job (j, false, true, cb, arg, err);
 }

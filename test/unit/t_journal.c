@@ -305,6 +305,14 @@ static void test_readwrite (void)
             act.id[3] == 7,
         "foreach active: jobs 1 3 4 7");
     is_int (act.events, 12 + 10 + 1, "nested reads inside foreach work");
+    struct ids rev = {.n = 0};
+    ok (journal_foreach_job_newest (j, ids_cb, &rev, &err) == 0 &&
+            rev.n == 5 && rev.id[0] == 7 && rev.id[1] == 4 &&
+            rev.id[2] == 3 && rev.id[3] == 2 && rev.id[4] == 1,
+        "foreach newest: jobs 7 4 3 2 1");
+    is_errno (journal_foreach_job_newest (NULL, ids_cb, &rev, &err), EINVAL,
+              "foreach newest of no journal: EINVAL");
+    like (err.text, "foreach: invalid argument", "... and says so");
 
     is_errno (journal_purge (j, 1), EBUSY, "purge of an active job: EBUSY");
     is_errno (journal_purge (j, 99), ENOENT, "purge of an unknown job: ENOENT");
