@@ -51,9 +51,10 @@
 #define SYS_SETUID SYS_setuid
 #endif
 
-/* What the command's process failed to do before exec, sent to the shim
- * over a close-on-exec pipe: EOF on the pipe means the exec succeeded.
- * In the order the steps are taken (STEP_GROUPS to STEP_REGAIN only with
+/* What the command's process failed to do before exec. It shares our
+ * memory until its exec or _exit (vfork), and writes the step into our
+ * struct report before an _exit; a report still zero once vfork returns
+ * means the exec succeeded. In the order the steps are taken (STEP_GROUPS to STEP_REGAIN only with
  * --user). */
 enum step {
     STEP_STDIO = 1,
@@ -100,6 +101,7 @@ struct shim {
 };
 
 pid_t shim_kill_at_drop;
+bool shim_fresh;
 
 /* Say in s->error why the command cannot run. Returns -1. */
 static int __attribute__ ((format (printf, 2, 3)))
@@ -230,19 +232,25 @@ static void signals_setup (struct shim *s)
     sigset_t block;
 
     shim_sigset (&block);
-    sigprocmask (SIG_BLOCK, &block, NULL);
     s->waitset = block;
     sigdelset (&s->waitset, SIGPIPE);
+    if (shim_fresh) /* the spawner did it once for all its clones */
+        return;
+    sigprocmask (SIG_BLOCK, &block, NULL);
     for (int sig = 1; sig < NSIG; sig++) {
         if (sigismember (&s->waitset, sig) == 1)
             sigaction (sig, &dfl, NULL);
     }
 }
 
-static void __attribute__ ((noreturn)) child_fail (int fd, enum step step)
+/* In the command's process: leave why in the shim's memory (vfork) and go.
+ * volatile: the compiler must not drop a store to memory this process
+ * never reads again. */
+static void __attribute__ ((noreturn))
+child_fail (volatile struct report *r, enum step step)
 {
-    struct report r = {.step = step, .errnum = errno};
-    (void)!write (fd, &r, sizeof (r));
+    r->errnum = errno;
+    r->step = step;
     _exit (127);
 }
 
@@ -292,10 +300,10 @@ static int user_drop (const struct shim *s)
     return 0;
 }
 
-/* The command's process's fds, set up by start(). */
+/* The command's process's fds, set up by start(), and where it reports. */
 struct child_fds {
     int out, err, null;
-    int rep; /* write end of the report pipe */
+    volatile struct report *rep; /* in the shim's frame (vfork) */
     pid_t shim;
 };
 
@@ -305,7 +313,7 @@ struct child_fds {
  * child only makes system calls, never returns from spawn_child(), never
  * runs a signal handler (the shim installs none) and ends in exec or
  * _exit; the errno and stack memory it shares with the suspended parent
- * are not relied on (failures travel through the pipe). */
+ * are not relied on, but for the report it leaves on failure. */
 static void __attribute__ ((noreturn))
 child_run (struct shim *s, const struct child_fds *f)
 {
@@ -320,12 +328,13 @@ child_run (struct shim *s, const struct child_fds *f)
     if (getppid () != f->shim)
         _exit (127);
     /* A fresh process: default dispositions (ignored signals would survive
-     * exec) and nothing blocked, whatever the shim was started with.
+     * exec) and nothing blocked, whatever the shim was started with (a
+     * spawner's clone has the defaults already: shim_fresh).
      * glibc's sigaction() refuses its two internal signals (EINVAL), yet its
      * posix_spawn() leaves them SIG_IGN in the process it starts (us): reset
      * those with the raw syscall. An all-zero kernel sigaction is SIG_DFL
      * whatever the architecture's layout of the struct. */
-    for (int sig = 1; sig < NSIG; sig++) {
+    for (int sig = 1; sig < NSIG && !shim_fresh; sig++) {
         if (sig == SIGKILL || sig == SIGSTOP)
             continue;
         if (sigaction (sig, &dfl, NULL) < 0 && errno == EINVAL) {
@@ -570,10 +579,9 @@ static void cgroup_remove (struct shim *s)
 
 static int start (struct shim *s)
 {
-    struct child_fds f = {.out = -1, .err = -1, .null = -1, .rep = -1};
-    int rfd = -1, pfd[2];
-    struct report r;
-    ssize_t n;
+    volatile struct report r = {0, 0};
+    struct child_fds f = {.out = -1, .err = -1, .null = 0, .rep = &r};
+    int nul = -1;
     int rc = -1;
 
     f.shim = getpid ();
@@ -582,30 +590,24 @@ static int start (struct shim *s)
     if ((f.out = open_output (s, s->name_out)) < 0 ||
         (f.err = open_output (s, s->name_err)) < 0)
         goto done;
-    if ((f.null = open ("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
+    /* A spawner's clone has /dev/null on 0 already (shim_fresh). */
+    if (!shim_fresh &&
+        (f.null = nul = open ("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
         shim_errorf (s, "open /dev/null: %s", strerror (errno));
         goto done;
     }
-    if (pipe2 (pfd, O_CLOEXEC) < 0) {
-        shim_errorf (s, "pipe: %s", strerror (errno));
-        goto done;
-    }
-    rfd = pfd[0];
-    f.rep = pfd[1];
     if ((s->child = spawn_child (s, &f)) < 0) {
         shim_errorf (s, "vfork: %s", strerror (errno));
         goto done;
     }
     /* No setpgid (child, child) here: vfork resumes us only after the
      * child's exec or _exit, and its own setpgid was its first act, so the
-     * group exists before any signal can be relayed to it. */
-    close (f.rep);
-    f.rep = -1;
-    do {
-        n = read (rfd, &r, sizeof (r));
-    } while (n < 0 && errno == EINTR);
-    if (n == sizeof (r))
-        report_error (s, &r);
+     * group exists before any signal can be relayed to it. Resumed, we
+     * read what it left in r if it did not get to the exec. */
+    if (r.step) {
+        struct report copy = {.step = r.step, .errnum = r.errnum};
+        report_error (s, &copy);
+    }
     rc = 0;
     if (s->max_output > 0) { /* see cap_output() */
         s->out_fd = f.out;
@@ -613,7 +615,7 @@ static int start (struct shim *s)
         f.out = f.err = -1;
     }
 done:
-    close_fds ((int[]){rfd, f.rep, f.null, f.err, f.out}, 5);
+    close_fds ((int[]){nul, f.err, f.out}, 3);
     return rc;
 }
 
@@ -846,11 +848,11 @@ int shim_main (int argc, char *argv[])
     /* Leave cairnd's session and process group: a Ctrl-C or a signal to
      * cairnd's group must not reach us. EPERM means we already lead a group
      * (cairnd's spawner calls setsid for us): fine. */
-    if (setsid () < 0 && errno != EPERM)
+    if (!shim_fresh && setsid () < 0 && errno != EPERM)
         fprintf (stderr, "cairn-shim: setsid: %s\n", strerror (errno));
     /* With 0-2 closed, our own opens would land there and the command's
      * dup2 onto them would be a no-op that keeps O_CLOEXEC. */
-    for (int fd = 0; fd < 3; fd++) {
+    for (int fd = 0; fd < 3 && !shim_fresh; fd++) {
         if (fcntl (fd, F_GETFD) < 0 && open ("/dev/null", O_RDWR) < 0)
             return 3;
     }

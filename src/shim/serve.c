@@ -134,14 +134,11 @@ static void hold_here (const char *hold)
         usleep (10000);
 }
 
-/* The child: become a shim in a fresh process state, then run it. */
+/* The child: become a shim (fresh_setup() did the rest), then run it. */
 static void __attribute__ ((noreturn))
 child_run (struct request *rq, const char *hold, pid_t cairnd, bool drop_due)
 {
-    struct sigaction dfl = {.sa_handler = SIG_DFL};
-    sigset_t block;
     const char *execid = execid_of (rq->envp);
-    int nul;
 
     if (hold)
         hold_here (hold);
@@ -149,16 +146,11 @@ child_run (struct request *rq, const char *hold, pid_t cairnd, bool drop_due)
         _exit (126);
     if (slot && execid && shim_execid_valid (execid))
         memcpy (slot, execid, SHIM_EXECID_LEN);
-    for (int s = 1; s < NSIG; s++)
-        (void)sigaction (s, &dfl, NULL); /* fails harmlessly for KILL etc. */
-    shim_sigset (&block);
-    if (sigprocmask (SIG_SETMASK, &block, NULL) < 0 || setsid () < 0)
+    /* Dispositions, mask and 0-2 are already a shim's (fresh_setup()):
+     * what is left per clone is the session and our two descriptors. */
+    if (setsid () < 0 || close_range (3, ~0U, 0) < 0)
         _exit (126);
-    if ((nul = open ("/dev/null", O_RDWR)) < 0 || dup2 (nul, 0) < 0 ||
-        dup2 (nul, 1) < 0 || dup2 (nul, 2) < 0)
-        _exit (126);
-    if (close_range (3, ~0U, 0) < 0)
-        _exit (126);
+    shim_fresh = true;
     /* Crash points are cairnd's and ours: a shim passes none, but carries
      * out the one we counted for it. */
     crashpoint_active = false;
@@ -233,24 +225,54 @@ static char *slot_find (void)
     return NULL;
 }
 
+/* Once, for every clone to come: the process state a shim starts from,
+ * so that a clone has only its session and descriptors to set.
+ * - Default dispositions (an ignored signal would survive the command's
+ *   exec). glibc's sigaction() refuses its two internal signals (EINVAL):
+ *   those take the raw system call; an all-zero kernel sigaction is
+ *   SIG_DFL whatever the architecture's layout of the struct.
+ * - Exactly shim_sigset() blocked, whatever cairnd's mask was: the
+ *   terminal's SIGINT, SIGTERM and SIGHUP among them (cairnd decides when
+ *   we stop), and a signal cairnd relays the moment it has a shim's pidfd
+ *   is queued for the shim, not fatal to it. Blocked, not ignored: a shim
+ *   would lose a signal that is ignored when it arrives.
+ * - 0-2 on /dev/null: the command's stdin, and nowhere for a shim's
+ *   messages to go that could block it. */
+static void fresh_setup (void)
+{
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    sigset_t block;
+    int nul;
+
+    for (int s = 1; s < NSIG; s++) {
+        if (s == SIGKILL || s == SIGSTOP)
+            continue;
+        if (sigaction (s, &dfl, NULL) < 0 && errno == EINVAL) {
+            unsigned long ksa[8] = {0};
+            syscall (SYS_rt_sigaction, s, ksa, NULL, NSIG / 8);
+        }
+    }
+    shim_sigset (&block);
+    if (sigprocmask (SIG_SETMASK, &block, NULL) < 0)
+        _exit (1);
+    if ((nul = open ("/dev/null", O_RDWR)) < 0 || dup2 (nul, 0) < 0 ||
+        dup2 (nul, 1) < 0 || dup2 (nul, 2) < 0)
+        _exit (1);
+    if (nul > 2)
+        close (nul);
+}
+
 void shim_serve (int sock)
 {
     const char *hold = getenv ("CAIRN_TEST_SPAWN_HOLD");
     pid_t cairnd = getppid ();
-    sigset_t block;
 
     /* cairnd set our death signal before the exec; if it died before, go. */
     if (cairnd == 1)
         _exit (0);
     slot = slot_find ();
     crashpoint_init ();
-    /* Block what a shim waits for, the terminal's SIGINT, SIGTERM and
-     * SIGHUP among them (cairnd decides when we stop): a clone starts with
-     * our mask, so a signal cairnd relays the moment it has the pidfd is
-     * queued for the shim, not fatal to it. Blocked, not ignored: a shim
-     * would lose a signal that is ignored when it arrives. */
-    shim_sigset (&block);
-    sigprocmask (SIG_BLOCK, &block, NULL);
+    fresh_setup ();
     if (hold && !*hold)
         hold = NULL;
     for (;;) {

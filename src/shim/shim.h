@@ -9,6 +9,7 @@
 #ifndef CAIRN_SHIM_H
 #define CAIRN_SHIM_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 /* Run the command of argv (a shim's argv, argv[0] its name) with the
@@ -21,6 +22,13 @@ int shim_main (int argc, char *argv[]);
  * its cgroup and drops to --user: the crash point "shim.drop.before" of
  * the clone the spawner counted as due (serve.c). */
 extern pid_t shim_kill_at_drop;
+
+/* Set by the spawner in each clone before shim_main(): the process
+ * already has default dispositions, exactly shim_sigset() blocked, its own
+ * session and 0-2 on /dev/null (serve.c), so neither the shim nor its
+ * command's process sets them up again. False in an exec'd shim, which
+ * may start from anything. */
+extern bool shim_fresh;
 
 /* Serve spawn requests on sock until EOF, for the parent that started us
  * (cairnd). Never returns: exits 0 at EOF or when cairnd is gone, 1 on a

@@ -499,19 +499,31 @@ static void test_clean_process (void)
     run_close (&r);
     close (fd);
 
+    /* A spawner started by a daemon that ignores and blocks signals: the
+     * spawner resets them once, for all its clones. */
+    struct spawner *mine = sp, *dirty;
+    struct cairn_error err = {{0}};
     signal (SIGUSR1, SIG_IGN);
     sigemptyset (&set);
     sigaddset (&set, SIGUSR2);
     sigprocmask (SIG_BLOCK, &set, &old);
-    run_argv (&r, argv, NULL);
+    if (!(dirty = spawner_create (shim_path, &err)))
+        BAIL_OUT ("spawner_create: %s", err.text);
     sigprocmask (SIG_SETMASK, &old, NULL);
     signal (SIGUSR1, SIG_DFL);
-    is_int (wait_shim (&r, 10000), 0, "signals: shim exits 0");
-    s = exitfile_read_output (dirfd_exits, r.execid, "out", 256, NULL, NULL);
-    like (s, "SigBlk:\t0000000000000000", "command starts with no mask");
-    like (s, "SigIgn:\t0000000000000000", "command ignores no signal");
-    free (s);
-    run_close (&r);
+    for (int i = 0; i < 2; i++) { /* the first clone and a later one */
+        sp = dirty;
+        run_argv (&r, argv, NULL);
+        sp = mine;
+        is_int (wait_shim (&r, 10000), 0, "signals: shim exits 0");
+        s = exitfile_read_output (dirfd_exits, r.execid, "out", 256, NULL,
+                                  NULL);
+        like (s, "SigBlk:\t0000000000000000", "command starts with no mask");
+        like (s, "SigIgn:\t0000000000000000", "command ignores no signal");
+        free (s);
+        run_close (&r);
+    }
+    spawner_destroy (dirty);
 }
 
 static void test_refusals (void)
