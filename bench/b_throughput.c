@@ -21,6 +21,11 @@
 
 #include "bench.h"
 
+/* The targets (issue 18): at least 0.8 of raw spawn's rate, and CPU per
+ * process within 1.3x raw's, i.e. a CPU efficiency of 1 / 1.3. */
+#define TP_TARGET_RATE 0.8
+#define TP_TARGET_CPU (1.0 / 1.3)
+
 int tp_run_on (struct bd *d,
                const struct bench_opts *o,
                bool perilog,
@@ -187,16 +192,16 @@ struct report *bench_throughput (const struct bench_opts *o,
     report_add (r, "CPU per process: cairn shell only, all", "ms", nu, n);
     report_add (r, "CPU per process: cairnd itself (perilog)", "ms", pd, n);
     report_ratio (r, "efficiency, perilog (cairn / raw true)", e1, n,
-                  ">=", 0.7);
+                  ">=", TP_TARGET_RATE);
     report_ratio (r, "efficiency, shell only (cairn / raw true)", e2, n,
-                  ">=", 0.7);
+                  ">=", TP_TARGET_RATE);
     report_ratio (r, "shim ceiling (raw shim / raw true)", e3, n, NULL, 0);
     report_ratio (r, "daemon, perilog (cairn / raw shim)", e4, n, NULL, 0);
     report_ratio (r, "daemon, shell only (cairn / raw shim)", e5, n, NULL, 0);
     report_ratio (r, "CPU efficiency, perilog (raw / cairn CPU)", c1, n,
-                  ">=", 0.7);
+                  ">=", TP_TARGET_CPU);
     report_ratio (r, "CPU efficiency, shell only (raw / cairn CPU)", c2, n,
-                  ">=", 0.7);
+                  ">=", TP_TARGET_CPU);
     report_note (r,
                  "raw runs spawn %d processes, %d at a time (the most cairnd"
                  " runs at once: %d jobs x %d ranks)",
@@ -270,6 +275,7 @@ struct report *bench_spawn (const struct bench_opts *o, struct cairn_error *err)
     double rt[BENCH_MAX_REPS], rd[BENCH_MAX_REPS], rm[BENCH_MAX_REPS];
     double ct[BENCH_MAX_REPS], cd[BENCH_MAX_REPS], cm[BENCH_MAX_REPS];
     double q1[BENCH_MAX_REPS], q2[BENCH_MAX_REPS];
+    double rf[BENCH_MAX_REPS], cf[BENCH_MAX_REPS], q3[BENCH_MAX_REPS];
     struct report *r = report_create ("spawn", o);
     struct bench_opts shm = *o;
     char shim[4096];
@@ -285,32 +291,45 @@ struct report *bench_spawn (const struct bench_opts *o, struct cairn_error *err)
     }
     tp_params (r, o);
     for (int i = 0; i < n; i++) {
-        struct raw_result t, d, m;
+        struct raw_result t, d, m, f;
         if (raw_spawn_rate (bench_true_argv, total, conc, &t, err) < 0 ||
             raw_shim_rate (shim, disk, bench_true_argv, total, conc, &d, err) <
                 0 ||
             raw_shim_rate (shim, mem, bench_true_argv, total, conc, &m, err) <
-                0)
+                0 ||
+            raw_supervisor_rate (mem, bench_true_argv, total, conc, t.self, &f,
+                                 err) < 0)
             goto error;
         rt[i] = t.rate;
         rd[i] = d.rate;
         rm[i] = m.rate;
+        rf[i] = f.rate;
         ct[i] = t.cpu * 1e3;
         cd[i] = d.cpu * 1e3;
         cm[i] = m.cpu * 1e3;
+        cf[i] = f.cpu * 1e3;
         q1[i] = t.cpu / d.cpu;
         q2[i] = t.cpu / m.cpu;
+        q3[i] = t.cpu / f.cpu;
     }
     report_add (r, "raw: spawn+reap /bin/true", "procs/s", rt, n);
     report_add (r, "raw: cairn-shim /bin/true, exit dir on --dir", "procs/s",
                 rd, n);
     report_add (r, "raw: cairn-shim /bin/true, exit dir on tmpfs", "procs/s",
                 rm, n);
+    report_add (r, "raw: supervisor floor (no shim), tmpfs", "procs/s", rf, n);
     report_add (r, "CPU per process: /bin/true", "ms", ct, n);
     report_add (r, "CPU per process: shim, exit dir on --dir", "ms", cd, n);
     report_add (r, "CPU per process: shim, exit dir on tmpfs", "ms", cm, n);
+    report_add (r, "CPU per process: supervisor floor, tmpfs", "ms", cf, n);
     report_ratio (r, "CPU: true / shim (--dir)", q1, n, NULL, 0);
     report_ratio (r, "CPU: true / shim (tmpfs)", q2, n, NULL, 0);
+    report_ratio (r, "CPU: true / supervisor floor (tmpfs)", q3, n, NULL, 0);
+    report_note (r, "supervisor floor: the files a per-node supervisor that"
+                    " forks each command itself must still make (marker,"
+                    " out, err, exit file), made in-process around a"
+                    " posix_spawn: what such a design could reach, cairnd"
+                    " aside");
     report_note (r, "%d processes per run, %d at a time; --dir is %s", total,
                  conc, o->dir);
     bench_rmrf (disk);

@@ -82,6 +82,9 @@ double bench_sched_cpu (pid_t pid);
 /* CPU seconds of our own waited-for descendants (RUSAGE_CHILDREN). */
 double bench_children_cpu (void);
 
+/* CPU seconds of this process itself (RUSAGE_SELF). */
+double bench_self_cpu (void);
+
 /* Parse a list of increasing numbers >= min, "10,100,1000", into v (at
  * most max). Returns how many, or -1 with errno EINVAL (empty, not a
  * number, below min, not increasing, more than max). */
@@ -267,6 +270,7 @@ int bench_submit (struct client *c,
 struct raw_result {
     double rate; /* processes per second */
     double cpu;  /* CPU seconds per process, all processes included */
+    double self; /* CPU seconds per process of the spawning process (ours) */
 };
 
 /* Spawn `total` processes running argv with posix_spawn, at most `conc`
@@ -288,6 +292,22 @@ int raw_shim_rate (const char *shim,
                    int conc,
                    struct raw_result *res,
                    struct cairn_error *err);
+
+/* What a per-node supervisor that forks each command itself (no shim
+ * process) must still do, done here, in-process, into exitdir: per
+ * command a start marker (O_EXCL), stdout and stderr files, posix_spawn
+ * with those as 1 and 2, the exit file (written to a temporary, renamed)
+ * once reaped, then what cairnd does (read it, remove the four files).
+ * res->cpu counts the commands and the files' work done here: our own CPU
+ * minus what a plain raw_spawn_rate() loop spends, given as plain_self
+ * (its res->self). The floor such a design could reach, cairnd aside. */
+int raw_supervisor_rate (const char *exitdir,
+                         char *const argv[],
+                         int total,
+                         int conc,
+                         double plain_self,
+                         struct raw_result *res,
+                         struct cairn_error *err);
 
 /* write(4 KiB) + fdatasync in a loop on a file in dir for about `seconds`.
  * Sets *rate to syncs per second. 0, or -1 with errno/err. */

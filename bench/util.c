@@ -137,13 +137,23 @@ int bench_cpu (pid_t pid, double *self, double *children)
     return 0;
 }
 
-double bench_children_cpu (void)
+static double rusage_cpu (int who)
 {
     struct rusage ru;
-    if (getrusage (RUSAGE_CHILDREN, &ru) < 0)
+    if (getrusage (who, &ru) < 0)
         return 0;
     return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 +
            ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+}
+
+double bench_children_cpu (void)
+{
+    return rusage_cpu (RUSAGE_CHILDREN);
+}
+
+double bench_self_cpu (void)
+{
+    return rusage_cpu (RUSAGE_SELF);
 }
 
 double bench_sched_cpu (pid_t pid)
