@@ -73,13 +73,16 @@ read_at (int dirfd, const char *name, size_t max, size_t *lenp, bool *truncp)
         errno = EINVAL;
         goto error;
     }
-    /* The size is a hint only: the file may still be growing. */
+    /* What fstat saw is what we return: a snapshot, as of now, of a file
+     * that may still grow (output read while its command runs), without
+     * a read only to be told EOF (every file cairnd collects, most of
+     * them empty). */
     cap = (size_t)st.st_size < max ? (size_t)st.st_size : max;
     if (!(buf = malloc (cap + 1)))
         goto error;
     for (;;) {
         if (len == cap) {
-            if (cap == max)
+            if (cap == max || len == (size_t)st.st_size)
                 break;
             cap = cap > max / 2 ? max : cap * 2 + 4096;
             if (cap > max)
