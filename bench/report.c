@@ -144,7 +144,8 @@ double report_ratio (struct report *r,
                            "samples", samples (v, n));
     if (cmp) {
         bool met = !strcmp (cmp, ">=") ? m >= target : m <= target;
-        json_object_set_new (o, "target", json_sprintf ("%s %.3g", cmp, target));
+        json_object_set_new (o, "target",
+                             json_sprintf ("%s %.3g", cmp, target));
         json_object_set_new (o, "met", json_boolean (isfinite (m) && met));
     }
     json_array_append_new (r->ratios, o);

@@ -156,6 +156,35 @@ double bench_self_cpu (void)
     return rusage_cpu (RUSAGE_SELF);
 }
 
+pid_t bench_spawner_pid (pid_t cairnd)
+{
+    char path[96], buf[4096];
+    FILE *f;
+    size_t n;
+
+    snprintf (path, sizeof (path), "/proc/%d/task/%d/children", (int)cairnd,
+              (int)cairnd);
+    if (!(f = fopen (path, "re")))
+        return 0;
+    n = fread (buf, 1, sizeof (buf) - 1, f);
+    fclose (f);
+    buf[n] = '\0';
+    for (char *tok = strtok (buf, " \n"); tok; tok = strtok (NULL, " \n")) {
+        char cmd[256];
+        snprintf (path, sizeof (path), "/proc/%s/cmdline", tok);
+        if (!(f = fopen (path, "re")))
+            continue;
+        n = fread (cmd, 1, sizeof (cmd) - 1, f);
+        fclose (f);
+        cmd[n] = '\0';
+        /* argv is NUL-separated: "cairn-shim\0--spawner\03\0" */
+        size_t a0 = strlen (cmd) + 1;
+        if (n > a0 && !strcmp (cmd + a0, "--spawner"))
+            return (pid_t)atoi (tok);
+    }
+    return 0;
+}
+
 double bench_sched_cpu (pid_t pid)
 {
     char path[64];

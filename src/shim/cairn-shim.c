@@ -54,8 +54,8 @@
 /* What the command's process failed to do before exec. It shares our
  * memory until its exec or _exit (vfork), and writes the step into our
  * struct report before an _exit; a report still zero once vfork returns
- * means the exec succeeded. In the order the steps are taken (STEP_GROUPS to STEP_REGAIN only with
- * --user). */
+ * means the exec succeeded. In the order the steps are taken (STEP_GROUPS
+ * to STEP_REGAIN only with --user). */
 enum step {
     STEP_STDIO = 1,
     STEP_MARKER,
