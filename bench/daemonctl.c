@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "exec/exitdir.h"
 
 extern char **environ;
 
@@ -65,6 +66,8 @@ void bd_destroy (struct bd *d)
     int saved = errno;
     if (d->pid > 0)
         (void)bd_stop (d, SIGTERM);
+    if (d->statedir)
+        exitdir_discard (d->statedir);
     bench_rmrf (d->root);
     free (d->root);
     free (d->statedir);

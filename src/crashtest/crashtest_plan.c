@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "crashtest/crashtest_plan.h"
+#include "exec/exitdir.h"
 
 struct ct_plan *ct_plan_create (void)
 {
@@ -108,6 +109,14 @@ int ct_rmtree (const char *path)
     return nftw (path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+void ct_case_remove (const char *dir)
+{
+    char statedir[4096];
+    snprintf (statedir, sizeof (statedir), "%s/s", dir);
+    exitdir_discard (statedir);
+    (void)ct_rmtree (dir);
+}
+
 static json_t *read_result (const struct ct_case *cs, int status)
 {
     char path[512], how[64];
@@ -192,7 +201,7 @@ int ct_plan_run (struct ct_plan *p, size_t from, const struct ct_opts *o)
             if (o->keep_all || (o->keep && failed (res)))
                 ;
             else
-                (void)ct_rmtree (cs->dir);
+                ct_case_remove (cs->dir);
             pids[s] = 0;
             running--;
             done++;

@@ -69,6 +69,10 @@ int ct_plan_run (struct ct_plan *p, size_t from, const struct ct_opts *o);
 
 int ct_rmtree (const char *path);
 
+/* Remove a case's directory and its state dir's run dir (on a tmpfs,
+ * outside the case directory: exitdir_discard). */
+void ct_case_remove (const char *dir);
+
 /* ---- the cases of each mode (crashtest_modes.c) ---- */
 
 /* The reference's crash point counts {name: passes} (borrowed). */

@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -321,4 +322,45 @@ void exitdir_close (struct exitdir *xd)
         close (xd->fd);
     free (xd->path);
     *xd = (struct exitdir){.fd = -1};
+}
+
+static int discard_one (const char *path,
+                        const struct stat *st,
+                        int flag,
+                        struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    if ((flag == FTW_DP ? rmdir (path) : unlink (path)) < 0 && errno != ENOENT)
+        return -1;
+    return 0;
+}
+
+void exitdir_discard (const char *statedir)
+{
+    char link[PATH_MAX], target[PATH_MAX], f[PATH_MAX], owner[PATH_MAX];
+    struct stat a, b;
+    ssize_t n;
+    int fd, saved = errno;
+
+    if (snprintf (link, sizeof (link), "%s/exits", statedir) >=
+        (int)sizeof (link))
+        goto out;
+    if ((n = readlink (link, target, sizeof (target) - 1)) < 0)
+        goto out; /* missing, or a plain directory: the state dir's own */
+    target[n] = '\0';
+    if (snprintf (f, sizeof (f), "%s/" OWNER_FILE, target) >= (int)sizeof (f) ||
+        (fd = open (f, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        goto out;
+    n = read (fd, owner, sizeof (owner) - 1);
+    close (fd);
+    if (n <= 0)
+        goto out;
+    owner[n] = '\0';
+    /* another state dir's is not ours to remove */
+    if (stat (owner, &a) == 0 && stat (statedir, &b) == 0 &&
+        a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+        (void)nftw (target, discard_one, 16, FTW_DEPTH | FTW_PHYS);
+out:
+    errno = saved;
 }

@@ -79,6 +79,14 @@ int exitdir_seal (struct exitdir *xd,
                   const char *bootid,
                   struct cairn_error *err);
 
+/* For whoever throws a state dir away (tests, benchmarks; cairnd never
+ * calls it): remove the run dir that <statedir>/exits leads to, with all
+ * it holds, if that dir names statedir as its owner (its "statedir" file
+ * names the same directory). Nothing else: not an exits that is a plain
+ * directory, missing or another's, nor the state dir itself. Best effort:
+ * what cannot be removed stays. Preserves errno. */
+void exitdir_discard (const char *statedir);
+
 /* Close and free what xd holds; accepts a zeroed or closed one. */
 void exitdir_close (struct exitdir *xd);
 

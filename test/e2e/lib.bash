@@ -93,11 +93,29 @@ assert_no_leftover() {
               | grep -qx "CAIRN_TEST_TAG=$BATS_TEST_TMPDIR"; } 2>/dev/null \
             && [ "$p" != "${CAIRND_PID:-}" ] && pids="$pids $p"
     done
-    [ -z "$pids" ] && return 0
+    if [ -z "$pids" ]; then
+        run_dirs_discard
+        return 0
+    fi
     echo "left running:" >&2
     ps -o pid,args -p $pids >&2 || true
     kill -9 $pids 2>/dev/null || true
+    run_dirs_discard
     return 1
+}
+
+# Remove the run dirs (on a tmpfs, outside the test's directory) of the
+# state dirs under it: each state dir's exits link leads to one, which
+# names that state dir in its "statedir" file. bats removes the rest.
+run_dirs_discard() {
+    local link target owner
+    for link in $(find "$BATS_TEST_TMPDIR" -maxdepth 3 -name exits -type l \
+                      2>/dev/null); do
+        target=$(readlink "$link") || continue
+        owner=$(cat "$target/statedir" 2>/dev/null) || continue
+        [ "$owner" -ef "$(dirname "$link")" ] && rm -rf "$target"
+    done
+    return 0
 }
 
 # One request to cairnd: rpc TOPIC 'JSON-PAYLOAD'. Prints the response
