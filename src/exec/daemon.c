@@ -16,6 +16,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 #include <uuid/uuid.h>
@@ -37,10 +38,17 @@ double cairnd_now (void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* A random (version 4) UUID from one getrandom() call: libuuid's
+ * uuid_generate_random() makes four more system calls per id to mix its
+ * own generator in, and cairnd makes an id per process it starts. */
 static void new_execid (char buf[EXECID_LEN + 1], void *arg)
 {
     uuid_t u;
-    uuid_generate_random (u);
+    if (getrandom (u, sizeof (u), 0) == (ssize_t)sizeof (u)) {
+        u[6] = (unsigned char)((u[6] & 0x0f) | 0x40); /* version 4 */
+        u[8] = (unsigned char)((u[8] & 0x3f) | 0x80); /* RFC 4122 variant */
+    } else
+        uuid_generate_random (u);
     uuid_unparse_lower (u, buf);
 }
 

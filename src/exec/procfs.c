@@ -114,12 +114,13 @@ inval:
     return -1;
 }
 
-static int pstat_read (int dirfd, pid_t pid, struct pstat *ps)
+/* Read and parse the stat file at path (relative to dirfd) of pid. */
+static int
+pstat_read_at (int dirfd, const char *path, pid_t pid, struct pstat *ps)
 {
-    char path[32], buf[4096];
+    char buf[4096];
     ssize_t n;
 
-    snprintf (path, sizeof (path), "%d/stat", (int)pid);
     if ((n = read_small (dirfd, path, buf, sizeof (buf))) < 0)
         return -1;
     if (n == 0) { /* the process went away between open and read */
@@ -130,28 +131,36 @@ static int pstat_read (int dirfd, pid_t pid, struct pstat *ps)
     return pstat_parse (buf, ps);
 }
 
+static int pstat_read (int dirfd, pid_t pid, struct pstat *ps)
+{
+    char path[32];
+    snprintf (path, sizeof (path), "%d/stat", (int)pid);
+    return pstat_read_at (dirfd, path, pid, ps);
+}
+
 int procfs_starttime (const char *procroot,
                       pid_t pid,
                       unsigned long long *start)
 {
     struct pstat ps;
-    int dirfd, rc, saved;
+    char path[PATH_MAX];
 
     if (pid <= 0 || !start) {
         errno = EINVAL;
         return -1;
     }
-    dirfd = open (procroot ? procroot : PROCROOT_DEFAULT,
-                  O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dirfd < 0)
+    /* One open of "<procroot>/<pid>/stat", not one of procroot as well:
+     * cairnd asks once per process it starts. */
+    if (snprintf (path, sizeof (path), "%s/%d/stat",
+                  procroot ? procroot : PROCROOT_DEFAULT,
+                  (int)pid) >= (int)sizeof (path)) {
+        errno = ENAMETOOLONG;
         return -1;
-    rc = pstat_read (dirfd, pid, &ps);
-    saved = errno;
-    close (dirfd);
-    errno = saved;
-    if (rc == 0)
-        *start = ps.start;
-    return rc;
+    }
+    if (pstat_read_at (AT_FDCWD, path, pid, &ps) < 0)
+        return -1;
+    *start = ps.start;
+    return 0;
 }
 
 int procfs_bootid (const char *path, char *buf, size_t len)
