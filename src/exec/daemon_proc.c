@@ -167,14 +167,20 @@ void proc_collect (struct jobentry *je, const char *execid, int shim_status)
     cairnd_ctx (d, &ctx);
     output_flush (je, p);
     CRASHPOINT ("exec.exitfile.read");
-    if (exitfile_read (d->exitdir, execid, &status, &error) == 0) {
+    long long osz, esz;
+    if (exitfile_read_sized (d->exitdir, execid, &status, &error, &osz,
+                             &esz) == 0) {
         size_t room = job_output_room (je->job, p->phase), olen = 0, elen = 0;
         bool otrunc = false, etrunc = false;
-        char *out = exitfile_read_output (d->exitdir, execid, "out", room,
-                                          &olen, &otrunc);
-        char *err = exitfile_read_output (d->exitdir, execid, "err",
-                                          room > olen ? room - olen : 0, &elen,
-                                          &etrunc);
+        /* a file the shim saw empty is not opened (most are) */
+        char *out = osz == 0 ? NULL
+                             : exitfile_read_output (d->exitdir, execid, "out",
+                                                     room, &olen, &otrunc);
+        char *err = esz == 0 ? NULL
+                             : exitfile_read_output (
+                                   d->exitdir, execid, "err",
+                                   room > olen ? room - olen : 0, &elen,
+                                   &etrunc);
         if (job_proc_exited (je->job, &ctx, execid, status, error, out, otrunc,
                              err, etrunc, je->pending) < 0)
             log_msg (LOG_ERR, "job %s: exit of %s: %s", je->key, execid,

@@ -123,9 +123,19 @@ error:
 
 int exitfile_read (int dirfd, const char *execid, int *status, char **error)
 {
+    return exitfile_read_sized (dirfd, execid, status, error, NULL, NULL);
+}
+
+int exitfile_read_sized (int dirfd,
+                         const char *execid,
+                         int *status,
+                         char **error,
+                         long long *out_size,
+                         long long *err_size)
+{
     char name[SHIM_NAME_MAX];
     const char *msg = NULL;
-    json_int_t st;
+    json_int_t st, osz = -1, esz = -1;
     json_t *o = NULL;
     bool truncated;
     char *buf;
@@ -138,12 +148,18 @@ int exitfile_read (int dirfd, const char *execid, int *status, char **error)
     if (!(buf = read_at (dirfd, name, EXITFILE_MAX, &len, &truncated)))
         return -1;
     if (truncated || !(o = json_loadb (buf, len, 0, NULL)) ||
-        json_unpack (o, "{s:I s?:s}", "status", &st, "error", &msg) < 0 ||
-        st < 0 || st > 0xffff)
+        json_unpack (o, "{s:I s?:s s?:I s?:I}", "status", &st, "error", &msg,
+                     "out", &osz, "err", &esz) < 0 ||
+        st < 0 || st > 0xffff || (json_object_get (o, "out") && osz < 0) ||
+        (json_object_get (o, "err") && esz < 0))
         goto inval;
     if (error && msg && !(*error = strdup (msg)))
         goto nomem;
     *status = (int)st;
+    if (out_size)
+        *out_size = osz;
+    if (err_size)
+        *err_size = esz;
     json_decref (o);
     free (buf);
     return 0;

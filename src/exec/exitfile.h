@@ -30,6 +30,18 @@ int exitfile_open_dir (const char *statedir, struct cairn_error *err);
  *   ENOMEM, or the error of open/read */
 int exitfile_read (int dirfd, const char *execid, int *status, char **error);
 
+/* As exitfile_read(), and *out_size and *err_size set to the sizes the
+ * shim saw its output files have when the command's process ended, or -1
+ * where the exit file does not say (shim_proto.h; a shim without
+ * --max-output). A size of 0 means there is nothing to read. EINVAL also
+ * for a size that is not an integer >= 0. */
+int exitfile_read_sized (int dirfd,
+                         const char *execid,
+                         int *status,
+                         char **error,
+                         long long *out_size,
+                         long long *err_size);
+
 /* Is the "about to exec" marker of execid present? Answers false only when
  * it is known to be absent (ENOENT); any other doubt (execid not canonical,
  * EACCES, EIO...) answers true with errno set, because "may have started"

@@ -72,6 +72,11 @@
  *
  * Exit file content, one line of JSON:
  *   {"status":N}                 N = the command's wait(2) status
+ *   {"status":N,"out":O,"err":E} ... with --max-output: O and E are the
+ *                                sizes in bytes of <execid>.out and .err
+ *                                once the command's process ended (after
+ *                                the last cut), so that a reader may skip
+ *                                an empty one without opening it
  *   {"status":N,"error":"..."}   the shim could not run the command (exec,
  *                                chdir, --user, fork, marker or output file
  *                                failure);

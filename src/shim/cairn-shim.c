@@ -91,6 +91,7 @@ struct shim {
     int dirfd;
     unsigned long long max_output; /* 0: no cap */
     int out_fd, err_fd;            /* kept open to cap them, else -1 */
+    long long out_size, err_size;  /* at the end, for the exit file; -1 */
     sigset_t waitset;              /* the signals we wait for, blocked */
     pid_t child;
     char error[400]; /* why the command could not run, or "" */
@@ -655,6 +656,13 @@ static long long cap_outputs (const struct shim *s, long long wait_ns)
     return wait_ns * 2 < CAP_WAIT_MAX_NS ? wait_ns * 2 : CAP_WAIT_MAX_NS;
 }
 
+/* The size of the file behind fd, or -1. */
+static long long file_size (int fd)
+{
+    struct stat st;
+    return fd >= 0 && fstat (fd, &st) == 0 ? (long long)st.st_size : -1;
+}
+
 static long long now_ns (void)
 {
     struct timespec ts;
@@ -720,8 +728,11 @@ static int supervise (struct shim *s)
                 if (errno != EINTR)
                     return SHIM_STATUS_NOEXEC; /* cannot happen */
             }
-            if (s->max_output > 0) /* the group is gone: a last cut */
+            if (s->max_output > 0) { /* the group is gone: a last cut */
                 (void)cap_outputs (s, timer.wait_ns);
+                s->out_size = file_size (s->out_fd);
+                s->err_size = file_size (s->err_fd);
+            }
             return status;
         }
         if (sig == SHIM_RELAY_SIGNAL) {
@@ -768,6 +779,10 @@ static int write_exitfile (struct shim *s, int status)
     int fd;
 
     len = (size_t)snprintf (buf, sizeof (buf), "{\"status\":%d", status);
+    if (s->out_size >= 0 && s->err_size >= 0)
+        len += (size_t)snprintf (buf + len, sizeof (buf) - len,
+                                 ",\"out\":%lld,\"err\":%lld", s->out_size,
+                                 s->err_size);
     if (s->error[0]) {
         len +=
             (size_t)snprintf (buf + len, sizeof (buf) - len, ",\"error\":\"");
@@ -842,6 +857,7 @@ int shim_main (int argc, char *argv[])
     (void)prctl (PR_SET_PDEATHSIG, 0);
     memset (&s, 0, sizeof (s));
     s.dirfd = s.out_fd = s.err_fd = s.cgfd = -1;
+    s.out_size = s.err_size = -1;
     signals_setup (&s);
     if (parse_args (&s, argc, argv) < 0)
         return 2;

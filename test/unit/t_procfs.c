@@ -313,6 +313,17 @@ static void test_exitfile (void)
     is_str (error, "execvp x: \"q\"", "... and the unescaped error");
     free (error);
 
+    long long osz = 7, esz = 7;
+    put ("exits/" ID1, "{\"status\":0}", 12);
+    ok (exitfile_read_sized (dfd, ID1, &status, NULL, &osz, &esz) == 0 &&
+            osz == -1 && esz == -1,
+        "no sizes in the exit file: both -1");
+    const char *sized = "{\"status\":256,\"out\":0,\"err\":12}";
+    put ("exits/" ID1, sized, strlen (sized));
+    ok (exitfile_read_sized (dfd, ID1, &status, NULL, &osz, &esz) == 0 &&
+            status == 256 && osz == 0 && esz == 12,
+        "reads the output sizes");
+
     const char *bad[] = {
         "",
         "not json",
@@ -324,6 +335,8 @@ static void test_exitfile (void)
         "{\"status\":1.5}",
         "{\"status\":1,\"error\":3}",
         "{\"status\":1} trailing",
+        "{\"status\":0,\"out\":-1,\"err\":0}",
+        "{\"status\":0,\"out\":0,\"err\":\"0\"}",
     };
     for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); i++) {
         put ("exits/" ID1, bad[i], strlen (bad[i]));

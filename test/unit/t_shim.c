@@ -244,6 +244,23 @@ static void test_output (void)
     s = exitfile_read_output (dirfd_exits, r.execid, "err", 4096, &len, &trunc);
     is_str (s, "oops\n", "stderr captured");
     free (s);
+    long long osz, esz;
+    int status;
+    ok (exitfile_read_sized (dirfd_exits, r.execid, &status, NULL, &osz,
+                             &esz) == 0 &&
+            osz == -1 && esz == -1,
+        "no --max-output: the exit file gives no sizes");
+    run_close (&r);
+
+    /* With --max-output (as cairnd always runs it): the sizes, so that
+     * cairnd opens no empty file. */
+    char *argv[] = {"/bin/sh", "-c", "echo hello >&2", NULL};
+    run_capped (&r, argv, tmpdir, 1000);
+    is_int (wait_shim (&r, 10000), 0, "capped: shim exits 0");
+    ok (exitfile_read_sized (dirfd_exits, r.execid, &status, NULL, &osz,
+                             &esz) == 0 &&
+            osz == 0 && esz == 6,
+        "capped: the exit file gives stdout 0 and stderr 6 bytes");
     run_close (&r);
 }
 
