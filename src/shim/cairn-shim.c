@@ -625,16 +625,24 @@ done:
  * more. The command shares the file's offset with us (it got a dup of our
  * descriptor), so moving it back makes the command's next writes land at
  * the cut again instead of ever further into a sparse file. Returns true if
- * the file had gone past the cap. */
-static bool cap_output (const struct shim *s, int fd)
+ * the file had gone past the cap; *size is then what is left (-1: no
+ * file, or fstat failed). */
+static bool cap_output (const struct shim *s, int fd, long long *size)
 {
     off_t keep = (off_t)s->max_output + 1;
     struct stat st;
 
-    if (fd < 0 || fstat (fd, &st) < 0 || st.st_size <= keep)
+    *size = -1;
+    if (fd < 0 || fstat (fd, &st) < 0)
         return false;
-    if (ftruncate (fd, keep) == 0)
+    *size = (long long)st.st_size;
+    if (st.st_size <= keep)
+        return false;
+    if (ftruncate (fd, keep) == 0) {
         (void)lseek (fd, keep, SEEK_SET);
+        *size = (long long)keep;
+    } else
+        *size = -1; /* unknown: let the reader look */
     return true;
 }
 
@@ -646,21 +654,15 @@ static bool cap_output (const struct shim *s, int fd)
 #define CAP_WAIT_START_NS (100LL * 1000 * 1000)
 #define CAP_WAIT_MAX_NS (30LL * 1000 * 1000 * 1000)
 
-static long long cap_outputs (const struct shim *s, long long wait_ns)
+/* Cut both files; the sizes left go to s->out_size and s->err_size. */
+static long long cap_outputs (struct shim *s, long long wait_ns)
 {
-    bool over = cap_output (s, s->out_fd);
-    if (cap_output (s, s->err_fd))
+    bool over = cap_output (s, s->out_fd, &s->out_size);
+    if (cap_output (s, s->err_fd, &s->err_size))
         over = true;
     if (over)
         return wait_ns / 4 > CAP_WAIT_MIN_NS ? wait_ns / 4 : CAP_WAIT_MIN_NS;
     return wait_ns * 2 < CAP_WAIT_MAX_NS ? wait_ns * 2 : CAP_WAIT_MAX_NS;
-}
-
-/* The size of the file behind fd, or -1. */
-static long long file_size (int fd)
-{
-    struct stat st;
-    return fd >= 0 && fstat (fd, &st) == 0 ? (long long)st.st_size : -1;
 }
 
 static long long now_ns (void)
@@ -728,11 +730,8 @@ static int supervise (struct shim *s)
                 if (errno != EINTR)
                     return SHIM_STATUS_NOEXEC; /* cannot happen */
             }
-            if (s->max_output > 0) { /* the group is gone: a last cut */
+            if (s->max_output > 0) /* the group is gone: a last cut */
                 (void)cap_outputs (s, timer.wait_ns);
-                s->out_size = file_size (s->out_fd);
-                s->err_size = file_size (s->err_fd);
-            }
             return status;
         }
         if (sig == SHIM_RELAY_SIGNAL) {
