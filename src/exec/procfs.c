@@ -31,8 +31,13 @@ bool uuid_is_canonical (const char *s)
 }
 
 /* Read up to size-1 bytes of a small file and NUL-terminate. Returns the
- * length or -1. */
-static ssize_t read_small (int dirfd, const char *path, char *buf, size_t size)
+ * length or -1. A line (one_line): done once a read ends in '\n', without
+ * the read that would only say EOF (a stat file comes whole in one read). */
+static ssize_t read_upto (int dirfd,
+                          const char *path,
+                          char *buf,
+                          size_t size,
+                          bool one_line)
 {
     ssize_t n, total = 0;
     int fd, saved;
@@ -52,10 +57,17 @@ static ssize_t read_small (int dirfd, const char *path, char *buf, size_t size)
         if (n == 0)
             break;
         total += n;
+        if (one_line && buf[total - 1] == '\n')
+            break;
     }
     close (fd);
     buf[total] = '\0';
     return total;
+}
+
+static ssize_t read_small (int dirfd, const char *path, char *buf, size_t size)
+{
+    return read_upto (dirfd, path, buf, size, false);
 }
 
 static int parse_ull (const char *s, size_t len, unsigned long long *val)
@@ -121,7 +133,7 @@ pstat_read_at (int dirfd, const char *path, pid_t pid, struct pstat *ps)
     char buf[4096];
     ssize_t n;
 
-    if ((n = read_small (dirfd, path, buf, sizeof (buf))) < 0)
+    if ((n = read_upto (dirfd, path, buf, sizeof (buf), true)) < 0)
         return -1;
     if (n == 0) { /* the process went away between open and read */
         errno = ESRCH;
