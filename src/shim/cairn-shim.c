@@ -244,6 +244,22 @@ static void signals_setup (struct shim *s)
     }
 }
 
+void shim_signals_default (void)
+{
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+
+    for (int sig = 1; sig < NSIG; sig++) {
+        if (sig == SIGKILL || sig == SIGSTOP)
+            continue;
+        /* An all-zero kernel sigaction is SIG_DFL whatever the
+         * architecture's layout of the struct. */
+        if (sigaction (sig, &dfl, NULL) < 0 && errno == EINVAL) {
+            unsigned long ksa[8] = {0};
+            syscall (SYS_rt_sigaction, sig, ksa, NULL, NSIG / 8);
+        }
+    }
+}
+
 /* In the command's process: leave why in the shim's memory (vfork) and go.
  * volatile: the compiler must not drop a store to memory this process
  * never reads again. */
@@ -318,7 +334,6 @@ struct child_fds {
 static void __attribute__ ((noreturn))
 child_run (struct shim *s, const struct child_fds *f)
 {
-    struct sigaction dfl = {.sa_handler = SIG_DFL};
     sigset_t empty;
     int fd;
 
@@ -330,19 +345,9 @@ child_run (struct shim *s, const struct child_fds *f)
         _exit (127);
     /* A fresh process: default dispositions (ignored signals would survive
      * exec) and nothing blocked, whatever the shim was started with (a
-     * spawner's clone has the defaults already: shim_fresh).
-     * glibc's sigaction() refuses its two internal signals (EINVAL), yet its
-     * posix_spawn() leaves them SIG_IGN in the process it starts (us): reset
-     * those with the raw syscall. An all-zero kernel sigaction is SIG_DFL
-     * whatever the architecture's layout of the struct. */
-    for (int sig = 1; sig < NSIG && !shim_fresh; sig++) {
-        if (sig == SIGKILL || sig == SIGSTOP)
-            continue;
-        if (sigaction (sig, &dfl, NULL) < 0 && errno == EINVAL) {
-            unsigned long ksa[8] = {0};
-            syscall (SYS_rt_sigaction, sig, ksa, NULL, NSIG / 8);
-        }
-    }
+     * spawner's clone has the defaults already: shim_fresh). */
+    if (!shim_fresh)
+        shim_signals_default ();
     sigemptyset (&empty);
     sigprocmask (SIG_SETMASK, &empty, NULL);
     if (dup2 (f->null, 0) < 0 || dup2 (f->out, 1) < 0 || dup2 (f->err, 2) < 0)

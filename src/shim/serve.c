@@ -228,9 +228,7 @@ static char *slot_find (void)
 /* Once, for every clone to come: the process state a shim starts from,
  * so that a clone has only its session and descriptors to set.
  * - Default dispositions (an ignored signal would survive the command's
- *   exec). glibc's sigaction() refuses its two internal signals (EINVAL):
- *   those take the raw system call; an all-zero kernel sigaction is
- *   SIG_DFL whatever the architecture's layout of the struct.
+ *   exec), shim_signals_default().
  * - Exactly shim_sigset() blocked, whatever cairnd's mask was: the
  *   terminal's SIGINT, SIGTERM and SIGHUP among them (cairnd decides when
  *   we stop), and a signal cairnd relays the moment it has a shim's pidfd
@@ -240,18 +238,10 @@ static char *slot_find (void)
  *   messages to go that could block it. */
 static void fresh_setup (void)
 {
-    struct sigaction dfl = {.sa_handler = SIG_DFL};
     sigset_t block;
     int nul;
 
-    for (int s = 1; s < NSIG; s++) {
-        if (s == SIGKILL || s == SIGSTOP)
-            continue;
-        if (sigaction (s, &dfl, NULL) < 0 && errno == EINVAL) {
-            unsigned long ksa[8] = {0};
-            syscall (SYS_rt_sigaction, s, ksa, NULL, NSIG / 8);
-        }
-    }
+    shim_signals_default ();
     shim_sigset (&block);
     if (sigprocmask (SIG_SETMASK, &block, NULL) < 0)
         _exit (1);

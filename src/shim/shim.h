@@ -23,6 +23,12 @@ int shim_main (int argc, char *argv[]);
  * the clone the spawner counted as due (serve.c). */
 extern pid_t shim_kill_at_drop;
 
+/* Give every signal but SIGKILL and SIGSTOP the default disposition, the
+ * two glibc keeps for itself included (its sigaction() refuses them, yet
+ * its posix_spawn() leaves them ignored in the process it starts: the raw
+ * system call resets them). System calls only: safe in a vfork child. */
+void shim_signals_default (void);
+
 /* Set by the spawner in each clone before shim_main(): the process
  * already has default dispositions, exactly shim_sigset() blocked, its own
  * session and 0-2 on /dev/null (serve.c), so neither the shim nor its
