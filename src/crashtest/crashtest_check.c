@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "core/eventlog.h"
 #include "core/idset.h"
@@ -263,6 +264,32 @@ static bool epilog_failed_end (const json_t *e)
     return false;
 }
 
+/* Did the prolog process execid, ending at event `end`, hang or die the
+ * way that drains its node (job_decide.c, proc_ended): cairn signalled it
+ * for a timeout, had to kill it, or it died of a signal cairn did not
+ * send? */
+static bool prolog_hung (const json_t *events, size_t end, const char *execid)
+{
+    bool terminating = false;
+    for (size_t k = 0; k < end; k++) {
+        json_t *p = json_array_get (events, k);
+        const char *reason = ev_str (p, "reason");
+        if (strcmp (ev_name (p), "proc-signal") != 0 ||
+            strcmp (ev_str (p, "execid"), execid) != 0)
+            continue;
+        if (strcmp (reason, "timeout") == 0 ||
+            json_is_true (json_object_get (ev_ctx (p), "kill")))
+            return true;
+        if (strcmp (reason, "request") != 0)
+            terminating = true;
+    }
+    json_t *e = json_array_get (events, end);
+    json_t *st = json_object_get (ev_ctx (e), "status");
+    int status = (int)json_integer_value (st);
+    return strcmp (ev_name (e), "proc-exit") == 0 && st &&
+           WIFSIGNALED (status) && !terminating;
+}
+
 static void check_losses (uint64_t id, const json_t *events, json_t *v)
 {
     struct idset *explained = idset_create ();
@@ -280,7 +307,11 @@ static void check_losses (uint64_t id, const json_t *events, json_t *v)
         bool lost = strcmp (name, "proc-lost") == 0;
         const char *ph = json_string_value (json_object_get (phase_of, execid));
         bool epilog = ph && strcmp (ph, "epilog") == 0;
-        if (lost || (epilog && epilog_failed_end (e))) {
+        bool hung = ph && strcmp (ph, "prolog") == 0 &&
+                    (strcmp (name, "proc-exit") == 0 ||
+                     strcmp (name, "proc-fail") == 0) &&
+                    prolog_hung (events, i, execid);
+        if (lost || hung || (epilog && epilog_failed_end (e))) {
             struct idset *r = proc_ranks (events, execid);
             if (r)
                 idset_add (explained, r);
@@ -305,7 +336,8 @@ static void check_losses (uint64_t id, const json_t *events, json_t *v)
             if (!r || !idset_is_subset (r, explained)) {
                 ct_addf (v,
                          "job %ju: drain of %s (event %zu) without a lost "
-                         "process, failed epilog or tolerated failure: %s",
+                         "process, hung prolog, failed epilog or tolerated "
+                         "failure: %s",
                          (uintmax_t)id, ev_str (e, "ranks"), i,
                          ev_str (e, "reason"));
             }

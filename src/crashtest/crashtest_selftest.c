@@ -8,6 +8,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -270,6 +271,32 @@ static void m_drain_unexplained (struct fixture *f)
         ev ("drain", "{\"ranks\":\"%s\",\"reason\":\"x\"}", "1"));
 }
 
+/* The first process made a prolog that ended (status 0 unless signalled)
+ * and drained its rank; with timeout, cairn signalled it for its timeout
+ * first. */
+static void prolog_drain (struct fixture *f, bool timeout)
+{
+    json_t *e = events_of (f);
+    json_t *x = json_array_get (e, (size_t)find (e, "proc-exit", 0));
+    const char *execid =
+        json_string_value (json_object_get (json_object_get (x, "context"),
+                                            "execid"));
+    json_t *in = json_array_get (e, (size_t)find (e, "proc-intent", 0));
+    json_object_set_new (json_object_get (in, "context"), "phase",
+                         json_string ("prolog"));
+    json_object_set_new (json_object_get (x, "context"), "status",
+                         json_integer (timeout ? SIGKILL : 0));
+    size_t at = (size_t)find (e, "proc-exit", 0);
+    json_array_insert_new (
+        e, at + 1, ev ("drain", "{\"ranks\":\"%s\",\"reason\":\"x\"}", "0"));
+    if (timeout)
+        json_array_insert_new (
+            e, at,
+            ev ("proc-signal",
+                "{\"execid\":\"%s\",\"signum\":15,\"reason\":\"timeout\"}",
+                execid));
+}
+
 static void m_signal_after_end (struct fixture *f)
 {
     json_t *e = events_of (f);
@@ -329,7 +356,7 @@ int ct_selftest (void)
     struct fixture f;
     json_t *v, *d;
 
-    printf ("1..%zu\n", sizeof (cases) / sizeof (cases[0]) + 4);
+    printf ("1..%zu\n", sizeof (cases) / sizeof (cases[0]) + 6);
     if (fixture_init (&f) < 0) {
         printf ("Bail out! cannot build the fixture\n");
         return 1;
@@ -367,6 +394,22 @@ int ct_selftest (void)
     json_decref (v);
     json_decref (d);
     json_decref (killed);
+    fixture_free (&f);
+
+    /* a prolog that hung drains its node (job_decide.c); one that did
+     * not, does not */
+    fixture_init (&f);
+    prolog_drain (&f, true);
+    v = check (&f, NULL, NULL, NULL);
+    result (!has (v, "drain of"), "a timed-out prolog explains its drain", v);
+    json_decref (v);
+    fixture_free (&f);
+    fixture_init (&f);
+    prolog_drain (&f, false);
+    v = check (&f, NULL, NULL, NULL);
+    result (has (v, "drain of"), "caught: a drain after a prolog that exited",
+            v);
+    json_decref (v);
     fixture_free (&f);
 
     /* a refused job must not be in the journal */
