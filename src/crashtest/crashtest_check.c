@@ -343,7 +343,9 @@ static void check_losses (uint64_t id, const json_t *events, json_t *v)
             }
             idset_destroy (r);
         } else if (strcmp (name, "proc-signal") == 0) {
-            /* signals go only to processes known to run */
+            /* signals go only to processes known to run; an intent whose
+             * shim ended before starting the command (proc-unstarted) is
+             * an intent again, spawned anew */
             bool spawned = false, ended = false;
             for (size_t k = 0; k < i; k++) {
                 json_t *p = json_array_get (events, k);
@@ -351,6 +353,8 @@ static void check_losses (uint64_t id, const json_t *events, json_t *v)
                     continue;
                 if (strcmp (ev_name (p), "proc-spawn") == 0)
                     spawned = true;
+                else if (strcmp (ev_name (p), "proc-unstarted") == 0)
+                    spawned = false;
                 else if (strncmp (ev_name (p), "proc-", 5) == 0 &&
                          strcmp (ev_name (p), "proc-signal") != 0 &&
                          strcmp (ev_name (p), "proc-intent") != 0)

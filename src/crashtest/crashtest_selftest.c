@@ -297,6 +297,29 @@ static void prolog_drain (struct fixture *f, bool timeout)
                 execid));
 }
 
+/* The first process's shim ended before starting it, cairnd started it
+ * again (the same execid), and signalled it once it ran; with again
+ * false, no new spawn came before the signal. */
+static void respawned_signal (struct fixture *f, bool again)
+{
+    json_t *e = events_of (f);
+    size_t at = (size_t)find (e, "proc-spawn", 0);
+    json_t *sp = json_array_get (e, at);
+    const char *execid = json_string_value (
+        json_object_get (json_object_get (sp, "context"), "execid"));
+    json_t *resp = json_deep_copy (sp);
+    json_array_insert_new (e, at + 1,
+                           ev ("proc-unstarted", "{\"execid\":\"%s\"}",
+                               execid));
+    if (again)
+        json_array_insert_new (e, at + 2, resp);
+    else
+        json_decref (resp);
+    json_array_insert_new (
+        e, (size_t)find (e, "proc-exit", 0),
+        ev ("proc-signal", "{\"execid\":\"%s\",\"signum\":15}", execid));
+}
+
 static void m_signal_after_end (struct fixture *f)
 {
     json_t *e = events_of (f);
@@ -356,7 +379,7 @@ int ct_selftest (void)
     struct fixture f;
     json_t *v, *d;
 
-    printf ("1..%zu\n", sizeof (cases) / sizeof (cases[0]) + 6);
+    printf ("1..%zu\n", sizeof (cases) / sizeof (cases[0]) + 8);
     if (fixture_init (&f) < 0) {
         printf ("Bail out! cannot build the fixture\n");
         return 1;
@@ -409,6 +432,22 @@ int ct_selftest (void)
     v = check (&f, NULL, NULL, NULL);
     result (has (v, "drain of"), "caught: a drain after a prolog that exited",
             v);
+    json_decref (v);
+    fixture_free (&f);
+
+    /* a process started anew after proc-unstarted may be signalled */
+    fixture_init (&f);
+    respawned_signal (&f, true);
+    v = check (&f, NULL, NULL, NULL);
+    result (!has (v, "signal (event"), "a respawned process may be signalled",
+            v);
+    json_decref (v);
+    fixture_free (&f);
+    fixture_init (&f);
+    respawned_signal (&f, false);
+    v = check (&f, NULL, NULL, NULL);
+    result (has (v, "was never spawned"),
+            "caught: a signal after proc-unstarted, before a new spawn", v);
     json_decref (v);
     fixture_free (&f);
 
