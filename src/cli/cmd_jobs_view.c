@@ -12,6 +12,7 @@
 
 #include "cli/cmd_journal.h"
 #include "core/eventlog.h"
+#include "core/jobtimes.h"
 #include "core/jobid.h"
 
 /* The order of the object's keys, which cairn(1) lists. */
@@ -25,13 +26,8 @@ const char *const jcli_summary_keys[] = {
 
 /* What one pass over the events finds. */
 struct scan {
-    const json_t *accept; /* its context */
-    double t_accept, t_start, t_finish, t_clean;
-    bool finished;
-    int status;             /* of finish */
-    const char *fatal_type; /* of the first severity-0 exception */
-    bool have_expiration;   /* an `expiration` event: it overrides R's */
-    double expiration;
+    const json_t *accept; /* the first accept's context */
+    struct jobtimes jt;
 };
 
 static void scan_events (const json_t *events, struct scan *sc)
@@ -48,59 +44,20 @@ static void scan_events (const json_t *events, struct scan *sc)
         if (eventlog_entry_parse (json_object_get (w, "event"), &t, &name,
                                   &ctx) < 0)
             continue;
-        if (!strcmp (name, "accept") && !sc->accept) {
+        if (!strcmp (name, "accept") && !sc->accept)
             sc->accept = ctx;
-            sc->t_accept = t;
-        } else if (!strcmp (name, "start"))
-            sc->t_start = t;
-        else if (!strcmp (name, "finish")) {
-            json_int_t st = -1;
-            (void)json_unpack (ctx, "{s:I}", "status", &st);
-            sc->finished = true;
-            sc->status = (int)st;
-            sc->t_finish = t;
-        } else if (!strcmp (name, "clean"))
-            sc->t_clean = t;
-        else if (!strcmp (name, "exception") && !sc->fatal_type) {
-            const char *type = "";
-            int sev = -1;
-            (void)json_unpack (ctx, "{s?s s?i}", "type", &type, "severity",
-                               &sev);
-            if (sev == 0)
-                sc->fatal_type = type;
-        } else if (!strcmp (name, "expiration")) {
-            double e = 0;
-            if (json_unpack (ctx, "{s:F}", "expiration", &e) == 0) {
-                sc->have_expiration = true;
-                sc->expiration = e;
-            }
-        }
+        jobtimes_event (&sc->jt, t, name, ctx);
     }
 }
 
-/* completed, failed, canceled or timeout once the job is clean; "" before */
-static const char *result_of (const struct scan *sc)
+static double runtime_of (const struct jobtimes *jt, double now)
 {
-    if (sc->t_clean == 0)
-        return "";
-    if (sc->fatal_type) {
-        if (!strcmp (sc->fatal_type, "cancel"))
-            return "canceled";
-        if (!strcmp (sc->fatal_type, "timeout"))
-            return "timeout";
-        return "failed";
-    }
-    return sc->finished && sc->status == 0 ? "completed" : "failed";
-}
-
-static double runtime_of (const struct scan *sc, double now)
-{
-    if (sc->t_start == 0)
+    if (jt->t_start == 0)
         return 0;
-    double end = sc->t_finish > 0  ? sc->t_finish
-                 : sc->t_clean > 0 ? sc->t_clean
+    double end = jt->t_finish > 0  ? jt->t_finish
+                 : jt->t_clean > 0 ? jt->t_clean
                                    : now;
-    return end > sc->t_start ? end - sc->t_start : 0;
+    return end > jt->t_start ? end - jt->t_start : 0;
 }
 
 static int set (json_t *o, const char *key, json_t *v)
@@ -146,10 +103,10 @@ json_t *jcli_job_summary (uint64_t id,
     jcli_f58 (id, f58, sizeof (f58));
     if (json_is_integer (uid))
         jcli_username ((uint32_t)json_integer_value (uid), user, sizeof (user));
-    int code = sc.finished ? jcli_exit_code (sc.status) : -1;
-    double expiration = sc.have_expiration ? sc.expiration
-                        : r                ? rv1_expiration (r)
-                                           : 0;
+    int code = sc.jt.finished ? jcli_exit_code (sc.jt.status) : -1;
+    double expiration = sc.jt.have_expiration ? sc.jt.expiration
+                        : r                    ? rv1_expiration (r)
+                                               : 0;
 
     rc |= set (o, "id", json_integer ((json_int_t)id));
     rc |= set (o, "f58", json_string (f58));
@@ -161,24 +118,24 @@ json_t *jcli_job_summary (uint64_t id,
     rc |=
         set (o, "state",
              json_string (job ? job_state_name (job_state (job)) : "invalid"));
-    rc |= set (o, "result", json_string (result_of (&sc)));
+    rc |= set (o, "result", json_string (jobtimes_result (&sc.jt)));
     rc |= set (o, "returncode", code >= 0 ? json_integer (code) : json_null ());
     rc |= set (o, "waitstatus",
-               sc.finished ? json_integer (sc.status) : json_null ());
+               sc.jt.finished ? json_integer (sc.jt.status) : json_null ());
     rc |= set (o, "active", json_boolean (active));
     rc |= set (o, "nranks", json_integer ((json_int_t)idset_count (all)));
     rc |= set (o, "ranks", json_string (ranks));
     rc |= set (o, "released", json_string (rel));
     rc |= set (o, "drained", json_string (drained));
     rc |= set (o, "nodelist", json_string (nodes));
-    rc |= set (o, "runtime", json_real (runtime_of (&sc, now)));
+    rc |= set (o, "runtime", json_real (runtime_of (&sc.jt, now)));
     rc |= set (o, "command", json_string (command));
     rc |= set (o, "cwd", json_string (cwd ? cwd : ""));
     rc |= set (o, "expiration", json_real (expiration));
-    rc |= set (o, "t_accept", json_real (sc.t_accept));
-    rc |= set (o, "t_start", json_real (sc.t_start));
-    rc |= set (o, "t_finish", json_real (sc.t_finish));
-    rc |= set (o, "t_clean", json_real (sc.t_clean));
+    rc |= set (o, "t_accept", json_real (sc.jt.t_accept));
+    rc |= set (o, "t_start", json_real (sc.jt.t_start));
+    rc |= set (o, "t_finish", json_real (sc.jt.t_finish));
+    rc |= set (o, "t_clean", json_real (sc.jt.t_clean));
     rc |=
         set (o, "nevents", json_integer ((json_int_t)json_array_size (events)));
     rc |= set (o, "last_event", json_string (lname));

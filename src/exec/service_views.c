@@ -26,6 +26,7 @@
 
 #include "core/eventlog.h"
 #include "core/hostlist.h"
+#include "core/jobtimes.h"
 #include "core/rv1.h"
 #include "exec/daemon_private.h"
 #include "exec/service_views.h"
@@ -39,13 +40,7 @@
 /* What one pass over a job's events finds (the fields of `cairn jobs`). */
 struct summary {
     json_t *accept; /* the first accept's context */
-    double t_accept, t_start, t_finish, t_clean;
-    bool finished;
-    int status;          /* of finish */
-    char fatal_type[32]; /* of the first severity-0 exception */
-    bool fatal;
-    bool have_expiration; /* an expiration event: it overrides R's */
-    double expiration;
+    struct jobtimes jt;
     struct idset *drained;
     uint32_t nevents;
     char last[65]; /* the last event's name and time */
@@ -103,34 +98,10 @@ static bool summary_reads (const char *name)
 static int
 summary_event (struct summary *s, double t, const char *name, json_t *ctx)
 {
-    if (!strcmp (name, "accept") && !s->accept) {
+    if (!strcmp (name, "accept") && !s->accept)
         s->accept = json_incref (ctx);
-        s->t_accept = t;
-    } else if (!strcmp (name, "start"))
-        s->t_start = t;
-    else if (!strcmp (name, "finish")) {
-        json_int_t st = -1;
-        (void)json_unpack (ctx, "{s:I}", "status", &st);
-        s->finished = true;
-        s->status = (int)st;
-        s->t_finish = t;
-    } else if (!strcmp (name, "clean"))
-        s->t_clean = t;
-    else if (!strcmp (name, "exception") && !s->fatal) {
-        const char *type = "";
-        int sev = -1;
-        (void)json_unpack (ctx, "{s?s s?i}", "type", &type, "severity", &sev);
-        if (sev == 0) {
-            s->fatal = true;
-            snprintf (s->fatal_type, sizeof (s->fatal_type), "%s", type);
-        }
-    } else if (!strcmp (name, "expiration")) {
-        double e = 0;
-        if (json_unpack (ctx, "{s:F}", "expiration", &e) == 0) {
-            s->have_expiration = true;
-            s->expiration = e;
-        }
-    } else if (!strcmp (name, "drain")) {
+    jobtimes_event (&s->jt, t, name, ctx);
+    if (!strcmp (name, "drain")) {
         const char *ranks = NULL;
         struct idset *set;
         if (json_unpack (ctx, "{s:s}", "ranks", &ranks) == 0 &&
@@ -175,30 +146,14 @@ summary_cb (uint64_t id, uint32_t seq, const char *line, size_t len, void *arg)
     return rc;
 }
 
-/* completed, failed, canceled or timeout once the job is clean; "" before
- * (as cairn(1) says of RESULT) */
-static const char *summary_result (const struct summary *s)
-{
-    if (s->t_clean == 0)
-        return "";
-    if (s->fatal) {
-        if (!strcmp (s->fatal_type, "cancel"))
-            return "canceled";
-        if (!strcmp (s->fatal_type, "timeout"))
-            return "timeout";
-        return "failed";
-    }
-    return s->finished && s->status == 0 ? "completed" : "failed";
-}
-
 /* The state of a job cairnd does not hold (finished): what its events
  * say. */
 static const char *summary_state (const struct summary *s)
 {
-    return s->t_clean > 0    ? "done"
-           : s->t_finish > 0 ? "cleanup"
-           : s->t_start > 0  ? "run"
-                             : "prolog";
+    return s->jt.t_clean > 0    ? "done"
+           : s->jt.t_finish > 0 ? "cleanup"
+           : s->jt.t_start > 0  ? "run"
+                                : "prolog";
 }
 
 static json_t *ranks_string (const struct idset *s)
@@ -282,9 +237,9 @@ static json_t *summary_json (
     bool may_see = sender == 0 || sender == d->uid ||
                    (json_is_integer (uid) &&
                     json_integer_value (uid) == (json_int_t)sender);
-    double expiration = s->have_expiration ? s->expiration
-                        : r                ? rv1_expiration (r)
-                                           : 0;
+    double expiration = s->jt.have_expiration ? s->jt.expiration
+                        : r                   ? rv1_expiration (r)
+                                              : 0;
     json_t *o = json_object ();
     int rc = 0;
 
@@ -296,9 +251,9 @@ static json_t *summary_json (
     rc |= set (o, "state",
                json_string (job ? job_state_name (job_state (job))
                                 : summary_state (s)));
-    rc |= set (o, "result", json_string (summary_result (s)));
+    rc |= set (o, "result", json_string (jobtimes_result (&s->jt)));
     rc |= set (o, "waitstatus",
-               s->finished ? json_integer (s->status) : json_null ());
+               s->jt.finished ? json_integer (s->jt.status) : json_null ());
     rc |= set (o, "active", json_boolean (active));
     rc |= set (o, "nranks",
                json_integer (ranks ? (json_int_t)idset_count (ranks) : 0));
@@ -316,10 +271,10 @@ static json_t *summary_json (
         rc |= set (o, "cwd", json_string (cwd ? cwd : ""));
     }
     rc |= set (o, "expiration", json_real (expiration));
-    rc |= set (o, "t_accept", json_real (s->t_accept));
-    rc |= set (o, "t_start", json_real (s->t_start));
-    rc |= set (o, "t_finish", json_real (s->t_finish));
-    rc |= set (o, "t_clean", json_real (s->t_clean));
+    rc |= set (o, "t_accept", json_real (s->jt.t_accept));
+    rc |= set (o, "t_start", json_real (s->jt.t_start));
+    rc |= set (o, "t_finish", json_real (s->jt.t_finish));
+    rc |= set (o, "t_clean", json_real (s->jt.t_clean));
     rc |= set (o, "nevents", json_integer (s->nevents));
     rc |= set (o, "last_event", json_string (s->last));
     rc |= set (o, "t_last", json_real (s->t_last));
