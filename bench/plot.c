@@ -154,6 +154,17 @@ static void put_quoted (FILE *f, const char *s)
     fputc ('\'', f);
 }
 
+/* Close a file written with stdio: 0, or -1 with errno (EIO for an
+ * earlier write error, else fclose's). */
+static int close_written (FILE *f)
+{
+    int e = ferror (f) ? EIO : 0;
+    if (fclose (f) < 0 && !e)
+        e = errno;
+    errno = e;
+    return e ? -1 : 0;
+}
+
 static int write_dat (const struct plot *p, const char *path)
 {
     FILE *f = fopen (path, "we");
@@ -170,11 +181,7 @@ static int write_dat (const struct plot *p, const char *path)
             fprintf (f, "\n\n");
         }
     }
-    int e = ferror (f) ? EIO : 0;
-    if (fclose (f) < 0 && !e)
-        e = errno;
-    errno = e;
-    return e ? -1 : 0;
+    return close_written (f);
 }
 
 static int write_gp (const struct plot *p, const char *path, const char *dat)
@@ -223,11 +230,7 @@ static int write_gp (const struct plot *p, const char *path, const char *dat)
         fprintf (f, "\n");
     }
     fprintf (f, "unset multiplot\n");
-    int e = ferror (f) ? EIO : 0;
-    if (fclose (f) < 0 && !e)
-        e = errno;
-    errno = e;
-    return e ? -1 : 0;
+    return close_written (f);
 }
 
 /* Run gnuplot on script: 0, or -1 with errno ENOENT (no gnuplot) or EIO
