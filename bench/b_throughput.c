@@ -223,7 +223,8 @@ struct report *bench_throughput (const struct bench_opts *o,
                  total, o->inflight * o->ranks, o->inflight, o->ranks);
     report_note (r, "CPU: user+sys of every process involved (cairnd's own"
                     " plus its spawner, its reaped shims and their commands;"
-                    " the raw spawner's children), per process run; steadier"
+                    " the raw loop's own plus its children's: posix_spawn's"
+                    " clone runs in the parent), per process run; steadier"
                     " than wall-clock rates on a shared machine");
     return r;
 error:
@@ -312,7 +313,7 @@ struct report *bench_spawn (const struct bench_opts *o, struct cairn_error *err)
                 0 ||
             raw_shim_rate (shim, mem, bench_true_argv, total, conc, &m, err) <
                 0 ||
-            raw_supervisor_rate (mem, bench_true_argv, total, conc, t.self, &f,
+            raw_supervisor_rate (mem, bench_true_argv, total, conc, &f,
                                  err) < 0)
             goto error;
         rt[i] = t.rate;
@@ -344,7 +345,8 @@ struct report *bench_spawn (const struct bench_opts *o, struct cairn_error *err)
                     " forks each command itself must still make (marker,"
                     " out, err, exit file), made in-process around a"
                     " posix_spawn: what such a design could reach, cairnd"
-                    " aside");
+                    " aside; every CPU figure counts the spawning process's"
+                    " own work too");
     report_note (r, "%d processes per run, %d at a time; --dir is %s", total,
                  conc, o->dir);
     bench_rmrf (disk);

@@ -274,8 +274,9 @@ int bench_submit (struct client *c,
 /* What a raw run measured. */
 struct raw_result {
     double rate; /* processes per second */
-    double cpu;  /* CPU seconds per process, all processes included */
-    double self; /* CPU seconds per process of the spawning process (ours) */
+    double cpu;  /* CPU seconds per process, all processes included: the
+                  * spawning one (ours), its children, a spawner */
+    double self; /* of which the spawning process's (ours) */
 };
 
 /* Spawn `total` processes running argv with posix_spawn, at most `conc`
@@ -303,14 +304,12 @@ int raw_shim_rate (const char *shim,
  * command a start marker (O_EXCL), stdout and stderr files, posix_spawn
  * with those as 1 and 2, the exit file (written to a temporary, renamed)
  * once reaped, then what cairnd does (read it, remove the four files).
- * res->cpu counts the commands and the files' work done here: our own CPU
- * minus what a plain raw_spawn_rate() loop spends, given as plain_self
- * (its res->self). The floor such a design could reach, cairnd aside. */
+ * res->cpu counts the commands and all of our own work, as for
+ * raw_spawn_rate(). The floor such a design could reach, cairnd aside. */
 int raw_supervisor_rate (const char *exitdir,
                          char *const argv[],
                          int total,
                          int conc,
-                         double plain_self,
                          struct raw_result *res,
                          struct cairn_error *err);
 

@@ -82,8 +82,11 @@ static int run_pacer (const struct pacer *sp,
         }
     }
     res->rate = total / (bench_now () - t0);
-    res->cpu = (bench_children_cpu () - cpu0) / total;
     res->self = (bench_self_cpu () - self0) / total;
+    /* all of it: the spawning is ours (posix_spawn's clone runs in the
+     * parent, as do pidfd_open, poll and waitid), as a shim's vfork and
+     * cairnd's collecting are counted on cairn's side */
+    res->cpu = (bench_children_cpu () - cpu0) / total + res->self;
     rc = 0;
 out:
     for (int i = 0; i < conc; i++) {
@@ -290,7 +293,6 @@ int raw_supervisor_rate (const char *exitdir,
                          char *const argv[],
                          int total,
                          int conc,
-                         double plain_self,
                          struct raw_result *res,
                          struct cairn_error *err)
 {
@@ -305,8 +307,6 @@ int raw_supervisor_rate (const char *exitdir,
     }
     struct pacer sp = {.start = start_sup, .done = done_sup, .arg = &r};
     rc = run_pacer (&sp, total, conc, res, err);
-    if (rc == 0)
-        res->cpu += res->self - plain_self;
     close (r.dirfd);
 out:
     free (r.execid);
