@@ -152,7 +152,7 @@ static int start_shim (void *arg, int slot, struct cairn_error *err)
                              .execid = r->execid[slot],
                              .argv = r->argv,
                              .envp = envp};
-    if (spawner_spawn (r->spawner, &spec, &pid, &pidfd, err) < 0)
+    if (spawner_spawn (r->spawner, &spec, &pid, &pidfd, NULL, err) < 0)
         return -1;
     return pidfd;
 }

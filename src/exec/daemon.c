@@ -826,6 +826,7 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
     if (d->unsafe_effects_first)
         log_msg (LOG_WARNING, "CAIRN_TEST_UNSAFE_EFFECTS_FIRST: acting before "
                               "committing; for testing the crash harness only");
+    d->test_clock_skew = getenv ("CAIRN_TEST_CLOCK_SKEW") != NULL;
     if (isfinite (d->cfg.journal_retention)) {
         double every = d->cfg.journal_retention / 10;
         every = every < 1 ? 1 : every > 60 ? 60 : every;

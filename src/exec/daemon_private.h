@@ -111,6 +111,8 @@ struct cairnd {
     int noutput;           /* streams that asked for output */
     bool unsafe_effects_first; /* test switch: break the write-ahead rule */
     bool stopping;
+    bool clock_starts_bad; /* the spawner's start times disagreed with /proc */
+    bool test_clock_skew;  /* test switch: the spawner's are one tick off */
     int exit_code;
     double t_start;
     /* counters for `stats` */
@@ -168,7 +170,8 @@ bool cairnd_journal_full (struct cairnd *d);
 struct shim_started {
     pid_t pid;
     int pidfd;
-    unsigned long long starttime; /* 0 if /proc could not tell */
+    unsigned long long starttime; /* 0 if neither the spawner's clock nor
+                                   * /proc could tell */
 };
 /* Start argv under cairn-shim (execid, exit files in the state dir's
  * exits/, env added to cairnd's own environment less its private

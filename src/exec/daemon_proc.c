@@ -284,6 +284,44 @@ static int user_lookup (uid_t uid,
     return 0;
 }
 
+/* The start time the journal keeps for a shim (what a restart checks its
+ * pid against) comes from the spawner's clock (spawner.h), which spares a
+ * /proc read per process; /proc/PID/stat is the authority. The first
+ * START_CHECKS spawns and every START_CHECK_EVERY-th one are read there
+ * too, and one disagreement sends every spawn after it to /proc. */
+#define START_CHECKS 16
+#define START_CHECK_EVERY 4096
+
+static void start_time_check (struct cairnd *d,
+                              const char *execid,
+                              struct shim_started *out)
+{
+    unsigned long long clock = d->clock_starts_bad ? 0 : out->starttime;
+    if (clock != 0 && d->test_clock_skew)
+        clock++;
+    bool check = d->nspawned <= START_CHECKS ||
+                 d->nspawned % START_CHECK_EVERY == 0;
+
+    if (clock != 0 && !check)
+        return;
+    if (procfs_starttime (d->procroot, out->pid, &out->starttime) < 0) {
+        /* it is our child and not reaped: this cannot fail but for a
+         * broken /proc; the process exists, so watch it anyway */
+        log_msg (LOG_WARNING, "%s: no start time for pid %d: %s", execid,
+                 (int)out->pid, strerror (errno));
+        out->starttime = clock; /* 0 if the clock could not tell either */
+        return;
+    }
+    if (clock != 0 && clock != out->starttime) {
+        log_msg (LOG_WARNING,
+                 "%s: the spawner's clock gave pid %d the start time %llu "
+                 "where /proc gives %llu; reading /proc for every process "
+                 "from now on",
+                 execid, (int)out->pid, clock, out->starttime);
+        d->clock_starts_bad = true;
+    }
+}
+
 int shim_start (struct cairnd *d,
                 const char *execid,
                 char **argv,
@@ -322,7 +360,8 @@ int shim_start (struct cairnd *d,
                              .cgroup = cgroup_path (d, execid, cg,
                                                     sizeof (cg))};
     CRASHPOINT ("exec.spawn.before");
-    rc = spawner_spawn (d->spawner, &spec, &out->pid, &out->pidfd, err);
+    rc = spawner_spawn (d->spawner, &spec, &out->pid, &out->pidfd,
+                        &out->starttime, err);
     job_argv_free (envp);
     free (groups);
     if (rc < 0) {
@@ -332,13 +371,7 @@ int shim_start (struct cairnd *d,
     }
     CRASHPOINT ("exec.spawn.after");
     d->nspawned++;
-    if (procfs_starttime (d->procroot, out->pid, &out->starttime) < 0) {
-        /* it is our child and not reaped: this cannot fail but for a
-         * broken /proc; the process exists, so watch it anyway */
-        log_msg (LOG_WARNING, "%s: no start time for pid %d: %s", execid,
-                 (int)out->pid, strerror (errno));
-        out->starttime = 0;
-    }
+    start_time_check (d, execid, out);
     return 0;
 }
 

@@ -228,6 +228,7 @@ int spawner_spawn (struct spawner *sp,
                    const struct shim_spec *spec,
                    pid_t *pid,
                    int *pidfd,
+                   unsigned long long *starttime,
                    struct cairn_error *err)
 {
     char maxbuf[24];
@@ -268,6 +269,8 @@ int spawner_spawn (struct spawner *sp,
                        spec->shim);
     *pid = r.pid;
     *pidfd = fd;
+    if (starttime)
+        *starttime = r.starttime;
     return 0;
 }
 

@@ -60,7 +60,10 @@ struct spawner *spawner_create (const char *shim, struct cairn_error *err);
  * shim_sigset() from the start, so a shim_signal() right after this returns
  * cannot kill it (the shim gives the command an empty mask). The caller's
  * process is the shim's parent. On success set *pid and *pidfd (a pidfd on
- * the shim, close-on-exec; the caller closes it) and return 0.
+ * the shim, close-on-exec; the caller closes it) and, unless starttime is
+ * NULL, *starttime: the shim's start in clock ticks since boot as
+ * /proc/PID/stat's field 22 gives it, taken off the clock around the clone
+ * (spawner_proto.h), or 0 when the clock could not tell; and return 0.
  * Errors (-1, errno, err):
  *   EINVAL  bad spec (shim_spec_check)
  *   EAGAIN, ENOMEM  the clone failed; nothing was started
@@ -76,6 +79,7 @@ int spawner_spawn (struct spawner *sp,
                    const struct shim_spec *spec,
                    pid_t *pid,
                    int *pidfd,
+                   unsigned long long *starttime,
                    struct cairn_error *err);
 
 /* A pidfd on the spawner process (readable when it has exited), so that the

@@ -8,6 +8,11 @@
  *            every item a NUL-terminated string (counts in decimal).
  *   reply:   struct spawner_reply; with pid > 0 the shim's pidfd rides
  *            along (SCM_RIGHTS). errnum != 0 means nothing was started.
+ *            starttime is the shim's start in clock ticks since boot, the
+ *            value of /proc/PID/stat's field 22, read off CLOCK_BOOTTIME
+ *            around the clone (the kernel stamps a process in it): the
+ *            same tick before and after the clone is its start tick; 0
+ *            when a tick boundary fell in between (cairnd reads /proc).
  *
  * The spawner's own environment holds SPAWNER_EXECID_SLOT: each shim it
  * forks writes its execid over the zeros, in its own copy of the memory
@@ -28,6 +33,7 @@
 struct spawner_reply {
     int32_t errnum;
     int32_t pid;
+    uint64_t starttime;
 };
 
 #endif /* CAIRN_EXEC_SPAWNER_PROTO_H */

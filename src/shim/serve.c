@@ -27,6 +27,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "exec/shim_proto.h"
@@ -39,6 +40,29 @@ extern char **environ;
 /* Where our own environment keeps the execid slot's zeros (36 bytes in the
  * memory /proc/PID/environ shows), or NULL. */
 static char *slot;
+
+/* Nanoseconds per clock tick (sysconf _SC_CLK_TCK, the unit of
+ * /proc/PID/stat's start time); 0 if unknown: no start times then. */
+static uint64_t tick_ns;
+
+static uint64_t boot_ns (void)
+{
+    struct timespec ts;
+    if (clock_gettime (CLOCK_BOOTTIME, &ts) < 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The start tick of a process cloned between before and after (the kernel
+ * stamps it with CLOCK_BOOTTIME inside the clone, and /proc shows that
+ * divided down to ticks), or 0 when the two fall in different ticks. */
+static uint64_t start_tick (uint64_t before, uint64_t after)
+{
+    if (tick_ns == 0 || before == 0 || after < before ||
+        before / tick_ns != after / tick_ns)
+        return 0;
+    return before / tick_ns;
+}
 
 /* 0 on success, -1 with errno; EOF before len bytes is EPIPE. */
 static int read_all (int fd, void *buf, size_t len)
@@ -159,11 +183,13 @@ child_run (struct request *rq, const char *hold, pid_t cairnd, bool drop_due)
     _exit (shim_main (rq->argc, rq->argv));
 }
 
-/* Clone one shim. Returns its pid with *pidfd set, or 0 with *errnum. */
+/* Clone one shim. Returns its pid with *pidfd and *start (its start tick,
+ * or 0) set, or 0 with *errnum. */
 static pid_t spawn_one (struct request *rq,
                         const char *hold,
                         pid_t cairnd,
                         int *pidfd,
+                        uint64_t *start,
                         int *errnum)
 {
     int fd = -1;
@@ -179,6 +205,7 @@ static pid_t spawn_one (struct request *rq,
     /* Between the start marker and the privilege drop (issue 17): the
      * marker alone must keep the command from running twice. */
     bool drop_due = crashpoint_due ("shim.drop.before");
+    uint64_t before = boot_ns ();
     long pid = syscall (SYS_clone3, &ca, sizeof (ca));
     if (pid == 0)
         child_run (rq, hold, cairnd, drop_due);
@@ -186,6 +213,7 @@ static pid_t spawn_one (struct request *rq,
         *errnum = errno;
         return 0;
     }
+    *start = start_tick (before, boot_ns ());
     CRASHPOINT ("spawner.clone.after");
     *pidfd = fd;
     return (pid_t)pid;
@@ -261,6 +289,8 @@ void shim_serve (int sock)
     if (cairnd == 1)
         _exit (0);
     slot = slot_find ();
+    long hz = sysconf (_SC_CLK_TCK);
+    tick_ns = hz > 0 && 1000000000 % hz == 0 ? 1000000000u / (uint64_t)hz : 0;
     crashpoint_init ();
     fresh_setup ();
     if (hold && !*hold)
@@ -269,8 +299,9 @@ void shim_serve (int sock)
         uint32_t len;
         char *buf;
         struct request rq = {0};
-        struct spawner_reply r = {0, 0};
+        struct spawner_reply r = {0, 0, 0};
         int fd = -1;
+        uint64_t start = 0;
 
         if (read_all (sock, &len, sizeof (len)) < 0)
             _exit (0); /* cairnd closed its end, or died */
@@ -281,7 +312,8 @@ void shim_serve (int sock)
         if (request_decode (buf, len, &rq) < 0)
             r.errnum = errno;
         else
-            r.pid = spawn_one (&rq, hold, cairnd, &fd, &r.errnum);
+            r.pid = spawn_one (&rq, hold, cairnd, &fd, &start, &r.errnum);
+        r.starttime = r.pid > 0 ? start : 0;
         free (rq.argv);
         free (rq.envp);
         free (buf);

@@ -174,6 +174,45 @@ conf() { # extra JSON members
     [ "$(events_named 308 proc-signal | wc -l)" -eq 0 ]
 }
 
+# Every proc-spawn of job $1 carries its live pid's start time, field 22
+# of /proc/PID/stat (what a restart checks the pid against).
+starts_are_procs() {
+    local pid st n=0
+    while read -r pid st; do
+        [ "$st" -gt 0 ] || { echo "pid $pid: start time $st" >&2; return 1; }
+        [ "$(awk '{ print $22 }' "/proc/$pid/stat")" = "$st" ] \
+            || { echo "pid $pid: journal $st, /proc $(awk '{ print $22 }' "/proc/$pid/stat")" >&2; return 1; }
+        n=$((n + 1))
+    done < <(events_named "$1" proc-spawn | jq -r '"\(.pid) \(.starttime)"')
+    [ "$n" -eq "$2" ]
+}
+
+wait_spawns() { # ID N
+    local i
+    for i in $(seq 100); do [ "$(events_named "$1" proc-spawn | wc -l)" -eq "$2" ] && return 0; sleep 0.05; done
+    return 1
+}
+
+@test "start times: the spawner's clock gives /proc's; when it disagrees, /proc is read" {
+    cairnd_start '{}'
+    cairn run -N 4 --detach --id 320 -- sleep 2
+    wait_spawns 320 4
+    starts_are_procs 320 4
+    # a restart recognizes all four by those start times
+    cairnd_crash
+    CAIRN_TEST_CLOCK_SKEW=1 cairnd_launch
+    # the clock is one tick off now: the first spawn's check catches it
+    cairn run -N 2 --detach --id 321 -- sleep 1
+    wait_spawns 321 2
+    grep -q "the spawner's clock gave pid [0-9]* the start time [0-9]* where /proc gives [0-9]*; reading /proc for every process from now on" "$BATS_TEST_TMPDIR/cairnd.log"
+    starts_are_procs 321 2
+    wait_event 320 10 clean
+    wait_event 321 10 clean
+    [ "$(events_named 320 proc-lost | wc -l)" -eq 0 ]
+    [ "$(events_named 320 finish | jq .status)" -eq 0 ]
+    [ "$(events_named 321 finish | jq .status)" -eq 0 ]
+}
+
 @test "cairn run started before the crash exits with the job's status after it" {
     cairnd_start '{}'
     cairn run --id 309 -- sh -c 'sleep 1; exit 7' 3>&- &

@@ -26,6 +26,7 @@
 #include "tap.h"
 
 #include "exec/exitfile.h"
+#include "exec/procfs.h"
 #include "exec/shim_proto.h"
 #include "exec/spawn.h"
 #include "exec/spawner.h"
@@ -43,6 +44,7 @@ struct run {
     char envvar[64];
     pid_t pid;
     int pidfd;
+    unsigned long long starttime; /* the spawner's, 0 if it could not tell */
 };
 
 static void new_execid (char *buf)
@@ -87,7 +89,7 @@ static void run_opts (struct run *r,
         .ngroups = o->ngroups,
         .uid = o->uid,
     };
-    if (spawner_spawn (sp, &spec, &r->pid, &r->pidfd, &err) < 0)
+    if (spawner_spawn (sp, &spec, &r->pid, &r->pidfd, &r->starttime, &err) < 0)
         BAIL_OUT ("spawner_spawn: %s", err.text);
 }
 
@@ -560,11 +562,11 @@ static void test_refusals (void)
     new_execid (other);
     snprintf (envvar, sizeof (envvar), SHIM_ENV_EXECID "=%s", other);
     spec.execid = "NOT-A-UUID";
-    is_errno (spawner_spawn (sp, &spec, &pid, &pidfd, &err), EINVAL,
+    is_errno (spawner_spawn (sp, &spec, &pid, &pidfd, NULL, &err), EINVAL,
               "spawner_spawn: non-canonical execid -> EINVAL");
     like (err.text, "not a canonical uuid", "... and says why");
     spec.execid = id;
-    is_errno (spawner_spawn (sp, &spec, &pid, &pidfd, &err), EINVAL,
+    is_errno (spawner_spawn (sp, &spec, &pid, &pidfd, NULL, &err), EINVAL,
               "spawner_spawn: envp with another execid -> EINVAL");
     like (err.text, "environment lacks CAIRN_EXECID=", "... and says why");
 
@@ -591,7 +593,7 @@ static void test_refusals (void)
     close (r.pidfd);
     snprintf (envvar, sizeof (envvar), SHIM_ENV_EXECID "=%s", r.execid);
     spec.execid = r.execid;
-    if (spawner_spawn (sp, &spec, &pid, &pidfd, &err) < 0)
+    if (spawner_spawn (sp, &spec, &pid, &pidfd, NULL, &err) < 0)
         BAIL_OUT ("spawner_spawn: %s", err.text);
     r.pidfd = pidfd;
     r.pid = pid;
@@ -622,7 +624,7 @@ static void test_fault (void)
     snprintf (envvar, sizeof (envvar), SHIM_ENV_EXECID "=%s", id);
     setenv ("CAIRN_FAULT", "exec.spawn:1:11", 1);
     crashpoint_init ();
-    is_errno (spawner_spawn (sp, &spec, &pid, &pidfd, &err), EAGAIN,
+    is_errno (spawner_spawn (sp, &spec, &pid, &pidfd, NULL, &err), EAGAIN,
               "fault exec.spawn:1:11 -> EAGAIN");
     like (err.text, "Resource temporarily unavailable",
           "... with the errno's text");
@@ -1129,6 +1131,28 @@ static void test_spawner (void)
     is_int (wait_shim (&r, 10000), 0, "... which reaps it through its pidfd");
     run_close (&r);
 
+    /* The start time read off the spawner's clock is /proc's, or 0 when a
+     * tick boundary fell inside the clone (a clone takes well under a
+     * tick, so most are timed). Read before the reap: a zombie has it. */
+    int timed = 0, agree = 0;
+    for (int i = 0; i < 50; i++) {
+        unsigned long long proc = 0;
+        run_sh (&r, ":");
+        if (r.starttime != 0) {
+            timed++;
+            if (procfs_starttime (NULL, r.pid, &proc) == 0 &&
+                proc == r.starttime)
+                agree++;
+            else
+                diag ("pid %d: clock %llu, /proc %llu", (int)r.pid,
+                      r.starttime, proc);
+        }
+        (void)wait_shim (&r, 10000);
+        run_close (&r);
+    }
+    ok (timed >= 40, "the spawner timed %d of 50 clones", timed);
+    is_int (agree, timed, "... each at /proc's start time");
+
     /* A dead spawner: EPIPE, said plainly, and nothing started. */
     char *argv[] = {"true", NULL};
     char envvar[64], id[SHIM_EXECID_LEN + 1];
@@ -1145,7 +1169,7 @@ static void test_spawner (void)
     kill (spawner_pid (sp), SIGKILL);
     struct pollfd p = {.fd = spawner_pidfd (sp), .events = POLLIN};
     ok (poll (&p, 1, 10000) == 1, "the spawner's pidfd says it died");
-    is_errno (spawner_spawn (sp, &spec, &pid, &pidfd, &err), EPIPE,
+    is_errno (spawner_spawn (sp, &spec, &pid, &pidfd, NULL, &err), EPIPE,
               "spawn through a dead spawner: EPIPE");
     like (err.text, ") is gone: Broken pipe",
           "... and says the spawner is gone");
