@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/idset.h"
 #include "flux/fctx.h"
@@ -59,6 +60,7 @@ struct fjob {
     bool failed;       /* given up: cairnd is not asked again */
     bool released;
     json_t *final;     /* data of the final release being sent */
+    flux_watcher_t *hold; /* tests: the final release held (final_cb) */
     size_t nshells;    /* shells the barrier waits for (fewer after a hold) */
     bool resume_pending; /* R is shrunk: cairnd must hear `resume` */
     int64_t resume_mt;   /* matchtag of the `resume` sent, 0 = none */
@@ -602,6 +604,34 @@ static flux_future_t *handle (struct fjob *job, const json_t *item)
     return f;
 }
 
+static void send_final (struct fjob *job)
+{
+    jm_respond (job, "release", json_incref (job->final));
+    job->released = true;
+    job->ctx->nreleased++;
+    fctx_job_done (job->ctx, job);
+}
+
+/* Tests: while the file CAIRN_TEST_HOLD_RELEASE names exists, the final
+ * release waits, so that a test can unload the module between a job's
+ * finish and its release. */
+static bool release_held (void)
+{
+    const char *hold = getenv ("CAIRN_TEST_HOLD_RELEASE");
+    return hold && *hold && access (hold, F_OK) == 0;
+}
+
+static void hold_cb (flux_reactor_t *r, flux_watcher_t *w, int revents,
+                     void *arg)
+{
+    struct fjob *job = arg;
+    if (release_held ())
+        return;
+    flux_watcher_destroy (job->hold);
+    job->hold = NULL;
+    send_final (job);
+}
+
 static void final_cb (flux_future_t *f, void *arg)
 {
     struct fjob *job = arg;
@@ -611,10 +641,13 @@ static void final_cb (flux_future_t *f, void *arg)
                   job->f58, strerror (errno));
     flux_future_destroy (f);
     job->step = NULL;
-    jm_respond (job, "release", json_incref (job->final));
-    job->released = true;
-    job->ctx->nreleased++;
-    fctx_job_done (job->ctx, job);
+    if (release_held () &&
+        (job->hold = flux_timer_watcher_create (
+             flux_get_reactor (job->ctx->h), 0.05, 0.05, hold_cb, job))) {
+        flux_watcher_start (job->hold);
+        return;
+    }
+    send_final (job);
 }
 
 static void process (struct fjob *job)
@@ -857,6 +890,7 @@ void fjob_destroy (struct fjob *job)
         flux_respond_error (job->ctx->h, job->relays[i].msg, ENOSYS, NULL);
         flux_msg_decref (job->relays[i].msg);
     }
+    flux_watcher_destroy (job->hold);
     flux_future_destroy (job->step);
     flux_future_destroy (job->ns);
     flux_msg_decref (job->req);

@@ -7,7 +7,7 @@
 json_t *jmevent_count (const char *eventlog)
 {
     static const char *const names[] = {
-        "start", "exception", "finish", "release", "prolog-start",
+        "start", "exception", "finish", "release", "free", "prolog-start",
         "prolog-finish", "epilog-start", "epilog-finish"};
     json_t *counts = json_object ();
     const char *p = eventlog;

@@ -18,7 +18,7 @@ struct resync {
     struct fctx *ctx;
     flux_jobid_t id;
     uint32_t userid;
-    char want[16];       /* "prolog-finish" or "epilog-finish" */
+    char want[16];       /* "prolog-finish", "epilog-finish" or "release" */
     int64_t matchtag;    /* cairnd stream, 0 until sent */
     json_t *counts;      /* what the job's eventlog already holds */
     json_t *seen;        /* events of cairnd's stream so far, by name */
@@ -96,6 +96,12 @@ static void pump (struct resync *r)
                 json_object_get (data, "severity"), "type",
                 json_object_get (data, "type"), "note", note ? note : "");
         }
+        else if (!strcmp (what, "post")) /* an event as it is */
+            f = flux_rpc_pack (h, "job-manager.post-event.post", 0, 0,
+                               "{s:I s:s s:O}", "id", (json_int_t)r->id,
+                               "name",
+                               json_string_value (json_object_get (it, "name")),
+                               "context", data);
         else if (!strcmp (what, "drain"))
             f = flux_rpc_pack (h, "resource.drain", 0, 0, "{s:O s:O s:s}",
                                "targets", json_object_get (data, "ranks"),
@@ -153,10 +159,20 @@ static void on_event (struct resync *r, const char *type, json_t *data)
          * so was the drain in Flux */
         if (!json_integer_value (json_object_get (r->counts, r->want)))
             enqueue (r, "drain", NULL, data);
+    } else if (!strcmp (type, "release") && !strcmp (r->want, "release")) {
+        int final = 0;
+        (void)json_unpack (data, "{s?b}", "final", &final);
+        if (final) {
+            enqueue (r, "post", "release", data);
+            r->posted_want = true;
+        }
     }
 }
 
-/* cairnd does not know the job: end what Flux waits for, as a failure. */
+/* cairnd does not know the job: end what Flux waits for, as a failure.
+ * For a release, the exception is enough: nothing of the job runs under
+ * cairn, and the job-manager frees the job on its next event, having
+ * stopped waiting on the start stream when the module left. */
 static void unknown_job (struct resync *r, const char *errstr)
 {
     char note[256];
@@ -166,7 +182,8 @@ static void unknown_job (struct resync *r, const char *errstr)
                             "note", note);
     json_t *fin = json_pack ("{s:i}", "status", 1);
     enqueue (r, "exception", NULL, ex);
-    enqueue (r, "event", r->want, fin);
+    if (strcmp (r->want, "release") != 0)
+        enqueue (r, "event", r->want, fin);
     json_object_set_new (r->seen, r->want, json_integer (
         json_integer_value (json_object_get (r->counts, r->want)) + 1));
     r->posted_want = true;
@@ -228,6 +245,15 @@ static void eventlog_cb (flux_future_t *f, void *arg)
         snprintf (r->want, sizeof (r->want), "prolog-finish");
     else if (state == STATE_CLEANUP && es > ef)
         snprintf (r->want, sizeof (r->want), "epilog-finish");
+    else if (state == STATE_CLEANUP &&
+             !json_integer_value (json_object_get (r->counts, "free")))
+        /* The job-manager waits for the final release, and the module
+         * that was to send it is gone (a reload between finish and
+         * release): the job-manager sends no start for a job past RUN,
+         * so nothing would ever come. cairnd's is posted, once it has
+         * sent it; the event lets the job-manager free the job (it
+         * stopped waiting on the start stream when the module left). */
+        snprintf (r->want, sizeof (r->want), "release");
     else {
         resync_remove (r); /* nothing of ours is pending */
         return;

@@ -105,3 +105,56 @@ crash_during() {
     # not recoverable (FAILED); never stuck
     [[ "$output" == *COMPLETED* || "$output" == *FAILED* ]]
 }
+
+@test "job-exec reloaded between a job's finish and its release: freed, not stuck" {
+    # The job-manager sends no start for a job past RUN, so the module that
+    # comes back must send the final release itself (from cairnd's journal).
+    D=$BATS_TEST_TMPDIR
+    cairnd_start '{}'
+    touch "$D/hold-release"
+    export CAIRN_TEST_HOLD_RELEASE=$D/hold-release
+    run in_flux "id=\$(flux submit -N4 true)
+                 flux job wait-event -t 30 \$id finish >/dev/null
+                 flux module remove job-exec
+                 rm $D/hold-release
+                 flux module load --name=job-exec $B/cairn-exec.so statedir=$STATEDIR
+                 flux job wait-event -t 30 \$id clean >/dev/null; echo clean=\$?
+                 flux job eventlog \$id | cut -d' ' -f2 | paste -sd, -
+                 flux jobs -a -no '{result}'
+                 flux dmesg | grep -c 'resync .*: release posted from cairnd' || true
+                 flux module remove job-exec"
+    unset CAIRN_TEST_HOLD_RELEASE
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *clean=0* ]]
+    [ "${lines[-3]}" = "submit,validate,depend,priority,alloc,start,finish,release,free,clean" ]
+    [ "${lines[-2]}" = COMPLETED ]
+    [ "${lines[-1]}" = 1 ]
+}
+
+@test "... and with a cairnd that does not know the job: freed with an exception" {
+    D=$BATS_TEST_TMPDIR
+    cairnd_start '{}'
+    touch "$D/hold-release"
+    export CAIRN_TEST_HOLD_RELEASE=$D/hold-release
+    # a second cairnd on an empty state dir, started while the module is out
+    OTHER=$D/other
+    run in_flux "id=\$(flux submit -N4 true)
+                 flux job wait-event -t 30 \$id finish >/dev/null
+                 flux module remove job-exec
+                 rm $D/hold-release
+                 $B/cairnd --statedir $OTHER </dev/null >$D/other.log 2>&1 & echo \$! >$D/other.pid
+                 for i in \$(seq 100); do [ -S $OTHER/cairn.sock ] && break; sleep 0.05; done
+                 flux module load --name=job-exec $B/cairn-exec.so statedir=$OTHER
+                 flux job wait-event -t 30 \$id clean >/dev/null; echo clean=\$?
+                 flux job eventlog \$id | cut -d' ' -f2 | paste -sd, -
+                 flux job eventlog \$id | grep exception | grep -c 'release: cairnd: ' || true
+                 flux module remove job-exec
+                 kill \$(cat $D/other.pid)"
+    unset CAIRN_TEST_HOLD_RELEASE
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *clean=0* ]]
+    [ "${lines[-2]}" = "submit,validate,depend,priority,alloc,start,finish,exception,free,clean" ]
+    [ "${lines[-1]}" = 1 ]
+}
