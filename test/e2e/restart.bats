@@ -201,16 +201,25 @@ wait_spawns() { # ID N
     # a restart recognizes all four by those start times
     cairnd_crash
     CAIRN_TEST_CLOCK_SKEW=1 cairnd_launch
-    # the clock is one tick off now: the first spawn's check catches it
-    cairn run -N 2 --detach --id 321 -- sleep 1
-    wait_spawns 321 2
-    grep -q "the spawner's clock gave pid [0-9]* the start time [0-9]* where /proc gives [0-9]*; reading /proc for every process from now on" "$BATS_TEST_TMPDIR/cairnd.log"
-    starts_are_procs 321 2
+    # the clock is one tick off now: the first spawn it times is caught (a
+    # clone that straddles a tick is not timed, so try a few jobs)
+    local id warned= started=
+    for id in 321 322 323 324 325; do
+        cairn run -N 4 --detach --id $id -- sleep 1
+        started="$started $id"
+        wait_spawns $id 4
+        starts_are_procs $id 4
+        if grep -q "the spawner's clock gave pid [0-9]* the start time [0-9]* where /proc gives [0-9]*; reading /proc for every process from now on" "$BATS_TEST_TMPDIR/cairnd.log"; then
+            warned=$id
+            break
+        fi
+    done
+    [ -n "$warned" ]
     wait_event 320 10 clean
-    wait_event 321 10 clean
+    for id in $started; do wait_event $id 10 clean; done
     [ "$(events_named 320 proc-lost | wc -l)" -eq 0 ]
     [ "$(events_named 320 finish | jq .status)" -eq 0 ]
-    [ "$(events_named 321 finish | jq .status)" -eq 0 ]
+    [ "$(events_named "$warned" finish | jq .status)" -eq 0 ]
 }
 
 @test "cairn run started before the crash exits with the job's status after it" {
