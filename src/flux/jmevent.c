@@ -61,9 +61,17 @@ flux_future_t *jmevent_post_perilog (flux_t *h,
                                           : "job-manager.epilog"));
     if (status)
         json_object_set (c, "status", status);
-    f = flux_rpc_pack (h, "job-manager.post-event.post", 0, 0,
-                       "{s:I s:s s:O}", "id", (json_int_t)id, "name", name,
-                       "context", c);
+    f = jmevent_post (h, id, name, c);
     json_decref (c);
     return f;
+}
+
+flux_future_t *jmevent_post (flux_t *h,
+                             flux_jobid_t id,
+                             const char *name,
+                             const json_t *ctx)
+{
+    return flux_rpc_pack (h, "job-manager.post-event.post", 0, 0,
+                          "{s:I s:s s:O}", "id", (json_int_t)id, "name", name,
+                          "context", ctx);
 }

@@ -97,11 +97,9 @@ static void pump (struct resync *r)
                 json_object_get (data, "type"), "note", note ? note : "");
         }
         else if (!strcmp (what, "post")) /* an event as it is */
-            f = flux_rpc_pack (h, "job-manager.post-event.post", 0, 0,
-                               "{s:I s:s s:O}", "id", (json_int_t)r->id,
-                               "name",
-                               json_string_value (json_object_get (it, "name")),
-                               "context", data);
+            f = jmevent_post (h, r->id,
+                              json_string_value (json_object_get (it, "name")),
+                              data);
         else if (!strcmp (what, "drain"))
             f = flux_rpc_pack (h, "resource.drain", 0, 0, "{s:O s:O s:s}",
                                "targets", json_object_get (data, "ranks"),
