@@ -296,28 +296,28 @@ static void start_time_check (struct cairnd *d,
                               const char *execid,
                               struct shim_started *out)
 {
-    unsigned long long clock = d->clock_starts_bad ? 0 : out->starttime;
-    if (clock != 0 && d->test_clock_skew)
-        clock++;
+    unsigned long long ticks = d->clock_starts_bad ? 0 : out->starttime;
+    if (ticks != 0 && d->test_clock_skew)
+        ticks++;
     bool check = d->nspawned <= START_CHECKS ||
                  d->nspawned % START_CHECK_EVERY == 0;
 
-    if (clock != 0 && !check)
+    if (ticks != 0 && !check)
         return;
     if (procfs_starttime (d->procroot, out->pid, &out->starttime) < 0) {
         /* it is our child and not reaped: this cannot fail but for a
          * broken /proc; the process exists, so watch it anyway */
         log_msg (LOG_WARNING, "%s: no start time for pid %d: %s", execid,
                  (int)out->pid, strerror (errno));
-        out->starttime = clock; /* 0 if the clock could not tell either */
+        out->starttime = ticks; /* 0 if the clock could not tell either */
         return;
     }
-    if (clock != 0 && clock != out->starttime) {
+    if (ticks != 0 && ticks != out->starttime) {
         log_msg (LOG_WARNING,
                  "%s: the spawner's clock gave pid %d the start time %llu "
                  "where /proc gives %llu; reading /proc for every process "
                  "from now on",
-                 execid, (int)out->pid, clock, out->starttime);
+                 execid, (int)out->pid, ticks, out->starttime);
         d->clock_starts_bad = true;
     }
 }
