@@ -33,22 +33,30 @@ int main (void)
         "finish and clean");
     is_str (jobtimes_result (&jt), "completed", "status 0: completed");
 
-    struct jobtimes f = {0};
-    ev (&f, 1, "finish", "{\"status\":256}");
-    ev (&f, 2, "clean", "{}");
-    is_str (jobtimes_result (&f), "failed", "status 256: failed");
-
-    struct jobtimes c = {0};
-    ev (&c, 1, "exception", "{\"type\":\"node-failure\",\"severity\":2}");
-    ev (&c, 2, "exception", "{\"type\":\"cancel\",\"severity\":0}");
-    ev (&c, 3, "exception", "{\"type\":\"timeout\",\"severity\":0}");
-    ev (&c, 4, "clean", "{}");
-    is_str (jobtimes_result (&c), "canceled",
-            "the first severity-0 exception decides: canceled");
-    struct jobtimes t = {0};
-    ev (&t, 1, "exception", "{\"type\":\"timeout\",\"severity\":0}");
-    ev (&t, 2, "clean", "{}");
-    is_str (jobtimes_result (&t), "timeout", "timeout");
+    /* Results: each course ends with clean. */
+    static const struct {
+        const char *events[4][2]; /* name, context */
+        const char *result, *what;
+    } results[] = {
+        {{{"finish", "{\"status\":256}"}}, "failed", "status 256: failed"},
+        {{{"exception", "{\"type\":\"node-failure\",\"severity\":2}"},
+          {"exception", "{\"type\":\"cancel\",\"severity\":0}"},
+          {"exception", "{\"type\":\"timeout\",\"severity\":0}"}},
+         "canceled",
+         "the first severity-0 exception decides: canceled"},
+        {{{"exception", "{\"type\":\"timeout\",\"severity\":0}"}},
+         "timeout",
+         "timeout"},
+    };
+    for (size_t i = 0; i < sizeof (results) / sizeof (results[0]); i++) {
+        struct jobtimes r = {0};
+        int k = 0;
+        for (; k < 4 && results[i].events[k][0]; k++)
+            ev (&r, k + 1, results[i].events[k][0], results[i].events[k][1]);
+        ev (&r, k + 1, "clean", "{}");
+        is_str (jobtimes_result (&r), results[i].result, "%s",
+                results[i].what);
+    }
 
     struct jobtimes e = {0};
     ev (&e, 1, "expiration", "{\"expiration\":\"soon\"}");
