@@ -1,673 +1,52 @@
 /* cairn-shim - run one command for cairnd and keep its exit status.
  *
- * The contract (arguments, files, signals) is in src/exec/shim_proto.h.
+ * The contract (arguments, files, signals) is in src/exec/shim_proto.h;
+ * the command's own steps, its output cap and its exit file are cmd.c's.
  *
  * Why a separate process: the shim stays the command's parent when cairnd
  * dies, so the wait status is never lost (it lands in the exit file), and
  * because the shim has not reaped the command, the command's pid - which is
  * also its process group id - cannot be reused while the shim signals the
  * group. The shim is spawned once per process, so it links libc only,
- * allocates nothing (but for --user's lookup: stdio, a buffer for the lines
- * of /etc/group, setenv()) and waits for signals with sigwaitinfo() (no
+ * allocates little and waits for signals with sigwaitinfo() (no
  * handlers), or sigtimedwait() when it caps the command's output files.
- *
- * With --user the shim stays root, so that it can supervise the command,
- * create the start marker and write the exit file in a root-only
- * directory; only the command's process gives root up, after creating the
- * marker and before the chdir and the exec.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <linux/capability.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdbool.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "exec/shim_proto.h"
+#include "shim/cmd.h"
 #include "shim/shim.h"
-#include "shim/userdb.h"
-
-/* The uid and gid system calls, called raw in the command's process (see
- * user_drop()); the 32-bit ids where the plain calls take 16-bit ones. */
-#ifdef SYS_setresuid32
-#define SYS_SETGROUPS SYS_setgroups32
-#define SYS_SETRESGID SYS_setresgid32
-#define SYS_SETRESUID SYS_setresuid32
-#define SYS_SETUID SYS_setuid32
-#else
-#define SYS_SETGROUPS SYS_setgroups
-#define SYS_SETRESGID SYS_setresgid
-#define SYS_SETRESUID SYS_setresuid
-#define SYS_SETUID SYS_setuid
-#endif
-
-/* What the command's process failed to do before exec. It shares our
- * memory until its exec or _exit (vfork), and writes the step into our
- * struct report before an _exit; a report still zero once vfork returns
- * means the exec succeeded. In the order the steps are taken (STEP_GROUPS
- * to STEP_REGAIN only with --user). */
-enum step {
-    STEP_STDIO = 1,
-    STEP_MARKER,
-    STEP_CGROUP, /* joining --cgroup */
-    STEP_GROUPS, /* setgroups */
-    STEP_GID,    /* setresgid */
-    STEP_UID,    /* setresuid */
-    STEP_CAPS,   /* capset: to none */
-    STEP_IDS,    /* getresuid/getresgid: not all three ids are the user's */
-    STEP_REGAIN, /* setuid (0) succeeded after the drop */
-    STEP_CHDIR,
-    STEP_EXEC,
-};
-
-struct report {
-    int step;
-    int errnum;
-};
-
-struct shim {
-    const char *exitdir;
-    const char *cwd;
-    const char *execid;
-    char **argv;
-    bool as_user;        /* --user given and not the shim's own uid */
-    uid_t uid;           /* --user */
-    gid_t gid;           /* the user's primary group */
-    const char *user;    /* the user's name */
-    const gid_t *groups; /* the user's groups, ngroups of them */
-    int ngroups;
-    const char *cgroup; /* --cgroup: the command's own cgroup v2 directory */
-    int cgfd;           /* its cgroup.procs, opened before the vfork, or -1 */
-    int dirfd;
-    unsigned long long max_output; /* 0: no cap */
-    int out_fd, err_fd;            /* kept open to cap them, else -1 */
-    long long out_size, err_size;  /* at the end, for the exit file; -1 */
-    sigset_t waitset;              /* the signals we wait for, blocked */
-    pid_t child;
-    char error[400]; /* why the command could not run, or "" */
-    char name_out[SHIM_NAME_MAX];
-    char name_err[SHIM_NAME_MAX];
-    char name_started[SHIM_NAME_MAX];
-    char name_tmp[SHIM_NAME_MAX];
-};
-
-pid_t shim_kill_at_drop;
-bool shim_fresh;
-
-/* Say in s->error why the command cannot run. Returns -1. */
-static int __attribute__ ((format (printf, 2, 3)))
-shim_errorf (struct shim *s, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start (ap, fmt);
-    vsnprintf (s->error, sizeof (s->error), fmt, ap);
-    va_end (ap);
-    return -1;
-}
-
-static int usage (const char *why)
-{
-    fprintf (stderr,
-             "cairn-shim: %s\n"
-             "Usage: CAIRN_EXECID=UUID cairn-shim --exitdir DIR [--cwd DIR]"
-             " [--max-output BYTES] [--user UID [--groups GID,...]]"
-             " [--cgroup DIR]"
-             " -- COMMAND [ARGS...]\n",
-             why);
-    return -1;
-}
-
-/* --groups G,G,...: the user's groups as cairnd resolved them (through
- * NSS, which this static program cannot use: userdb.h), the primary one
- * first. Then --user needs no lookup here. */
-static gid_t given_groups[NGROUPS_MAX];
-
-static int parse_groups (struct shim *s, const char *arg)
-{
-    const char *p = arg;
-    int n = 0;
-
-    while (*p) {
-        char *end;
-        unsigned long long g;
-        if (!(*p >= '0' && *p <= '9') || n == NGROUPS_MAX)
-            return -1;
-        errno = 0;
-        g = strtoull (p, &end, 10);
-        if (errno || g >= (gid_t)-1 || (*end && *end != ','))
-            return -1;
-        given_groups[n++] = (gid_t)g;
-        p = *end ? end + 1 : end;
-    }
-    if (n == 0)
-        return -1;
-    s->groups = given_groups;
-    s->ngroups = n;
-    s->gid = given_groups[0];
-    return 0;
-}
-
-static int parse_args (struct shim *s, int argc, char *argv[])
-{
-    int i = 1;
-
-    while (i < argc) {
-        if (!strcmp (argv[i], "--")) {
-            i++;
-            break;
-        }
-        if (i + 1 >= argc)
-            return usage ("missing argument or command");
-        if (!strcmp (argv[i], "--exitdir"))
-            s->exitdir = argv[i + 1];
-        else if (!strcmp (argv[i], "--cwd"))
-            s->cwd = argv[i + 1];
-        else if (!strcmp (argv[i], "--max-output")) {
-            char *end;
-            errno = 0;
-            s->max_output = strtoull (argv[i + 1], &end, 10);
-            if (errno || end == argv[i + 1] || *end || argv[i + 1][0] == '-' ||
-                s->max_output == 0 || s->max_output >= (1ULL << 62))
-                return usage ("--max-output must be a number of bytes > 0");
-        } else if (!strcmp (argv[i], "--user")) {
-            char *end;
-            unsigned long long uid;
-            errno = 0;
-            uid = strtoull (argv[i + 1], &end, 10);
-            /* (uid_t)-1 is no uid: it means "unchanged" to setresuid. */
-            if (errno || end == argv[i + 1] || *end ||
-                !(argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9') ||
-                uid >= (uid_t)-1)
-                return usage ("--user must be a numeric uid");
-            s->as_user = true;
-            s->uid = (uid_t)uid;
-        } else if (!strcmp (argv[i], "--cgroup")) {
-            if (argv[i + 1][0] != '/')
-                return usage ("--cgroup must be an absolute path");
-            s->cgroup = argv[i + 1];
-        } else if (!strcmp (argv[i], "--groups")) {
-            if (parse_groups (s, argv[i + 1]) < 0)
-                return usage ("--groups must be numeric gids, comma "
-                              "separated, the primary one first");
-        } else
-            return usage ("unknown option");
-        i += 2;
-    }
-    if (!s->exitdir || !s->exitdir[0])
-        return usage ("--exitdir is required");
-    if (i >= argc)
-        return usage ("no command given");
-    s->argv = &argv[i];
-
-    s->execid = getenv (SHIM_ENV_EXECID);
-    if (!shim_execid_valid (s->execid))
-        return usage ("CAIRN_EXECID must be a canonical lowercase UUID");
-    snprintf (s->name_out, SHIM_NAME_MAX, "%s" SHIM_SUFFIX_OUT, s->execid);
-    snprintf (s->name_err, SHIM_NAME_MAX, "%s" SHIM_SUFFIX_ERR, s->execid);
-    snprintf (s->name_started, SHIM_NAME_MAX, "%s" SHIM_SUFFIX_STARTED,
-              s->execid);
-    snprintf (s->name_tmp, SHIM_NAME_MAX, "%s" SHIM_SUFFIX_TMP, s->execid);
-    return 0;
-}
 
 /* Block what we wait for before anything else, so that a signal sent early
  * is queued and relayed once the command runs instead of killing us (our
  * launcher should already have blocked them: see shim_sigset()). SIGCHLD
  * must not be SIG_IGN, or the kernel would reap the child and lose its
  * status, so the waited-for signals get SIG_DFL. SIGPIPE stays blocked so a
- * closed stderr cannot kill the shim. */
-static void signals_setup (struct shim *s)
+ * closed stderr cannot kill the shim. Sets *waitset to what we wait for. */
+static void signals_setup (sigset_t *waitset)
 {
     struct sigaction dfl = {.sa_handler = SIG_DFL};
     sigset_t block;
 
     shim_sigset (&block);
-    s->waitset = block;
-    sigdelset (&s->waitset, SIGPIPE);
+    *waitset = block;
+    sigdelset (waitset, SIGPIPE);
     if (shim_fresh) /* the spawner did it once for all its clones */
         return;
     sigprocmask (SIG_BLOCK, &block, NULL);
     for (int sig = 1; sig < NSIG; sig++) {
-        if (sigismember (&s->waitset, sig) == 1)
+        if (sigismember (waitset, sig) == 1)
             sigaction (sig, &dfl, NULL);
     }
-}
-
-void shim_signals_default (void)
-{
-    struct sigaction dfl = {.sa_handler = SIG_DFL};
-
-    for (int sig = 1; sig < NSIG; sig++) {
-        if (sig == SIGKILL || sig == SIGSTOP)
-            continue;
-        /* An all-zero kernel sigaction is SIG_DFL whatever the
-         * architecture's layout of the struct. */
-        if (sigaction (sig, &dfl, NULL) < 0 && errno == EINVAL) {
-            unsigned long ksa[8] = {0};
-            syscall (SYS_rt_sigaction, sig, ksa, NULL, NSIG / 8);
-        }
-    }
-}
-
-/* In the command's process: leave why in the shim's memory (vfork) and go.
- * volatile: the compiler must not drop a store to memory this process
- * never reads again. */
-static void __attribute__ ((noreturn))
-child_fail (volatile struct report *r, enum step step)
-{
-    r->errnum = errno;
-    r->step = step;
-    _exit (127);
-}
-
-/* In the command's process: give up root for the user's ids, for good.
- * Raw system calls: glibc's wrappers would make every thread of the process
- * change its ids too, through bookkeeping that a vfork child shares with
- * its (single-threaded, suspended) parent and must leave alone. Groups
- * first, then the gids, then the uids: the first two need the privilege
- * (CAP_SETGID) that the third gives up. Then every capability goes explicitly:
- * leaving root clears them only without the securebits that say otherwise
- * (SECBIT_NO_SETUID_FIXUP), and that would leave the command root's powers
- * under the user's name. Last, check that the change took (all three uids
- * and gids are the user's) and stuck (root cannot be had back). From the
- * drop to the exec, this process, now the user's, shares the root shim's
- * memory (vfork): the change of ids makes it undumpable, so the user
- * cannot ptrace it, unless fs.suid_dumpable is 1 (which the kernel
- * documents as insecure). Returns 0, or the step that failed with errno
- * set (0 for a check that failed). */
-static int user_drop (const struct shim *s)
-{
-    struct __user_cap_header_struct hdr = {.version =
-                                               _LINUX_CAPABILITY_VERSION_3};
-    struct __user_cap_data_struct none[_LINUX_CAPABILITY_U32S_3];
-    uid_t ru, eu, su;
-    gid_t rg, eg, sg;
-
-    memset (none, 0, sizeof (none));
-    if (syscall (SYS_SETGROUPS, (long)s->ngroups, s->groups) < 0)
-        return STEP_GROUPS;
-    if (syscall (SYS_SETRESGID, (long)s->gid, (long)s->gid, (long)s->gid) < 0)
-        return STEP_GID;
-    if (syscall (SYS_SETRESUID, (long)s->uid, (long)s->uid, (long)s->uid) < 0)
-        return STEP_UID;
-    /* Lowering is always allowed; it empties the ambient set too. */
-    if (syscall (SYS_capset, &hdr, none) < 0)
-        return STEP_CAPS;
-    if (getresuid (&ru, &eu, &su) < 0 || getresgid (&rg, &eg, &sg) < 0)
-        return STEP_IDS;
-    errno = 0;
-    if (ru != s->uid || eu != s->uid || su != s->uid || rg != s->gid ||
-        eg != s->gid || sg != s->gid)
-        return STEP_IDS;
-    if (s->uid != 0 && syscall (SYS_SETUID, 0L) == 0) {
-        errno = 0;
-        return STEP_REGAIN;
-    }
-    return 0;
-}
-
-/* The command's process's fds, set up by start(), and where it reports. */
-struct child_fds {
-    int out, err, null;
-    volatile struct report *rep; /* in the shim's frame (vfork) */
-    pid_t shim;
-};
-
-/* In the command's process, between vfork and exec. vfork, not fork: it
- * skips copying the shim's page tables and the copy-on-write faults that
- * follow (measurably cheaper per spawn). This is safe here because the
- * child only makes system calls, never returns from spawn_child(), never
- * runs a signal handler (the shim installs none) and ends in exec or
- * _exit; the errno and stack memory it shares with the suspended parent
- * are not relied on, but for the report it leaves on failure. */
-static void __attribute__ ((noreturn))
-child_run (struct shim *s, const struct child_fds *f)
-{
-    sigset_t empty;
-    int fd;
-
-    setpgid (0, 0);
-    /* If the shim is killed, the command goes with it; if it died before
-     * the prctl, nobody is left to record what the command does. */
-    prctl (PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid () != f->shim)
-        _exit (127);
-    /* A fresh process: default dispositions (ignored signals would survive
-     * exec) and nothing blocked, whatever the shim was started with (a
-     * spawner's clone has the defaults already: shim_fresh). */
-    if (!shim_fresh)
-        shim_signals_default ();
-    sigemptyset (&empty);
-    sigprocmask (SIG_SETMASK, &empty, NULL);
-    if (dup2 (f->null, 0) < 0 || dup2 (f->out, 1) < 0 || dup2 (f->err, 2) < 0)
-        child_fail (f->rep, STEP_STDIO);
-    /* The "the command may have run" promise. O_EXCL: an execid runs at
-     * most once. Made before the user's ids are taken (the exit dir is
-     * root's) and so before the chdir too, with or without --user: a
-     * chdir that fails leaves a marker, but also an exit file that says
-     * why nothing ran. */
-    fd = openat (s->dirfd, s->name_started,
-                 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0)
-        child_fail (f->rep, STEP_MARKER);
-    close (fd);
-    if (shim_kill_at_drop > 0) /* crash point "shim.drop.before" */
-        kill (shim_kill_at_drop, SIGKILL);
-    /* Into its own cgroup while still root (the shim stays outside it, so
-     * that cgroup.kill spares the shim): what it starts stays there,
-     * whatever session or group it makes. */
-    if (s->cgfd >= 0 && write (s->cgfd, "0\n", 2) != 2)
-        child_fail (f->rep, STEP_CGROUP);
-    if (s->as_user) {
-        int step = user_drop (s);
-        if (step)
-            child_fail (f->rep, step);
-        /* Changing ids cleared the death signal: set it again, and check
-         * the shim did not die before it was set. */
-        prctl (PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid () != f->shim)
-            _exit (127);
-    }
-    /* After the drop: the user's own permissions decide. */
-    if (s->cwd && chdir (s->cwd) < 0)
-        child_fail (f->rep, STEP_CHDIR);
-    execvp (s->argv[0], s->argv);
-    child_fail (f->rep, STEP_EXEC);
-}
-
-/* vfork in a frame of its own: nothing of start() lives across it. */
-static pid_t __attribute__ ((noinline))
-spawn_child (struct shim *s, const struct child_fds *f)
-{
-    pid_t pid = vfork ();
-    if (pid == 0)
-        child_run (s, f);
-    return pid;
-}
-
-static int open_output (struct shim *s, const char *name)
-{
-    int fd =
-        openat (s->dirfd, name,
-                O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0)
-        shim_errorf (s, "open %s: %s", name, strerror (errno));
-    return fd;
-}
-
-static void close_fds (const int *fds, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (fds[i] >= 0)
-            close (fds[i]);
-    }
-}
-
-/* Where --user is looked up (see userdb.h). */
-#define SHIM_PASSWD "/etc/passwd"
-#define SHIM_GROUP "/etc/group"
-
-/* Resolve --user before the vfork (the lookup reads files and allocates,
- * which a vfork child may not do), from /etc/passwd and /etc/group read
- * directly, not through NSS (userdb.h says why). The groups land in a
- * static array of the kernel's maximum, which setgroups could not take more
- * than anyway (the unused part of it costs nothing). HOME, USER, LOGNAME
- * and SHELL are set in our environment, which the command inherits, each
- * unless cairnd set it already. Returns 0, or -1 with s->error set: then
- * nothing may run. */
-static int user_prepare (struct shim *s)
-{
-    static char buf[65536]; /* the passwd entry's strings: s->user */
-    static gid_t groups[NGROUPS_MAX];
-    struct passwd pw;
-    int e;
-
-    if (!s->as_user)
-        return 0;
-    if (s->uid == getuid () && s->uid == geteuid ()) {
-        s->as_user = false; /* already that user: nothing to drop */
-        return 0;
-    }
-    /* Never run a command as someone the shim cannot fully become. */
-    if (geteuid () != 0)
-        return shim_errorf (s, "--user %u: the shim is not root",
-                            (unsigned)s->uid);
-    if (s->groups) { /* --groups: cairnd looked the user up */
-        static char name[32];
-        snprintf (name, sizeof (name), "uid %u", (unsigned)s->uid);
-        s->user = name;
-        return 0;
-    }
-    e = userdb_passwd (SHIM_PASSWD, s->uid, &pw, buf, sizeof (buf));
-    if (e == ENOENT)
-        return shim_errorf (s, "no user with uid %u in %s", (unsigned)s->uid,
-                            SHIM_PASSWD);
-    if (e)
-        return shim_errorf (s, "%s: %s", SHIM_PASSWD, strerror (e));
-    e = userdb_groups (SHIM_GROUP, &pw, groups, NGROUPS_MAX, &s->ngroups);
-    if (e == E2BIG)
-        return shim_errorf (s, "user %s: more than %d groups in %s", pw.pw_name,
-                            NGROUPS_MAX, SHIM_GROUP);
-    if (e)
-        return shim_errorf (s, "%s: %s", SHIM_GROUP, strerror (e));
-    s->groups = groups;
-    s->gid = pw.pw_gid;
-    s->user = pw.pw_name;
-
-    const char *env[][2] = {
-        {"HOME", pw.pw_dir},
-        {"USER", pw.pw_name},
-        {"LOGNAME", pw.pw_name},
-        /* An empty shell field means /bin/sh (passwd(5)). */
-        {"SHELL", pw.pw_shell && pw.pw_shell[0] ? pw.pw_shell : "/bin/sh"},
-    };
-    for (size_t i = 0; i < sizeof (env) / sizeof (env[0]); i++) {
-        if (env[i][1] && setenv (env[i][0], env[i][1], 0) < 0)
-            return shim_errorf (s, "setenv %s: %s", env[i][0],
-                                strerror (errno));
-    }
-    return 0;
-}
-
-/* Put what the command's process reported into s->error. */
-static void report_error (struct shim *s, const struct report *r)
-{
-    const char *why = strerror (r->errnum);
-    unsigned uid = (unsigned)s->uid, gid = (unsigned)s->gid;
-
-    switch (r->step) {
-    case STEP_STDIO:
-        shim_errorf (s, "dup2 stdio: %s", why);
-        break;
-    case STEP_MARKER:
-        shim_errorf (s, "create %s: %s", s->name_started, why);
-        break;
-    case STEP_CGROUP:
-        shim_errorf (s, "join cgroup %s: %s", s->cgroup, why);
-        break;
-    case STEP_GROUPS:
-        shim_errorf (s, "setgroups %s: %s", s->user, why);
-        break;
-    case STEP_GID:
-        shim_errorf (s, "setresgid %u: %s", gid, why);
-        break;
-    case STEP_UID:
-        shim_errorf (s, "setresuid %u: %s", uid, why);
-        break;
-    case STEP_CAPS:
-        shim_errorf (s, "capset %u: %s", uid, why);
-        break;
-    case STEP_IDS:
-        if (r->errnum)
-            shim_errorf (s, "getresuid %u: %s", uid, why);
-        else
-            shim_errorf (s, "setresuid %u: the ids did not all change", uid);
-        break;
-    case STEP_REGAIN:
-        shim_errorf (s, "setresuid %u: root could be regained", uid);
-        break;
-    case STEP_CHDIR:
-        shim_errorf (s, "chdir %s: %s", s->cwd, why);
-        break;
-    case STEP_EXEC:
-        shim_errorf (s, "execvp %s: %s", s->argv[0], why);
-        break;
-    default: /* not from our child */
-        break;
-    }
-}
-
-/* Start the command. Returns 0 if a child was created (s->error says if it
- * failed before exec), -1 with s->error set if nothing was started. */
-/* --cgroup: make the command's cgroup (EEXIST is fine: a directory left
- * by a shim of the same execid that died before it could remove it) and
- * open its cgroup.procs for the command's process to join. */
-static int cgroup_prepare (struct shim *s)
-{
-    char path[4096];
-    if (!s->cgroup)
-        return 0;
-    if (mkdir (s->cgroup, 0755) < 0 && errno != EEXIST)
-        return shim_errorf (s, "cgroup %s: %s", s->cgroup, strerror (errno));
-    snprintf (path, sizeof (path), "%s/cgroup.procs", s->cgroup);
-    if ((s->cgfd = open (path, O_WRONLY | O_CLOEXEC)) < 0)
-        return shim_errorf (s, "cgroup %s: %s", path, strerror (errno));
-    return 0;
-}
-
-/* Kill everything in the command's cgroup, whatever session or process
- * group it made for itself. */
-static void cgroup_kill (const struct shim *s)
-{
-    char path[4096];
-    int fd;
-    if (!s->cgroup)
-        return;
-    snprintf (path, sizeof (path), "%s/cgroup.kill", s->cgroup);
-    if ((fd = open (path, O_WRONLY | O_CLOEXEC)) >= 0) {
-        (void)!write (fd, "1\n", 2);
-        close (fd);
-    }
-}
-
-/* Once the command's process has exited: kill what is left in its cgroup,
- * wait (at most 2 s) until the cgroup is empty, and remove it. */
-static void cgroup_remove (struct shim *s)
-{
-    struct timespec ts = {0, 5 * 1000 * 1000};
-    if (!s->cgroup)
-        return;
-    if (s->cgfd >= 0)
-        close (s->cgfd);
-    s->cgfd = -1;
-    for (int i = 0; i < 400; i++) {
-        cgroup_kill (s);
-        if (rmdir (s->cgroup) == 0 || errno == ENOENT)
-            return;
-        if (errno != EBUSY)
-            break;
-        nanosleep (&ts, NULL);
-    }
-    fprintf (stderr, "cairn-shim: cannot remove cgroup %s: %s\n", s->cgroup,
-             strerror (errno));
-}
-
-static int start (struct shim *s)
-{
-    volatile struct report r = {0, 0};
-    struct child_fds f = {.out = -1, .err = -1, .null = 0, .rep = &r};
-    int nul = -1;
-    int rc = -1;
-
-    f.shim = getpid ();
-    if (user_prepare (s) < 0 || cgroup_prepare (s) < 0)
-        goto done;
-    if ((f.out = open_output (s, s->name_out)) < 0 ||
-        (f.err = open_output (s, s->name_err)) < 0)
-        goto done;
-    /* A spawner's clone has /dev/null on 0 already (shim_fresh). */
-    if (!shim_fresh &&
-        (f.null = nul = open ("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
-        shim_errorf (s, "open /dev/null: %s", strerror (errno));
-        goto done;
-    }
-    if ((s->child = spawn_child (s, &f)) < 0) {
-        shim_errorf (s, "vfork: %s", strerror (errno));
-        goto done;
-    }
-    /* No setpgid (child, child) here: vfork resumes us only after the
-     * child's exec or _exit, and its own setpgid was its first act, so the
-     * group exists before any signal can be relayed to it. Resumed, we
-     * read what it left in r if it did not get to the exec. */
-    if (r.step) {
-        struct report copy = {.step = r.step, .errnum = r.errnum};
-        report_error (s, &copy);
-    }
-    rc = 0;
-    if (s->max_output > 0) { /* see cap_output() */
-        s->out_fd = f.out;
-        s->err_fd = f.err;
-        f.out = f.err = -1;
-    }
-done:
-    close_fds ((int[]){nul, f.err, f.out}, 3);
-    return rc;
-}
-
-/* Keep at most max_output + 1 bytes of an output file on disk: cairnd
- * journals at most max_output, and the extra byte tells it that there was
- * more. The command shares the file's offset with us (it got a dup of our
- * descriptor), so moving it back makes the command's next writes land at
- * the cut again instead of ever further into a sparse file. Returns true if
- * the file had gone past the cap; *size is then what is left (-1: no
- * file, or fstat failed). */
-static bool cap_output (const struct shim *s, int fd, long long *size)
-{
-    off_t keep = (off_t)s->max_output + 1;
-    struct stat st;
-
-    *size = -1;
-    if (fd < 0 || fstat (fd, &st) < 0)
-        return false;
-    *size = (long long)st.st_size;
-    if (st.st_size <= keep)
-        return false;
-    if (ftruncate (fd, keep) == 0) {
-        (void)lseek (fd, keep, SEEK_SET);
-        *size = (long long)keep;
-    } else
-        *size = -1; /* unknown: let the reader look */
-    return true;
-}
-
-/* How long to wait before looking at the output files again: short while
- * the command writes past the cap (so a runaway writer fills little disk
- * between looks), then doubling up to half a minute, so that a quiet
- * command costs a handful of wake-ups. */
-#define CAP_WAIT_MIN_NS (2LL * 1000 * 1000)
-#define CAP_WAIT_START_NS (100LL * 1000 * 1000)
-#define CAP_WAIT_MAX_NS (30LL * 1000 * 1000 * 1000)
-
-/* Cut both files; the sizes left go to s->out_size and s->err_size. */
-static long long cap_outputs (struct shim *s, long long wait_ns)
-{
-    bool over = cap_output (s, s->out_fd, &s->out_size);
-    if (cap_output (s, s->err_fd, &s->err_size))
-        over = true;
-    if (over)
-        return wait_ns / 4 > CAP_WAIT_MIN_NS ? wait_ns / 4 : CAP_WAIT_MIN_NS;
-    return wait_ns * 2 < CAP_WAIT_MAX_NS ? wait_ns * 2 : CAP_WAIT_MAX_NS;
 }
 
 static long long now_ns (void)
@@ -686,35 +65,38 @@ struct cap_timer {
 /* The next signal; with an output cap, wake up by t->due_ns to apply it
  * (a deadline, not a timeout, so that a stream of signals cannot put the
  * cut off). Returns the signal, or -1 (EINTR, or time to check the cap). */
-static int next_signal (struct shim *s, siginfo_t *si, struct cap_timer *t)
+static int next_signal (struct shim *s,
+                        const sigset_t *waitset,
+                        siginfo_t *si,
+                        struct cap_timer *t)
 {
     long long left;
     struct timespec ts;
 
-    if (s->max_output == 0)
-        return sigwaitinfo (&s->waitset, si);
+    if (!shim_cmd_capped (s))
+        return sigwaitinfo (waitset, si);
     if ((left = t->due_ns - now_ns ()) <= 0) {
-        t->wait_ns = cap_outputs (s, t->wait_ns);
+        t->wait_ns = shim_cmd_cap (s, t->wait_ns);
         t->due_ns = now_ns () + t->wait_ns;
         errno = EAGAIN;
         return -1;
     }
     ts.tv_sec = left / 1000000000LL;
     ts.tv_nsec = left % 1000000000LL;
-    return sigtimedwait (&s->waitset, si, &ts);
+    return sigtimedwait (waitset, si, &ts);
 }
 
 /* Relay signals until the command's process exits; return its wait status.
  */
-static int supervise (struct shim *s)
+static int supervise (struct shim *s, const sigset_t *waitset)
 {
-    pid_t pgid = s->child;
-    struct cap_timer timer = {.due_ns = now_ns () + CAP_WAIT_START_NS,
-                              .wait_ns = CAP_WAIT_START_NS};
+    pid_t child = shim_cmd_pid (s);
+    struct cap_timer timer = {.due_ns = now_ns () + SHIM_CAP_FIRST_NS,
+                              .wait_ns = SHIM_CAP_FIRST_NS};
 
     for (;;) {
         siginfo_t si;
-        int sig = next_signal (s, &si, &timer);
+        int sig = next_signal (s, waitset, &si, &timer);
         if (sig < 0)
             continue; /* EINTR (e.g. after SIGSTOP/SIGCONT of the shim) or
                        * time to check the output cap */
@@ -726,17 +108,14 @@ static int supervise (struct shim *s)
              * the group id, cannot be reused, so killing the group's
              * stragglers cannot hit a stranger. */
             memset (&w, 0, sizeof (w));
-            if (waitid (P_PID, s->child, &w, WEXITED | WNOHANG | WNOWAIT) < 0 ||
-                w.si_pid != s->child)
+            if (waitid (P_PID, child, &w, WEXITED | WNOHANG | WNOWAIT) < 0 ||
+                w.si_pid != child)
                 continue; /* stopped or continued, not exited */
-            kill (-pgid, SIGKILL);
-            cgroup_kill (s); /* also what left the group */
-            while (waitpid (s->child, &status, 0) < 0) {
+            shim_cmd_exited (s);
+            while (waitpid (child, &status, 0) < 0) {
                 if (errno != EINTR)
                     return SHIM_STATUS_NOEXEC; /* cannot happen */
             }
-            if (s->max_output > 0) /* the group is gone: a last cut */
-                (void)cap_outputs (s, timer.wait_ns);
             return status;
         }
         if (sig == SHIM_RELAY_SIGNAL) {
@@ -746,125 +125,23 @@ static int supervise (struct shim *s)
             if (sig <= 0 || sig >= NSIG)
                 continue;
         }
-        /* The leader may have left its group (setpgid): reach it anyway. */
-        if (kill (-pgid, sig) < 0 && errno == ESRCH)
-            kill (s->child, sig);
-        if (sig == SIGKILL)
-            cgroup_kill (s);
+        shim_cmd_relay (s, sig);
     }
-}
-
-/* JSON string body: escape '"', '\' and control characters; bytes above
- * 0x7f become '?' so the file is valid JSON whatever the error holds. */
-static size_t json_escape (char *out, size_t size, const char *in)
-{
-    size_t n = 0;
-
-    for (const unsigned char *p = (const unsigned char *)in; *p; p++) {
-        if (n + 7 > size)
-            break;
-        if (*p == '"' || *p == '\\') {
-            out[n++] = '\\';
-            out[n++] = (char)*p;
-        } else if (*p < 0x20)
-            n += snprintf (out + n, size - n, "\\u%04x", *p);
-        else
-            out[n++] = *p < 0x80 ? (char)*p : '?';
-    }
-    out[n] = '\0';
-    return n;
-}
-
-static int write_exitfile (struct shim *s, int status)
-{
-    char buf[4096];
-    const char *what = s->name_tmp;
-    size_t len, off = 0;
-    int fd;
-
-    len = (size_t)snprintf (buf, sizeof (buf), "{\"status\":%d", status);
-    if (s->out_size >= 0 && s->err_size >= 0)
-        len += (size_t)snprintf (buf + len, sizeof (buf) - len,
-                                 ",\"out\":%lld,\"err\":%lld", s->out_size,
-                                 s->err_size);
-    if (s->error[0]) {
-        len +=
-            (size_t)snprintf (buf + len, sizeof (buf) - len, ",\"error\":\"");
-        len += json_escape (buf + len, sizeof (buf) - len - 4, s->error);
-        buf[len++] = '"';
-    }
-    buf[len++] = '}';
-    buf[len++] = '\n';
-
-    /* Write then rename: a reader sees no file or a whole one. No fsync: a
-     * reboot changes the boot id and cairnd then treats everything as lost
-     * anyway. */
-    fd = openat (s->dirfd, s->name_tmp,
-                 O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0)
-        goto error;
-    while (off < len) {
-        ssize_t n = write (fd, buf + off, len - off);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            if (n == 0)
-                errno = EIO;
-            close (fd);
-            goto error;
-        }
-        off += (size_t)n;
-    }
-    if (close (fd) < 0)
-        goto error;
-    what = s->execid;
-    if (renameat (s->dirfd, s->name_tmp, s->dirfd, s->execid) < 0)
-        goto error;
-    return 0;
-error:
-    fprintf (stderr, "cairn-shim: %s/%s: %s\n", s->exitdir, what,
-             strerror (errno));
-    unlinkat (s->dirfd, s->name_tmp, 0);
-    return -1;
-}
-
-/* An execid runs at most once. If it has a marker or an exit file, someone
- * (a confused cairnd) is starting it again: touch nothing, so the first
- * run's output and status survive. The marker's O_EXCL in the child still
- * settles a race between two shims of the same execid. */
-static bool already_used (struct shim *s)
-{
-    const char *names[] = {s->name_started, s->execid};
-    struct stat st;
-
-    for (int i = 0; i < 2; i++) {
-        const char *why = "exists: execid already used";
-        if (fstatat (s->dirfd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0) {
-            if (errno == ENOENT)
-                continue;
-            why = strerror (errno);
-        }
-        fprintf (stderr, "cairn-shim: %s/%s: %s\n", s->exitdir, names[i], why);
-        return true;
-    }
-    return false;
 }
 
 int shim_main (int argc, char *argv[])
 {
-    struct shim s;
-    int status;
+    struct shim *s;
+    sigset_t waitset;
+    int status, rc;
 
     /* cairnd's spawner starts us with PR_SET_PDEATHSIG, so that a start cut
      * short by cairnd's death dies before it can run anything (serve.c);
      * from here on we must outlive cairnd, and nothing has run yet. */
     (void)prctl (PR_SET_PDEATHSIG, 0);
-    memset (&s, 0, sizeof (s));
-    s.dirfd = s.out_fd = s.err_fd = s.cgfd = -1;
-    s.out_size = s.err_size = -1;
-    signals_setup (&s);
-    if (parse_args (&s, argc, argv) < 0)
-        return 2;
+    signals_setup (&waitset);
+    if (!(s = shim_cmd_parse (argc, argv, getenv (SHIM_ENV_EXECID))))
+        return errno == ENOMEM ? 3 : 2;
     /* Leave cairnd's session and process group: a Ctrl-C or a signal to
      * cairnd's group must not reach us. EPERM means we already lead a group
      * (cairnd's spawner calls setsid for us): fine. */
@@ -876,19 +153,15 @@ int shim_main (int argc, char *argv[])
         if (fcntl (fd, F_GETFD) < 0 && open ("/dev/null", O_RDWR) < 0)
             return 3;
     }
-    s.dirfd = open (s.exitdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (s.dirfd < 0) {
-        fprintf (stderr, "cairn-shim: %s: %s\n", s.exitdir, strerror (errno));
+    if (shim_cmd_opendir (s) < 0)
         return 3;
-    }
-    if (already_used (&s))
+    if (shim_cmd_used (s))
         return 4;
-    if (start (&s) == 0)
-        status = supervise (&s);
+    if (shim_cmd_start (s, NULL) == 0)
+        status = supervise (s, &waitset);
     else
         status = SHIM_STATUS_NOEXEC;
-    cgroup_remove (&s);
-    if (write_exitfile (&s, status) < 0)
-        return 3;
-    return 0;
+    rc = shim_cmd_finish (s, status) < 0 ? 3 : 0;
+    shim_cmd_free (s);
+    return rc;
 }

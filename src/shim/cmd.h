@@ -1,0 +1,73 @@
+/* cmd.h - one command under cairn-shim's supervision: its arguments, its
+ * start, the cap on its output files, its end and its exit file, as
+ * exec/shim_proto.h describes them. shim_main (cairn-shim.c) runs one
+ * command through it; the calls are per command and keep no state of
+ * their own, so that one process may supervise several.
+ *
+ * The life of a command:
+ *   shim_cmd_parse -> shim_cmd_opendir -> shim_cmd_used? -> shim_cmd_start
+ *   -> (shim_cmd_relay, shim_cmd_cap)* -> its process exits (unreaped)
+ *   -> shim_cmd_exited -> reap it -> shim_cmd_finish -> shim_cmd_free
+ * A start that fails (-1) goes straight to shim_cmd_finish with
+ * SHIM_STATUS_NOEXEC.
+ */
+#ifndef CAIRN_SHIM_CMD_H
+#define CAIRN_SHIM_CMD_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct shim;
+
+/* When an output cap is first applied after the start (shim_cmd_cap). */
+#define SHIM_CAP_FIRST_NS (100LL * 1000 * 1000)
+
+/* Parse a shim's argv (argv[0] its name; shim_proto.h) for the command of
+ * execid. Returns the command, or NULL: usage error (said on stderr, exit
+ * code 2) or out of memory (errno ENOMEM). */
+struct shim *shim_cmd_parse (int argc, char *argv[], const char *execid);
+
+/* Open --exitdir. Returns 0, or -1 (said on stderr; exit code 3). */
+int shim_cmd_opendir (struct shim *s);
+
+/* True if the execid was used already: its marker or exit file exists
+ * (said on stderr; exit code 4). Touch nothing of it then. */
+bool shim_cmd_used (struct shim *s);
+
+/* Start the command with envp (NULL: environ as it is at the exec). The
+ * caller blocks the signals it waits for; the command's process starts
+ * with none blocked and default dispositions. Returns 0 when a process was
+ * made (shim_cmd_pid; it may still have failed before its exec: the exit
+ * file will say), or -1 when nothing was started (the reason goes into
+ * the exit file). */
+int shim_cmd_start (struct shim *s, char **envp);
+
+/* The command's process (its process group too), or 0. */
+pid_t shim_cmd_pid (const struct shim *s);
+
+/* Send sig to the command's process group (to the process itself if it
+ * left the group); a SIGKILL also kills its cgroup. */
+void shim_cmd_relay (struct shim *s, int sig);
+
+/* True if the output files are capped (--max-output). */
+bool shim_cmd_capped (const struct shim *s);
+
+/* Cut the output files back to the cap. wait_ns is the interval that led
+ * here; returns the next one: shorter while the command writes past the
+ * cap, doubling up to 30 s while it does not. */
+long long shim_cmd_cap (struct shim *s, long long wait_ns);
+
+/* The command's process has exited and is not reaped yet (its pid, the
+ * group's id, cannot be reused): kill what is left of its group and
+ * cgroup. */
+void shim_cmd_exited (struct shim *s);
+
+/* After the reap: cut the output files a last time, remove the cgroup and
+ * write the exit file with status. Returns 0, or -1 (said on stderr; exit
+ * code 3). */
+int shim_cmd_finish (struct shim *s, int status);
+
+/* Close and free. Accepts NULL. */
+void shim_cmd_free (struct shim *s);
+
+#endif /* CAIRN_SHIM_CMD_H */
