@@ -705,6 +705,23 @@ static void spawner_cb (struct ev_loop *loop, ev_io *w, int revents)
     cairnd_spawner_lost (w->data);
 }
 
+/* The supervisor saw commands through: collect them. */
+static void spawner_msgs_cb (struct ev_loop *loop, ev_io *w, int revents)
+{
+    struct cairnd *d = w->data;
+    struct spawner_msg m;
+
+    while (spawner_ended (d->spawner, &m) == 0)
+        proc_ended (d, m.execid, m.code);
+    if (errno == EPIPE)
+        cairnd_spawner_lost (d);
+}
+
+void cairnd_spawner_poke (struct cairnd *d)
+{
+    ev_feed_event (d->loop, &d->spawner_msgs, EV_READ);
+}
+
 /* cairn-shim: the config's, else next to our own executable, else the
  * install location. */
 static char *find_shim (const struct cairn_config *cfg)
@@ -800,6 +817,10 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
                 EV_READ);
     d->spawner_watch.data = d;
     ev_io_start (d->loop, &d->spawner_watch);
+    ev_io_init (&d->spawner_msgs, spawner_msgs_cb, spawner_sock (d->spawner),
+                EV_READ);
+    d->spawner_msgs.data = d;
+    ev_io_start (d->loop, &d->spawner_msgs);
     ev_signal_init (&d->sigterm, signal_cb, SIGTERM);
     ev_signal_init (&d->sigint, signal_cb, SIGINT);
     d->sigterm.data = d->sigint.data = d;
@@ -931,6 +952,7 @@ void cairnd_destroy (struct cairnd *d)
     if (d->loop) {
         ev_prepare_stop (d->loop, &d->prepare);
         ev_io_stop (d->loop, &d->spawner_watch);
+        ev_io_stop (d->loop, &d->spawner_msgs);
         ev_timer_stop (d->loop, &d->purge_timer);
         ev_timer_stop (d->loop, &d->reap_timer);
         ev_timer_stop (d->loop, &d->output_timer);

@@ -64,6 +64,9 @@ struct watch {
     char execid[EXECID_LEN + 1];
     pid_t pid;
     int pidfd;
+    bool supervised; /* our supervisor's: its end comes as an ENDED, and
+                      * io is not started (it is readable at the exit,
+                      * before the exit file is written) */
     ev_io io;
 };
 
@@ -90,6 +93,7 @@ struct cairnd {
     struct exitdir xd;       /* the shims' files (exitdir.h) */
     struct spawner *spawner;   /* forked before anything below was opened */
     ev_io spawner_watch;       /* its pidfd: readable when it died */
+    ev_io spawner_msgs;        /* its socket: ENDED notices */
     struct journal *journal;
     struct server *server;
     struct server *public_server; /* cfg public-socket, or NULL */
@@ -164,6 +168,8 @@ void cairnd_sub_add (struct jobentry *je,
                      json_t *sent);
 void cairnd_conn_gone (struct cairnd *d, struct conn *c);
 void cairnd_spawner_lost (struct cairnd *d) __attribute__ ((noreturn));
+/* ENDED notices may wait in the spawner's queue: look at them next turn. */
+void cairnd_spawner_poke (struct cairnd *d);
 bool cairnd_journal_full (struct cairnd *d);
 
 /* daemon_proc.c */
@@ -199,6 +205,12 @@ int watch_add (struct cairnd *d,
                pid_t pid,
                int pidfd);
 int proc_watch (struct jobentry *je, const char *execid, pid_t pid, int pidfd);
+/* The process of execid is our supervisor's: its end comes as an ENDED
+ * (proc_ended), not through its pidfd. */
+void watch_supervised (struct cairnd *d, const char *execid);
+/* The supervisor saw execid through: code 0, its exit file is written;
+ * else the shim exit code that says why not (shim_proto.h). */
+void proc_ended (struct cairnd *d, const char *execid, int code);
 void proc_unwatch (struct cairnd *d, const char *execid);
 void proc_signal (struct cairnd *d, const char *execid, int signum);
 void proc_finished (struct jobentry *je, const char *execid, bool lost);

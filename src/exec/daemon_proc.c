@@ -6,11 +6,13 @@
  */
 #include <errno.h>
 #include <grp.h>
+#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <unistd.h>
 
 #include "exec/daemon_private.h"
@@ -117,6 +119,32 @@ int watch_add (struct cairnd *d,
     w->io.data = w;
     ev_io_start (d->loop, &w->io);
     return 0;
+}
+
+void watch_supervised (struct cairnd *d, const char *execid)
+{
+    struct watch *w = hashmap_get (d->watches, execid);
+    if (!w)
+        return;
+    ev_io_stop (d->loop, &w->io);
+    w->supervised = true;
+}
+
+void proc_ended (struct cairnd *d, const char *execid, int code)
+{
+    struct watch *w = execid ? hashmap_get (d->watches, execid) : NULL;
+    char id[EXECID_LEN + 1];
+
+    if (!w)
+        return; /* not watched (could not be): its files go with the job */
+    struct jobentry *je = w->je;
+    struct nproc *np = w->np;
+    snprintf (id, sizeof (id), "%s", execid);
+    proc_unwatch (d, id);
+    if (np)
+        node_collect (d, np, code << 8);
+    else
+        proc_collect (je, id, code << 8);
 }
 
 int proc_watch (struct jobentry *je, const char *execid, pid_t pid, int pidfd)
@@ -370,6 +398,9 @@ int shim_start (struct cairnd *d,
         return -1;
     }
     CRASHPOINT ("exec.spawn.after");
+    cairnd_spawner_poke (d);
+    if (out->pid == 0) /* nothing started: the exit file says why */
+        return 0;
     d->nspawned++;
     start_time_check (d, execid, out);
     return 0;
@@ -404,10 +435,17 @@ int proc_spawn (struct jobentry *je, const char *execid)
                                             : -1,
                     &st, &err) < 0)
         goto failed;
+    if (st.pid == 0) { /* its exit file says why it could not start */
+        proc_collect (je, execid, 0);
+        job_argv_free (argv);
+        json_decref (env);
+        return 0;
+    }
     if (proc_watch (je, execid, st.pid, st.pidfd) < 0) {
         close (st.pidfd);
         log_msg (LOG_ERR, "%s: cannot watch pid %d", execid, (int)st.pid);
-    }
+    } else
+        watch_supervised (d, execid);
     cairnd_ctx (d, &ctx);
     if (job_proc_spawned (je->job, &ctx, execid, st.pid, st.starttime,
                           d->bootid, je->pending) < 0)
@@ -427,13 +465,37 @@ failed:
     return -1;
 }
 
+#ifndef PIDFD_SIGNAL_PROCESS_GROUP
+#define PIDFD_SIGNAL_PROCESS_GROUP (1U << 2)
+#endif
+
+/* Send signum to the process group the process of pidfd leads (every
+ * command leads its own). Through the pidfd (Linux 6.9) the group cannot
+ * be a stranger's; before 6.9, kill(-pid) while the pidfd says the leader
+ * has not exited: its pid, the group's id, cannot be reused before its
+ * supervisor reaps it, which is after its exit. */
+static int cmd_signal (int pidfd, pid_t pid, int signum)
+{
+    if (pidfd_send_signal (pidfd, signum, NULL, PIDFD_SIGNAL_PROCESS_GROUP) ==
+        0)
+        return 0;
+    if (errno != EINVAL)
+        return -1;
+    struct pollfd pf = {.fd = pidfd, .events = POLLIN};
+    if (poll (&pf, 1, 0) != 0) {
+        errno = ESRCH;
+        return -1;
+    }
+    return kill (-pid, signum);
+}
+
 void proc_signal (struct cairnd *d, const char *execid, int signum)
 {
     struct watch *w = execid ? hashmap_get (d->watches, execid) : NULL;
     if (!w)
         return; /* ended meanwhile: its exit is on its way */
     CRASHPOINT ("exec.signal.before");
-    if (shim_signal (w->pidfd, signum) < 0 && errno != ESRCH)
+    if (cmd_signal (w->pidfd, w->pid, signum) < 0 && errno != ESRCH)
         log_msg (LOG_WARNING, "%s: signal %d: %s", execid, signum,
                  strerror (errno));
     CRASHPOINT ("exec.signal.after");

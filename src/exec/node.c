@@ -341,10 +341,15 @@ static void spawn (struct cairnd *d, struct nproc *np)
         end_with (d, np, "failed", err.text);
         goto done;
     }
+    if (st.pid == 0) { /* its exit file says why it could not start */
+        node_collect (d, np, 0);
+        goto done;
+    }
     if (watch_add (d, NULL, np, np->execid, st.pid, st.pidfd) < 0) {
         close (st.pidfd);
         log_msg (LOG_ERR, "%s: cannot watch pid %d", np->execid, (int)st.pid);
-    }
+    } else
+        watch_supervised (d, np->execid);
     rec_set (np, "state", json_string ("running"));
     rec_set (np, "pid", json_integer (st.pid));
     rec_set (np, "starttime", json_integer ((json_int_t)st.starttime));

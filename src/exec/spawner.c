@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,9 @@ struct spawner {
     pid_t pid;
     int pidfd;
     int sock;
+    bool kill_on_destroy; /* not yet supervising: a failed create */
+    struct spawner_msg *ended; /* ENDED read while waiting for a STARTED */
+    size_t nended, ended_room;
 };
 
 
@@ -141,6 +145,7 @@ error:
         if (ep[i] >= 0)
             close (ep[i]);
     }
+    sp->kill_on_destroy = true;
     spawner_destroy (sp);
     errno = e;
     return NULL;
@@ -193,11 +198,13 @@ request_encode (const char *path, char *const *av, char *const *envp, size_t *le
     return buf;
 }
 
-/* Read the reply and the pidfd that may ride with it. */
-static int reply_recv (int sock, struct spawner_reply *r, int *fd)
+/* Read one message and the pidfd that may ride with it. flags: 0 or
+ * MSG_DONTWAIT (then EAGAIN when there is none). EOF or a torn message is
+ * EPIPE: the spawner is gone. */
+static int msg_recv (int sock, struct spawner_msg *m, int *fd, int flags)
 {
     char cbuf[CMSG_SPACE (sizeof (int))];
-    struct iovec iov = {.iov_base = r, .iov_len = sizeof (*r)};
+    struct iovec iov = {.iov_base = m, .iov_len = sizeof (*m)};
     struct msghdr msg = {.msg_iov = &iov,
                          .msg_iovlen = 1,
                          .msg_control = cbuf,
@@ -205,7 +212,8 @@ static int reply_recv (int sock, struct spawner_reply *r, int *fd)
     ssize_t n;
 
     *fd = -1;
-    while ((n = recvmsg (sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+    while ((n = recvmsg (sock, &msg, MSG_CMSG_CLOEXEC | flags)) < 0 &&
+           errno == EINTR)
         ;
     if (n < 0)
         return -1;
@@ -214,14 +222,71 @@ static int reply_recv (int sock, struct spawner_reply *r, int *fd)
         if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
             memcpy (fd, CMSG_DATA (c), sizeof (int));
     }
-    if (n != (ssize_t)sizeof (*r)) { /* EOF or a torn reply: spawner gone */
+    if (n != (ssize_t)sizeof (*m) ||
+        (m->type != SPAWNER_MSG_STARTED && m->type != SPAWNER_MSG_ENDED)) {
         if (*fd >= 0)
             close (*fd);
         *fd = -1;
         errno = EPIPE;
         return -1;
     }
+    m->execid[sizeof (m->execid) - 1] = '\0';
     return 0;
+}
+
+static int ended_keep (struct spawner *sp, const struct spawner_msg *m)
+{
+    if (sp->nended == sp->ended_room) {
+        size_t room = sp->ended_room ? sp->ended_room * 2 : 16;
+        struct spawner_msg *n = realloc (sp->ended, room * sizeof (*n));
+        if (!n)
+            return -1;
+        sp->ended = n;
+        sp->ended_room = room;
+    }
+    sp->ended[sp->nended++] = *m;
+    return 0;
+}
+
+/* Wait for the STARTED that answers our request, keeping the ENDED that
+ * come before it for spawner_ended(). */
+static int started_recv (struct spawner *sp, struct spawner_msg *m, int *fd)
+{
+    for (;;) {
+        if (msg_recv (sp->sock, m, fd, 0) < 0)
+            return -1;
+        if (m->type == SPAWNER_MSG_STARTED)
+            return 0;
+        if (*fd >= 0)
+            close (*fd);
+        if (ended_keep (sp, m) < 0)
+            return -1;
+    }
+}
+
+int spawner_ended (struct spawner *sp, struct spawner_msg *m)
+{
+    int fd;
+
+    if (sp->nended > 0) {
+        *m = sp->ended[0];
+        memmove (sp->ended, sp->ended + 1, --sp->nended * sizeof (*m));
+        return 0;
+    }
+    for (;;) {
+        if (msg_recv (sp->sock, m, &fd, MSG_DONTWAIT) < 0)
+            return -1;
+        if (fd >= 0)
+            close (fd);
+        if (m->type == SPAWNER_MSG_ENDED)
+            return 0;
+        /* a STARTED nobody waits for: cannot happen */
+    }
+}
+
+int spawner_sock (const struct spawner *sp)
+{
+    return sp->sock;
 }
 
 int spawner_spawn (struct spawner *sp,
@@ -234,7 +299,7 @@ int spawner_spawn (struct spawner *sp,
     char maxbuf[24];
     char **av = NULL, *req = NULL;
     size_t len;
-    struct spawner_reply r;
+    struct spawner_msg r;
     int e, fd;
 
     if ((e = fault_inject ("exec.spawn")))
@@ -251,20 +316,27 @@ int spawner_spawn (struct spawner *sp,
         return errset (err, e, "spawn %s: %s", spec->shim,
                        e == E2BIG ? "command and environment too large"
                                   : strerror (e));
-    if (send_all (sp->sock, req, len) < 0 || reply_recv (sp->sock, &r, &fd) < 0) {
+    if (send_all (sp->sock, req, len) < 0 || started_recv (sp, &r, &fd) < 0) {
         e = errno == ECONNRESET ? EPIPE : errno;
         free (req);
         return errset (err, e, "spawn %s: the spawner (pid %d) is gone: %s",
                        spec->shim, (int)sp->pid, strerror (e));
     }
     free (req);
-    if (r.errnum != 0) {
+    if (r.errnum != 0 || r.pid <= 0) {
         if (fd >= 0)
             close (fd);
+        if (r.errnum == 0) { /* nothing was started: the exit file says why */
+            *pid = 0;
+            *pidfd = -1;
+            return 0;
+        }
         return errset (err, r.errnum, "spawn %s: %s", spec->shim,
-                       strerror (r.errnum));
+                       r.errnum == EEXIST
+                           ? "its execid was used already; not running it"
+                           : strerror (r.errnum));
     }
-    if (fd < 0 || r.pid <= 0)
+    if (fd < 0)
         return errset (err, EPROTO, "spawn %s: the spawner sent no pidfd",
                        spec->shim);
     *pid = r.pid;
@@ -291,7 +363,8 @@ void spawner_destroy (struct spawner *sp)
     int saved = errno;
     if (sp->sock >= 0)
         close (sp->sock);
-    if (sp->pid > 0) {
+    free (sp->ended);
+    if (sp->pid > 0 && sp->kill_on_destroy) {
         /* EOF makes it exit; SIGKILL in case it is stuck in a clone */
         if (sp->pidfd >= 0) {
             siginfo_t si;

@@ -82,6 +82,15 @@ int spawner_spawn (struct spawner *sp,
                    unsigned long long *starttime,
                    struct cairn_error *err);
 
+/* The next ENDED message (spawner_proto.h) into *m: a command the
+ * supervisor has seen through (its exit file written, its process
+ * reaped). Returns 0, or -1 with errno EAGAIN (none now) or EPIPE (the
+ * supervisor is gone). SUPERVISOR BRANCH: work in progress. */
+int spawner_ended (struct spawner *sp, struct spawner_msg *m);
+
+/* The socket to the supervisor: readable when an ENDED may be there. */
+int spawner_sock (const struct spawner *sp);
+
 /* A pidfd on the spawner process (readable when it has exited), so that the
  * caller can notice its death without waiting for the next spawn. */
 int spawner_pidfd (const struct spawner *sp);

@@ -36,4 +36,25 @@ struct spawner_reply {
     uint64_t starttime;
 };
 
+/* The supervisor's messages (SUPERVISOR BRANCH, work in progress): one
+ * ordered stream of fixed-size messages. A STARTED answers each request,
+ * in the order of the requests: pid > 0 with its pidfd along (SCM_RIGHTS),
+ * or pid 0 when no process could be made (errnum 0: the exit file says
+ * why; EEXIST: the execid was used already and nothing was touched). An
+ * ENDED follows, once the command's exit file is written and its process
+ * reaped (code 0), or when it could not be written (code 3). */
+enum spawner_msg_type {
+    SPAWNER_MSG_STARTED = 1,
+    SPAWNER_MSG_ENDED = 2,
+};
+
+struct spawner_msg {
+    int32_t type;
+    int32_t errnum;
+    int32_t pid;
+    int32_t code;
+    uint64_t starttime;
+    char execid[40];
+};
+
 #endif /* CAIRN_EXEC_SPAWNER_PROTO_H */
