@@ -300,8 +300,7 @@ respond_subs (struct jobentry *je, const json_t *entry, const char *name)
         return;
     for (struct sub *s = je->subs; s; s = s->next) {
         if ((accept && s->reattached) ||
-            (start && s->reattached && !s->events) ||
-            (progress && !s->events))
+            (start && s->reattached && !s->events) || (progress && !s->events))
             continue;
         CRASHPOINT ("exec.respond.before");
         if (conn_respond (s->conn, s->matchtag, payload) < 0)
@@ -402,10 +401,8 @@ static void journal_failed (struct cairnd *d, const char *why)
 
 /* A drain event: each of its ranks in the journal's drains table (cairn
  * drain lists it, cairn undrain clears it), in the same commit. */
-static int stage_drain (struct cairnd *d,
-                        const struct job *job,
-                        double t,
-                        json_t *ctx)
+static int
+stage_drain (struct cairnd *d, const struct job *job, double t, json_t *ctx)
 {
     const char *ranks = NULL, *reason = "", *hosts = NULL;
     struct idset *set;
@@ -417,14 +414,14 @@ static int stage_drain (struct cairnd *d,
                      "hosts", &hosts) < 0 ||
         !(set = idset_decode (ranks, NULL)))
         return 0; /* the fold took it: cannot happen */
-    if (hosts) /* the event's: the i-th host is the i-th rank's */
+    if (hosts)    /* the event's: the i-th host is the i-th rank's */
         hl = hostlist_decode (hosts, NULL);
     for (uint32_t r = idset_first (set); r != IDSET_INVALID_ID && rc == 0;
          r = idset_next (set, r), i++) {
         const char *host = hl ? hostlist_nth (hl, i) : NULL;
-        json_t *o = json_pack ("{s:s s:s s:f s:I}", "host", host ? host : "",
-                               "reason", reason, "time", t, "job",
-                               (json_int_t)job_id (job));
+        json_t *o =
+            json_pack ("{s:s s:s s:f s:I}", "host", host ? host : "", "reason",
+                       reason, "time", t, "job", (json_int_t)job_id (job));
         char *rec = o ? json_dumps (o, JSON_COMPACT) : NULL;
         rc = rec ? journal_drain (d->journal, r, rec) : -1;
         free (rec);
@@ -584,8 +581,9 @@ static void purge_cb_timer (struct ev_loop *loop, ev_timer *w, int revents)
         CRASHPOINT ("journal.purge");
         if (journal_commit (d->journal, &err) < 0)
             journal_failed (d, err.text);
-        log_msg (LOG_DEBUG, "retention: purged %zu finished jobs (or node "
-                            "records)",
+        log_msg (LOG_DEBUG,
+                 "retention: purged %zu finished jobs (or node "
+                 "records)",
                  p.n);
         if (p.n == sizeof (p.ids) / sizeof (p.ids[0]))
             ev_feed_event (loop, w, EV_TIMER); /* more to do: next turn */
@@ -803,9 +801,11 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
         goto error;
     d->exitdir = d->xd.fd;
     if (!d->xd.trusted)
-        log_msg (LOG_INFO, "%s: not sealed under this boot: a process with "
+        log_msg (LOG_INFO,
+                 "%s: not sealed under this boot: a process with "
                  "no start marker and no exit status is lost, not started "
-                 "again", d->xd.path);
+                 "again",
+                 d->xd.path);
     if (!(d->loop = ev_loop_new (EVFLAG_SIGNALFD | EVFLAG_NOSIGMASK))) {
         errset (err, ENOMEM, "cannot create the event loop");
         goto error;
@@ -894,8 +894,9 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
         log_msg (LOG_INFO, "running as root: each job's shells run as the "
                            "job's user; prolog and epilog as root");
     else
-        log_msg (LOG_INFO, "running as uid %u, not root: it runs jobs of uid "
-                           "%u only",
+        log_msg (LOG_INFO,
+                 "running as uid %u, not root: it runs jobs of uid "
+                 "%u only",
                  (unsigned)d->uid, (unsigned)d->uid);
     if (d->node)
         log_msg (LOG_INFO, "listening on %s as a node (journal %s)",

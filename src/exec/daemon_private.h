@@ -68,6 +68,8 @@ struct watch {
                       * io is not started (it is readable at the exit,
                       * before the exit file is written) */
     ev_io io;
+    ev_timer settle; /* another's command that exited: wait for its exit
+                      * file until its supervisor reaps it */
 };
 
 /* A reply held back until the events that justify it are committed. */

@@ -37,8 +37,8 @@ static bool env_private (const char *entry)
  * shim sets them from the user's entry unless `add` has them. */
 static bool env_login (const char *entry)
 {
-    static const char *const names[] = {"HOME=", "USER=", "LOGNAME=",
-                                        "SHELL=", "MAIL=", "XDG_RUNTIME_DIR="};
+    static const char *const names[] = {
+        "HOME=", "USER=", "LOGNAME=", "SHELL=", "MAIL=", "XDG_RUNTIME_DIR="};
     for (size_t i = 0; i < sizeof (names) / sizeof (names[0]); i++)
         if (strncmp (entry, names[i], strlen (names[i])) == 0)
             return true;
@@ -87,6 +87,8 @@ nomem:
 }
 
 static void watch_cb (struct ev_loop *loop, ev_io *w, int revents);
+static void settle_cb (struct ev_loop *loop, ev_timer *t, int revents);
+#define SETTLE_INTERVAL 0.005
 
 int watch_add (struct cairnd *d,
                struct jobentry *je,
@@ -115,6 +117,8 @@ int watch_add (struct cairnd *d,
         free (w);
         return -1;
     }
+    ev_timer_init (&w->settle, settle_cb, SETTLE_INTERVAL, SETTLE_INTERVAL);
+    w->settle.data = w;
     ev_io_init (&w->io, watch_cb, pidfd, EV_READ);
     w->io.data = w;
     ev_io_start (d->loop, &w->io);
@@ -158,6 +162,7 @@ void proc_unwatch (struct cairnd *d, const char *execid)
     if (!w)
         return;
     ev_io_stop (d->loop, &w->io);
+    ev_timer_stop (d->loop, &w->settle);
     close (w->pidfd);
     hashmap_del (d->watches, execid);
     free (w);
@@ -196,19 +201,19 @@ void proc_collect (struct jobentry *je, const char *execid, int shim_status)
     output_flush (je, p);
     CRASHPOINT ("exec.exitfile.read");
     long long osz, esz;
-    if (exitfile_read_sized (d->exitdir, execid, &status, &error, &osz,
-                             &esz) == 0) {
+    if (exitfile_read_sized (d->exitdir, execid, &status, &error, &osz, &esz) ==
+        0) {
         size_t room = job_output_room (je->job, p->phase), olen = 0, elen = 0;
         bool otrunc = false, etrunc = false;
         /* a file the shim saw empty is not opened (most are) */
         char *out = osz == 0 ? NULL
                              : exitfile_read_output (d->exitdir, execid, "out",
                                                      room, &olen, &otrunc);
-        char *err = esz == 0 ? NULL
-                             : exitfile_read_output (
-                                   d->exitdir, execid, "err",
-                                   room > olen ? room - olen : 0, &elen,
-                                   &etrunc);
+        char *err = esz == 0
+                        ? NULL
+                        : exitfile_read_output (d->exitdir, execid, "err",
+                                                room > olen ? room - olen : 0,
+                                                &elen, &etrunc);
         if (job_proc_exited (je->job, &ctx, execid, status, error, out, otrunc,
                              err, etrunc, je->pending) < 0)
             log_msg (LOG_ERR, "job %s: exit of %s: %s", je->key, execid,
@@ -226,8 +231,8 @@ void proc_collect (struct jobentry *je, const char *execid, int shim_status)
         snprintf (note, sizeof (note),
                   "cairn-shim (pid %d) ended before starting the command",
                   (int)p->pid);
-        log_msg (LOG_INFO, "job %s: %s: %s: starting it again", je->key,
-                 execid, note);
+        log_msg (LOG_INFO, "job %s: %s: %s: starting it again", je->key, execid,
+                 note);
         if (job_proc_unstarted (je->job, &ctx, execid, note, je->pending) < 0)
             log_msg (LOG_ERR, "job %s: restart of %s: %s", je->key, execid,
                      strerror (errno));
@@ -241,23 +246,56 @@ void proc_collect (struct jobentry *je, const char *execid, int shim_status)
     cairnd_dirty (je);
 }
 
-static void watch_cb (struct ev_loop *loop, ev_io *io, int revents)
+/* The end of a watched process that is not our child: its supervisor
+ * (an earlier cairnd's) writes the exit file while the process is a
+ * zombie and reaps it after. Collect once the file is there, or once the
+ * process is reaped without one (its supervisor died). */
+static bool settled (struct watch *w)
 {
-    struct watch *w = io->data;
+    int status;
+    char *error = NULL;
+    if (exitfile_read (w->d->exitdir, w->execid, &status, &error) == 0) {
+        free (error);
+        return true;
+    }
+    return pidfd_send_signal (w->pidfd, 0, NULL, 0) < 0 && errno == ESRCH;
+}
+
+static void watch_end (struct watch *w, int shim_status)
+{
     struct jobentry *je = w->je;
     struct nproc *np = w->np;
     struct cairnd *d = w->d;
-    int shim_status = -1;
     char execid[EXECID_LEN + 1];
 
     snprintf (execid, sizeof (execid), "%s", w->execid);
-    if (shim_reap (w->pidfd, &shim_status) < 0 && errno == EAGAIN)
-        return; /* spurious wake-up */
     proc_unwatch (d, execid);
     if (np)
         node_collect (d, np, shim_status);
     else
         proc_collect (je, execid, shim_status);
+}
+
+static void settle_cb (struct ev_loop *loop, ev_timer *t, int revents)
+{
+    struct watch *w = t->data;
+    if (settled (w))
+        watch_end (w, -1);
+}
+
+static void watch_cb (struct ev_loop *loop, ev_io *io, int revents)
+{
+    struct watch *w = io->data;
+    int shim_status = -1;
+
+    if (shim_reap (w->pidfd, &shim_status) < 0 && errno == EAGAIN)
+        return; /* spurious wake-up */
+    if (shim_status < 0 && !settled (w)) {
+        ev_io_stop (loop, &w->io);
+        ev_timer_start (loop, &w->settle);
+        return;
+    }
+    watch_end (w, shim_status);
 }
 
 /* The user's entry through NSS (what the static shim cannot use): its
@@ -327,8 +365,8 @@ static void start_time_check (struct cairnd *d,
     unsigned long long ticks = d->clock_starts_bad ? 0 : out->starttime;
     if (ticks != 0 && d->test_clock_skew)
         ticks++;
-    bool check = d->nspawned <= START_CHECKS ||
-                 d->nspawned % START_CHECK_EVERY == 0;
+    bool check =
+        d->nspawned <= START_CHECKS || d->nspawned % START_CHECK_EVERY == 0;
 
     if (ticks != 0 && !check)
         return;
@@ -385,8 +423,8 @@ int shim_start (struct cairnd *d,
                              .uid = as_user ? (uid_t)user : 0,
                              .groups = groups,
                              .ngroups = ngroups,
-                             .cgroup = cgroup_path (d, execid, cg,
-                                                    sizeof (cg))};
+                             .cgroup =
+                                 cgroup_path (d, execid, cg, sizeof (cg))};
     CRASHPOINT ("exec.spawn.before");
     rc = spawner_spawn (d->spawner, &spec, &out->pid, &out->pidfd,
                         &out->starttime, err);
@@ -429,11 +467,10 @@ int proc_spawn (struct jobentry *je, const char *execid)
     }
     /* no more output than could still be journaled; a shell runs as its
      * job's user, a prolog or epilog as cairnd's (the site's scripts) */
-    if (shim_start (d, execid, argv, env, cwd,
-                    job_output_room (je->job, p->phase),
-                    p->phase == PHASE_SHELL ? (int64_t)job_userid (je->job)
-                                            : -1,
-                    &st, &err) < 0)
+    if (shim_start (
+            d, execid, argv, env, cwd, job_output_room (je->job, p->phase),
+            p->phase == PHASE_SHELL ? (int64_t)job_userid (je->job) : -1, &st,
+            &err) < 0)
         goto failed;
     if (st.pid == 0) { /* its exit file says why it could not start */
         proc_collect (je, execid, 0);

@@ -25,11 +25,10 @@ struct spawner {
     pid_t pid;
     int pidfd;
     int sock;
-    bool kill_on_destroy; /* not yet supervising: a failed create */
+    bool kill_on_destroy;      /* not yet supervising: a failed create */
     struct spawner_msg *ended; /* ENDED read while waiting for a STARTED */
     size_t nended, ended_room;
 };
-
 
 /* ---- both sides ---- */
 
@@ -49,7 +48,6 @@ static int send_all (int fd, const void *buf, size_t len)
     }
     return 0;
 }
-
 
 /* ---- cairnd's side ---- */
 
@@ -173,8 +171,10 @@ static char *put_strings (char *p, char *const *v, size_t n)
 }
 
 /* The request for (path, av, envp): a u32 length and the strings. */
-static char *
-request_encode (const char *path, char *const *av, char *const *envp, size_t *len)
+static char *request_encode (const char *path,
+                             char *const *av,
+                             char *const *envp,
+                             size_t *len)
 {
     size_t total = strlen (path) + 1, nav, nenv;
     char *buf, *p;

@@ -223,7 +223,6 @@ static void fresh_setup (void)
         close (nul);
 }
 
-
 /* ---- the commands we supervise ---- */
 
 /* CAIRN_TEST_SPAWN_HOLD (spawner.h), or NULL. */
@@ -231,7 +230,7 @@ static const char *hold;
 
 struct sup_cmd {
     struct shim *s;
-    char *req;        /* its request: s points into it */
+    char *req; /* its request: s points into it */
     char **argv, **envp;
     pid_t pid;
     char execid[SHIM_EXECID_LEN + 1];
@@ -282,7 +281,8 @@ static int wait_status (const siginfo_t *si)
 
 static void ended_send (int sock, pid_t pid, const char *execid, int code)
 {
-    struct spawner_msg m = {.type = SPAWNER_MSG_ENDED, .pid = pid, .code = code};
+    struct spawner_msg m = {
+        .type = SPAWNER_MSG_ENDED, .pid = pid, .code = code};
     snprintf (m.execid, sizeof (m.execid), "%s", execid);
     (void)msg_send (sock, &m, -1); /* cairnd gone: the exit file says it */
 }
