@@ -758,6 +758,7 @@ struct shim *shim_cmd_parse (int argc, char *argv[], const char *execid)
     s->execid = execid;
     if (parse_args (s, argc, argv) < 0) {
         shim_cmd_free (s);
+        errno = EINVAL;
         return NULL;
     }
     return s;

@@ -23,8 +23,8 @@ struct shim;
 #define SHIM_CAP_FIRST_NS (100LL * 1000 * 1000)
 
 /* Parse a shim's argv (argv[0] its name; shim_proto.h) for the command of
- * execid. Returns the command, or NULL: usage error (said on stderr, exit
- * code 2) or out of memory (errno ENOMEM). */
+ * execid. Returns the command, or NULL with errno: EINVAL, a usage error
+ * (said on stderr; exit code 2), or ENOMEM. */
 struct shim *shim_cmd_parse (int argc, char *argv[], const char *execid);
 
 /* Open --exitdir. Returns 0, or -1 (said on stderr; exit code 3). */
