@@ -800,6 +800,11 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
                       d->bootid, d->uid, &d->xd, err) < 0)
         goto error;
     d->exitdir = d->xd.fd;
+    bool waited;
+    if (exitdir_settle (&d->xd, &waited, err) < 0)
+        goto error;
+    if (waited)
+        log_msg (LOG_INFO, "waited for a start the last cairnd asked for");
     if (!d->xd.trusted)
         log_msg (LOG_INFO,
                  "%s: not sealed under this boot: a process with "

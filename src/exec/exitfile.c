@@ -185,6 +185,33 @@ bool exitfile_started (int dirfd, const char *execid)
     return errno != ENOENT;
 }
 
+int exitfile_marker (int dirfd,
+                     const char *execid,
+                     pid_t *pid,
+                     unsigned long long *boot_ns)
+{
+    char name[SHIM_NAME_MAX], *buf, *end;
+    unsigned long long p, ns;
+
+    if (make_name (name, sizeof (name), execid, SHIM_SUFFIX_STARTED) < 0 ||
+        !(buf = read_at (dirfd, name, 64, NULL, NULL)))
+        return -1;
+    errno = 0;
+    p = strtoull (buf, &end, 10);
+    bool ok = end != buf && *end == ' ' && p > 0 && p <= INT_MAX;
+    if (ok) {
+        char *num = end + 1;
+        ns = strtoull (num, &end, 10);
+        ok = end != num && *end == '\n' && errno == 0;
+    }
+    free (buf);
+    if (!ok)
+        return 0;
+    *pid = (pid_t)p;
+    *boot_ns = ns;
+    return 1;
+}
+
 /* The name of an output file of stream "out" or "err"; EINVAL else. */
 static int
 output_name (char *name, size_t size, const char *execid, const char *stream)

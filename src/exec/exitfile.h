@@ -48,6 +48,17 @@ int exitfile_read_sized (int dirfd,
  * is the answer that never runs a command twice. */
 bool exitfile_started (int dirfd, const char *execid);
 
+/* What the marker of execid says of the command's process (shim_proto.h):
+ * its pid, and the boot clock in ns read after its start. Returns 1 with
+ * both set; 0 when the marker names no process (an empty one: a command
+ * that died between making it and writing it, or an older shim's); -1
+ * with errno: ENOENT (no marker), EINVAL (bad execid), or what open or
+ * read said. */
+int exitfile_marker (int dirfd,
+                     const char *execid,
+                     pid_t *pid,
+                     unsigned long long *boot_ns);
+
 /* Read up to max bytes of the command's output, stream "out" or "err".
  * Returns a malloc'd buffer (the caller frees) holding *len bytes plus a
  * terminating NUL (the output itself may contain NULs); *truncated is set

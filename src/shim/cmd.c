@@ -304,6 +304,33 @@ struct child_fds {
     pid_t shim;
 };
 
+/* Digits of v at the end of buf[0..len), which is where they start. */
+static char *put_ull (char *end, unsigned long long v)
+{
+    do
+        *--end = (char)('0' + v % 10);
+    while ((v /= 10) > 0);
+    return end;
+}
+
+/* The marker's content (shim_proto.h): "PID BOOTNS\n", our pid and the
+ * boot clock now, after our start. Best effort: an empty marker still
+ * says "may have run". No stdio: we are a vfork child. */
+static void marker_write (int fd)
+{
+    struct timespec ts;
+    char buf[64], *end = buf + sizeof (buf), *p;
+
+    if (clock_gettime (CLOCK_BOOTTIME, &ts) < 0)
+        return;
+    *--end = '\n';
+    p = put_ull (end, (unsigned long long)ts.tv_sec * 1000000000ull +
+                          (unsigned long long)ts.tv_nsec);
+    *--p = ' ';
+    p = put_ull (p, (unsigned long long)getpid ());
+    (void)!write (fd, p, (size_t)(buf + sizeof (buf) - p));
+}
+
 /* In the command's process, between vfork and exec. vfork, not fork: it
  * skips copying the shim's page tables and the copy-on-write faults that
  * follow (measurably cheaper per spawn). This is safe here because the
@@ -341,6 +368,7 @@ child_run (struct shim *s, const struct child_fds *f)
                  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
         child_fail (f->rep, STEP_MARKER);
+    marker_write (fd);
     close (fd);
     if (shim_kill_at_drop > 0) /* crash point "shim.drop.before" */
         kill (shim_kill_at_drop, SIGKILL);
@@ -773,6 +801,11 @@ int shim_cmd_opendir (struct shim *s)
         return -1;
     }
     return 0;
+}
+
+int shim_cmd_dirfd (const struct shim *s)
+{
+    return s->dirfd;
 }
 
 bool shim_cmd_used (struct shim *s)

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -338,14 +339,24 @@ static long long cmds_cap (void)
     return next;
 }
 
-/* Start the command of rq (read into buf); answer with STARTED. Returns
- * true if the command keeps buf and rq's arrays. */
-static bool start_one (int sock, char *buf, struct request *rq, pid_t cairnd)
+/* Is cairnd's end of the socket still open? */
+static bool cairnd_there (int sock)
+{
+    struct pollfd pf = {.fd = sock, .events = POLLIN};
+    return poll (&pf, 1, 0) >= 0 && !(pf.revents & (POLLHUP | POLLERR));
+}
+
+/* Start the command of rq (read into buf); answer with STARTED, or set
+ * *gone when cairnd is gone (nothing started, no answer). Returns true if
+ * the command keeps buf and rq's arrays. */
+static bool
+start_one (int sock, char *buf, struct request *rq, pid_t cairnd, bool *gone)
 {
     struct spawner_msg m = {.type = SPAWNER_MSG_STARTED};
     const char *execid = execid_of (rq->envp);
     struct shim *s = NULL;
-    int pidfd = -1;
+    struct sup_cmd *c = NULL;
+    int lockfd = -1, pidfd = -1;
 
     if (hold)
         hold_here (hold);
@@ -357,6 +368,17 @@ static bool start_one (int sock, char *buf, struct request *rq, pid_t cairnd)
     snprintf (m.execid, sizeof (m.execid), "%s", execid);
     if (shim_cmd_opendir (s) < 0) {
         m.errnum = errno ? errno : EIO;
+        goto reply;
+    }
+    /* At most once across cairnd's death: under the exit dir's shared
+     * lock, start only while cairnd is there. A restarted cairnd takes the
+     * lock exclusively before it judges any intent (exitdir_settle), so
+     * a start is either done (its marker written) by then, or never made. */
+    lockfd = shim_cmd_dirfd (s);
+    while (flock (lockfd, LOCK_SH) < 0 && errno == EINTR)
+        ;
+    if (!cairnd_there (sock)) {
+        *gone = true;
         goto reply;
     }
     if (shim_cmd_used (s)) {
@@ -374,14 +396,15 @@ static bool start_one (int sock, char *buf, struct request *rq, pid_t cairnd)
     }
     m.starttime = start_tick (before, boot_ns ());
     CRASHPOINT ("spawner.clone.after");
-    struct sup_cmd *c = cmd_add ();
+    c = cmd_add ();
     m.pid = shim_cmd_pid (s);
     if (!c || (pidfd = (int)syscall (SYS_pidfd_open, m.pid, 0)) < 0) {
         /* cannot keep it: it must not run unseen */
+        m.errnum = c ? errno : ENOMEM;
         shim_cmd_relay (s, SIGKILL);
         if (c)
             ncmds--;
-        m.errnum = c ? errno : ENOMEM;
+        c = NULL;
         m.pid = 0;
         while (waitpid (shim_cmd_pid (s), NULL, 0) < 0 && errno == EINTR)
             ;
@@ -397,8 +420,12 @@ static bool start_one (int sock, char *buf, struct request *rq, pid_t cairnd)
     c->cap_due = shim_cmd_capped (s) ? mono_ns () + c->cap_wait : 0;
     s = NULL;
 reply:
+    if (lockfd >= 0) /* the command exec'd, or its exit file is written */
+        (void)flock (lockfd, LOCK_UN);
     shim_kill_at_drop = 0;
     shim_cmd_free (s);
+    if (*gone)
+        return false;
     (void)msg_send (sock, &m, pidfd);
     if (pidfd >= 0)
         close (pidfd);
@@ -411,6 +438,7 @@ static int request_one (int sock, pid_t cairnd)
     uint32_t len;
     char *buf;
     struct request rq = {0};
+    bool gone = false;
 
     if (read_all (sock, &len, sizeof (len)) < 0)
         return -1;
@@ -423,12 +451,12 @@ static int request_one (int sock, pid_t cairnd)
     if (request_decode (buf, len, &rq) < 0) {
         struct spawner_msg m = {.type = SPAWNER_MSG_STARTED, .errnum = errno};
         (void)msg_send (sock, &m, -1);
-    } else if (start_one (sock, buf, &rq, cairnd))
+    } else if (start_one (sock, buf, &rq, cairnd, &gone))
         return 0;
     free (rq.argv);
     free (rq.envp);
     free (buf);
-    return 0;
+    return gone ? -1 : 0;
 }
 
 void shim_serve (int sock)
