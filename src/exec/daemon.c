@@ -595,11 +595,17 @@ static void purge_cb_timer (struct ev_loop *loop, ev_timer *w, int revents)
  * each child's stat. */
 #define REAP_INTERVAL 1.0
 
+static bool reap_keep (pid_t pid, void *arg)
+{
+    struct cairnd *d = arg;
+    return pid == spawner_pid (d->spawner) || watch_is_adopted (d, pid);
+}
+
 static void reap_cb (struct ev_loop *loop, ev_timer *w, int revents)
 {
     struct cairnd *d = w->data;
     int n = procfs_reap_strays (NULL, /* our own children: the real /proc */
-                                spawner_pid (d->spawner));
+                                reap_keep, d);
     if (n > 0)
         log_msg (LOG_DEBUG, "reaped %d process(es) that were not ours", n);
 }
@@ -686,21 +692,58 @@ static int statedir_lock (struct cairnd *d, struct cairn_error *err)
     return 0;
 }
 
-/* Without the spawner nothing can be started, and whether its last spawn
- * happened is unknown: stop as a crash would, and let the restart's
- * reconciliation settle every intent (what a SIGKILL here would do too). */
 void cairnd_spawner_lost (struct cairnd *d)
 {
     log_msg (LOG_ERR,
-             "the spawner process (pid %d) is gone; exiting so that a restart "
-             "reconciles the jobs",
+             "the supervisor (pid %d) died during a spawn; exiting so that a "
+             "restart reconciles the jobs",
              (int)spawner_pid (d->spawner));
     _exit (EXIT_FAILURE);
 }
 
+static void spawner_watch_start (struct cairnd *d)
+{
+    ev_io_set (&d->spawner_watch, spawner_pidfd (d->spawner), EV_READ);
+    ev_io_start (d->loop, &d->spawner_watch);
+    ev_io_set (&d->spawner_msgs, spawner_sock (d->spawner), EV_READ);
+    ev_io_start (d->loop, &d->spawner_msgs);
+}
+
+/* The supervisor died between spawns. What it saw through is in the
+ * ENDED notices it sent before it went; the rest of its commands are our
+ * children now (we are a subreaper and were its parent), and we see them
+ * through ourselves. Then a new supervisor starts the next commands. Its
+ * fork copies our descriptors only until its exec (all close-on-exec),
+ * and the child dies with us in that window (spawner.h). */
+static void spawner_replace (struct cairnd *d)
+{
+    struct cairn_error err = {{0}};
+    struct spawner_msg m;
+    pid_t old = spawner_pid (d->spawner);
+
+    CRASHPOINT ("exec.supervisor.lost");
+    while (spawner_ended (d->spawner, &m) == 0)
+        proc_ended (d, m.execid, m.code);
+    size_t n = watch_adopt_all (d);
+    ev_io_stop (d->loop, &d->spawner_watch);
+    ev_io_stop (d->loop, &d->spawner_msgs);
+    spawner_destroy (d->spawner); /* reaps it */
+    log_msg (LOG_ERR,
+             "the supervisor (pid %d) died; cairnd sees its %zu running "
+             "command(s) through (their output is no longer capped); "
+             "starting a new supervisor",
+             (int)old, n);
+    if (!(d->spawner = spawner_create (d->shim, &err))) {
+        log_msg (LOG_ERR, "%s; exiting so that a restart reconciles the jobs",
+                 err.text);
+        _exit (EXIT_FAILURE);
+    }
+    spawner_watch_start (d);
+}
+
 static void spawner_cb (struct ev_loop *loop, ev_io *w, int revents)
 {
-    cairnd_spawner_lost (w->data);
+    spawner_replace (w->data);
 }
 
 /* The supervisor saw commands through: collect them. */
@@ -711,8 +754,8 @@ static void spawner_msgs_cb (struct ev_loop *loop, ev_io *w, int revents)
 
     while (spawner_ended (d->spawner, &m) == 0)
         proc_ended (d, m.execid, m.code);
-    if (errno == EPIPE)
-        cairnd_spawner_lost (d);
+    if (errno == EPIPE) /* it died: its pidfd is readable, or soon is */
+        ev_io_stop (loop, w);
 }
 
 void cairnd_spawner_poke (struct cairnd *d)
@@ -818,14 +861,11 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
     ev_prepare_init (&d->prepare, prepare_cb);
     d->prepare.data = d;
     ev_prepare_start (d->loop, &d->prepare);
-    ev_io_init (&d->spawner_watch, spawner_cb, spawner_pidfd (d->spawner),
-                EV_READ);
+    ev_init (&d->spawner_watch, spawner_cb);
     d->spawner_watch.data = d;
-    ev_io_start (d->loop, &d->spawner_watch);
-    ev_io_init (&d->spawner_msgs, spawner_msgs_cb, spawner_sock (d->spawner),
-                EV_READ);
+    ev_init (&d->spawner_msgs, spawner_msgs_cb);
     d->spawner_msgs.data = d;
-    ev_io_start (d->loop, &d->spawner_msgs);
+    spawner_watch_start (d);
     ev_signal_init (&d->sigterm, signal_cb, SIGTERM);
     ev_signal_init (&d->sigint, signal_cb, SIGINT);
     d->sigterm.data = d->sigint.data = d;

@@ -67,6 +67,8 @@ struct watch {
     bool supervised; /* our supervisor's: its end comes as an ENDED, and
                       * io is not started (it is readable at the exit,
                       * before the exit file is written) */
+    bool adopted;    /* its supervisor died: our child now (we are a
+                      * subreaper); we write its exit file */
     ev_io io;
     ev_timer settle; /* another's command that exited: wait for its exit
                       * file until its supervisor reaps it */
@@ -123,6 +125,7 @@ struct cairnd {
     double t_start;
     /* counters for `stats` */
     uint64_t nspawned;
+    size_t nadopted; /* watches adopted from a dead supervisor */
     uint64_t ncommits;
     uint64_t njobs_done;
 };
@@ -169,6 +172,9 @@ void cairnd_sub_add (struct jobentry *je,
                      bool events,
                      json_t *sent);
 void cairnd_conn_gone (struct cairnd *d, struct conn *c);
+/* The supervisor died in the middle of a spawn: whether it started the
+ * command is unknown until its process can be looked for. Exit, so that
+ * the restart's reconciliation settles it. */
 void cairnd_spawner_lost (struct cairnd *d) __attribute__ ((noreturn));
 /* ENDED notices may wait in the spawner's queue: look at them next turn. */
 void cairnd_spawner_poke (struct cairnd *d);
@@ -210,6 +216,11 @@ int proc_watch (struct jobentry *je, const char *execid, pid_t pid, int pidfd);
 /* The process of execid is our supervisor's: its end comes as an ENDED
  * (proc_ended), not through its pidfd. */
 void watch_supervised (struct cairnd *d, const char *execid);
+/* Our supervisor died: every process it ran is our child now. Watch each
+ * through its pidfd, and write its exit file at its end. Returns how many. */
+size_t watch_adopt_all (struct cairnd *d);
+/* Is pid a process we watch as our own child (not a stray to reap)? */
+bool watch_is_adopted (struct cairnd *d, pid_t pid);
 /* The supervisor saw execid through: code 0, its exit file is written;
  * else the shim exit code that says why not (shim_proto.h). */
 void proc_ended (struct cairnd *d, const char *execid, int code);

@@ -134,6 +134,37 @@ void watch_supervised (struct cairnd *d, const char *execid)
     w->supervised = true;
 }
 
+size_t watch_adopt_all (struct cairnd *d)
+{
+    size_t pos = 0, n = 0;
+    struct watch *w;
+
+    while ((w = hashmap_next (d->watches, &pos, NULL))) {
+        if (!w->supervised)
+            continue;
+        w->supervised = false;
+        w->adopted = true;
+        d->nadopted++;
+        ev_io_start (d->loop, &w->io);
+        n++;
+    }
+    return n;
+}
+
+bool watch_is_adopted (struct cairnd *d, pid_t pid)
+{
+    size_t pos = 0;
+    struct watch *w;
+
+    if (d->nadopted == 0)
+        return false;
+    while ((w = hashmap_next (d->watches, &pos, NULL))) {
+        if (w->adopted && w->pid == pid)
+            return true;
+    }
+    return false;
+}
+
 void proc_ended (struct cairnd *d, const char *execid, int code)
 {
     struct watch *w = execid ? hashmap_get (d->watches, execid) : NULL;
@@ -163,6 +194,8 @@ void proc_unwatch (struct cairnd *d, const char *execid)
         return;
     ev_io_stop (d->loop, &w->io);
     ev_timer_stop (d->loop, &w->settle);
+    if (w->adopted)
+        d->nadopted--;
     close (w->pidfd);
     hashmap_del (d->watches, execid);
     free (w);
@@ -283,10 +316,43 @@ static void settle_cb (struct ev_loop *loop, ev_timer *t, int revents)
         watch_end (w, -1);
 }
 
+/* The end of an adopted command (watch_adopt_all): what its supervisor
+ * would have done. While it is a zombie its pid, its group's id, cannot be
+ * reused: kill what is left of the group and cgroup, write the exit file,
+ * then reap it. Reaped already (by the supervisor, before it died): its
+ * exit file says, or it is lost. */
+static void adopted_end (struct watch *w)
+{
+    struct cairnd *d = w->d;
+    int status;
+
+    if (shim_peek (w->pidfd, &status) < 0) {
+        if (errno == EAGAIN)
+            return; /* spurious wake-up */
+        watch_end (w, -1);
+        return;
+    }
+    (void)kill (-w->pid, SIGKILL);
+    cgroup_reap (d, w->execid);
+    CRASHPOINT ("exec.adopt.exitfile.before");
+    if (exitfile_write_status (d->exitdir, w->execid, status) < 0 &&
+        errno != EEXIST)
+        log_msg (LOG_ERR, "%s: cannot write its exit file: %s", w->execid,
+                 strerror (errno));
+    CRASHPOINT ("exec.adopt.reap.before");
+    (void)shim_reap (w->pidfd, &status);
+    watch_end (w, 0);
+}
+
 static void watch_cb (struct ev_loop *loop, ev_io *io, int revents)
 {
     struct watch *w = io->data;
     int shim_status = -1;
+
+    if (w->adopted) {
+        adopted_end (w);
+        return;
+    }
 
     if (shim_reap (w->pidfd, &shim_status) < 0 && errno == EAGAIN)
         return; /* spurious wake-up */

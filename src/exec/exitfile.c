@@ -212,6 +212,43 @@ int exitfile_marker (int dirfd,
     return 1;
 }
 
+int exitfile_write_status (int dirfd, const char *execid, int status)
+{
+    char name[SHIM_NAME_MAX], tmp[SHIM_NAME_MAX], buf[32];
+    int fd, n, e;
+
+    if (make_name (name, sizeof (name), execid, "") < 0 ||
+        make_name (tmp, sizeof (tmp), execid, SHIM_SUFFIX_TMP) < 0)
+        return -1;
+    n = snprintf (buf, sizeof (buf), "{\"status\":%d}\n", status & 0xffff);
+    fd = openat (dirfd, tmp,
+                 O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -1;
+    if (write (fd, buf, (size_t)n) != n) {
+        e = errno ? errno : EIO;
+        goto error;
+    }
+    if (close (fd) < 0) {
+        fd = -1;
+        e = errno;
+        goto error;
+    }
+    fd = -1;
+    /* an exit file already there (its supervisor's) is the truth */
+    if (renameat2 (dirfd, tmp, dirfd, name, RENAME_NOREPLACE) < 0) {
+        e = errno;
+        goto error;
+    }
+    return 0;
+error:
+    if (fd >= 0)
+        close (fd);
+    unlinkat (dirfd, tmp, 0);
+    errno = e;
+    return -1;
+}
+
 /* The name of an output file of stream "out" or "err"; EINVAL else. */
 static int
 output_name (char *name, size_t size, const char *execid, const char *stream)

@@ -380,7 +380,9 @@ kill_one (DIR *dir, const char *name, pid_t pid, const char *want, void *arg)
     return 0;
 }
 
-int procfs_reap_strays (const char *procroot, pid_t keep)
+int procfs_reap_strays (const char *procroot,
+                        bool (*keep) (pid_t pid, void *arg),
+                        void *arg)
 {
     char path[64], buf[65536], *p, *end;
     int dirfd, n = 0;
@@ -401,11 +403,11 @@ int procfs_reap_strays (const char *procroot, pid_t keep)
         struct pstat ps;
         if (end == p)
             break;
-        if (v <= 0 || (pid_t)v == keep)
+        if (v <= 0)
             continue;
         /* a shim is reaped through its pidfd, with its status read */
         if (pstat_read (dirfd, (pid_t)v, &ps) < 0 || ps.state != 'Z' ||
-            ps.is_shim)
+            ps.is_shim || (keep && keep ((pid_t)v, arg)))
             continue;
         if (waitpid ((pid_t)v, NULL, WNOHANG) == (pid_t)v)
             n++;

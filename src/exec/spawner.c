@@ -378,8 +378,12 @@ void spawner_destroy (struct spawner *sp)
                 ;
         }
     }
-    if (sp->pidfd >= 0)
+    if (sp->pidfd >= 0) {
+        siginfo_t si;
+        /* dead: reap it; alive (cairnd stops): it outlives us */
+        (void)waitid (P_PIDFD, (id_t)sp->pidfd, &si, WEXITED | WNOHANG);
         close (sp->pidfd);
+    }
     free (sp);
     errno = saved;
 }

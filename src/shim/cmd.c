@@ -345,9 +345,12 @@ child_run (struct shim *s, const struct child_fds *f)
     int fd;
 
     setpgid (0, 0);
-    /* If the shim is killed, the command goes with it; if it died before
-     * the prctl, nobody is left to record what the command does. */
-    prctl (PR_SET_PDEATHSIG, SIGKILL);
+    /* Under a lone shim, the command dies with the shim: nobody else would
+     * record what it does. Under the supervisor (shim_fresh) it outlives
+     * it: cairnd, a subreaper, inherits it and sees it through. Either way,
+     * a command whose supervisor died before this point never runs. */
+    if (!shim_fresh)
+        prctl (PR_SET_PDEATHSIG, SIGKILL);
     if (getppid () != f->shim)
         _exit (127);
     /* A fresh process: default dispositions (ignored signals would survive
@@ -383,9 +386,11 @@ child_run (struct shim *s, const struct child_fds *f)
             child_fail (f->rep, step);
         /* Changing ids cleared the death signal: set it again, and check
          * the shim did not die before it was set. */
-        prctl (PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid () != f->shim)
-            _exit (127);
+        if (!shim_fresh) {
+            prctl (PR_SET_PDEATHSIG, SIGKILL);
+            if (getppid () != f->shim)
+                _exit (127);
+        }
     }
     /* After the drop: the user's own permissions decide. */
     if (s->cwd && chdir (s->cwd) < 0)
