@@ -46,6 +46,21 @@ void ct_log_tail (const char *dir, int n, char *buf, size_t len)
     }
 }
 
+int ct_log_count (const char *dir, const char *needle)
+{
+    char path[512], line[1024];
+    int n = 0;
+    snprintf (path, sizeof (path), "%s/cairnd.log", dir);
+    FILE *f = fopen (path, "r");
+    if (!f)
+        return 0;
+    while (fgets (line, sizeof (line), f))
+        if (strstr (line, needle))
+            n++;
+    fclose (f);
+    return n;
+}
+
 static struct ct_jobrun *job_by_id (struct ct_run *r, uint64_t id)
 {
     for (int i = 0; i < r->sc->njobs; i++)
@@ -85,7 +100,9 @@ static void gen_env (struct ct_run *r, char bufs[4][600], char *env[5])
 
 /* Did the current cairnd end the way our crash makes it end? SIGKILL at a
  * crash point of its own (or ours); exit 1 when the point was in its
- * spawner, whose loss cairnd answers by exiting (spawner.h). */
+ * supervisor and cairnd could not recover from its loss in the middle of a
+ * spawn. (A supervisor that dies at its crash point is otherwise replaced
+ * and cairnd lives on: ct_supervisor_deaths counts those.) */
 static bool ended_by_crash (const struct ct_run *r)
 {
     int st = r->dm.status;

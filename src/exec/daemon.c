@@ -9,10 +9,12 @@
 #include <math.h>
 #include <pwd.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -709,29 +711,27 @@ static void spawner_watch_start (struct cairnd *d)
     ev_io_start (d->loop, &d->spawner_msgs);
 }
 
-/* The supervisor died between spawns. What it saw through is in the
- * ENDED notices it sent before it went; the rest of its commands are our
- * children now (we are a subreaper and were its parent), and we see them
- * through ourselves. Then a new supervisor starts the next commands. Its
- * fork copies our descriptors only until its exec (all close-on-exec),
- * and the child dies with us in that window (spawner.h). */
+/* The supervisor died. Its commands are our children now (we are a
+ * subreaper and were its parent) and we see them through ourselves, each
+ * from its pidfd in the loop: one it saw through already (its ENDED
+ * unread) is found reaped, with its exit file. Then a new supervisor
+ * starts the next commands. Its fork copies our descriptors only until
+ * its exec (all close-on-exec), and the child dies with us in that window
+ * (spawner.h). */
 static void spawner_replace (struct cairnd *d)
 {
     struct cairn_error err = {{0}};
-    struct spawner_msg m;
     pid_t old = spawner_pid (d->spawner);
 
     CRASHPOINT ("exec.supervisor.lost");
-    while (spawner_ended (d->spawner, &m) == 0)
-        proc_ended (d, m.execid, m.code);
     size_t n = watch_adopt_all (d);
     ev_io_stop (d->loop, &d->spawner_watch);
     ev_io_stop (d->loop, &d->spawner_msgs);
     spawner_destroy (d->spawner); /* reaps it */
     log_msg (LOG_ERR,
-             "the supervisor (pid %d) died; cairnd sees its %zu running "
-             "command(s) through (their output is no longer capped); "
-             "starting a new supervisor",
+             "the supervisor (pid %d) died; cairnd takes over its %zu "
+             "command(s) (their output is no longer capped) and starts a "
+             "new supervisor",
              (int)old, n);
     if (!(d->spawner = spawner_create (d->shim, &err))) {
         log_msg (LOG_ERR, "%s; exiting so that a restart reconciles the jobs",
@@ -746,21 +746,56 @@ static void spawner_cb (struct ev_loop *loop, ev_io *w, int revents)
     spawner_replace (w->data);
 }
 
-/* The supervisor saw commands through: collect them. */
-static void spawner_msgs_cb (struct ev_loop *loop, ev_io *w, int revents)
+int cairnd_spawner_recover (struct cairnd *d, struct cairn_error *err)
 {
-    struct cairnd *d = w->data;
+    struct pollfd pf = {.fd = spawner_pidfd (d->spawner), .events = POLLIN};
+    bool waited;
+
+    /* Its socket is closed, so it is dying (or broke the protocol: it is
+     * replaced all the same). Once it is dead, its commands are ours. */
+    if (poll (&pf, 1, 5000) == 0) {
+        log_msg (LOG_ERR, "the supervisor (pid %d) broke its protocol; "
+                          "killing it",
+                 (int)spawner_pid (d->spawner));
+        (void)pidfd_send_signal (pf.fd, SIGKILL, NULL, 0);
+        (void)poll (&pf, 1, -1);
+    }
+    spawner_replace (d);
+    /* Its last start is done (the command exec'd or died) or never made. */
+    if (exitdir_settle (&d->xd, &waited, err) < 0)
+        return -1;
+    return 0;
+}
+
+/* The supervisor saw commands through: collect them. */
+static void spawner_msgs_read (struct cairnd *d)
+{
     struct spawner_msg m;
 
     while (spawner_ended (d->spawner, &m) == 0)
         proc_ended (d, m.execid, m.code);
     if (errno == EPIPE) /* it died: its pidfd is readable, or soon is */
-        ev_io_stop (loop, w);
+        ev_io_stop (d->loop, &d->spawner_msgs);
 }
 
+static void spawner_msgs_cb (struct ev_loop *loop, ev_io *w, int revents)
+{
+    spawner_msgs_read (w->data);
+}
+
+static void spawner_kick_cb (struct ev_loop *loop, ev_timer *w, int revents)
+{
+    spawner_msgs_read (w->data);
+}
+
+/* A timer, not ev_feed_event: a spawn may come from the flush in the
+ * prepare watcher, and a fed event would be handled right after it, its
+ * journal events left unflushed while the loop sleeps. A due timer comes
+ * after the poll, and the next prepare flushes what it made. */
 void cairnd_spawner_poke (struct cairnd *d)
 {
-    ev_feed_event (d->loop, &d->spawner_msgs, EV_READ);
+    if (!ev_is_active (&d->spawner_kick))
+        ev_timer_start (d->loop, &d->spawner_kick);
 }
 
 /* cairn-shim: the config's, else next to our own executable, else the
@@ -865,6 +900,8 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
     d->spawner_watch.data = d;
     ev_init (&d->spawner_msgs, spawner_msgs_cb);
     d->spawner_msgs.data = d;
+    ev_timer_init (&d->spawner_kick, spawner_kick_cb, 0, 0);
+    d->spawner_kick.data = d;
     spawner_watch_start (d);
     ev_signal_init (&d->sigterm, signal_cb, SIGTERM);
     ev_signal_init (&d->sigint, signal_cb, SIGINT);

@@ -98,6 +98,7 @@ struct cairnd {
     struct spawner *spawner;   /* forked before anything below was opened */
     ev_io spawner_watch;       /* its pidfd: readable when it died */
     ev_io spawner_msgs;        /* its socket: ENDED notices */
+    ev_timer spawner_kick;     /* ENDED notices queued during a spawn */
     struct journal *journal;
     struct server *server;
     struct server *public_server; /* cfg public-socket, or NULL */
@@ -172,9 +173,13 @@ void cairnd_sub_add (struct jobentry *je,
                      bool events,
                      json_t *sent);
 void cairnd_conn_gone (struct cairnd *d, struct conn *c);
-/* The supervisor died in the middle of a spawn: whether it started the
- * command is unknown until its process can be looked for. Exit, so that
- * the restart's reconciliation settles it. */
+/* The supervisor went away in the middle of a spawn. Wait for its death
+ * (kill it if it lingers), adopt its commands, start a new supervisor, and
+ * wait until its last start is done or never made (exitdir_settle): the
+ * spawn's execid can then be looked at (proc_look). -1 with err if that
+ * wait failed. */
+int cairnd_spawner_recover (struct cairnd *d, struct cairn_error *err);
+/* No supervisor can be had: exit, so that a restart reconciles. */
 void cairnd_spawner_lost (struct cairnd *d) __attribute__ ((noreturn));
 /* ENDED notices may wait in the spawner's queue: look at them next turn. */
 void cairnd_spawner_poke (struct cairnd *d);
@@ -186,6 +191,7 @@ struct shim_started {
     int pidfd;
     unsigned long long starttime; /* 0 if neither the spawner's clock nor
                                    * /proc could tell */
+    bool adopted; /* its supervisor died in the spawn: our child now */
 };
 /* Start argv under cairn-shim (execid, exit files in the state dir's
  * exits/, env added to cairnd's own environment less its private
@@ -216,6 +222,11 @@ int proc_watch (struct jobentry *je, const char *execid, pid_t pid, int pidfd);
 /* The process of execid is our supervisor's: its end comes as an ENDED
  * (proc_ended), not through its pidfd. */
 void watch_supervised (struct cairnd *d, const char *execid);
+/* Watch what shim_start started: through its supervisor, or as ours if
+ * it was adopted (st->adopted). */
+void watch_started (struct cairnd *d,
+                    const char *execid,
+                    const struct shim_started *st);
 /* Our supervisor died: every process it ran is our child now. Watch each
  * through its pidfd, and write its exit file at its end. Returns how many. */
 size_t watch_adopt_all (struct cairnd *d);

@@ -134,6 +134,25 @@ void watch_supervised (struct cairnd *d, const char *execid)
     w->supervised = true;
 }
 
+static void watch_adopt (struct cairnd *d, struct watch *w)
+{
+    w->supervised = false;
+    w->adopted = true;
+    d->nadopted++;
+    ev_io_start (d->loop, &w->io);
+}
+
+void watch_started (struct cairnd *d,
+                    const char *execid,
+                    const struct shim_started *st)
+{
+    struct watch *w = hashmap_get (d->watches, execid);
+    if (w && st->adopted)
+        watch_adopt (d, w);
+    else if (w)
+        watch_supervised (d, execid);
+}
+
 size_t watch_adopt_all (struct cairnd *d)
 {
     size_t pos = 0, n = 0;
@@ -142,10 +161,7 @@ size_t watch_adopt_all (struct cairnd *d)
     while ((w = hashmap_next (d->watches, &pos, NULL))) {
         if (!w->supervised)
             continue;
-        w->supervised = false;
-        w->adopted = true;
-        d->nadopted++;
-        ev_io_start (d->loop, &w->io);
+        watch_adopt (d, w);
         n++;
     }
     return n;
@@ -205,12 +221,13 @@ void shim_gone_note (char *buf, size_t len, int shim_status, pid_t pid)
 {
     if (shim_status >= 0)
         snprintf (buf, len,
-                  "cairn-shim ended (wait status %d) without recording the "
-                  "command's exit status",
-                  shim_status);
+                  "its supervisor could not record its exit status (code "
+                  "%d)",
+                  shim_status >> 8);
     else
         snprintf (buf, len,
-                  "cairn-shim (pid %d) is gone and left no exit status",
+                  "the process (pid %d) ended and left no exit status: its "
+                  "supervisor died",
                   (int)pid);
 }
 
@@ -262,7 +279,7 @@ void proc_collect (struct jobentry *je, const char *execid, int shim_status)
          * runs now, once, as reconcile does for a shim already gone. */
         char note[160];
         snprintf (note, sizeof (note),
-                  "cairn-shim (pid %d) ended before starting the command",
+                  "the process (pid %d) ended before starting the command",
                   (int)p->pid);
         log_msg (LOG_INFO, "job %s: %s: %s: starting it again", je->key, execid,
                  note);
@@ -454,6 +471,41 @@ static void start_time_check (struct cairnd *d,
     }
 }
 
+/* The supervisor died in the spawn of execid (EPIPE). Once its last start
+ * is settled, the command's marker and exit file tell what became of it
+ * (proc_look): it ran and ended (pid 0: its exit file, or none, is
+ * collected), it runs as our child now (adopted), or it never started
+ * (spawned again, through the new supervisor). A failure of that last
+ * spawn is a spawn failure like any other. */
+static int spawn_cut_short (struct cairnd *d,
+                            const char *execid,
+                            const struct shim_spec *spec,
+                            struct shim_started *out,
+                            struct cairn_error *err)
+{
+    struct proc_look look;
+
+    log_msg (LOG_ERR, "%s: the supervisor died during its spawn", execid);
+    if (cairnd_spawner_recover (d, err) < 0 ||
+        proc_look (d, execid, false, 0, 0, NULL, &look, err) < 0)
+        cairnd_spawner_lost (d); /* a restart looks again */
+    out->pid = 0;
+    out->pidfd = -1;
+    switch (look.verdict) {
+    case LOOK_UNSTARTED:
+        return spawner_spawn (d->spawner, spec, &out->pid, &out->pidfd,
+                              &out->starttime, err);
+    case LOOK_ALIVE:
+        out->pid = look.pid;
+        out->pidfd = look.pidfd;
+        out->starttime = look.starttime;
+        out->adopted = true;
+        return 0;
+    default: /* exited: its exit file; lost: collected as lost */
+        return 0;
+    }
+}
+
 int shim_start (struct cairnd *d,
                 const char *execid,
                 char **argv,
@@ -492,15 +544,15 @@ int shim_start (struct cairnd *d,
                              .cgroup =
                                  cgroup_path (d, execid, cg, sizeof (cg))};
     CRASHPOINT ("exec.spawn.before");
+    out->adopted = false;
     rc = spawner_spawn (d->spawner, &spec, &out->pid, &out->pidfd,
                         &out->starttime, err);
+    if (rc < 0 && errno == EPIPE) /* it may have started: find out */
+        rc = spawn_cut_short (d, execid, &spec, out, err);
     job_argv_free (envp);
     free (groups);
-    if (rc < 0) {
-        if (errno == EPIPE) /* it may have started: not a failure to journal */
-            cairnd_spawner_lost (d);
+    if (rc < 0)
         return -1;
-    }
     CRASHPOINT ("exec.spawn.after");
     cairnd_spawner_poke (d);
     if (out->pid == 0) /* nothing started: the exit file says why */
@@ -548,7 +600,7 @@ int proc_spawn (struct jobentry *je, const char *execid)
         close (st.pidfd);
         log_msg (LOG_ERR, "%s: cannot watch pid %d", execid, (int)st.pid);
     } else
-        watch_supervised (d, execid);
+        watch_started (d, execid, &st);
     cairnd_ctx (d, &ctx);
     if (job_proc_spawned (je->job, &ctx, execid, st.pid, st.starttime,
                           d->bootid, je->pending) < 0)

@@ -284,10 +284,10 @@ void node_collect (struct cairnd *d, struct nproc *np, int shim_status)
         return;
     }
     if (shim_status < 0 && !exitfile_started (d->exitdir, np->execid)) {
-        /* adopted from the last cairnd, which died before the shim marked
-         * the start: the command never ran (proc_collect says why) */
+        /* adopted from the last cairnd, which died before the process
+         * marked the start: the command never ran (proc_collect says why) */
         log_msg (LOG_INFO,
-                 "%s: cairn-shim ended before starting the "
+                 "%s: the process ended before starting the "
                  "command: starting it again",
                  np->execid);
         rec_set (np, "state", json_string ("intent"));
@@ -349,7 +349,7 @@ static void spawn (struct cairnd *d, struct nproc *np)
         close (st.pidfd);
         log_msg (LOG_ERR, "%s: cannot watch pid %d", np->execid, (int)st.pid);
     } else
-        watch_supervised (d, np->execid);
+        watch_started (d, np->execid, &st);
     rec_set (np, "state", json_string ("running"));
     rec_set (np, "pid", json_integer (st.pid));
     rec_set (np, "starttime", json_integer ((json_int_t)st.starttime));

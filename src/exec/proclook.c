@@ -134,7 +134,7 @@ gone:
         return out->verdict = LOOK_EXITED, 0;
     if (exitfile_started (d->exitdir, execid)) {
         snprintf (out->why, sizeof (out->why),
-                  "started while cairnd was going down, and its shim is gone "
+                  "started while cairnd was going down, and it is gone "
                   "without an exit status; not running it again");
         return out->verdict = LOOK_LOST, 0;
     }
@@ -180,12 +180,12 @@ static int look_running (struct cairnd *d,
          * last cairnd's death (its child dies with it, spawner.h). The
          * command never ran, so it runs now, once. */
         snprintf (out->why, sizeof (out->why),
-                  "cairn-shim (pid %d) ended before starting the command",
+                  "the process (pid %d) ended before starting the command",
                   (int)pid);
         return out->verdict = LOOK_UNSTARTED, 0;
     }
     snprintf (out->why, sizeof (out->why),
-              "lost while cairnd was down: cairn-shim (pid %d) is gone and "
+              "lost while cairnd was down: the process (pid %d) is gone and "
               "left no exit status",
               (int)pid);
     return out->verdict = LOOK_LOST, 0;

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "exec/shim_proto.h"
+#include "journal/crashpoint.h"
 #include "shim/cmd.h"
 #include "shim/shim.h"
 #include "shim/userdb.h"
@@ -726,7 +727,9 @@ static int write_exitfile (struct shim *s, int status)
 
     /* Write then rename: a reader sees no file or a whole one. No fsync: a
      * reboot changes the boot id and cairnd then treats everything as lost
-     * anyway. */
+     * anyway. A test can make it fail (crashpoint.h). */
+    if ((errno = fault_inject ("shim.exitfile.write")))
+        goto error;
     fd = openat (s->dirfd, s->name_tmp,
                  O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)

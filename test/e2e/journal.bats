@@ -219,13 +219,11 @@ event_key() {
     [ "${#lines[@]}" -eq 3 ] || { echo "$output"; cat "$T/run.out"; false; }
     [[ "${lines[1]}" =~ ^[0-9a-f-]{36}\ +[0-9]+\ +51\ +0\ +shell\ +spawned\ +yes$ ]]
     [[ "${lines[2]}" =~ ^[0-9a-f-]{36}\ +[0-9]+\ +51\ +1\ +shell\ +spawned\ +yes$ ]]
-    # cairnd stops (processes keep running), rank 0's shim dies meanwhile
+    # cairnd stops (processes keep running), rank 0's dies meanwhile with
+    # its supervisor
     cairnd_stop
     victim=$(shim_pid 51 shell 0)
-    child=$(cat "/proc/$victim/task/$victim/children")
-    kill -KILL "$victim" # first: a live shim would record the exit
-    kill -KILL $child
-    wait_dead "$victim"
+    lose_proc "$victim"
     run cairn procs --json
     [ "$status" -eq 0 ]
     echo "$output" | jq -e -s --argjson p "$victim" 'length == 2

@@ -26,7 +26,7 @@ supervisor_pid() {
     # exit 5 on both ranks, as if nothing had happened
     [ "$(events_named 1 finish | jq .status)" -eq $((5 << 8)) ]
     [ "$(events_named 1 proc-lost | wc -l)" -eq 0 ]
-    grep -q "the supervisor (pid $old) died; cairnd sees its 2 running command(s) through" \
+    grep -q "the supervisor (pid $old) died; cairnd takes over its 2 command(s)" \
         "$BATS_TEST_TMPDIR/cairnd.log"
     new=$(supervisor_pid)
     [ -n "$new" ] && [ "$new" != "$old" ]
