@@ -46,19 +46,22 @@ int tp_run_on (struct bd *d,
                        .id0 = id0};
     int rc = -1;
 
-    double self0 = 0, self1 = 0, kids0 = 0, kids1 = 0, sp0 = 0, sp1 = 0, x;
+    /* cairnd and its children, and the supervisor and its children: the
+     * commands, reaped by it */
+    double self0 = 0, self1 = 0, kids0 = 0, kids1 = 0, sp0 = 0, sp1 = 0;
+    double spk0 = 0, spk1 = 0;
     pid_t spawner = bench_spawner_pid (d->pid);
     if (!(st0 = bd_stats (d, err)) || !(c = client_connect (d->sock, err)))
         goto out;
     (void)bench_cpu (d->pid, &self0, &kids0);
     if (spawner > 0)
-        (void)bench_cpu (spawner, &sp0, &x);
+        (void)bench_cpu (spawner, &sp0, &spk0);
     double sched0 = bench_sched_cpu (d->pid);
     if (bench_submit (c, &s, &sr, err) < 0 || !(st1 = bd_stats (d, err)))
         goto out;
     (void)bench_cpu (d->pid, &self1, &kids1);
     if (spawner > 0)
-        (void)bench_cpu (spawner, &sp1, &x);
+        (void)bench_cpu (spawner, &sp1, &spk1);
     double sched1 = bench_sched_cpu (d->pid);
     int64_t procs = (int64_t)o->jobs * o->ranks * (perilog ? 3 : 1);
     int64_t spawned =
@@ -71,7 +74,8 @@ int tp_run_on (struct bd *d,
                 d->log);
         goto out;
     }
-    res->cpu_per_proc = (self1 - self0 + kids1 - kids0 + sp1 - sp0) / procs;
+    res->cpu_per_proc =
+        (self1 - self0 + kids1 - kids0 + sp1 - sp0 + spk1 - spk0) / procs;
     res->daemon_per_proc = (sched1 - sched0) / procs;
     res->jobs_per_s = o->jobs / sr.seconds;
     res->procs_per_s = procs / sr.seconds;

@@ -156,7 +156,8 @@ void ct_check_runlog (const struct ct_check_input *in,
                          (uintmax_t)id, execid, st, what);
         } else if (strcmp (name, "proc-lost") == 0) {
             const char *note = ev_str (e, "note");
-            if (json_object_get (in->killed_execids, execid) ||
+            if (in->losses_ok ||
+                json_object_get (in->killed_execids, execid) ||
                 strncmp (note, "unkillable", 10) == 0)
                 continue;
             ct_addf (v,

@@ -694,6 +694,8 @@ static int statedir_lock (struct cairnd *d, struct cairn_error *err)
     return 0;
 }
 
+#define SUPERVISOR_DEATHS 5
+
 void cairnd_spawner_lost (struct cairnd *d)
 {
     log_msg (LOG_ERR,
@@ -722,9 +724,26 @@ static void spawner_replace (struct cairnd *d)
 {
     struct cairn_error err = {{0}};
     pid_t old = spawner_pid (d->spawner);
+    double now = ev_now (d->loop);
 
     CRASHPOINT ("exec.supervisor.lost");
     size_t n = watch_adopt_all (d);
+    /* A supervisor that dies at every start would be replaced forever:
+     * after SUPERVISOR_DEATHS deaths in a minute, stop as a crash would. */
+    if (now - d->supervisor_death_t > 60) {
+        d->supervisor_death_t = now;
+        d->supervisor_deaths = 0;
+    }
+    if (++d->supervisor_deaths > SUPERVISOR_DEATHS) {
+        log_msg (LOG_ERR,
+                 "the supervisor died %d times within a minute; exiting",
+                 d->supervisor_deaths);
+        _exit (EXIT_FAILURE);
+    }
+    /* A test's crash point or fault is one event: the new supervisor
+     * must not die at it again (ours were read at our start). */
+    unsetenv ("CAIRN_CRASH_AT");
+    unsetenv ("CAIRN_FAULT");
     ev_io_stop (d->loop, &d->spawner_watch);
     ev_io_stop (d->loop, &d->spawner_msgs);
     spawner_destroy (d->spawner); /* reaps it */

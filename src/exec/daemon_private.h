@@ -99,6 +99,8 @@ struct cairnd {
     ev_io spawner_watch;       /* its pidfd: readable when it died */
     ev_io spawner_msgs;        /* its socket: ENDED notices */
     ev_timer spawner_kick;     /* ENDED notices queued during a spawn */
+    int supervisor_deaths;     /* within the minute from ... */
+    double supervisor_death_t; /* ... this time (ev_now) */
     struct journal *journal;
     struct server *server;
     struct server *public_server; /* cfg public-socket, or NULL */

@@ -53,22 +53,13 @@ static int send_all (int fd, const void *buf, size_t len)
 
 extern char **environ;
 
-/* The forked child: become `shim --spawner 3`, with the execid slot added
- * to our environment. Nothing but system calls and the stack: a copy of
- * cairnd taken at startup. On failure the errno goes up errfd. */
+/* The forked child: become `shim --spawner 3`. Nothing but system calls
+ * and the stack. On failure the errno goes up errfd. */
 static void __attribute__ ((noreturn))
 spawner_exec (const char *shim, int sock, int errfd, pid_t parent)
 {
-    size_t n = 0;
-    int e;
-
-    while (environ[n])
-        n++;
-    char *envp[n + 2];
-    memcpy (envp, environ, n * sizeof (char *));
-    envp[n] = (char *)SPAWNER_EXECID_SLOT;
-    envp[n + 1] = NULL;
     char *av[] = {(char *)"cairn-shim", (char *)"--spawner", (char *)"3", NULL};
+    int e;
 
     /* Die with cairnd; if it is already gone, go now. */
     if (prctl (PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid () != parent)
@@ -78,7 +69,7 @@ spawner_exec (const char *shim, int sock, int errfd, pid_t parent)
         (sock = fcntl (sock, F_DUPFD, 65)) < 0 || dup2 (sock, 3) < 0 ||
         close_range (4, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
         goto fail;
-    execve (shim, av, envp);
+    execve (shim, av, environ);
 fail:
     e = errno;
     (void)!write (errfd, &e, sizeof (e));

@@ -92,6 +92,9 @@ struct shim {
     char **envp;                   /* the command's environment, or NULL:
                                     * environ as it is at the exec */
     gid_t *given;                  /* --groups, allocated */
+    char **envp_own;               /* envp with the user's variables added,
+                                    * and those variables: allocated */
+    char *env_own[4];
     char user_name[32];            /* "uid N", with --groups */
     char error[400];               /* why the command could not run, or "" */
     char name_out[SHIM_NAME_MAX];
@@ -440,6 +443,40 @@ static void close_fds (const int *fds, size_t n)
  * and SHELL are set in our environment, which the command inherits, each
  * unless cairnd set it already. Returns 0, or -1 with s->error set: then
  * nothing may run. */
+/* Has envp NAME? */
+static bool env_has (char **envp, const char *name)
+{
+    size_t n = strlen (name);
+    for (; *envp; envp++)
+        if (!strncmp (*envp, name, n) && (*envp)[n] == '=')
+            return true;
+    return false;
+}
+
+/* The user's variables (n of them, at most 4) added to the command's own
+ * environment s->envp, each unless it has it: a copy the command keeps. */
+static int user_env_add (struct shim *s, const char *const env[][2], size_t n)
+{
+    size_t count = 0, k = 0;
+
+    while (s->envp[count])
+        count++;
+    if (!(s->envp_own = calloc (count + n + 1, sizeof (char *))))
+        return shim_errorf (s, "out of memory");
+    memcpy (s->envp_own, s->envp, count * sizeof (char *));
+    for (size_t i = 0; i < n && k < 4; i++) {
+        if (!env[i][1] || env_has (s->envp, env[i][0]))
+            continue;
+        size_t len = strlen (env[i][0]) + strlen (env[i][1]) + 2;
+        if (!(s->env_own[k] = malloc (len)))
+            return shim_errorf (s, "out of memory");
+        snprintf (s->env_own[k], len, "%s=%s", env[i][0], env[i][1]);
+        s->envp_own[count++] = s->env_own[k++];
+    }
+    s->envp = s->envp_own;
+    return 0;
+}
+
 static int user_prepare (struct shim *s)
 {
     static char buf[65536]; /* the passwd entry's strings: s->user */
@@ -486,6 +523,8 @@ static int user_prepare (struct shim *s)
         /* An empty shell field means /bin/sh (passwd(5)). */
         {"SHELL", pw.pw_shell && pw.pw_shell[0] ? pw.pw_shell : "/bin/sh"},
     };
+    if (s->envp)
+        return user_env_add (s, env, sizeof (env) / sizeof (env[0]));
     for (size_t i = 0; i < sizeof (env) / sizeof (env[0]); i++) {
         if (env[i][1] && setenv (env[i][0], env[i][1], 0) < 0)
             return shim_errorf (s, "setenv %s: %s", env[i][0],
@@ -871,5 +910,8 @@ void shim_cmd_free (struct shim *s)
         return;
     close_fds ((int[]){s->dirfd, s->out_fd, s->err_fd, s->cgfd}, 4);
     free (s->given);
+    free (s->envp_own);
+    for (size_t i = 0; i < 4; i++)
+        free (s->env_own[i]);
     free (s);
 }

@@ -1,19 +1,23 @@
-/* serve.c - cairn-shim as cairnd's spawner (shim.h, exec/spawner.h).
+/* serve.c - cairn-shim --spawner: the node's supervisor (shim.h,
+ * exec/spawner.h, the wire in exec/spawner_proto.h).
  *
  * cairnd starts us first thing, before it holds any descriptor a command
- * must not inherit. For each request we clone a child with CLONE_PARENT
- * (cairnd, not us, is its parent and reaps it through the pidfd we send
- * back) and the child runs shim_main() on the request's argv and
- * environment: no exec, so a command costs the exec of the command only.
- * We are small and static, so the clone copies little.
+ * must not inherit. We start every command cairnd asks for ourselves
+ * (cmd.c: vfork, the marker, the drop to the user, exec): a command costs
+ * its own exec and nothing more. We cap its output files on a timer, and
+ * at its end write its exit file while it is still a zombie, reap it, and
+ * tell cairnd (ENDED). So the durable facts are the same files a
+ * per-command shim left, and a restarted cairnd reads them the same way.
  *
- * At most once: the child is set to die with cairnd until shim_main()
- * takes that back (its first act), and it runs nothing if cairnd is gone
- * by then: a start that cairnd's death cut short never runs, so a
- * restarted cairnd may start an intent it finds no shim for. Once the
- * child has checked that cairnd is alive, it writes its execid into the
- * environment slot (spawner_proto.h), which is how a restarted cairnd
- * finds it.
+ * We outlive cairnd: once its end of the socket is closed we start
+ * nothing more (not even what it sent before it went) and exit when the
+ * last command is seen through. At most once across cairnd's death: each
+ * start holds the exit dir's shared flock from the check that cairnd is
+ * still there until the command's exec, and a restarted cairnd takes it
+ * exclusively before it judges any intent (exitdir_settle).
+ *
+ * Our commands outlive us too (no death signal): if we die, cairnd, our
+ * parent and a subreaper, inherits them and sees them through.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,10 +45,6 @@
 #include "shim/shim.h"
 
 extern char **environ;
-
-/* Where our own environment keeps the execid slot's zeros (36 bytes in the
- * memory /proc/PID/environ shows), or NULL. */
-static char *slot;
 
 /* Nanoseconds per clock tick (sysconf _SC_CLK_TCK, the unit of
  * /proc/PID/stat's start time); 0 if unknown: no start times then. */
@@ -183,18 +183,6 @@ static int msg_send (int sock, const struct spawner_msg *m, int fd)
     while ((n = sendmsg (sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
         ;
     return n == (ssize_t)sizeof (*m) ? 0 : -1;
-}
-
-/* Find the zeros of the slot in the environment we were started with. */
-static char *slot_find (void)
-{
-    const char *want = SPAWNER_EXECID_SLOT;
-    size_t n = strlen (SHIM_ENV_EXECID) + 1;
-    for (char **e = environ; e && *e; e++) {
-        if (!strcmp (*e, want))
-            return *e + n;
-    }
-    return NULL;
 }
 
 /* Once, for every clone to come: the process state a shim starts from,
@@ -471,7 +459,6 @@ void shim_serve (int sock)
     if (cairnd == 1)
         _exit (0);
     (void)prctl (PR_SET_PDEATHSIG, 0);
-    slot = slot_find ();
     long hz = sysconf (_SC_CLK_TCK);
     tick_ns = hz > 0 && 1000000000 % hz == 0 ? 1000000000u / (uint64_t)hz : 0;
     crashpoint_init ();
@@ -480,6 +467,10 @@ void shim_serve (int sock)
     if (hold && !*hold)
         hold = NULL;
     if (setsid () < 0) /* out of cairnd's process group and session */
+        _exit (1);
+    /* Ours alone: a command that held it could read cairnd's requests,
+     * forge our messages, and keep cairnd from seeing our death. */
+    if (fcntl (sock, F_SETFD, FD_CLOEXEC) < 0)
         _exit (1);
     shim_fresh = true;
     sigemptyset (&chld);

@@ -183,10 +183,10 @@ event_key() {
     run cairn ranks 41
     [ "$status" -eq 0 ]
     [[ "${lines[0]}" =~ ^RANK\ +HOST\ +PROLOG\ +SHELL\ +EPILOG\ +DRAINED\ +RELEASED\ +NOTE$ ]]
-    # the pids are the cairn-shims' (as journaled), and say so
+    # the pids are the commands' own, as journaled
     h=$(hostname)
-    [ "$(echo "${lines[1]}" | tr -s ' ')" = "0 $h exit 0 shim pid $(shim_pid 41 prolog 0) exit 0 shim pid $(shim_pid 41 shell 0) exit 0 shim pid $(shim_pid 41 epilog 0) no yes -" ]
-    [[ "$(echo "${lines[2]}" | tr -s ' ')" == "1 $h exit 3 shim pid $(shim_pid 41 prolog 1) - exit 0 shim pid $(shim_pid 41 epilog 1) yes yes job 41: prolog failed on rank 1 (tolerated"* ]]
+    [ "$(echo "${lines[1]}" | tr -s ' ')" = "0 $h exit 0 pid $(shim_pid 41 prolog 0) exit 0 pid $(shim_pid 41 shell 0) exit 0 pid $(shim_pid 41 epilog 0) no yes -" ]
+    [[ "$(echo "${lines[2]}" | tr -s ' ')" == "1 $h exit 3 pid $(shim_pid 41 prolog 1) - exit 0 pid $(shim_pid 41 epilog 1) yes yes job 41: prolog failed on rank 1 (tolerated"* ]]
     [ "${#lines[@]}" -eq 4 ]
     run cairn ranks --json 41
     [ "$status" -eq 0 ]
