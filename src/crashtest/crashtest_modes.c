@@ -2,8 +2,8 @@
  *
  * Every mode starts from the clean run of the scenario (the reference):
  * its crash point counts say which (point, K) pairs exist, its run log
- * which commands could lose their shim, its duration when random kills
- * may land.
+ * which commands run (each a moment to kill the supervisor at), its
+ * duration when random kills may land.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -191,10 +191,10 @@ int ct_fault_case (struct ct_case *cs, const char *spec, const char *prog)
         cs->fault = CT_FAULT_FSYNC;
         snprintf (cs->fault_env, sizeof (cs->fault_env), "journal.commit:%d:%d",
                   k, EIO);
-    } else if (sscanf (spec, "shim-kill:%15[a-z]:%llu:%15s", phase, &job,
+    } else if (sscanf (spec, "supervisor-kill:%15[a-z]:%llu:%15s", phase, &job,
                        rank) == 3 &&
                ct_phase_parse (phase) >= 0) {
-        cs->fault = CT_FAULT_SHIMKILL;
+        cs->fault = CT_FAULT_SUPKILL;
         snprintf (cs->target, sizeof (cs->target), "%s %llu %s", phase, job,
                   rank);
     } else if (strcmp (spec, "journal-full") == 0)
@@ -211,7 +211,8 @@ void ct_plan_faults (struct ct_plan *p,
                      const struct ct_scenario *sc,
                      const json_t *ref)
 {
-    static const char *defaults[] = {"spawn-eagain", "fsync", "shim-kill"};
+    static const char *defaults[] = {"spawn-eagain", "fsync",
+                                     "supervisor-kill"};
     char spec[96];
     int kv[4096];
     size_t nf = sc->faults ? json_array_size (sc->faults) : 3;
@@ -235,7 +236,7 @@ void ct_plan_faults (struct ct_plan *p,
                 if (cs)
                     (void)ct_fault_case (cs, spec, o->prog);
             }
-        } else if (strcmp (name, "shim-kill") == 0) {
+        } else if (strcmp (name, "supervisor-kill") == 0) {
             const char *id;
             json_t *sum;
             json_object_foreach (json_object_get (ref, "jobs"), id, sum)
@@ -246,7 +247,7 @@ void ct_plan_faults (struct ct_plan *p,
                     const char *s = json_string_value (json_array_get (ran, i));
                     if (sscanf (s, "%15[a-z].%15s", ph, rk) != 2)
                         continue;
-                    snprintf (spec, sizeof (spec), "shim-kill:%s:%s:%s", ph, id,
+                    snprintf (spec, sizeof (spec), "supervisor-kill:%s:%s:%s", ph, id,
                               rk);
                     struct ct_case *cs = ct_plan_add (p, o, sc, ref, CT_FAULT);
                     if (cs)

@@ -411,8 +411,9 @@ static double action_due (const struct ct_jobrun *j, int a)
     return trig > 0 ? trig + act->after : 0;
 }
 
-/* Kill the shim of the targeted command as soon as the command starts. */
-static void shim_kill (struct ct_run *r, const struct ct_rlentry *e)
+/* Kill the supervisor of the targeted command as soon as the command
+ * starts: cairnd must take the command over and lose nothing. */
+static void supervisor_kill (struct ct_run *r, const struct ct_rlentry *e)
 {
     char want[64], comm[64] = "", path[64];
     snprintf (want, sizeof (want), "%s %ju %s", ct_phase_name (e->phase),
@@ -420,22 +421,22 @@ static void shim_kill (struct ct_run *r, const struct ct_rlentry *e)
     if (r->target_done || e->end || strcmp (want, r->cs->target) != 0)
         return;
     r->target_done = true;
-    pid_t shim = ct_proc_ppid (e->pid);
-    snprintf (path, sizeof (path), "/proc/%d/comm", (int)shim);
-    FILE *f = shim > 1 ? fopen (path, "r") : NULL;
+    pid_t sup = ct_proc_ppid (e->pid);
+    snprintf (path, sizeof (path), "/proc/%d/comm", (int)sup);
+    FILE *f = sup > 1 ? fopen (path, "r") : NULL;
     if (f) {
         if (!fgets (comm, sizeof (comm), f))
             comm[0] = '\0';
         fclose (f);
     }
     comm[strcspn (comm, "\n")] = '\0';
-    if (strcmp (comm, "cairn-shim") != 0 ||
-        !ct_proc_has_execid (shim, e->execid) || kill (shim, SIGKILL) < 0) {
-        ct_addf (r->diverged, "shim of %s (pid %d) was gone before the kill",
-                 want, (int)shim);
+    if (strcmp (comm, "cairn-shim") != 0 || kill (sup, SIGKILL) < 0) {
+        ct_addf (r->diverged,
+                 "the supervisor of %s (pid %d) was gone before the kill",
+                 want, (int)sup);
         return;
     }
-    json_object_set_new (r->killed, e->execid, json_true ());
+    r->supervisor_killed = true;
 }
 
 static void poll_runlog (struct ct_run *r)
@@ -448,8 +449,8 @@ static void poll_runlog (struct ct_run *r)
         struct ct_jobrun *j = job_by_id (r, e->job);
         if (j && !e->end && j->trig[e->phase] == 0)
             j->trig[e->phase] = ct_mono ();
-        if (r->cs->fault == CT_FAULT_SHIMKILL)
-            shim_kill (r, e);
+        if (r->cs->fault == CT_FAULT_SUPKILL)
+            supervisor_kill (r, e);
     }
 }
 

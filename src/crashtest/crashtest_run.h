@@ -47,7 +47,8 @@ struct ct_run {
     json_t *violations;
     json_t *diverged;
     json_t *exits;   /* how each cairnd ended */
-    json_t *killed;  /* {execid: true}: shims we killed */
+    json_t *killed;  /* {execid: true}: commands whose loss we caused */
+    bool supervisor_killed; /* supervisor-kill: done */
     json_t *refused; /* {id: errstr} */
     int kills;       /* cairnd deaths by SIGKILL that we caused */
     int next_kill;   /* random: next index in cs->kills */

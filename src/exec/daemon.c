@@ -768,7 +768,6 @@ static void spawner_cb (struct ev_loop *loop, ev_io *w, int revents)
 int cairnd_spawner_recover (struct cairnd *d, struct cairn_error *err)
 {
     struct pollfd pf = {.fd = spawner_pidfd (d->spawner), .events = POLLIN};
-    bool waited;
 
     /* Its socket is closed, so it is dying (or broke the protocol: it is
      * replaced all the same). Once it is dead, its commands are ours. */
@@ -781,9 +780,7 @@ int cairnd_spawner_recover (struct cairnd *d, struct cairn_error *err)
     }
     spawner_replace (d);
     /* Its last start is done (the command exec'd or died) or never made. */
-    if (exitdir_settle (&d->xd, &waited, err) < 0)
-        return -1;
-    return 0;
+    return exitdir_settle (&d->xd, true, err);
 }
 
 /* The supervisor saw commands through: collect them. */
@@ -897,11 +894,14 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
                       d->bootid, d->uid, &d->xd, err) < 0)
         goto error;
     d->exitdir = d->xd.fd;
-    bool waited;
-    if (exitdir_settle (&d->xd, &waited, err) < 0)
-        goto error;
-    if (waited)
-        log_msg (LOG_INFO, "waited for a start the last cairnd asked for");
+    if (exitdir_settle (&d->xd, false, err) < 0) {
+        if (errno != EWOULDBLOCK)
+            goto error;
+        log_msg (LOG_INFO, "waiting for a start the last cairnd asked for "
+                           "(its command's exec) to finish");
+        if (exitdir_settle (&d->xd, true, err) < 0)
+            goto error;
+    }
     if (!d->xd.trusted)
         log_msg (LOG_INFO,
                  "%s: not sealed under this boot: a process with "

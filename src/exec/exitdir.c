@@ -365,21 +365,17 @@ out:
     errno = saved;
 }
 
-int exitdir_settle (struct exitdir *xd, bool *waited, struct cairn_error *err)
+int exitdir_settle (struct exitdir *xd, bool wait, struct cairn_error *err)
 {
     int rc;
 
-    *waited = false;
-    if (flock (xd->fd, LOCK_EX | LOCK_NB) < 0) {
-        if (errno != EWOULDBLOCK)
-            return errprintf (err, "%s: flock: %s", xd->path,
-                              strerror (errno));
-        *waited = true;
-        while ((rc = flock (xd->fd, LOCK_EX)) < 0 && errno == EINTR)
-            ;
-        if (rc < 0)
-            return errprintf (err, "%s: flock: %s", xd->path,
-                              strerror (errno));
+    while ((rc = flock (xd->fd, LOCK_EX | (wait ? 0 : LOCK_NB))) < 0 &&
+           errno == EINTR)
+        ;
+    if (rc < 0) {
+        if (errno == EWOULDBLOCK && !wait)
+            return -1;
+        return errprintf (err, "%s: flock: %s", xd->path, strerror (errno));
     }
     (void)flock (xd->fd, LOCK_UN);
     return 0;

@@ -76,9 +76,10 @@ int exitdir_open (const char *statedir,
  * written) or its exit file says why it could not; this takes the lock
  * exclusively once. From then on a missing marker stays missing: an
  * earlier supervisor whose cairnd is gone starts nothing. Call it before
- * judging any intent. *waited tells whether it had to wait. Returns 0,
- * or -1 with errno and err (flock's error). */
-int exitdir_settle (struct exitdir *xd, bool *waited, struct cairn_error *err);
+ * judging any intent. With wait false it does not block: -1 with errno
+ * EWOULDBLOCK when a start is under way (err not set). Returns 0, or -1
+ * with errno and err (flock's error). */
+int exitdir_settle (struct exitdir *xd, bool wait, struct cairn_error *err);
 
 /* Record that the dir's files were all written under bootid (its "boot"
  * file, written then renamed) and trust it from now on. Call once the
