@@ -728,6 +728,7 @@ static void spawner_replace (struct cairnd *d)
 
     CRASHPOINT ("exec.supervisor.lost");
     size_t n = watch_adopt_all (d);
+    spawn_pending_orphan (d);
     /* A supervisor that dies at every start would be replaced forever:
      * after SUPERVISOR_DEATHS deaths in a minute, stop as a crash would. */
     if (now - d->supervisor_death_t > 60) {
@@ -762,7 +763,13 @@ static void spawner_replace (struct cairnd *d)
 
 static void spawner_cb (struct ev_loop *loop, ev_io *w, int revents)
 {
-    spawner_replace (w->data);
+    struct cairnd *d = w->data;
+    struct cairn_error err = {{0}};
+
+    if (cairnd_spawner_recover (d, &err) < 0) {
+        log_msg (LOG_ERR, "%s", err.text);
+        cairnd_spawner_lost (d);
+    }
 }
 
 int cairnd_spawner_recover (struct cairnd *d, struct cairn_error *err)
@@ -779,19 +786,39 @@ int cairnd_spawner_recover (struct cairnd *d, struct cairn_error *err)
         (void)poll (&pf, 1, -1);
     }
     spawner_replace (d);
-    /* Its last start is done (the command exec'd or died) or never made. */
-    return exitdir_settle (&d->xd, true, err);
+    /* Its last start is done (the command exec'd or died) or never made:
+     * what it left unanswered can be judged, next turn (not from inside
+     * a spawn). */
+    if (exitdir_settle (&d->xd, true, err) < 0)
+        return -1;
+    cairnd_spawner_poke (d);
+    return 0;
 }
 
 /* The supervisor saw commands through: collect them. */
 static void spawner_msgs_read (struct cairnd *d)
 {
     struct spawner_msg m;
+    int fd;
 
-    while (spawner_ended (d->spawner, &m) == 0)
-        proc_ended (d, m.execid, m.code);
+    if (d->nlost > 0)
+        spawn_orphans_settle (d);
+    while (spawner_next (d->spawner, &m, &fd) == 0) {
+        if (m.type == SPAWNER_MSG_STARTED)
+            spawn_answered (d, &m, fd);
+        else
+            proc_ended (d, m.execid, m.code);
+    }
     if (errno == EPIPE) /* it died: its pidfd is readable, or soon is */
         ev_io_stop (d->loop, &d->spawner_msgs);
+    else if (errno == EPROTO) { /* broken: replaced like a dead one */
+        log_msg (LOG_ERR, "the supervisor (pid %d) answered a request "
+                          "never made; killing it",
+                 (int)spawner_pid (d->spawner));
+        (void)pidfd_send_signal (spawner_pidfd (d->spawner), SIGKILL, NULL,
+                                 0);
+        ev_io_stop (d->loop, &d->spawner_msgs);
+    }
 }
 
 static void spawner_msgs_cb (struct ev_loop *loop, ev_io *w, int revents)

@@ -14,6 +14,7 @@
 #include "exec/exitdir.h"
 #include "exec/hashmap.h"
 #include "exec/server.h"
+#include "exec/spawner_proto.h"
 #include "journal/journal.h"
 
 /* A client waiting for a job's responses (a `start` stream). Each sub is
@@ -99,6 +100,10 @@ struct cairnd {
     ev_io spawner_watch;       /* its pidfd: readable when it died */
     ev_io spawner_msgs;        /* its socket: ENDED notices */
     ev_timer spawner_kick;     /* ENDED notices queued during a spawn */
+    struct spawn_pending *pend; /* requests in order, answered up to */
+    size_t pend_head, npend, pend_room; /* ... pend_head */
+    struct spawn_pending *lost; /* a dead supervisor's unanswered ones */
+    size_t nlost, lost_room;
     int supervisor_deaths;     /* within the minute from ... */
     double supervisor_death_t; /* ... this time (ev_now) */
     struct journal *journal;
@@ -194,7 +199,24 @@ struct shim_started {
     unsigned long long starttime; /* 0 if neither the spawner's clock nor
                                    * /proc could tell */
     bool adopted; /* its supervisor died in the spawn: our child now */
+    bool pending; /* asked for, not answered yet (spawn_answered) */
 };
+
+/* A spawn request the supervisor has not answered yet. */
+struct spawn_pending {
+    char execid[EXECID_LEN + 1];
+    struct jobentry *je;
+};
+/* The supervisor's STARTED m (fd its pidfd, or -1) for the oldest pending
+ * request: watch and journal the process, as proc_spawn would have. */
+void spawn_answered (struct cairnd *d, const struct spawner_msg *m, int fd);
+/* The supervisor died: its unanswered requests wait for
+ * spawn_orphans_settle (call it once the exit dir is settled). */
+void spawn_pending_orphan (struct cairnd *d);
+/* Judge each request a dead supervisor left unanswered by its marker
+ * (proc_look): ended, running (taken over), or never started (asked for
+ * again). */
+void spawn_orphans_settle (struct cairnd *d);
 /* Start argv under cairn-shim (execid, exit files in the state dir's
  * exits/, env added to cairnd's own environment less its private
  * variables, output capped at max_output bytes), as uid user when that is

@@ -471,6 +471,20 @@ static void start_time_check (struct cairnd *d,
     }
 }
 
+static int shim_begin (struct cairnd *d,
+                       const char *execid,
+                       char **argv,
+                       json_t *env,
+                       const char *cwd,
+                       size_t max_output,
+                       int64_t user,
+                       bool async,
+                       struct shim_started *out,
+                       struct cairn_error *err);
+static void shim_started_check (struct cairnd *d,
+                                const char *execid,
+                                struct shim_started *out);
+
 /* The supervisor died in the spawn of execid (EPIPE). Once its last start
  * is settled, the command's marker and exit file tell what became of it
  * (proc_look): it ran and ended (pid 0: its exit file, or none, is
@@ -516,6 +530,21 @@ int shim_start (struct cairnd *d,
                 struct shim_started *out,
                 struct cairn_error *err)
 {
+    return shim_begin (d, execid, argv, env, cwd, max_output, user, false,
+                       out, err);
+}
+
+static int shim_begin (struct cairnd *d,
+                       const char *execid,
+                       char **argv,
+                       json_t *env,
+                       const char *cwd,
+                       size_t max_output,
+                       int64_t user,
+                       bool async,
+                       struct shim_started *out,
+                       struct cairn_error *err)
+{
     bool as_user = user >= 0 && (uid_t)user != d->uid;
     gid_t *groups = NULL;
     size_t ngroups = 0;
@@ -544,22 +573,180 @@ int shim_start (struct cairnd *d,
                              .cgroup =
                                  cgroup_path (d, execid, cg, sizeof (cg))};
     CRASHPOINT ("exec.spawn.before");
-    out->adopted = false;
-    rc = spawner_spawn (d->spawner, &spec, &out->pid, &out->pidfd,
-                        &out->starttime, err);
+    *out = (struct shim_started){.pidfd = -1};
+    if (async) {
+        rc = spawner_request (d->spawner, &spec, err);
+        out->pending = rc == 0;
+    } else
+        rc = spawner_spawn (d->spawner, &spec, &out->pid, &out->pidfd,
+                            &out->starttime, err);
     if (rc < 0 && errno == EPIPE) /* it may have started: find out */
         rc = spawn_cut_short (d, execid, &spec, out, err);
     job_argv_free (envp);
     free (groups);
     if (rc < 0)
         return -1;
-    CRASHPOINT ("exec.spawn.after");
     cairnd_spawner_poke (d);
+    if (!out->pending)
+        shim_started_check (d, execid, out);
+    return 0;
+}
+
+/* After the start: count it, and check its start time. */
+static void shim_started_check (struct cairnd *d,
+                                const char *execid,
+                                struct shim_started *out)
+{
+    CRASHPOINT ("exec.spawn.after");
     if (out->pid == 0) /* nothing started: the exit file says why */
-        return 0;
+        return;
     d->nspawned++;
     start_time_check (d, execid, out);
+}
+
+/* What proc_spawn does once the supervisor has answered: rc, st and err
+ * as shim_start's. */
+static void spawn_done (struct jobentry *je,
+                        const char *execid,
+                        int rc,
+                        struct shim_started *st,
+                        const struct cairn_error *err)
+{
+    struct cairnd *d = je->d;
+    struct job_ctx ctx;
+
+    if (rc < 0) {
+        log_msg (LOG_WARNING, "job %s: %s: %s", je->key, execid, err->text);
+        cairnd_ctx (d, &ctx);
+        (void)job_proc_failed (je->job, &ctx, execid, err->text, je->pending);
+        cairnd_dirty (je);
+        return;
+    }
+    if (st->pid == 0) { /* its exit file says why it could not start */
+        proc_collect (je, execid, 0);
+        return;
+    }
+    if (proc_watch (je, execid, st->pid, st->pidfd) < 0) {
+        close (st->pidfd);
+        log_msg (LOG_ERR, "%s: cannot watch pid %d", execid, (int)st->pid);
+    } else
+        watch_started (d, execid, st);
+    cairnd_ctx (d, &ctx);
+    if (job_proc_spawned (je->job, &ctx, execid, st->pid, st->starttime,
+                          d->bootid, je->pending) < 0)
+        log_msg (LOG_ERR, "job %s: spawn record: %s", je->key,
+                 strerror (errno));
+    cairnd_dirty (je);
+}
+
+/* Remember a request sent and not yet answered: the answers come in
+ * order. Returns 0, or -1 (ENOMEM). */
+static int pending_push (struct cairnd *d,
+                         struct jobentry *je,
+                         const char *execid)
+{
+    if (d->pend_head > 0 && d->pend_head == d->npend) /* drained */
+        d->pend_head = d->npend = 0;
+    if (d->npend == d->pend_room) {
+        if (d->pend_head > 0) { /* reuse the answered front */
+            memmove (d->pend, d->pend + d->pend_head,
+                     (d->npend - d->pend_head) * sizeof (*d->pend));
+            d->npend -= d->pend_head;
+            d->pend_head = 0;
+        } else {
+            size_t room = d->pend_room ? d->pend_room * 2 : 64;
+            struct spawn_pending *n = realloc (d->pend, room * sizeof (*n));
+            if (!n)
+                return -1;
+            d->pend = n;
+            d->pend_room = room;
+        }
+    }
+    struct spawn_pending *p = &d->pend[d->npend++];
+    p->je = je;
+    snprintf (p->execid, sizeof (p->execid), "%s", execid);
     return 0;
+}
+
+void spawn_answered (struct cairnd *d, const struct spawner_msg *m, int fd)
+{
+    struct shim_started st = {.pidfd = -1};
+    struct cairn_error err = {{0}};
+
+    if (d->pend_head == d->npend) { /* cannot happen: spawner_next checks */
+        if (fd >= 0)
+            close (fd);
+        return;
+    }
+    struct spawn_pending p = d->pend[d->pend_head++];
+    if (strcmp (p.execid, m->execid) != 0)
+        log_msg (LOG_ERR, "the supervisor answered %s for %s", m->execid,
+                 p.execid);
+    int rc = spawner_started (m, fd, d->shim, &st.pid, &st.pidfd,
+                              &st.starttime, &err);
+    if (rc == 0)
+        shim_started_check (d, p.execid, &st);
+    spawn_done (p.je, p.execid, rc, &st, &err);
+}
+
+void spawn_pending_orphan (struct cairnd *d)
+{
+    for (size_t i = d->pend_head; i < d->npend; i++) {
+        if (d->nlost == d->lost_room) {
+            size_t room = d->lost_room ? d->lost_room * 2 : 64;
+            struct spawn_pending *n = realloc (d->lost, room * sizeof (*n));
+            if (!n)
+                cairnd_spawner_lost (d); /* a restart judges them */
+            d->lost = n;
+            d->lost_room = room;
+        }
+        d->lost[d->nlost++] = d->pend[i];
+    }
+    d->pend_head = d->npend = 0;
+}
+
+void spawn_orphans_settle (struct cairnd *d)
+{
+    size_t n = d->nlost;
+
+    d->nlost = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct spawn_pending *p = &d->lost[i];
+        struct shim_started st = {.pidfd = -1};
+        struct cairn_error err = {{0}};
+        struct proc_look look;
+
+        if (proc_look (d, p->execid, false, 0, 0, NULL, &look, &err) < 0) {
+            log_msg (LOG_ERR, "%s", err.text);
+            cairnd_spawner_lost (d); /* a restart looks again */
+        }
+        log_msg (LOG_INFO, "%s: its supervisor died before answering: %s",
+                 p->execid,
+                 look.verdict == LOOK_UNSTARTED ? "never started; starting it"
+                 : look.verdict == LOOK_ALIVE   ? "running; taken over"
+                 : look.verdict == LOOK_EXITED  ? "it ended"
+                                                : look.why);
+        if (look.verdict == LOOK_UNSTARTED) {
+            (void)proc_spawn (p->je, p->execid);
+            continue;
+        }
+        if (look.verdict == LOOK_LOST) {
+            struct job_ctx ctx;
+            cairnd_ctx (d, &ctx);
+            (void)job_proc_lost (p->je->job, &ctx, p->execid, look.why,
+                                 p->je->pending);
+            cairnd_dirty (p->je);
+            continue;
+        }
+        if (look.verdict == LOOK_ALIVE) {
+            st.pid = look.pid;
+            st.pidfd = look.pidfd;
+            st.starttime = look.starttime;
+            st.adopted = true;
+        }
+        shim_started_check (d, p->execid, &st);
+        spawn_done (p->je, p->execid, 0, &st, &err);
+    }
 }
 
 int proc_spawn (struct jobentry *je, const char *execid)
@@ -570,8 +757,8 @@ int proc_spawn (struct jobentry *je, const char *execid)
     const char *cwd;
     json_t *env = NULL;
     struct cairn_error err = {{0}};
-    struct job_ctx ctx;
-    struct shim_started st;
+    struct shim_started st = {.pidfd = -1};
+    int rc;
 
     if (!p || p->state != PROC_INTENT)
         return 0;
@@ -579,45 +766,25 @@ int proc_spawn (struct jobentry *je, const char *execid)
         remote_exec (je, execid);
         return 0;
     }
-    if (job_proc_command (je->job, p, &argv, &cwd, &env) < 0) {
+    if ((rc = job_proc_command (je->job, p, &argv, &cwd, &env)) < 0)
         errprintf (&err, "cannot build the command: %s", strerror (errno));
-        goto failed;
-    }
-    /* no more output than could still be journaled; a shell runs as its
-     * job's user, a prolog or epilog as cairnd's (the site's scripts) */
-    if (shim_start (
+    else
+        /* no more output than could still be journaled; a shell runs as
+         * its job's user, a prolog or epilog as cairnd's (the site's
+         * scripts). Not waiting for the answer: the supervisor's start
+         * and ours overlap (spawn_answered). */
+        rc = shim_begin (
             d, execid, argv, env, cwd, job_output_room (je->job, p->phase),
-            p->phase == PHASE_SHELL ? (int64_t)job_userid (je->job) : -1, &st,
-            &err) < 0)
-        goto failed;
-    if (st.pid == 0) { /* its exit file says why it could not start */
-        proc_collect (je, execid, 0);
-        job_argv_free (argv);
-        json_decref (env);
-        return 0;
-    }
-    if (proc_watch (je, execid, st.pid, st.pidfd) < 0) {
-        close (st.pidfd);
-        log_msg (LOG_ERR, "%s: cannot watch pid %d", execid, (int)st.pid);
+            p->phase == PHASE_SHELL ? (int64_t)job_userid (je->job) : -1, true,
+            &st, &err);
+    if (rc == 0 && st.pending) {
+        if (pending_push (d, je, execid) < 0)
+            cairnd_spawner_lost (d); /* an answer we could not match */
     } else
-        watch_started (d, execid, &st);
-    cairnd_ctx (d, &ctx);
-    if (job_proc_spawned (je->job, &ctx, execid, st.pid, st.starttime,
-                          d->bootid, je->pending) < 0)
-        log_msg (LOG_ERR, "job %s: spawn record: %s", je->key,
-                 strerror (errno));
-    cairnd_dirty (je);
+        spawn_done (je, execid, rc, &st, &err);
     job_argv_free (argv);
     json_decref (env);
-    return 0;
-failed:
-    log_msg (LOG_WARNING, "job %s: %s: %s", je->key, execid, err.text);
-    cairnd_ctx (d, &ctx);
-    (void)job_proc_failed (je->job, &ctx, execid, err.text, je->pending);
-    cairnd_dirty (je);
-    job_argv_free (argv);
-    json_decref (env);
-    return -1;
+    return rc;
 }
 
 #ifndef PIDFD_SIGNAL_PROCESS_GROUP

@@ -21,13 +21,21 @@
 #include "exec/spawner_proto.h"
 #include "journal/crashpoint.h"
 
+/* A message read off the socket before its reader asked for it. */
+struct queued {
+    struct spawner_msg m;
+    int fd; /* a STARTED's pidfd, or -1 */
+};
+
 struct spawner {
     pid_t pid;
     int pidfd;
     int sock;
-    bool kill_on_destroy;      /* not yet supervising: a failed create */
-    struct spawner_msg *ended; /* ENDED read while waiting for a STARTED */
-    size_t nended, ended_room;
+    bool kill_on_destroy; /* not yet supervising: a failed create */
+    unsigned unanswered;  /* spawner_request()s whose STARTED is unread */
+    struct queued *q;     /* read while spawner_spawn waited: for
+                           * spawner_next, in order */
+    size_t nq, qroom;
 };
 
 /* ---- both sides ---- */
@@ -225,53 +233,74 @@ static int msg_recv (int sock, struct spawner_msg *m, int *fd, int flags)
     return 0;
 }
 
-static int ended_keep (struct spawner *sp, const struct spawner_msg *m)
+static int queue_keep (struct spawner *sp, const struct spawner_msg *m, int fd)
 {
-    if (sp->nended == sp->ended_room) {
-        size_t room = sp->ended_room ? sp->ended_room * 2 : 16;
-        struct spawner_msg *n = realloc (sp->ended, room * sizeof (*n));
+    if (sp->nq == sp->qroom) {
+        size_t room = sp->qroom ? sp->qroom * 2 : 16;
+        struct queued *n = realloc (sp->q, room * sizeof (*n));
         if (!n)
             return -1;
-        sp->ended = n;
-        sp->ended_room = room;
+        sp->q = n;
+        sp->qroom = room;
     }
-    sp->ended[sp->nended++] = *m;
+    sp->q[sp->nq++] = (struct queued){.m = *m, .fd = fd};
     return 0;
 }
 
-/* Wait for the STARTED that answers our request, keeping the ENDED that
- * come before it for spawner_ended(). */
+/* Wait for the STARTED that answers spawner_spawn's request: the answers
+ * come in the order of the requests, so those of earlier
+ * spawner_request()s come first. Keep them, and the ENDED, for
+ * spawner_next(). */
 static int started_recv (struct spawner *sp, struct spawner_msg *m, int *fd)
 {
     for (;;) {
         if (msg_recv (sp->sock, m, fd, 0) < 0)
             return -1;
-        if (m->type == SPAWNER_MSG_STARTED)
+        if (m->type == SPAWNER_MSG_STARTED && sp->unanswered == 0)
             return 0;
-        if (*fd >= 0)
-            close (*fd);
-        if (ended_keep (sp, m) < 0)
+        if (m->type == SPAWNER_MSG_STARTED)
+            sp->unanswered--;
+        if (queue_keep (sp, m, *fd) < 0) {
+            if (*fd >= 0)
+                close (*fd);
             return -1;
+        }
     }
+}
+
+int spawner_next (struct spawner *sp, struct spawner_msg *m, int *fd)
+{
+    if (sp->nq > 0) {
+        *m = sp->q[0].m;
+        *fd = sp->q[0].fd;
+        memmove (sp->q, sp->q + 1, --sp->nq * sizeof (*sp->q));
+        return 0;
+    }
+    if (msg_recv (sp->sock, m, fd, MSG_DONTWAIT) < 0)
+        return -1;
+    if (m->type == SPAWNER_MSG_STARTED) {
+        if (sp->unanswered == 0) { /* an answer nobody asked for */
+            if (*fd >= 0)
+                close (*fd);
+            errno = EPROTO;
+            return -1;
+        }
+        sp->unanswered--;
+    }
+    return 0;
 }
 
 int spawner_ended (struct spawner *sp, struct spawner_msg *m)
 {
     int fd;
 
-    if (sp->nended > 0) {
-        *m = sp->ended[0];
-        memmove (sp->ended, sp->ended + 1, --sp->nended * sizeof (*m));
-        return 0;
-    }
     for (;;) {
-        if (msg_recv (sp->sock, m, &fd, MSG_DONTWAIT) < 0)
+        if (spawner_next (sp, m, &fd) < 0)
             return -1;
-        if (fd >= 0)
-            close (fd);
         if (m->type == SPAWNER_MSG_ENDED)
             return 0;
-        /* a STARTED nobody waits for: cannot happen */
+        if (fd >= 0) /* spawner_request's answer: not ours to take */
+            close (fd);
     }
 }
 
@@ -280,18 +309,15 @@ int spawner_sock (const struct spawner *sp)
     return sp->sock;
 }
 
-int spawner_spawn (struct spawner *sp,
-                   const struct shim_spec *spec,
-                   pid_t *pid,
-                   int *pidfd,
-                   unsigned long long *starttime,
-                   struct cairn_error *err)
+/* Encode and send the request for spec. */
+static int request_send (struct spawner *sp,
+                         const struct shim_spec *spec,
+                         struct cairn_error *err)
 {
     char maxbuf[24];
-    char **av = NULL, *req = NULL;
+    char **av, *req;
     size_t len;
-    struct spawner_msg r;
-    int e, fd;
+    int e;
 
     if ((e = fault_inject ("exec.spawn")))
         return errset (err, e, "spawn %s: %s (injected)",
@@ -307,34 +333,75 @@ int spawner_spawn (struct spawner *sp,
         return errset (err, e, "spawn %s: %s", spec->shim,
                        e == E2BIG ? "command and environment too large"
                                   : strerror (e));
-    if (send_all (sp->sock, req, len) < 0 || started_recv (sp, &r, &fd) < 0) {
+    if (send_all (sp->sock, req, len) < 0) {
         e = errno == ECONNRESET ? EPIPE : errno;
         free (req);
-        return errset (err, e, "spawn %s: the spawner (pid %d) is gone: %s",
+        return errset (err, e, "spawn %s: the supervisor (pid %d) is gone: %s",
                        spec->shim, (int)sp->pid, strerror (e));
     }
     free (req);
-    if (r.errnum != 0 || r.pid <= 0) {
+    return 0;
+}
+
+int spawner_started (const struct spawner_msg *m,
+                     int fd,
+                     const char *what,
+                     pid_t *pid,
+                     int *pidfd,
+                     unsigned long long *starttime,
+                     struct cairn_error *err)
+{
+    if (m->errnum != 0 || m->pid <= 0) {
         if (fd >= 0)
             close (fd);
-        if (r.errnum == 0) { /* nothing was started: the exit file says why */
+        if (m->errnum == 0) { /* nothing was started: the exit file says why */
             *pid = 0;
             *pidfd = -1;
             return 0;
         }
-        return errset (err, r.errnum, "spawn %s: %s", spec->shim,
-                       r.errnum == EEXIST
+        return errset (err, m->errnum, "spawn %s: %s", what,
+                       m->errnum == EEXIST
                            ? "its execid was used already; not running it"
-                           : strerror (r.errnum));
+                           : strerror (m->errnum));
     }
     if (fd < 0)
-        return errset (err, EPROTO, "spawn %s: the spawner sent no pidfd",
-                       spec->shim);
-    *pid = r.pid;
+        return errset (err, EPROTO, "spawn %s: the supervisor sent no pidfd",
+                       what);
+    *pid = m->pid;
     *pidfd = fd;
     if (starttime)
-        *starttime = r.starttime;
+        *starttime = m->starttime;
     return 0;
+}
+
+int spawner_request (struct spawner *sp,
+                     const struct shim_spec *spec,
+                     struct cairn_error *err)
+{
+    if (request_send (sp, spec, err) < 0)
+        return -1;
+    sp->unanswered++;
+    return 0;
+}
+
+int spawner_spawn (struct spawner *sp,
+                   const struct shim_spec *spec,
+                   pid_t *pid,
+                   int *pidfd,
+                   unsigned long long *starttime,
+                   struct cairn_error *err)
+{
+    struct spawner_msg r;
+    int e, fd;
+
+    if (request_send (sp, spec, err) < 0)
+        return -1;
+    if (started_recv (sp, &r, &fd) < 0) {
+        e = errno == ECONNRESET ? EPIPE : errno;
+        return errset (err, e, "spawn %s: the supervisor (pid %d) is gone: %s",
+                       spec->shim, (int)sp->pid, strerror (e));
+    }
+    return spawner_started (&r, fd, spec->shim, pid, pidfd, starttime, err);
 }
 
 int spawner_pidfd (const struct spawner *sp)
@@ -354,7 +421,10 @@ void spawner_destroy (struct spawner *sp)
     int saved = errno;
     if (sp->sock >= 0)
         close (sp->sock);
-    free (sp->ended);
+    for (size_t i = 0; i < sp->nq; i++)
+        if (sp->q[i].fd >= 0)
+            close (sp->q[i].fd);
+    free (sp->q);
     if (sp->pid > 0 && sp->kill_on_destroy) {
         /* EOF makes it exit; SIGKILL in case it is stuck in a clone */
         if (sp->pidfd >= 0) {

@@ -94,11 +94,38 @@ int spawner_spawn (struct spawner *sp,
                    unsigned long long *starttime,
                    struct cairn_error *err);
 
-/* The next ENDED message (spawner_proto.h) into *m: a command the
- * supervisor has seen through (its exit file written, its process
- * reaped), or could not (code 3). Those that came while spawner_spawn
- * waited for its STARTED come first. Never blocks. Returns 0, or -1 with
- * errno EAGAIN (none now) or EPIPE (the supervisor is gone). */
+/* Send the request for spec without waiting for its answer: the STARTED
+ * comes later through spawner_next(), in the order of the requests
+ * (spawner_spawn's own answers excepted). Errors as spawner_spawn's that
+ * come before an answer: EINVAL, E2BIG, ENOMEM, EPIPE. */
+int spawner_request (struct spawner *sp,
+                     const struct shim_spec *spec,
+                     struct cairn_error *err);
+
+/* The next message: a STARTED answering a spawner_request() (*fd its
+ * pidfd, or -1), or an ENDED (*fd -1). Those read while spawner_spawn
+ * waited come first. Never blocks. Returns 0, or -1 with errno EAGAIN
+ * (none now), EPIPE (the supervisor is gone) or EPROTO (a STARTED that
+ * answers nothing). */
+int spawner_next (struct spawner *sp, struct spawner_msg *m, int *fd);
+
+/* What a STARTED says, as spawner_spawn returns it: *pid, *pidfd (fd,
+ * now the caller's) and *starttime (unless NULL), *pid 0 when nothing was
+ * started and the exit file says why; or -1 with errno and err (fd
+ * closed). what names the command in err. */
+int spawner_started (const struct spawner_msg *m,
+                     int fd,
+                     const char *what,
+                     pid_t *pid,
+                     int *pidfd,
+                     unsigned long long *starttime,
+                     struct cairn_error *err);
+
+/* spawner_next() for a caller that only uses spawner_spawn: the next
+ * ENDED message into *m, a command the supervisor has seen through (its
+ * exit file written, its process reaped), or could not (code 3). Never
+ * blocks. Returns 0, or -1 with errno EAGAIN (none now) or EPIPE (the
+ * supervisor is gone). */
 int spawner_ended (struct spawner *sp, struct spawner_msg *m);
 
 /* The socket to the supervisor: readable when an ENDED may be there. */
