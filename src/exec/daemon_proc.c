@@ -471,19 +471,17 @@ static void start_time_check (struct cairnd *d,
     }
 }
 
-static int shim_begin (struct cairnd *d,
-                       const char *execid,
-                       char **argv,
-                       json_t *env,
-                       const char *cwd,
-                       size_t max_output,
-                       int64_t user,
-                       bool async,
-                       struct shim_started *out,
-                       struct cairn_error *err);
+/* After the start: count it, and check its start time. */
 static void shim_started_check (struct cairnd *d,
                                 const char *execid,
-                                struct shim_started *out);
+                                struct shim_started *out)
+{
+    CRASHPOINT ("exec.spawn.after");
+    if (out->pid == 0) /* nothing started: the exit file says why */
+        return;
+    d->nspawned++;
+    start_time_check (d, execid, out);
+}
 
 /* The supervisor died in the spawn of execid (EPIPE). Once its last start
  * is settled, the command's marker and exit file tell what became of it
@@ -520,20 +518,8 @@ static int spawn_cut_short (struct cairnd *d,
     }
 }
 
-int shim_start (struct cairnd *d,
-                const char *execid,
-                char **argv,
-                json_t *env,
-                const char *cwd,
-                size_t max_output,
-                int64_t user,
-                struct shim_started *out,
-                struct cairn_error *err)
-{
-    return shim_begin (d, execid, argv, env, cwd, max_output, user, false,
-                       out, err);
-}
-
+/* shim_start's work; with async, only the request is sent: out->pending
+ * then, and the answer comes to spawn_answered(). */
 static int shim_begin (struct cairnd *d,
                        const char *execid,
                        char **argv,
@@ -592,16 +578,18 @@ static int shim_begin (struct cairnd *d,
     return 0;
 }
 
-/* After the start: count it, and check its start time. */
-static void shim_started_check (struct cairnd *d,
-                                const char *execid,
-                                struct shim_started *out)
+int shim_start (struct cairnd *d,
+                const char *execid,
+                char **argv,
+                json_t *env,
+                const char *cwd,
+                size_t max_output,
+                int64_t user,
+                struct shim_started *out,
+                struct cairn_error *err)
 {
-    CRASHPOINT ("exec.spawn.after");
-    if (out->pid == 0) /* nothing started: the exit file says why */
-        return;
-    d->nspawned++;
-    start_time_check (d, execid, out);
+    return shim_begin (d, execid, argv, env, cwd, max_output, user, false,
+                       out, err);
 }
 
 /* What proc_spawn does once the supervisor has answered: rc, st and err
