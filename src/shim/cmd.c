@@ -581,8 +581,6 @@ static void report_error (struct shim *s, const struct report *r)
     }
 }
 
-/* Start the command. Returns 0 if a child was created (s->error says if it
- * failed before exec), -1 with s->error set if nothing was started. */
 /* --cgroup: make the command's cgroup (EEXIST is fine: a directory left
  * by a shim of the same execid that died before it could remove it) and
  * open its cgroup.procs for the command's process to join. */
@@ -636,6 +634,8 @@ static void cgroup_remove (struct shim *s)
              strerror (errno));
 }
 
+/* Start the command. Returns 0 if a child was created (s->error says if it
+ * failed before exec), -1 with s->error set if nothing was started. */
 static int start (struct shim *s)
 {
     volatile struct report r = {0, 0};
