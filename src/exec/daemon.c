@@ -699,8 +699,8 @@ static int statedir_lock (struct cairnd *d, struct cairn_error *err)
 void cairnd_spawner_lost (struct cairnd *d)
 {
     log_msg (LOG_ERR,
-             "the supervisor (pid %d) died during a spawn; exiting so that a "
-             "restart reconciles the jobs",
+             "cannot go on without the supervisor (pid %d); exiting so that "
+             "a restart reconciles the jobs",
              (int)spawner_pid (d->spawner));
     _exit (EXIT_FAILURE);
 }

@@ -299,7 +299,8 @@ void proc_collect (struct jobentry *je, const char *execid, int shim_status)
 /* The end of a watched process that is not our child: its supervisor
  * (an earlier cairnd's) writes the exit file while the process is a
  * zombie and reaps it after. Collect once the file is there, or once the
- * process is reaped without one (its supervisor died). */
+ * process is reaped without one, or is a zombie no supervisor holds (its
+ * supervisor died: whoever reaps it writes nothing). */
 static bool settled (struct watch *w)
 {
     int status;
@@ -308,7 +309,9 @@ static bool settled (struct watch *w)
         free (error);
         return true;
     }
-    return pidfd_send_signal (w->pidfd, 0, NULL, 0) < 0 && errno == ESRCH;
+    if (pidfd_send_signal (w->pidfd, 0, NULL, 0) < 0 && errno == ESRCH)
+        return true;
+    return procfs_zombie_unsupervised (w->d->procroot, w->pid) == 1;
 }
 
 static void watch_end (struct watch *w, int shim_status)

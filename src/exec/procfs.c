@@ -175,6 +175,25 @@ int procfs_starttime (const char *procroot,
     return 0;
 }
 
+int procfs_zombie_unsupervised (const char *procroot, pid_t pid)
+{
+    struct pstat ps, parent;
+    int dirfd, rc = 0;
+
+    if ((dirfd = open (procroot ? procroot : PROCROOT_DEFAULT,
+                       O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        return -1;
+    if (pstat_read (dirfd, pid, &ps) < 0)
+        rc = -1;
+    else if (ps.state == 'Z' || ps.state == 'X')
+        /* a parent gone meanwhile: the zombie is someone else's now */
+        rc = pstat_read (dirfd, ps.ppid, &parent) < 0 || !parent.is_shim;
+    int e = errno;
+    close (dirfd);
+    errno = e;
+    return rc;
+}
+
 int procfs_bootid (const char *path, char *buf, size_t len)
 {
     char tmp[256];

@@ -26,6 +26,12 @@ int procfs_starttime (const char *procroot,
  * (buf too small), EINVAL (empty file), or the error of open/read. */
 int procfs_bootid (const char *path, char *buf, size_t len);
 
+/* Is pid a zombie that no supervisor will see through: its parent is not
+ * a cairn-shim (init, a subreaper, a dead cairnd's heir), so no exit file
+ * will come for it? 1 yes, 0 no (running, or its supervisor's zombie), -1
+ * with errno (ENOENT: gone). */
+int procfs_zombie_unsupervised (const char *procroot, pid_t pid);
+
 /* Find the shim of execid among the live processes: scan <procroot>/<pid>
  * for processes owned by our effective uid whose environ holds exactly the
  * entry "CAIRN_EXECID=<execid>". The command and its descendants inherit
