@@ -288,9 +288,11 @@ int raw_spawn_rate (char *const argv[],
                     struct raw_result *res,
                     struct cairn_error *err);
 
-/* The same through cairn-shim (shim -- argv), spawned by cairn's own
- * spawner (spawner.h) into exitdir, each shim reaped through its pidfd and its
- * exit file, marker and output files removed, as cairnd does. */
+/* The same through cairn's own supervisor (spawner.h: cairn-shim
+ * --spawner) into exitdir: each command's end seen through its ENDED
+ * message (its exit file written, the command reaped), then its exit file
+ * read and its files removed, as cairnd does. Its CPU counts the
+ * supervisor's and its reaped children's. */
 int raw_shim_rate (const char *shim,
                    const char *exitdir,
                    char *const argv[],

@@ -21,7 +21,7 @@ static const struct {
     {"throughput", bench_throughput,
      "jobs/s and processes/s vs raw spawn of /bin/true"},
     {"spawn", bench_spawn,
-     "raw spawn rates only: /bin/true, the shim on disk and on tmpfs"},
+     "raw spawn rates only: /bin/true, the supervisor on disk and on tmpfs"},
     {"durability", bench_durability,
      "durable vs no-sync journal, and the fdatasync rate"},
     {"restart", bench_restart,

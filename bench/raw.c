@@ -29,6 +29,9 @@ extern char **environ;
 struct pacer {
     /* start one process: its pidfd, or -1 with err set */
     int (*start) (void *arg, int slot, struct cairn_error *err);
+    /* once its pidfd is readable: reap it, or see it reaped (NULL: it is
+     * our child, waitid reaps it); -1 with err set */
+    int (*reap) (void *arg, int slot, int pidfd, struct cairn_error *err);
     /* after it was reaped (may be NULL) */
     void (*done) (void *arg, int slot);
     void *arg;
@@ -69,8 +72,10 @@ static int run_pacer (const struct pacer *sp,
             siginfo_t si;
             if (pfd[i].fd < 0 || !(pfd[i].revents & (POLLIN | POLLHUP)))
                 continue;
-            if (waitid (P_PIDFD, (id_t)pfd[i].fd, &si, WEXITED) < 0) {
-                errset (err, errno, "waitid: %s", strerror (errno));
+            if (sp->reap ? sp->reap (sp->arg, i, pfd[i].fd, err) < 0
+                         : waitid (P_PIDFD, (id_t)pfd[i].fd, &si, WEXITED) < 0) {
+                if (!sp->reap)
+                    errset (err, errno, "waitid: %s", strerror (errno));
                 goto out;
             }
             close (pfd[i].fd);
@@ -92,7 +97,8 @@ out:
     for (int i = 0; i < conc; i++) {
         if (pfd[i].fd >= 0) {
             siginfo_t si;
-            (void)waitid (P_PIDFD, (id_t)pfd[i].fd, &si, WEXITED);
+            if (!sp->reap)
+                (void)waitid (P_PIDFD, (id_t)pfd[i].fd, &si, WEXITED);
             close (pfd[i].fd);
         }
     }
@@ -127,12 +133,14 @@ int raw_spawn_rate (char *const argv[],
 }
 
 struct shimrun {
-    struct spawner *spawner; /* cairnd's own way to start shims */
+    struct spawner *spawner; /* cairnd's own supervisor */
     const char *shim;
     const char *exitdir;
     int exitfd;
     char *const *argv;
     char (*execid)[37]; /* one per slot */
+    bool *ended;        /* per slot: its ENDED came before its pidfd said */
+    size_t nslots;
 };
 
 static int start_shim (void *arg, int slot, struct cairn_error *err)
@@ -145,6 +153,7 @@ static int start_shim (void *arg, int slot, struct cairn_error *err)
 
     uuid_generate (u);
     uuid_unparse_lower (u, r->execid[slot]);
+    r->ended[slot] = false;
     snprintf (envid, sizeof (envid), "CAIRN_EXECID=%s", r->execid[slot]);
     char *envp[] = {envid, "PATH=/usr/bin:/bin", NULL};
     struct shim_spec spec = {.shim = r->shim,
@@ -154,11 +163,38 @@ static int start_shim (void *arg, int slot, struct cairn_error *err)
                              .envp = envp};
     if (spawner_spawn (r->spawner, &spec, &pid, &pidfd, NULL, err) < 0)
         return -1;
+    if (pid == 0)
+        return errset (err, EIO, "%s did not start", r->argv[0]);
     return pidfd;
 }
 
-/* What cairnd does after a shim ends: read its exit file, remove the
- * files the shim left. */
+/* The command of slot exited (its pidfd is readable): wait for the
+ * supervisor's ENDED, which says its exit file is written and it is
+ * reaped, keeping those of other slots that come first. */
+static int reap_shim (void *arg, int slot, int pidfd, struct cairn_error *err)
+{
+    struct shimrun *r = arg;
+    struct spawner_msg m;
+
+    while (!r->ended[slot]) {
+        if (spawner_ended (r->spawner, &m) < 0) {
+            struct pollfd p = {.fd = spawner_sock (r->spawner),
+                               .events = POLLIN};
+            if (errno != EAGAIN || poll (&p, 1, 60000) != 1)
+                return errset (err, errno ? errno : ETIMEDOUT,
+                               "the supervisor: %s",
+                               strerror (errno ? errno : ETIMEDOUT));
+            continue;
+        }
+        for (size_t i = 0; i < r->nslots; i++)
+            if (!strcmp (r->execid[i], m.execid))
+                r->ended[i] = true;
+    }
+    return 0;
+}
+
+/* What cairnd does after a command ends: read its exit file, remove the
+ * files its supervisor left. */
 static void done_shim (void *arg, int slot)
 {
     struct shimrun *r = arg;
@@ -184,11 +220,16 @@ int raw_shim_rate (const char *shim,
                    struct raw_result *res,
                    struct cairn_error *err)
 {
-    struct shimrun r = {.shim = shim, .exitdir = exitdir, .argv = argv};
+    struct shimrun r = {
+        .shim = shim, .exitdir = exitdir, .argv = argv, .nslots = conc};
     int rc = -1;
 
-    if (!(r.execid = calloc (conc, sizeof (*r.execid))))
-        return errset (err, ENOMEM, "out of memory");
+    r.execid = calloc (conc, sizeof (*r.execid));
+    r.ended = calloc (conc, sizeof (*r.ended));
+    if (!r.execid || !r.ended) {
+        errset (err, ENOMEM, "out of memory");
+        goto out;
+    }
     if ((r.exitfd = open (exitdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
         errset (err, errno, "%s: %s", exitdir, strerror (errno));
         goto out;
@@ -197,17 +238,19 @@ int raw_shim_rate (const char *shim,
         close (r.exitfd);
         goto out;
     }
-    struct pacer sp = {.start = start_shim, .done = done_shim, .arg = &r};
-    double sp0 = 0, sp1 = 0, x;
-    (void)bench_cpu (spawner_pid (r.spawner), &sp0, &x);
+    struct pacer sp = {
+        .start = start_shim, .reap = reap_shim, .done = done_shim, .arg = &r};
+    double sp0 = 0, sp1 = 0, spk0 = 0, spk1 = 0;
+    (void)bench_cpu (spawner_pid (r.spawner), &sp0, &spk0);
     rc = run_pacer (&sp, total, conc, res, err);
-    /* the spawner's clones are work a shim costs; it is not reaped yet */
-    if (rc == 0 && bench_cpu (spawner_pid (r.spawner), &sp1, &x) == 0)
-        res->cpu += (sp1 - sp0) / total;
+    /* the supervisor's work and its commands' (its children, reaped) */
+    if (rc == 0 && bench_cpu (spawner_pid (r.spawner), &sp1, &spk1) == 0)
+        res->cpu += (sp1 - sp0 + spk1 - spk0) / total;
     spawner_destroy (r.spawner);
     close (r.exitfd);
 out:
     free (r.execid);
+    free (r.ended);
     return rc;
 }
 

@@ -49,10 +49,9 @@ proc_cell (const struct job_proc *p, bool pid, char *buf, size_t len)
         snprintf (st, sizeof (st), "%s", proc_state_word (p));
     else
         jcli_status (p->status, st, sizeof (st));
-    /* the pid journaled is the cairn-shim's that supervises the command,
-     * not the command's own: say so */
+    /* the pid journaled: the command's own, its process group's leader */
     if (pid && p->pid > 0)
-        snprintf (buf, len, "%s%s shim pid %d", p->timed_out ? "timeout, " : "",
+        snprintf (buf, len, "%s%s pid %d", p->timed_out ? "timeout, " : "",
                   st, (int)p->pid);
     else
         snprintf (buf, len, "%s%s", p->timed_out ? "timeout, " : "", st);
@@ -267,9 +266,8 @@ const struct cli_command cli_cmd_ranks = {
     "[--json] JOBID",
     "Show each rank of a job: its host, processes, drained, released.",
     "      --json          one JSON object per rank, one a line\n"
-    "A process's pid (\"shim pid\", \"pid\" with --json) is its cairn-shim's, "
-    "the\n"
-    "supervisor that runs the command, not the command's own.\n"
+    "A process's pid is the command's own (the leader of its process "
+    "group).\n"
     "A job run with multinode has a NODE column: where the rank's processes "
     "ran,\n"
     "the node's host, or local (cairnd's own host); with --json each "

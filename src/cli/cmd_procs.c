@@ -31,8 +31,8 @@ struct alive {
     bool same_uid; /* we are the state dir's owner (cairnd's uid) */
 };
 
-/* A zombie has ended: it merely waits for a parent to reap it (its shim's
- * parent, cairnd, may be gone). State after the last ')' of stat. */
+/* A zombie has ended: it merely waits for a parent to reap it (its
+ * supervisor, or cairnd). State after the last ')' of stat. */
 static bool is_zombie (const char *procroot, pid_t pid)
 {
     char path[128], buf[512];
@@ -51,7 +51,7 @@ static bool is_zombie (const char *procroot, pid_t pid)
 }
 
 /* Is the process recorded as execid still there: "yes", "no" or
- * "unknown". An intent has no pid yet: its shim is looked for by execid,
+ * "unknown". An intent has no pid yet: its process is looked for by execid,
  * and *found gets its pid if there is one. A spawned process is pid,
  * started at starttime on the boot bootid. */
 static const char *alive_check (const struct alive *a,
@@ -67,13 +67,13 @@ static const char *alive_check (const struct alive *a,
     *found = 0;
     if (intent) {
         /* cairnd died between the intent and the spawn record: look for
-         * a shim carrying the execid, as its reconciler does. Only our
-         * own processes can be read, so only cairnd's uid can tell. */
+         * a process carrying the execid in its environment. Only our own
+         * processes can be read, so only cairnd's uid can tell. */
         if (!a->same_uid)
             return "unknown";
-        pid_t shim = procfs_find_execid (a->procroot, execid);
-        if (shim > 0) {
-            *found = shim;
+        pid_t found_pid = procfs_find_execid (a->procroot, execid);
+        if (found_pid > 0) {
+            *found = found_pid;
             return "yes";
         }
         return errno == ENOENT ? "no" : "unknown";
@@ -106,7 +106,7 @@ static const char *proc_alive (const struct alive *a,
                         p->starttime, p->bootid, found);
 }
 
-/* The PID column: the recorded pid, else a shim found for an intent
+/* The PID column: the recorded pid, else a process found for an intent
  * ("N?"), else "-". */
 static void pid_cell (pid_t pid, pid_t found, char *buf, size_t len)
 {
@@ -419,7 +419,7 @@ const struct cli_command cli_cmd_procs = {
     "  -a, --all           on a node, also the processes rank 0 has\n"
     "                      acknowledged (what ran here)\n"
     "      --json          one JSON object per process, one a line\n"
-    "ALIVE says whether the recorded cairn-shim still exists (pidfd and\n"
+    "ALIVE says whether the recorded process still exists (pidfd and\n"
     "start time check): yes, no, or unknown when it cannot be told; remote\n"
     "(HOST) for a process on another node (multinode), not checked from "
     "here.\n"

@@ -37,7 +37,7 @@ static void usage (FILE *f)
         "      --seed S          random seed (default: the time)\n"
         "      --faults          the scenario's fault cases\n"
         "      --fault SPEC      one fault case: spawn-eagain:K, fsync:K,\n"
-        "                        shim-kill:PHASE:JOB:RANK, journal-full\n"
+        "                        supervisor-kill:PHASE:JOB:RANK, journal-full\n"
         "      --reference       only the clean run\n"
         "      --selftest        check that each check fires (TAP)\n"
         "Options:\n"

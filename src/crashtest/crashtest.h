@@ -112,7 +112,7 @@ enum ct_fault {
     CT_FAULT_NONE = 0,
     CT_FAULT_SPAWN,    /* CAIRN_FAULT=exec.spawn:K:EAGAIN */
     CT_FAULT_FSYNC,    /* CAIRN_FAULT=journal.commit:K:EIO */
-    CT_FAULT_SHIMKILL, /* SIGKILL one shim */
+    CT_FAULT_SUPKILL, /* SIGKILL the supervisor while one command runs */
     CT_FAULT_FULL,     /* the scenario fills its small journal */
 };
 
@@ -123,7 +123,7 @@ struct ct_case {
     char crash[CT_MAX_GENS][96]; /* CAIRN_CRASH_AT per daemon generation */
     enum ct_fault fault;
     char fault_env[96]; /* CAIRN_FAULT for generation 0 */
-    char target[64];    /* shim-kill: "PHASE JOBID RANK" */
+    char target[64];    /* supervisor-kill: "PHASE JOBID RANK" */
     int nkills;         /* random: kill times, seconds from the start */
     double kills[CT_MAX_KILLS];
     bool count; /* CAIRN_CRASH_COUNT in every generation */
@@ -219,6 +219,9 @@ struct ct_check_input {
     json_t *refused;     /* {"id": errstr} jobs refused at submission */
     const struct ct_runlog *rl;
     json_t *killed_execids; /* shims the harness killed: {execid: true} */
+    bool losses_ok;         /* the supervisor died, then cairnd, before
+                             * seeing its commands through: any may be
+                             * lost (not started twice, not invented) */
     const char *drained;    /* the journal's drains table: ranks, or "" */
     bool undrain_refused;   /* an undrain action was not answered ok */
 };

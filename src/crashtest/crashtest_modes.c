@@ -2,8 +2,8 @@
  *
  * Every mode starts from the clean run of the scenario (the reference):
  * its crash point counts say which (point, K) pairs exist, its run log
- * which commands could lose their shim, its duration when random kills
- * may land.
+ * which commands run (each a moment to kill the supervisor at), its
+ * duration when random kills may land.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -74,9 +74,36 @@ static bool edge_k (const struct ct_plan *p, size_t i, const json_t *ref)
                               json_object_get (ct_ref_counts (ref), name));
 }
 
+/* cairnd's points on the way to taking over a dead supervisor's commands
+ * (daemon.c, daemon_proc.c): reached only after the supervisor died. */
+static const char *const takeover_points[] = {
+    "exec.supervisor.lost", "exec.adopt.exitfile.before",
+    "exec.adopt.reap.before"};
+
+/* A case whose crash killed the supervisor (cairnd lived on, "kills" 0):
+ * cairnd dies too, at the first pass of each point of its takeover, in
+ * the same generation (CAIRN_CRASH_AT takes a list). */
+static void plan_takeover_crashes (struct ct_plan *p,
+                                   const struct ct_opts *o,
+                                   const struct ct_scenario *sc,
+                                   const json_t *ref,
+                                   const char *first)
+{
+    for (size_t t = 0; t < sizeof (takeover_points) / sizeof (char *); t++) {
+        struct ct_case *cs = ct_plan_add (p, o, sc, ref, CT_CRASH);
+        if (!cs)
+            return;
+        if (snprintf (cs->crash[0], sizeof (cs->crash[0]), "%.60s,%s:1",
+                      first, takeover_points[t]) >= (int)sizeof (cs->crash[0]))
+            cs->crash[0][0] = '\0'; /* cannot happen: the names are short */
+        ct_case_describe (cs, o->prog);
+    }
+}
+
 /* Second crashes: the restarted cairnd dies at the first pass of each
  * crash point it passes while it restarts (replay, reconcile, the commit
- * of what reconcile found, its effects), before it listens. */
+ * of what reconcile found, its effects), before it listens. After a
+ * supervisor's death, cairnd dies while it takes over instead. */
 void ct_plan_doubles (struct ct_plan *p,
                       const struct ct_opts *o,
                       const struct ct_scenario *sc,
@@ -92,6 +119,10 @@ void ct_plan_doubles (struct ct_plan *p,
             (edges_only && !edge_k (p, i, ref)))
             continue;
         snprintf (first, sizeof (first), "%s", p->cases[i].crash[0]);
+        if (json_integer_value (json_object_get (res, "kills")) == 0) {
+            plan_takeover_crashes (p, o, sc, ref, first);
+            continue;
+        }
         const json_t *c1 =
             json_array_get (json_object_get (res, "startup-counts"), 1);
         const char *name;
@@ -160,10 +191,10 @@ int ct_fault_case (struct ct_case *cs, const char *spec, const char *prog)
         cs->fault = CT_FAULT_FSYNC;
         snprintf (cs->fault_env, sizeof (cs->fault_env), "journal.commit:%d:%d",
                   k, EIO);
-    } else if (sscanf (spec, "shim-kill:%15[a-z]:%llu:%15s", phase, &job,
+    } else if (sscanf (spec, "supervisor-kill:%15[a-z]:%llu:%15s", phase, &job,
                        rank) == 3 &&
                ct_phase_parse (phase) >= 0) {
-        cs->fault = CT_FAULT_SHIMKILL;
+        cs->fault = CT_FAULT_SUPKILL;
         snprintf (cs->target, sizeof (cs->target), "%s %llu %s", phase, job,
                   rank);
     } else if (strcmp (spec, "journal-full") == 0)
@@ -180,7 +211,8 @@ void ct_plan_faults (struct ct_plan *p,
                      const struct ct_scenario *sc,
                      const json_t *ref)
 {
-    static const char *defaults[] = {"spawn-eagain", "fsync", "shim-kill"};
+    static const char *defaults[] = {"spawn-eagain", "fsync",
+                                     "supervisor-kill"};
     char spec[96];
     int kv[4096];
     size_t nf = sc->faults ? json_array_size (sc->faults) : 3;
@@ -204,7 +236,7 @@ void ct_plan_faults (struct ct_plan *p,
                 if (cs)
                     (void)ct_fault_case (cs, spec, o->prog);
             }
-        } else if (strcmp (name, "shim-kill") == 0) {
+        } else if (strcmp (name, "supervisor-kill") == 0) {
             const char *id;
             json_t *sum;
             json_object_foreach (json_object_get (ref, "jobs"), id, sum)
@@ -215,7 +247,7 @@ void ct_plan_faults (struct ct_plan *p,
                     const char *s = json_string_value (json_array_get (ran, i));
                     if (sscanf (s, "%15[a-z].%15s", ph, rk) != 2)
                         continue;
-                    snprintf (spec, sizeof (spec), "shim-kill:%s:%s:%s", ph, id,
+                    snprintf (spec, sizeof (spec), "supervisor-kill:%s:%s:%s", ph, id,
                               rk);
                     struct ct_case *cs = ct_plan_add (p, o, sc, ref, CT_FAULT);
                     if (cs)

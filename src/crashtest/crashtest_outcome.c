@@ -3,9 +3,11 @@
  *
  * The run log is the ground truth the journal is held to: a status the
  * journal records must be one a command really returned, a command may
- * start at most once, and a "lost" outcome is only acceptable when a shim
- * really was killed (a crash of cairnd alone never loses a status: the
- * shim outlives it and writes the exit file).
+ * start at most once, and a "lost" outcome is only acceptable when both
+ * the supervisor and cairnd died before the command ended (a crash of
+ * either alone never loses a status: the supervisor outlives cairnd and
+ * writes the exit file, and cairnd takes over a dead supervisor's
+ * commands).
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -156,12 +158,14 @@ void ct_check_runlog (const struct ct_check_input *in,
                          (uintmax_t)id, execid, st, what);
         } else if (strcmp (name, "proc-lost") == 0) {
             const char *note = ev_str (e, "note");
-            if (json_object_get (in->killed_execids, execid) ||
+            if (in->losses_ok ||
+                json_object_get (in->killed_execids, execid) ||
                 strncmp (note, "unkillable", 10) == 0)
                 continue;
             ct_addf (v,
-                     "job %ju: needless loss of %s (\"%s\"): no shim was "
-                     "harmed, so its status was recoverable; %s",
+                     "job %ju: needless loss of %s (\"%s\"): cairnd and the "
+                     "supervisor did not both die, so its status was "
+                     "recoverable; %s",
                      (uintmax_t)id, execid, note, what);
         } else if (strcmp (name, "proc-fail") == 0 &&
                    in->fault != CT_FAULT_SPAWN) {

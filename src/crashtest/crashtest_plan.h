@@ -105,7 +105,7 @@ void ct_plan_random (struct ct_plan *p,
                      const json_t *ref);
 
 /* The scenario's fault cases ("faults", default spawn-eagain, fsync and
- * shim-kill), for every K or every command of the reference. */
+ * supervisor-kill), for every K or every command of the reference. */
 void ct_plan_faults (struct ct_plan *p,
                      const struct ct_opts *o,
                      const struct ct_args *a,
@@ -113,7 +113,7 @@ void ct_plan_faults (struct ct_plan *p,
                      const json_t *ref);
 
 /* Turn cs into the fault case SPEC (spawn-eagain:K, fsync:K,
- * shim-kill:PHASE:JOB:RANK, journal-full). Returns 0, or -1 for a bad
+ * supervisor-kill:PHASE:JOB:RANK, journal-full). Returns 0, or -1 for a bad
  * SPEC. */
 int ct_fault_case (struct ct_case *cs, const char *spec, const char *prog);
 

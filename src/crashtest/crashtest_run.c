@@ -46,6 +46,21 @@ void ct_log_tail (const char *dir, int n, char *buf, size_t len)
     }
 }
 
+int ct_log_count (const char *dir, const char *needle)
+{
+    char path[512], line[1024];
+    int n = 0;
+    snprintf (path, sizeof (path), "%s/cairnd.log", dir);
+    FILE *f = fopen (path, "r");
+    if (!f)
+        return 0;
+    while (fgets (line, sizeof (line), f))
+        if (strstr (line, needle))
+            n++;
+    fclose (f);
+    return n;
+}
+
 static struct ct_jobrun *job_by_id (struct ct_run *r, uint64_t id)
 {
     for (int i = 0; i < r->sc->njobs; i++)
@@ -85,7 +100,9 @@ static void gen_env (struct ct_run *r, char bufs[4][600], char *env[5])
 
 /* Did the current cairnd end the way our crash makes it end? SIGKILL at a
  * crash point of its own (or ours); exit 1 when the point was in its
- * spawner, whose loss cairnd answers by exiting (spawner.h). */
+ * supervisor and cairnd could not recover from its loss in the middle of a
+ * spawn. (A supervisor that dies at its crash point is otherwise replaced
+ * and cairnd lives on: ct_supervisor_deaths counts those.) */
 static bool ended_by_crash (const struct ct_run *r)
 {
     int st = r->dm.status;
@@ -394,8 +411,9 @@ static double action_due (const struct ct_jobrun *j, int a)
     return trig > 0 ? trig + act->after : 0;
 }
 
-/* Kill the shim of the targeted command as soon as the command starts. */
-static void shim_kill (struct ct_run *r, const struct ct_rlentry *e)
+/* Kill the supervisor of the targeted command as soon as the command
+ * starts: cairnd must take the command over and lose nothing. */
+static void supervisor_kill (struct ct_run *r, const struct ct_rlentry *e)
 {
     char want[64], comm[64] = "", path[64];
     snprintf (want, sizeof (want), "%s %ju %s", ct_phase_name (e->phase),
@@ -403,22 +421,22 @@ static void shim_kill (struct ct_run *r, const struct ct_rlentry *e)
     if (r->target_done || e->end || strcmp (want, r->cs->target) != 0)
         return;
     r->target_done = true;
-    pid_t shim = ct_proc_ppid (e->pid);
-    snprintf (path, sizeof (path), "/proc/%d/comm", (int)shim);
-    FILE *f = shim > 1 ? fopen (path, "r") : NULL;
+    pid_t sup = ct_proc_ppid (e->pid);
+    snprintf (path, sizeof (path), "/proc/%d/comm", (int)sup);
+    FILE *f = sup > 1 ? fopen (path, "r") : NULL;
     if (f) {
         if (!fgets (comm, sizeof (comm), f))
             comm[0] = '\0';
         fclose (f);
     }
     comm[strcspn (comm, "\n")] = '\0';
-    if (strcmp (comm, "cairn-shim") != 0 ||
-        !ct_proc_has_execid (shim, e->execid) || kill (shim, SIGKILL) < 0) {
-        ct_addf (r->diverged, "shim of %s (pid %d) was gone before the kill",
-                 want, (int)shim);
+    if (strcmp (comm, "cairn-shim") != 0 || kill (sup, SIGKILL) < 0) {
+        ct_addf (r->diverged,
+                 "the supervisor of %s (pid %d) was gone before the kill",
+                 want, (int)sup);
         return;
     }
-    json_object_set_new (r->killed, e->execid, json_true ());
+    r->supervisor_killed = true;
 }
 
 static void poll_runlog (struct ct_run *r)
@@ -431,8 +449,8 @@ static void poll_runlog (struct ct_run *r)
         struct ct_jobrun *j = job_by_id (r, e->job);
         if (j && !e->end && j->trig[e->phase] == 0)
             j->trig[e->phase] = ct_mono ();
-        if (r->cs->fault == CT_FAULT_SHIMKILL)
-            shim_kill (r, e);
+        if (r->cs->fault == CT_FAULT_SUPKILL)
+            supervisor_kill (r, e);
     }
 }
 

@@ -47,7 +47,8 @@ struct ct_run {
     json_t *violations;
     json_t *diverged;
     json_t *exits;   /* how each cairnd ended */
-    json_t *killed;  /* {execid: true}: shims we killed */
+    json_t *killed;  /* {execid: true}: commands whose loss we caused */
+    bool supervisor_killed; /* supervisor-kill: done */
     json_t *refused; /* {id: errstr} */
     int kills;       /* cairnd deaths by SIGKILL that we caused */
     int next_kill;   /* random: next index in cs->kills */
@@ -69,5 +70,10 @@ int ct_run_drive (struct ct_run *r);
 
 /* The last n lines of dir/cairnd.log, joined with " | ". */
 void ct_log_tail (const char *dir, int n, char *buf, size_t len);
+/* How many lines of DIR/cairnd.log contain needle (0 without a log). */
+int ct_log_count (const char *dir, const char *needle);
+/* What cairnd logs when its supervisor died and it took over. */
+#define CT_SUPERVISOR_DIED "died; cairnd takes over its"
+
 
 #endif /* CAIRN_CRASHTEST_RUN_H */

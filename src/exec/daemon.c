@@ -9,10 +9,12 @@
 #include <math.h>
 #include <pwd.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -300,8 +302,7 @@ respond_subs (struct jobentry *je, const json_t *entry, const char *name)
         return;
     for (struct sub *s = je->subs; s; s = s->next) {
         if ((accept && s->reattached) ||
-            (start && s->reattached && !s->events) ||
-            (progress && !s->events))
+            (start && s->reattached && !s->events) || (progress && !s->events))
             continue;
         CRASHPOINT ("exec.respond.before");
         if (conn_respond (s->conn, s->matchtag, payload) < 0)
@@ -402,10 +403,8 @@ static void journal_failed (struct cairnd *d, const char *why)
 
 /* A drain event: each of its ranks in the journal's drains table (cairn
  * drain lists it, cairn undrain clears it), in the same commit. */
-static int stage_drain (struct cairnd *d,
-                        const struct job *job,
-                        double t,
-                        json_t *ctx)
+static int
+stage_drain (struct cairnd *d, const struct job *job, double t, json_t *ctx)
 {
     const char *ranks = NULL, *reason = "", *hosts = NULL;
     struct idset *set;
@@ -417,14 +416,14 @@ static int stage_drain (struct cairnd *d,
                      "hosts", &hosts) < 0 ||
         !(set = idset_decode (ranks, NULL)))
         return 0; /* the fold took it: cannot happen */
-    if (hosts) /* the event's: the i-th host is the i-th rank's */
+    if (hosts)    /* the event's: the i-th host is the i-th rank's */
         hl = hostlist_decode (hosts, NULL);
     for (uint32_t r = idset_first (set); r != IDSET_INVALID_ID && rc == 0;
          r = idset_next (set, r), i++) {
         const char *host = hl ? hostlist_nth (hl, i) : NULL;
-        json_t *o = json_pack ("{s:s s:s s:f s:I}", "host", host ? host : "",
-                               "reason", reason, "time", t, "job",
-                               (json_int_t)job_id (job));
+        json_t *o =
+            json_pack ("{s:s s:s s:f s:I}", "host", host ? host : "", "reason",
+                       reason, "time", t, "job", (json_int_t)job_id (job));
         char *rec = o ? json_dumps (o, JSON_COMPACT) : NULL;
         rc = rec ? journal_drain (d->journal, r, rec) : -1;
         free (rec);
@@ -584,8 +583,9 @@ static void purge_cb_timer (struct ev_loop *loop, ev_timer *w, int revents)
         CRASHPOINT ("journal.purge");
         if (journal_commit (d->journal, &err) < 0)
             journal_failed (d, err.text);
-        log_msg (LOG_DEBUG, "retention: purged %zu finished jobs (or node "
-                            "records)",
+        log_msg (LOG_DEBUG,
+                 "retention: purged %zu finished jobs (or node "
+                 "records)",
                  p.n);
         if (p.n == sizeof (p.ids) / sizeof (p.ids[0]))
             ev_feed_event (loop, w, EV_TIMER); /* more to do: next turn */
@@ -597,11 +597,17 @@ static void purge_cb_timer (struct ev_loop *loop, ev_timer *w, int revents)
  * each child's stat. */
 #define REAP_INTERVAL 1.0
 
+static bool reap_keep (pid_t pid, void *arg)
+{
+    struct cairnd *d = arg;
+    return pid == spawner_pid (d->spawner) || watch_is_adopted (d, pid);
+}
+
 static void reap_cb (struct ev_loop *loop, ev_timer *w, int revents)
 {
     struct cairnd *d = w->data;
     int n = procfs_reap_strays (NULL, /* our own children: the real /proc */
-                                spawner_pid (d->spawner));
+                                reap_keep, d);
     if (n > 0)
         log_msg (LOG_DEBUG, "reaped %d process(es) that were not ours", n);
 }
@@ -688,21 +694,151 @@ static int statedir_lock (struct cairnd *d, struct cairn_error *err)
     return 0;
 }
 
-/* Without the spawner nothing can be started, and whether its last spawn
- * happened is unknown: stop as a crash would, and let the restart's
- * reconciliation settle every intent (what a SIGKILL here would do too). */
+#define SUPERVISOR_DEATHS 5
+
 void cairnd_spawner_lost (struct cairnd *d)
 {
     log_msg (LOG_ERR,
-             "the spawner process (pid %d) is gone; exiting so that a restart "
-             "reconciles the jobs",
+             "cannot go on without the supervisor (pid %d); exiting so that "
+             "a restart reconciles the jobs",
              (int)spawner_pid (d->spawner));
     _exit (EXIT_FAILURE);
 }
 
+static void spawner_watch_start (struct cairnd *d)
+{
+    ev_io_set (&d->spawner_watch, spawner_pidfd (d->spawner), EV_READ);
+    ev_io_start (d->loop, &d->spawner_watch);
+    ev_io_set (&d->spawner_msgs, spawner_sock (d->spawner), EV_READ);
+    ev_io_start (d->loop, &d->spawner_msgs);
+}
+
+/* The supervisor died. Its commands are our children now (we are a
+ * subreaper and were its parent) and we see them through ourselves, each
+ * from its pidfd in the loop: one it saw through already (its ENDED
+ * unread) is found reaped, with its exit file. Then a new supervisor
+ * starts the next commands. Its fork copies our descriptors only until
+ * its exec (all close-on-exec), and the child dies with us in that window
+ * (spawner.h). */
+static void spawner_replace (struct cairnd *d)
+{
+    struct cairn_error err = {{0}};
+    pid_t old = spawner_pid (d->spawner);
+    double now = ev_now (d->loop);
+
+    CRASHPOINT ("exec.supervisor.lost");
+    size_t n = watch_adopt_all (d);
+    spawn_pending_orphan (d);
+    /* A supervisor that dies at every start would be replaced forever:
+     * after SUPERVISOR_DEATHS deaths in a minute, stop as a crash would. */
+    if (now - d->supervisor_death_t > 60) {
+        d->supervisor_death_t = now;
+        d->supervisor_deaths = 0;
+    }
+    if (++d->supervisor_deaths > SUPERVISOR_DEATHS) {
+        log_msg (LOG_ERR,
+                 "the supervisor died %d times within a minute; exiting",
+                 d->supervisor_deaths);
+        _exit (EXIT_FAILURE);
+    }
+    /* A test's crash point or fault is one event: the new supervisor
+     * must not die at it again (ours were read at our start). */
+    unsetenv ("CAIRN_CRASH_AT");
+    unsetenv ("CAIRN_FAULT");
+    ev_io_stop (d->loop, &d->spawner_watch);
+    ev_io_stop (d->loop, &d->spawner_msgs);
+    spawner_destroy (d->spawner); /* reaps it */
+    log_msg (LOG_ERR,
+             "the supervisor (pid %d) died; cairnd takes over its %zu "
+             "command(s) (their output is no longer capped) and starts a "
+             "new supervisor",
+             (int)old, n);
+    if (!(d->spawner = spawner_create (d->shim, &err))) {
+        log_msg (LOG_ERR, "%s; exiting so that a restart reconciles the jobs",
+                 err.text);
+        _exit (EXIT_FAILURE);
+    }
+    spawner_watch_start (d);
+}
+
 static void spawner_cb (struct ev_loop *loop, ev_io *w, int revents)
 {
-    cairnd_spawner_lost (w->data);
+    struct cairnd *d = w->data;
+    struct cairn_error err = {{0}};
+
+    if (cairnd_spawner_recover (d, &err) < 0) {
+        log_msg (LOG_ERR, "%s", err.text);
+        cairnd_spawner_lost (d);
+    }
+}
+
+int cairnd_spawner_recover (struct cairnd *d, struct cairn_error *err)
+{
+    struct pollfd pf = {.fd = spawner_pidfd (d->spawner), .events = POLLIN};
+
+    /* Its socket is closed, so it is dying (or broke the protocol: it is
+     * replaced all the same). Once it is dead, its commands are ours. */
+    if (poll (&pf, 1, 5000) == 0) {
+        log_msg (LOG_ERR, "the supervisor (pid %d) broke its protocol; "
+                          "killing it",
+                 (int)spawner_pid (d->spawner));
+        (void)pidfd_send_signal (pf.fd, SIGKILL, NULL, 0);
+        (void)poll (&pf, 1, -1);
+    }
+    spawner_replace (d);
+    /* Its last start is done (the command exec'd or died) or never made:
+     * what it left unanswered can be judged, next turn (not from inside
+     * a spawn). */
+    if (exitdir_settle (&d->xd, true, err) < 0)
+        return -1;
+    cairnd_spawner_poke (d);
+    return 0;
+}
+
+/* The supervisor saw commands through: collect them. */
+static void spawner_msgs_read (struct cairnd *d)
+{
+    struct spawner_msg m;
+    int fd;
+
+    if (d->nlost > 0)
+        spawn_orphans_settle (d);
+    while (spawner_next (d->spawner, &m, &fd) == 0) {
+        if (m.type == SPAWNER_MSG_STARTED)
+            spawn_answered (d, &m, fd);
+        else
+            proc_ended (d, m.execid, m.code);
+    }
+    if (errno == EPIPE) /* it died: its pidfd is readable, or soon is */
+        ev_io_stop (d->loop, &d->spawner_msgs);
+    else if (errno == EPROTO) { /* broken: replaced like a dead one */
+        log_msg (LOG_ERR, "the supervisor (pid %d) answered a request "
+                          "never made; killing it",
+                 (int)spawner_pid (d->spawner));
+        (void)pidfd_send_signal (spawner_pidfd (d->spawner), SIGKILL, NULL,
+                                 0);
+        ev_io_stop (d->loop, &d->spawner_msgs);
+    }
+}
+
+static void spawner_msgs_cb (struct ev_loop *loop, ev_io *w, int revents)
+{
+    spawner_msgs_read (w->data);
+}
+
+static void spawner_kick_cb (struct ev_loop *loop, ev_timer *w, int revents)
+{
+    spawner_msgs_read (w->data);
+}
+
+/* A timer, not ev_feed_event: a spawn may come from the flush in the
+ * prepare watcher, and a fed event would be handled right after it, its
+ * journal events left unflushed while the loop sleeps. A due timer comes
+ * after the poll, and the next prepare flushes what it made. */
+void cairnd_spawner_poke (struct cairnd *d)
+{
+    if (!ev_is_active (&d->spawner_kick))
+        ev_timer_start (d->loop, &d->spawner_kick);
 }
 
 /* cairn-shim: the config's, else next to our own executable, else the
@@ -785,10 +921,20 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
                       d->bootid, d->uid, &d->xd, err) < 0)
         goto error;
     d->exitdir = d->xd.fd;
+    if (exitdir_settle (&d->xd, false, err) < 0) {
+        if (errno != EWOULDBLOCK)
+            goto error;
+        log_msg (LOG_INFO, "waiting for a start the last cairnd asked for "
+                           "(its command's exec) to finish");
+        if (exitdir_settle (&d->xd, true, err) < 0)
+            goto error;
+    }
     if (!d->xd.trusted)
-        log_msg (LOG_INFO, "%s: not sealed under this boot: a process with "
+        log_msg (LOG_INFO,
+                 "%s: not sealed under this boot: a process with "
                  "no start marker and no exit status is lost, not started "
-                 "again", d->xd.path);
+                 "again",
+                 d->xd.path);
     if (!(d->loop = ev_loop_new (EVFLAG_SIGNALFD | EVFLAG_NOSIGMASK))) {
         errset (err, ENOMEM, "cannot create the event loop");
         goto error;
@@ -796,10 +942,13 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
     ev_prepare_init (&d->prepare, prepare_cb);
     d->prepare.data = d;
     ev_prepare_start (d->loop, &d->prepare);
-    ev_io_init (&d->spawner_watch, spawner_cb, spawner_pidfd (d->spawner),
-                EV_READ);
+    ev_init (&d->spawner_watch, spawner_cb);
     d->spawner_watch.data = d;
-    ev_io_start (d->loop, &d->spawner_watch);
+    ev_init (&d->spawner_msgs, spawner_msgs_cb);
+    d->spawner_msgs.data = d;
+    ev_timer_init (&d->spawner_kick, spawner_kick_cb, 0, 0);
+    d->spawner_kick.data = d;
+    spawner_watch_start (d);
     ev_signal_init (&d->sigterm, signal_cb, SIGTERM);
     ev_signal_init (&d->sigint, signal_cb, SIGINT);
     d->sigterm.data = d->sigint.data = d;
@@ -873,8 +1022,9 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
         log_msg (LOG_INFO, "running as root: each job's shells run as the "
                            "job's user; prolog and epilog as root");
     else
-        log_msg (LOG_INFO, "running as uid %u, not root: it runs jobs of uid "
-                           "%u only",
+        log_msg (LOG_INFO,
+                 "running as uid %u, not root: it runs jobs of uid "
+                 "%u only",
                  (unsigned)d->uid, (unsigned)d->uid);
     if (d->node)
         log_msg (LOG_INFO, "listening on %s as a node (journal %s)",
@@ -931,6 +1081,7 @@ void cairnd_destroy (struct cairnd *d)
     if (d->loop) {
         ev_prepare_stop (d->loop, &d->prepare);
         ev_io_stop (d->loop, &d->spawner_watch);
+        ev_io_stop (d->loop, &d->spawner_msgs);
         ev_timer_stop (d->loop, &d->purge_timer);
         ev_timer_stop (d->loop, &d->reap_timer);
         ev_timer_stop (d->loop, &d->output_timer);

@@ -14,6 +14,7 @@
 #include "exec/exitdir.h"
 #include "exec/hashmap.h"
 #include "exec/server.h"
+#include "exec/spawner_proto.h"
 #include "journal/journal.h"
 
 /* A client waiting for a job's responses (a `start` stream). Each sub is
@@ -64,7 +65,14 @@ struct watch {
     char execid[EXECID_LEN + 1];
     pid_t pid;
     int pidfd;
+    bool supervised; /* our supervisor's: its end comes as an ENDED, and
+                      * io is not started (it is readable at the exit,
+                      * before the exit file is written) */
+    bool adopted;    /* its supervisor died: our child now (we are a
+                      * subreaper); we write its exit file */
     ev_io io;
+    ev_timer settle; /* another's command that exited: wait for its exit
+                      * file until its supervisor reaps it */
 };
 
 /* A reply held back until the events that justify it are committed. */
@@ -90,6 +98,14 @@ struct cairnd {
     struct exitdir xd;       /* the shims' files (exitdir.h) */
     struct spawner *spawner;   /* forked before anything below was opened */
     ev_io spawner_watch;       /* its pidfd: readable when it died */
+    ev_io spawner_msgs;        /* its socket: ENDED notices */
+    ev_timer spawner_kick;     /* ENDED notices queued during a spawn */
+    struct spawn_pending *pend; /* requests in order, answered up to */
+    size_t pend_head, npend, pend_room; /* ... pend_head */
+    struct spawn_pending *lost; /* a dead supervisor's unanswered ones */
+    size_t nlost, lost_room;
+    int supervisor_deaths;     /* within the minute from ... */
+    double supervisor_death_t; /* ... this time (ev_now) */
     struct journal *journal;
     struct server *server;
     struct server *public_server; /* cfg public-socket, or NULL */
@@ -117,6 +133,7 @@ struct cairnd {
     double t_start;
     /* counters for `stats` */
     uint64_t nspawned;
+    size_t nadopted; /* watches adopted from a dead supervisor */
     uint64_t ncommits;
     uint64_t njobs_done;
 };
@@ -163,7 +180,16 @@ void cairnd_sub_add (struct jobentry *je,
                      bool events,
                      json_t *sent);
 void cairnd_conn_gone (struct cairnd *d, struct conn *c);
+/* The supervisor went away in the middle of a spawn. Wait for its death
+ * (kill it if it lingers), adopt its commands, start a new supervisor, and
+ * wait until its last start is done or never made (exitdir_settle): the
+ * spawn's execid can then be looked at (proc_look). -1 with err if that
+ * wait failed. */
+int cairnd_spawner_recover (struct cairnd *d, struct cairn_error *err);
+/* No supervisor can be had: exit, so that a restart reconciles. */
 void cairnd_spawner_lost (struct cairnd *d) __attribute__ ((noreturn));
+/* ENDED notices may wait in the spawner's queue: look at them next turn. */
+void cairnd_spawner_poke (struct cairnd *d);
 bool cairnd_journal_full (struct cairnd *d);
 
 /* daemon_proc.c */
@@ -172,7 +198,25 @@ struct shim_started {
     int pidfd;
     unsigned long long starttime; /* 0 if neither the spawner's clock nor
                                    * /proc could tell */
+    bool adopted; /* its supervisor died in the spawn: our child now */
+    bool pending; /* asked for, not answered yet (spawn_answered) */
 };
+
+/* A spawn request the supervisor has not answered yet. */
+struct spawn_pending {
+    char execid[EXECID_LEN + 1];
+    struct jobentry *je;
+};
+/* The supervisor's STARTED m (fd its pidfd, or -1) for the oldest pending
+ * request: watch and journal the process, as proc_spawn would have. */
+void spawn_answered (struct cairnd *d, const struct spawner_msg *m, int fd);
+/* The supervisor died: its unanswered requests wait for
+ * spawn_orphans_settle (call it once the exit dir is settled). */
+void spawn_pending_orphan (struct cairnd *d);
+/* Judge each request a dead supervisor left unanswered by its marker
+ * (proc_look): ended, running (taken over), or never started (asked for
+ * again). */
+void spawn_orphans_settle (struct cairnd *d);
 /* Start argv under cairn-shim (execid, exit files in the state dir's
  * exits/, env added to cairnd's own environment less its private
  * variables, output capped at max_output bytes), as uid user when that is
@@ -199,6 +243,22 @@ int watch_add (struct cairnd *d,
                pid_t pid,
                int pidfd);
 int proc_watch (struct jobentry *je, const char *execid, pid_t pid, int pidfd);
+/* The process of execid is our supervisor's: its end comes as an ENDED
+ * (proc_ended), not through its pidfd. */
+void watch_supervised (struct cairnd *d, const char *execid);
+/* Watch what shim_start started: through its supervisor, or as ours if
+ * it was adopted (st->adopted). */
+void watch_started (struct cairnd *d,
+                    const char *execid,
+                    const struct shim_started *st);
+/* Our supervisor died: every process it ran is our child now. Watch each
+ * through its pidfd, and write its exit file at its end. Returns how many. */
+size_t watch_adopt_all (struct cairnd *d);
+/* Is pid a process we watch as our own child (not a stray to reap)? */
+bool watch_is_adopted (struct cairnd *d, pid_t pid);
+/* The supervisor saw execid through: code 0, its exit file is written;
+ * else the shim exit code that says why not (shim_proto.h). */
+void proc_ended (struct cairnd *d, const char *execid, int code);
 void proc_unwatch (struct cairnd *d, const char *execid);
 void proc_signal (struct cairnd *d, const char *execid, int signum);
 void proc_finished (struct jobentry *je, const char *execid, bool lost);

@@ -6,11 +6,13 @@
  */
 #include <errno.h>
 #include <grp.h>
+#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <unistd.h>
 
 #include "exec/daemon_private.h"
@@ -35,8 +37,8 @@ static bool env_private (const char *entry)
  * shim sets them from the user's entry unless `add` has them. */
 static bool env_login (const char *entry)
 {
-    static const char *const names[] = {"HOME=", "USER=", "LOGNAME=",
-                                        "SHELL=", "MAIL=", "XDG_RUNTIME_DIR="};
+    static const char *const names[] = {
+        "HOME=", "USER=", "LOGNAME=", "SHELL=", "MAIL=", "XDG_RUNTIME_DIR="};
     for (size_t i = 0; i < sizeof (names) / sizeof (names[0]); i++)
         if (strncmp (entry, names[i], strlen (names[i])) == 0)
             return true;
@@ -85,6 +87,8 @@ nomem:
 }
 
 static void watch_cb (struct ev_loop *loop, ev_io *w, int revents);
+static void settle_cb (struct ev_loop *loop, ev_timer *t, int revents);
+#define SETTLE_INTERVAL 0.005
 
 int watch_add (struct cairnd *d,
                struct jobentry *je,
@@ -113,10 +117,85 @@ int watch_add (struct cairnd *d,
         free (w);
         return -1;
     }
+    ev_timer_init (&w->settle, settle_cb, SETTLE_INTERVAL, SETTLE_INTERVAL);
+    w->settle.data = w;
     ev_io_init (&w->io, watch_cb, pidfd, EV_READ);
     w->io.data = w;
     ev_io_start (d->loop, &w->io);
     return 0;
+}
+
+void watch_supervised (struct cairnd *d, const char *execid)
+{
+    struct watch *w = hashmap_get (d->watches, execid);
+    if (!w)
+        return;
+    ev_io_stop (d->loop, &w->io);
+    w->supervised = true;
+}
+
+static void watch_adopt (struct cairnd *d, struct watch *w)
+{
+    w->supervised = false;
+    w->adopted = true;
+    d->nadopted++;
+    ev_io_start (d->loop, &w->io);
+}
+
+void watch_started (struct cairnd *d,
+                    const char *execid,
+                    const struct shim_started *st)
+{
+    struct watch *w = hashmap_get (d->watches, execid);
+    if (w && st->adopted)
+        watch_adopt (d, w);
+    else if (w)
+        watch_supervised (d, execid);
+}
+
+size_t watch_adopt_all (struct cairnd *d)
+{
+    size_t pos = 0, n = 0;
+    struct watch *w;
+
+    while ((w = hashmap_next (d->watches, &pos, NULL))) {
+        if (!w->supervised)
+            continue;
+        watch_adopt (d, w);
+        n++;
+    }
+    return n;
+}
+
+bool watch_is_adopted (struct cairnd *d, pid_t pid)
+{
+    size_t pos = 0;
+    struct watch *w;
+
+    if (d->nadopted == 0)
+        return false;
+    while ((w = hashmap_next (d->watches, &pos, NULL))) {
+        if (w->adopted && w->pid == pid)
+            return true;
+    }
+    return false;
+}
+
+void proc_ended (struct cairnd *d, const char *execid, int code)
+{
+    struct watch *w = execid ? hashmap_get (d->watches, execid) : NULL;
+    char id[EXECID_LEN + 1];
+
+    if (!w)
+        return; /* not watched (could not be): its files go with the job */
+    struct jobentry *je = w->je;
+    struct nproc *np = w->np;
+    snprintf (id, sizeof (id), "%s", execid);
+    proc_unwatch (d, id);
+    if (np)
+        node_collect (d, np, code << 8);
+    else
+        proc_collect (je, id, code << 8);
 }
 
 int proc_watch (struct jobentry *je, const char *execid, pid_t pid, int pidfd)
@@ -130,6 +209,9 @@ void proc_unwatch (struct cairnd *d, const char *execid)
     if (!w)
         return;
     ev_io_stop (d->loop, &w->io);
+    ev_timer_stop (d->loop, &w->settle);
+    if (w->adopted)
+        d->nadopted--;
     close (w->pidfd);
     hashmap_del (d->watches, execid);
     free (w);
@@ -139,12 +221,13 @@ void shim_gone_note (char *buf, size_t len, int shim_status, pid_t pid)
 {
     if (shim_status >= 0)
         snprintf (buf, len,
-                  "cairn-shim ended (wait status %d) without recording the "
-                  "command's exit status",
-                  shim_status);
+                  "its supervisor could not record its exit status (code "
+                  "%d)",
+                  shim_status >> 8);
     else
         snprintf (buf, len,
-                  "cairn-shim (pid %d) is gone and left no exit status",
+                  "the process (pid %d) ended and left no exit status: its "
+                  "supervisor died",
                   (int)pid);
 }
 
@@ -168,19 +251,19 @@ void proc_collect (struct jobentry *je, const char *execid, int shim_status)
     output_flush (je, p);
     CRASHPOINT ("exec.exitfile.read");
     long long osz, esz;
-    if (exitfile_read_sized (d->exitdir, execid, &status, &error, &osz,
-                             &esz) == 0) {
+    if (exitfile_read_sized (d->exitdir, execid, &status, &error, &osz, &esz) ==
+        0) {
         size_t room = job_output_room (je->job, p->phase), olen = 0, elen = 0;
         bool otrunc = false, etrunc = false;
         /* a file the shim saw empty is not opened (most are) */
         char *out = osz == 0 ? NULL
                              : exitfile_read_output (d->exitdir, execid, "out",
                                                      room, &olen, &otrunc);
-        char *err = esz == 0 ? NULL
-                             : exitfile_read_output (
-                                   d->exitdir, execid, "err",
-                                   room > olen ? room - olen : 0, &elen,
-                                   &etrunc);
+        char *err = esz == 0
+                        ? NULL
+                        : exitfile_read_output (d->exitdir, execid, "err",
+                                                room > olen ? room - olen : 0,
+                                                &elen, &etrunc);
         if (job_proc_exited (je->job, &ctx, execid, status, error, out, otrunc,
                              err, etrunc, je->pending) < 0)
             log_msg (LOG_ERR, "job %s: exit of %s: %s", je->key, execid,
@@ -196,10 +279,10 @@ void proc_collect (struct jobentry *je, const char *execid, int shim_status)
          * runs now, once, as reconcile does for a shim already gone. */
         char note[160];
         snprintf (note, sizeof (note),
-                  "cairn-shim (pid %d) ended before starting the command",
+                  "the process (pid %d) ended before starting the command",
                   (int)p->pid);
-        log_msg (LOG_INFO, "job %s: %s: %s: starting it again", je->key,
-                 execid, note);
+        log_msg (LOG_INFO, "job %s: %s: %s: starting it again", je->key, execid,
+                 note);
         if (job_proc_unstarted (je->job, &ctx, execid, note, je->pending) < 0)
             log_msg (LOG_ERR, "job %s: restart of %s: %s", je->key, execid,
                      strerror (errno));
@@ -213,23 +296,92 @@ void proc_collect (struct jobentry *je, const char *execid, int shim_status)
     cairnd_dirty (je);
 }
 
-static void watch_cb (struct ev_loop *loop, ev_io *io, int revents)
+/* The end of a watched process that is not our child: its supervisor
+ * (an earlier cairnd's) writes the exit file while the process is a
+ * zombie and reaps it after. Collect once the file is there, or once the
+ * process is reaped without one, or is a zombie no supervisor holds (its
+ * supervisor died: whoever reaps it writes nothing). */
+static bool settled (struct watch *w)
 {
-    struct watch *w = io->data;
+    int status;
+    char *error = NULL;
+    if (exitfile_read (w->d->exitdir, w->execid, &status, &error) == 0) {
+        free (error);
+        return true;
+    }
+    if (pidfd_send_signal (w->pidfd, 0, NULL, 0) < 0 && errno == ESRCH)
+        return true;
+    return procfs_zombie_unsupervised (w->d->procroot, w->pid) == 1;
+}
+
+static void watch_end (struct watch *w, int shim_status)
+{
     struct jobentry *je = w->je;
     struct nproc *np = w->np;
     struct cairnd *d = w->d;
-    int shim_status = -1;
     char execid[EXECID_LEN + 1];
 
     snprintf (execid, sizeof (execid), "%s", w->execid);
-    if (shim_reap (w->pidfd, &shim_status) < 0 && errno == EAGAIN)
-        return; /* spurious wake-up */
     proc_unwatch (d, execid);
     if (np)
         node_collect (d, np, shim_status);
     else
         proc_collect (je, execid, shim_status);
+}
+
+static void settle_cb (struct ev_loop *loop, ev_timer *t, int revents)
+{
+    struct watch *w = t->data;
+    if (settled (w))
+        watch_end (w, -1);
+}
+
+/* The end of an adopted command (watch_adopt_all): what its supervisor
+ * would have done. While it is a zombie its pid, its group's id, cannot be
+ * reused: kill what is left of the group and cgroup, write the exit file,
+ * then reap it. Reaped already (by the supervisor, before it died): its
+ * exit file says, or it is lost. */
+static void adopted_end (struct watch *w)
+{
+    struct cairnd *d = w->d;
+    int status;
+
+    if (shim_peek (w->pidfd, &status) < 0) {
+        if (errno == EAGAIN)
+            return; /* spurious wake-up */
+        watch_end (w, -1);
+        return;
+    }
+    (void)kill (-w->pid, SIGKILL);
+    cgroup_reap (d, w->execid);
+    CRASHPOINT ("exec.adopt.exitfile.before");
+    if (exitfile_write_status (d->exitdir, w->execid, status) < 0 &&
+        errno != EEXIST)
+        log_msg (LOG_ERR, "%s: cannot write its exit file: %s", w->execid,
+                 strerror (errno));
+    CRASHPOINT ("exec.adopt.reap.before");
+    (void)shim_reap (w->pidfd, &status);
+    watch_end (w, 0);
+}
+
+static void watch_cb (struct ev_loop *loop, ev_io *io, int revents)
+{
+    struct watch *w = io->data;
+    int shim_status = -1;
+
+    if (w->adopted) {
+        adopted_end (w);
+        return;
+    }
+
+    if (shim_reap (w->pidfd, &shim_status) < 0 && errno == EAGAIN)
+        return; /* spurious wake-up */
+    if (shim_status < 0 && !settled (w)) {
+        ev_io_stop (loop, &w->io);
+        ev_timer_start (loop, &w->settle);
+        return;
+    }
+    watch_end (w, shim_status);
 }
 
 /* The user's entry through NSS (what the static shim cannot use): its
@@ -299,8 +451,8 @@ static void start_time_check (struct cairnd *d,
     unsigned long long ticks = d->clock_starts_bad ? 0 : out->starttime;
     if (ticks != 0 && d->test_clock_skew)
         ticks++;
-    bool check = d->nspawned <= START_CHECKS ||
-                 d->nspawned % START_CHECK_EVERY == 0;
+    bool check =
+        d->nspawned <= START_CHECKS || d->nspawned % START_CHECK_EVERY == 0;
 
     if (ticks != 0 && !check)
         return;
@@ -322,15 +474,65 @@ static void start_time_check (struct cairnd *d,
     }
 }
 
-int shim_start (struct cairnd *d,
-                const char *execid,
-                char **argv,
-                json_t *env,
-                const char *cwd,
-                size_t max_output,
-                int64_t user,
-                struct shim_started *out,
-                struct cairn_error *err)
+/* After the start: count it, and check its start time. */
+static void shim_started_check (struct cairnd *d,
+                                const char *execid,
+                                struct shim_started *out)
+{
+    CRASHPOINT ("exec.spawn.after");
+    if (out->pid == 0) /* nothing started: the exit file says why */
+        return;
+    d->nspawned++;
+    start_time_check (d, execid, out);
+}
+
+/* The supervisor died in the spawn of execid (EPIPE). Once its last start
+ * is settled, the command's marker and exit file tell what became of it
+ * (proc_look): it ran and ended (pid 0: its exit file, or none, is
+ * collected), it runs as our child now (adopted), or it never started
+ * (spawned again, through the new supervisor). A failure of that last
+ * spawn is a spawn failure like any other. */
+static int spawn_cut_short (struct cairnd *d,
+                            const char *execid,
+                            const struct shim_spec *spec,
+                            struct shim_started *out,
+                            struct cairn_error *err)
+{
+    struct proc_look look;
+
+    log_msg (LOG_ERR, "%s: the supervisor died during its spawn", execid);
+    if (cairnd_spawner_recover (d, err) < 0 ||
+        proc_look (d, execid, false, 0, 0, NULL, &look, err) < 0)
+        cairnd_spawner_lost (d); /* a restart looks again */
+    out->pid = 0;
+    out->pidfd = -1;
+    switch (look.verdict) {
+    case LOOK_UNSTARTED:
+        return spawner_spawn (d->spawner, spec, &out->pid, &out->pidfd,
+                              &out->starttime, err);
+    case LOOK_ALIVE:
+        out->pid = look.pid;
+        out->pidfd = look.pidfd;
+        out->starttime = look.starttime;
+        out->adopted = true;
+        return 0;
+    default: /* exited: its exit file; lost: collected as lost */
+        return 0;
+    }
+}
+
+/* shim_start's work; with async, only the request is sent: out->pending
+ * then, and the answer comes to spawn_answered(). */
+static int shim_begin (struct cairnd *d,
+                       const char *execid,
+                       char **argv,
+                       json_t *env,
+                       const char *cwd,
+                       size_t max_output,
+                       int64_t user,
+                       bool async,
+                       struct shim_started *out,
+                       struct cairn_error *err)
 {
     bool as_user = user >= 0 && (uid_t)user != d->uid;
     gid_t *groups = NULL;
@@ -357,22 +559,185 @@ int shim_start (struct cairnd *d,
                              .uid = as_user ? (uid_t)user : 0,
                              .groups = groups,
                              .ngroups = ngroups,
-                             .cgroup = cgroup_path (d, execid, cg,
-                                                    sizeof (cg))};
+                             .cgroup =
+                                 cgroup_path (d, execid, cg, sizeof (cg))};
     CRASHPOINT ("exec.spawn.before");
-    rc = spawner_spawn (d->spawner, &spec, &out->pid, &out->pidfd,
-                        &out->starttime, err);
+    *out = (struct shim_started){.pidfd = -1};
+    if (async) {
+        rc = spawner_request (d->spawner, &spec, err);
+        out->pending = rc == 0;
+    } else
+        rc = spawner_spawn (d->spawner, &spec, &out->pid, &out->pidfd,
+                            &out->starttime, err);
+    if (rc < 0 && errno == EPIPE) /* it may have started: find out */
+        rc = spawn_cut_short (d, execid, &spec, out, err);
     job_argv_free (envp);
     free (groups);
-    if (rc < 0) {
-        if (errno == EPIPE) /* it may have started: not a failure to journal */
-            cairnd_spawner_lost (d);
+    if (rc < 0)
         return -1;
-    }
-    CRASHPOINT ("exec.spawn.after");
-    d->nspawned++;
-    start_time_check (d, execid, out);
+    cairnd_spawner_poke (d);
+    if (!out->pending)
+        shim_started_check (d, execid, out);
     return 0;
+}
+
+int shim_start (struct cairnd *d,
+                const char *execid,
+                char **argv,
+                json_t *env,
+                const char *cwd,
+                size_t max_output,
+                int64_t user,
+                struct shim_started *out,
+                struct cairn_error *err)
+{
+    return shim_begin (d, execid, argv, env, cwd, max_output, user, false,
+                       out, err);
+}
+
+/* What proc_spawn does once the supervisor has answered: rc, st and err
+ * as shim_start's. */
+static void spawn_done (struct jobentry *je,
+                        const char *execid,
+                        int rc,
+                        struct shim_started *st,
+                        const struct cairn_error *err)
+{
+    struct cairnd *d = je->d;
+    struct job_ctx ctx;
+
+    if (rc < 0) {
+        log_msg (LOG_WARNING, "job %s: %s: %s", je->key, execid, err->text);
+        cairnd_ctx (d, &ctx);
+        (void)job_proc_failed (je->job, &ctx, execid, err->text, je->pending);
+        cairnd_dirty (je);
+        return;
+    }
+    if (st->pid == 0) { /* its exit file says why it could not start */
+        proc_collect (je, execid, 0);
+        return;
+    }
+    if (proc_watch (je, execid, st->pid, st->pidfd) < 0) {
+        close (st->pidfd);
+        log_msg (LOG_ERR, "%s: cannot watch pid %d", execid, (int)st->pid);
+    } else
+        watch_started (d, execid, st);
+    cairnd_ctx (d, &ctx);
+    if (job_proc_spawned (je->job, &ctx, execid, st->pid, st->starttime,
+                          d->bootid, je->pending) < 0)
+        log_msg (LOG_ERR, "job %s: spawn record: %s", je->key,
+                 strerror (errno));
+    cairnd_dirty (je);
+}
+
+/* Remember a request sent and not yet answered: the answers come in
+ * order. Returns 0, or -1 (ENOMEM). */
+static int pending_push (struct cairnd *d,
+                         struct jobentry *je,
+                         const char *execid)
+{
+    if (d->pend_head > 0 && d->pend_head == d->npend) /* drained */
+        d->pend_head = d->npend = 0;
+    if (d->npend == d->pend_room) {
+        if (d->pend_head > 0) { /* reuse the answered front */
+            memmove (d->pend, d->pend + d->pend_head,
+                     (d->npend - d->pend_head) * sizeof (*d->pend));
+            d->npend -= d->pend_head;
+            d->pend_head = 0;
+        } else {
+            size_t room = d->pend_room ? d->pend_room * 2 : 64;
+            struct spawn_pending *n = realloc (d->pend, room * sizeof (*n));
+            if (!n)
+                return -1;
+            d->pend = n;
+            d->pend_room = room;
+        }
+    }
+    struct spawn_pending *p = &d->pend[d->npend++];
+    p->je = je;
+    snprintf (p->execid, sizeof (p->execid), "%s", execid);
+    return 0;
+}
+
+void spawn_answered (struct cairnd *d, const struct spawner_msg *m, int fd)
+{
+    struct shim_started st = {.pidfd = -1};
+    struct cairn_error err = {{0}};
+
+    if (d->pend_head == d->npend) { /* cannot happen: spawner_next checks */
+        if (fd >= 0)
+            close (fd);
+        return;
+    }
+    struct spawn_pending p = d->pend[d->pend_head++];
+    if (strcmp (p.execid, m->execid) != 0)
+        log_msg (LOG_ERR, "the supervisor answered %s for %s", m->execid,
+                 p.execid);
+    int rc = spawner_started (m, fd, d->shim, &st.pid, &st.pidfd,
+                              &st.starttime, &err);
+    if (rc == 0)
+        shim_started_check (d, p.execid, &st);
+    spawn_done (p.je, p.execid, rc, &st, &err);
+}
+
+void spawn_pending_orphan (struct cairnd *d)
+{
+    for (size_t i = d->pend_head; i < d->npend; i++) {
+        if (d->nlost == d->lost_room) {
+            size_t room = d->lost_room ? d->lost_room * 2 : 64;
+            struct spawn_pending *n = realloc (d->lost, room * sizeof (*n));
+            if (!n)
+                cairnd_spawner_lost (d); /* a restart judges them */
+            d->lost = n;
+            d->lost_room = room;
+        }
+        d->lost[d->nlost++] = d->pend[i];
+    }
+    d->pend_head = d->npend = 0;
+}
+
+void spawn_orphans_settle (struct cairnd *d)
+{
+    size_t n = d->nlost;
+
+    d->nlost = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct spawn_pending *p = &d->lost[i];
+        struct shim_started st = {.pidfd = -1};
+        struct cairn_error err = {{0}};
+        struct proc_look look;
+
+        if (proc_look (d, p->execid, false, 0, 0, NULL, &look, &err) < 0) {
+            log_msg (LOG_ERR, "%s", err.text);
+            cairnd_spawner_lost (d); /* a restart looks again */
+        }
+        log_msg (LOG_INFO, "%s: its supervisor died before answering: %s",
+                 p->execid,
+                 look.verdict == LOOK_UNSTARTED ? "never started; starting it"
+                 : look.verdict == LOOK_ALIVE   ? "running; taken over"
+                 : look.verdict == LOOK_EXITED  ? "it ended"
+                                                : look.why);
+        if (look.verdict == LOOK_UNSTARTED) {
+            (void)proc_spawn (p->je, p->execid);
+            continue;
+        }
+        if (look.verdict == LOOK_LOST) {
+            struct job_ctx ctx;
+            cairnd_ctx (d, &ctx);
+            (void)job_proc_lost (p->je->job, &ctx, p->execid, look.why,
+                                 p->je->pending);
+            cairnd_dirty (p->je);
+            continue;
+        }
+        if (look.verdict == LOOK_ALIVE) {
+            st.pid = look.pid;
+            st.pidfd = look.pidfd;
+            st.starttime = look.starttime;
+            st.adopted = true;
+        }
+        shim_started_check (d, p->execid, &st);
+        spawn_done (p->je, p->execid, 0, &st, &err);
+    }
 }
 
 int proc_spawn (struct jobentry *je, const char *execid)
@@ -383,8 +748,8 @@ int proc_spawn (struct jobentry *je, const char *execid)
     const char *cwd;
     json_t *env = NULL;
     struct cairn_error err = {{0}};
-    struct job_ctx ctx;
-    struct shim_started st;
+    struct shim_started st = {.pidfd = -1};
+    int rc;
 
     if (!p || p->state != PROC_INTENT)
         return 0;
@@ -392,39 +757,49 @@ int proc_spawn (struct jobentry *je, const char *execid)
         remote_exec (je, execid);
         return 0;
     }
-    if (job_proc_command (je->job, p, &argv, &cwd, &env) < 0) {
+    if ((rc = job_proc_command (je->job, p, &argv, &cwd, &env)) < 0)
         errprintf (&err, "cannot build the command: %s", strerror (errno));
-        goto failed;
-    }
-    /* no more output than could still be journaled; a shell runs as its
-     * job's user, a prolog or epilog as cairnd's (the site's scripts) */
-    if (shim_start (d, execid, argv, env, cwd,
-                    job_output_room (je->job, p->phase),
-                    p->phase == PHASE_SHELL ? (int64_t)job_userid (je->job)
-                                            : -1,
-                    &st, &err) < 0)
-        goto failed;
-    if (proc_watch (je, execid, st.pid, st.pidfd) < 0) {
-        close (st.pidfd);
-        log_msg (LOG_ERR, "%s: cannot watch pid %d", execid, (int)st.pid);
-    }
-    cairnd_ctx (d, &ctx);
-    if (job_proc_spawned (je->job, &ctx, execid, st.pid, st.starttime,
-                          d->bootid, je->pending) < 0)
-        log_msg (LOG_ERR, "job %s: spawn record: %s", je->key,
-                 strerror (errno));
-    cairnd_dirty (je);
+    else
+        /* no more output than could still be journaled; a shell runs as
+         * its job's user, a prolog or epilog as cairnd's (the site's
+         * scripts). Not waiting for the answer: the supervisor's start
+         * and ours overlap (spawn_answered). */
+        rc = shim_begin (
+            d, execid, argv, env, cwd, job_output_room (je->job, p->phase),
+            p->phase == PHASE_SHELL ? (int64_t)job_userid (je->job) : -1, true,
+            &st, &err);
+    if (rc == 0 && st.pending) {
+        if (pending_push (d, je, execid) < 0)
+            cairnd_spawner_lost (d); /* an answer we could not match */
+    } else
+        spawn_done (je, execid, rc, &st, &err);
     job_argv_free (argv);
     json_decref (env);
-    return 0;
-failed:
-    log_msg (LOG_WARNING, "job %s: %s: %s", je->key, execid, err.text);
-    cairnd_ctx (d, &ctx);
-    (void)job_proc_failed (je->job, &ctx, execid, err.text, je->pending);
-    cairnd_dirty (je);
-    job_argv_free (argv);
-    json_decref (env);
-    return -1;
+    return rc;
+}
+
+#ifndef PIDFD_SIGNAL_PROCESS_GROUP
+#define PIDFD_SIGNAL_PROCESS_GROUP (1U << 2)
+#endif
+
+/* Send signum to the process group the process of pidfd leads (every
+ * command leads its own). Through the pidfd (Linux 6.9) the group cannot
+ * be a stranger's; before 6.9, kill(-pid) while the pidfd says the leader
+ * has not exited: its pid, the group's id, cannot be reused before its
+ * supervisor reaps it, which is after its exit. */
+static int cmd_signal (int pidfd, pid_t pid, int signum)
+{
+    if (pidfd_send_signal (pidfd, signum, NULL, PIDFD_SIGNAL_PROCESS_GROUP) ==
+        0)
+        return 0;
+    if (errno != EINVAL)
+        return -1;
+    struct pollfd pf = {.fd = pidfd, .events = POLLIN};
+    if (poll (&pf, 1, 0) != 0) {
+        errno = ESRCH;
+        return -1;
+    }
+    return kill (-pid, signum);
 }
 
 void proc_signal (struct cairnd *d, const char *execid, int signum)
@@ -433,7 +808,7 @@ void proc_signal (struct cairnd *d, const char *execid, int signum)
     if (!w)
         return; /* ended meanwhile: its exit is on its way */
     CRASHPOINT ("exec.signal.before");
-    if (shim_signal (w->pidfd, signum) < 0 && errno != ESRCH)
+    if (cmd_signal (w->pidfd, w->pid, signum) < 0 && errno != ESRCH)
         log_msg (LOG_WARNING, "%s: signal %d: %s", execid, signum,
                  strerror (errno));
     CRASHPOINT ("exec.signal.after");

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -362,4 +363,20 @@ void exitdir_discard (const char *statedir)
         (void)nftw (target, discard_one, 16, FTW_DEPTH | FTW_PHYS);
 out:
     errno = saved;
+}
+
+int exitdir_settle (struct exitdir *xd, bool wait, struct cairn_error *err)
+{
+    int rc;
+
+    while ((rc = flock (xd->fd, LOCK_EX | (wait ? 0 : LOCK_NB))) < 0 &&
+           errno == EINTR)
+        ;
+    if (rc < 0) {
+        if (errno == EWOULDBLOCK && !wait)
+            return -1;
+        return errprintf (err, "%s: flock: %s", xd->path, strerror (errno));
+    }
+    (void)flock (xd->fd, LOCK_UN);
+    return 0;
 }

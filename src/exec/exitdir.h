@@ -70,6 +70,17 @@ int exitdir_open (const char *statedir,
                   struct exitdir *xd,
                   struct cairn_error *err);
 
+/* Wait until no start that an earlier cairnd asked for is half done. The
+ * supervisor (shim/serve.c) holds the dir's shared flock from the check
+ * that its cairnd is still there until the command has exec'd (its marker
+ * written) or its exit file says why it could not; this takes the lock
+ * exclusively once. From then on a missing marker stays missing: an
+ * earlier supervisor whose cairnd is gone starts nothing. Call it before
+ * judging any intent. With wait false it does not block: -1 with errno
+ * EWOULDBLOCK when a start is under way (err not set). Returns 0, or -1
+ * with errno and err (flock's error). */
+int exitdir_settle (struct exitdir *xd, bool wait, struct cairn_error *err);
+
 /* Record that the dir's files were all written under bootid (its "boot"
  * file, written then renamed) and trust it from now on. Call once the
  * restart's judgements are committed. Crash points "exitdir.seal.before",

@@ -185,6 +185,70 @@ bool exitfile_started (int dirfd, const char *execid)
     return errno != ENOENT;
 }
 
+int exitfile_marker (int dirfd,
+                     const char *execid,
+                     pid_t *pid,
+                     unsigned long long *boot_ns)
+{
+    char name[SHIM_NAME_MAX], *buf, *end;
+    unsigned long long p, ns;
+
+    if (make_name (name, sizeof (name), execid, SHIM_SUFFIX_STARTED) < 0 ||
+        !(buf = read_at (dirfd, name, 64, NULL, NULL)))
+        return -1;
+    errno = 0;
+    p = strtoull (buf, &end, 10);
+    bool ok = end != buf && *end == ' ' && p > 0 && p <= INT_MAX;
+    if (ok) {
+        char *num = end + 1;
+        ns = strtoull (num, &end, 10);
+        ok = end != num && *end == '\n' && errno == 0;
+    }
+    free (buf);
+    if (!ok)
+        return 0;
+    *pid = (pid_t)p;
+    *boot_ns = ns;
+    return 1;
+}
+
+int exitfile_write_status (int dirfd, const char *execid, int status)
+{
+    char name[SHIM_NAME_MAX], tmp[SHIM_NAME_MAX], buf[32];
+    int fd, n, e;
+
+    if (make_name (name, sizeof (name), execid, "") < 0 ||
+        make_name (tmp, sizeof (tmp), execid, SHIM_SUFFIX_TMP) < 0)
+        return -1;
+    n = snprintf (buf, sizeof (buf), "{\"status\":%d}\n", status & 0xffff);
+    fd = openat (dirfd, tmp,
+                 O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -1;
+    if (write (fd, buf, (size_t)n) != n) {
+        e = errno ? errno : EIO;
+        goto error;
+    }
+    if (close (fd) < 0) {
+        fd = -1;
+        e = errno;
+        goto error;
+    }
+    fd = -1;
+    /* an exit file already there (its supervisor's) is the truth */
+    if (renameat2 (dirfd, tmp, dirfd, name, RENAME_NOREPLACE) < 0) {
+        e = errno;
+        goto error;
+    }
+    return 0;
+error:
+    if (fd >= 0)
+        close (fd);
+    unlinkat (dirfd, tmp, 0);
+    errno = e;
+    return -1;
+}
+
 /* The name of an output file of stream "out" or "err"; EINVAL else. */
 static int
 output_name (char *name, size_t size, const char *execid, const char *stream)

@@ -1,4 +1,5 @@
-/* exitfile.h - read what cairn-shim left in <statedir>/exits.
+/* exitfile.h - read what cairn-shim left in <statedir>/exits (and write
+ * an exit file its supervisor could not).
  *
  * File names and formats are defined in shim_proto.h. Every function here
  * works relative to the exit dir's fd and refuses execids that are not
@@ -47,6 +48,24 @@ int exitfile_read_sized (int dirfd,
  * EACCES, EIO...) answers true with errno set, because "may have started"
  * is the answer that never runs a command twice. */
 bool exitfile_started (int dirfd, const char *execid);
+
+/* Write the exit file of execid with status (a wait status) and nothing
+ * else, as its supervisor would have (shim_proto.h): for a command whose
+ * supervisor died before it could. Written then renamed, never over an
+ * existing one. Returns 0, or -1 with errno: EEXIST (there is one: it
+ * stands), EINVAL (bad execid), or what open, write or rename said. */
+int exitfile_write_status (int dirfd, const char *execid, int status);
+
+/* What the marker of execid says of the command's process (shim_proto.h):
+ * its pid, and the boot clock in ns read after its start. Returns 1 with
+ * both set; 0 when the marker names no process (an empty one: a command
+ * that died between making it and writing it, or an older shim's); -1
+ * with errno: ENOENT (no marker), EINVAL (bad execid), or what open or
+ * read said. */
+int exitfile_marker (int dirfd,
+                     const char *execid,
+                     pid_t *pid,
+                     unsigned long long *boot_ns);
 
 /* Read up to max bytes of the command's output, stream "out" or "err".
  * Returns a malloc'd buffer (the caller frees) holding *len bytes plus a

@@ -218,9 +218,8 @@ static void rec_set (struct nproc *np, const char *key, json_t *v)
 static json_t *report (const struct node *n, const struct nproc *np)
 {
     static const char *const keys[] = {
-        "state",  "pid",    "starttime",        "bootid",
-        "status", "error",  "stdout",           "stderr",
-        "stdout-truncated", "stderr-truncated",
+        "state", "pid",    "starttime", "bootid",           "status",
+        "error", "stdout", "stderr",    "stdout-truncated", "stderr-truncated",
     };
     json_t *o = json_pack ("{s:s s:s}", "execid", np->execid, "host", n->host);
     for (size_t i = 0; o && i < sizeof (keys) / sizeof (keys[0]); i++) {
@@ -251,8 +250,8 @@ static json_t *output (struct cairnd *d,
                        size_t *len,
                        bool *trunc)
 {
-    char *buf = exitfile_read_output (d->exitdir, execid, stream, max, len,
-                                      trunc);
+    char *buf =
+        exitfile_read_output (d->exitdir, execid, stream, max, len, trunc);
     json_t *s = buf ? utf8_string (buf, *len, true, NULL, NULL) : NULL;
     free (buf);
     if (!buf)
@@ -267,14 +266,14 @@ void node_collect (struct cairnd *d, struct nproc *np, int shim_status)
 
     CRASHPOINT ("node.exitfile.read");
     if (exitfile_read (d->exitdir, np->execid, &status, &error) == 0) {
-        json_int_t max = json_integer_value (json_object_get (np->rec,
-                                                             "max-output"));
+        json_int_t max =
+            json_integer_value (json_object_get (np->rec, "max-output"));
         size_t olen = 0, elen = 0;
         bool ot = false, et = false;
         json_t *out = output (d, np->execid, "out", (size_t)max, &olen, &ot);
-        json_t *err = output (d, np->execid, "err",
-                              (size_t)max > olen ? (size_t)max - olen : 0,
-                              &elen, &et);
+        json_t *err =
+            output (d, np->execid, "err",
+                    (size_t)max > olen ? (size_t)max - olen : 0, &elen, &et);
         rec_set (np, "status", json_integer (status));
         rec_set (np, "stdout", out);
         rec_set (np, "stderr", err);
@@ -285,10 +284,11 @@ void node_collect (struct cairnd *d, struct nproc *np, int shim_status)
         return;
     }
     if (shim_status < 0 && !exitfile_started (d->exitdir, np->execid)) {
-        /* adopted from the last cairnd, which died before the shim marked
-         * the start: the command never ran (proc_collect says why) */
-        log_msg (LOG_INFO, "%s: cairn-shim ended before starting the "
-                           "command: starting it again",
+        /* adopted from the last cairnd, which died before the process
+         * marked the start: the command never ran (proc_collect says why) */
+        log_msg (LOG_INFO,
+                 "%s: the process ended before starting the "
+                 "command: starting it again",
                  np->execid);
         rec_set (np, "state", json_string ("intent"));
         rec_put (d, np);
@@ -296,17 +296,17 @@ void node_collect (struct cairnd *d, struct nproc *np, int shim_status)
         return;
     }
     char note[160];
-    shim_gone_note (note, sizeof (note), shim_status,
-                    (pid_t)json_integer_value (json_object_get (np->rec,
-                                                                "pid")));
+    shim_gone_note (
+        note, sizeof (note), shim_status,
+        (pid_t)json_integer_value (json_object_get (np->rec, "pid")));
     /* what the shim started may outlive it: no user work runs on unseen
      * (proc_finished does the same for a job's) */
     CRASHPOINT ("exec.orphans.kill.before");
     cgroup_reap (d, np->execid);
     int k = procfs_kill_execid (d->procroot, np->execid, SIGKILL);
     if (k > 0)
-        log_msg (LOG_WARNING, "%s: killed %d leftover process(es)",
-                 np->execid, k);
+        log_msg (LOG_WARNING, "%s: killed %d leftover process(es)", np->execid,
+                 k);
     end_with (d, np, "lost", note);
 }
 
@@ -316,8 +316,8 @@ static void spawn (struct cairnd *d, struct nproc *np)
     /* the shim finds its execid in the environment (shim_proto.h) */
     json_t *env = json_deep_copy (json_object_get (np->rec, "env"));
     const char *cwd = json_string_value (json_object_get (np->rec, "cwd"));
-    size_t max = (size_t)json_integer_value (
-        json_object_get (np->rec, "max-output"));
+    size_t max =
+        (size_t)json_integer_value (json_object_get (np->rec, "max-output"));
     size_t n = json_array_size (jargv);
     char **argv = calloc (n + 1, sizeof (*argv));
     struct cairn_error err = {{0}};
@@ -341,10 +341,15 @@ static void spawn (struct cairnd *d, struct nproc *np)
         end_with (d, np, "failed", err.text);
         goto done;
     }
+    if (st.pid == 0) { /* its exit file says why it could not start */
+        node_collect (d, np, 0);
+        goto done;
+    }
     if (watch_add (d, NULL, np, np->execid, st.pid, st.pidfd) < 0) {
         close (st.pidfd);
         log_msg (LOG_ERR, "%s: cannot watch pid %d", np->execid, (int)st.pid);
-    }
+    } else
+        watch_started (d, np->execid, &st);
     rec_set (np, "state", json_string ("running"));
     rec_set (np, "pid", json_integer (st.pid));
     rec_set (np, "starttime", json_integer ((json_int_t)st.starttime));
@@ -452,8 +457,8 @@ void req_node_exec (struct cairnd *d,
         return;
     }
     if (json_unpack (payload, "{s:s s:I s:s s:I s:o s:o s?o s:I}", "execid",
-                     &execid, "id", &id, "phase", &phase, "rank", &rank,
-                     "argv", &argv, "env", &env, "cwd", &jcwd, "max-output",
+                     &execid, "id", &id, "phase", &phase, "rank", &rank, "argv",
+                     &argv, "env", &env, "cwd", &jcwd, "max-output",
                      &max) < 0 ||
         (jcwd && !json_is_null (jcwd) && !(cwd = json_string_value (jcwd))) ||
         !uuid_is_canonical (execid) || !strings (argv) ||
@@ -483,10 +488,10 @@ void req_node_exec (struct cairnd *d,
         return;
     }
     if (!(np = calloc (1, sizeof (*np))) ||
-        !(np->rec = json_pack ("{s:I s:s s:I s:O s:O s:I s:s}", "id", id,
-                               "phase", phase, "rank", rank, "argv", argv,
-                               "env", env, "max-output", max, "state",
-                               "intent")) ||
+        !(np->rec =
+              json_pack ("{s:I s:s s:I s:O s:O s:I s:s}", "id", id, "phase",
+                         phase, "rank", rank, "argv", argv, "env", env,
+                         "max-output", max, "state", "intent")) ||
         (cwd && json_object_set_new (np->rec, "cwd", json_string (cwd)) < 0) ||
         (user && json_object_set (np->rec, "user", user) < 0)) {
         nproc_free (np);
@@ -609,10 +614,8 @@ void node_conn_gone (struct cairnd *d, struct conn *c)
 
 /* ---- restart ---- */
 
-static int replay_one (const char *execid,
-                       const char *rec,
-                       size_t len,
-                       void *arg)
+static int
+replay_one (const char *execid, const char *rec, size_t len, void *arg)
 {
     struct cairnd *d = arg;
     struct nproc *np = calloc (1, sizeof (*np));
@@ -631,9 +634,8 @@ static int replay_one (const char *execid,
     return 0;
 }
 
-static int reconcile_one (struct cairnd *d,
-                          struct nproc *np,
-                          struct cairn_error *err)
+static int
+reconcile_one (struct cairnd *d, struct nproc *np, struct cairn_error *err)
 {
     const char *state = state_of (np);
     bool spawned = strcmp (state, "running") == 0;

@@ -175,6 +175,25 @@ int procfs_starttime (const char *procroot,
     return 0;
 }
 
+int procfs_zombie_unsupervised (const char *procroot, pid_t pid)
+{
+    struct pstat ps, parent;
+    int dirfd, rc = 0;
+
+    if ((dirfd = open (procroot ? procroot : PROCROOT_DEFAULT,
+                       O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        return -1;
+    if (pstat_read (dirfd, pid, &ps) < 0)
+        rc = -1;
+    else if (ps.state == 'Z' || ps.state == 'X')
+        /* a parent gone meanwhile: the zombie is someone else's now */
+        rc = pstat_read (dirfd, ps.ppid, &parent) < 0 || !parent.is_shim;
+    int e = errno;
+    close (dirfd);
+    errno = e;
+    return rc;
+}
+
 int procfs_bootid (const char *path, char *buf, size_t len)
 {
     char tmp[256];
@@ -380,7 +399,9 @@ kill_one (DIR *dir, const char *name, pid_t pid, const char *want, void *arg)
     return 0;
 }
 
-int procfs_reap_strays (const char *procroot, pid_t keep)
+int procfs_reap_strays (const char *procroot,
+                        bool (*keep) (pid_t pid, void *arg),
+                        void *arg)
 {
     char path[64], buf[65536], *p, *end;
     int dirfd, n = 0;
@@ -401,11 +422,11 @@ int procfs_reap_strays (const char *procroot, pid_t keep)
         struct pstat ps;
         if (end == p)
             break;
-        if (v <= 0 || (pid_t)v == keep)
+        if (v <= 0)
             continue;
         /* a shim is reaped through its pidfd, with its status read */
         if (pstat_read (dirfd, (pid_t)v, &ps) < 0 || ps.state != 'Z' ||
-            ps.is_shim)
+            ps.is_shim || (keep && keep ((pid_t)v, arg)))
             continue;
         if (waitpid ((pid_t)v, NULL, WNOHANG) == (pid_t)v)
             n++;

@@ -26,6 +26,12 @@ int procfs_starttime (const char *procroot,
  * (buf too small), EINVAL (empty file), or the error of open/read. */
 int procfs_bootid (const char *path, char *buf, size_t len);
 
+/* Is pid a zombie that no supervisor will see through: its parent is not
+ * a cairn-shim (init, a subreaper, a dead cairnd's heir), so no exit file
+ * will come for it? 1 yes, 0 no (running, or its supervisor's zombie), -1
+ * with errno (ENOENT: gone). */
+int procfs_zombie_unsupervised (const char *procroot, pid_t pid);
+
 /* Find the shim of execid among the live processes: scan <procroot>/<pid>
  * for processes owned by our effective uid whose environ holds exactly the
  * entry "CAIRN_EXECID=<execid>". The command and its descendants inherit
@@ -52,13 +58,16 @@ int procfs_pidfd_verify (const char *procroot,
                          int *pidfd);
 
 /* Reap what cairnd inherits: it is a child subreaper, so a job's process
- * that leaves its shim (double fork, setsid) comes to it when its parent
- * dies, and so does everything when it runs as a container's PID 1. Reap
- * each zombie child of ours (<procroot>/<self>/task/<self>/children) that
- * is not a cairn-shim (those are collected through their pidfds, with
- * their status) and not keep (the spawner, watched the same way).
+ * that leaves its command (double fork, setsid) comes to it when its
+ * parent dies, and so does everything when it runs as a container's PID 1.
+ * Reap each zombie child of ours (<procroot>/<self>/task/<self>/children)
+ * that is not a cairn-shim (the supervisor; a shim is collected through
+ * its pidfd, with its status) and for which keep (pid, arg) is false (a
+ * command cairnd adopted from a dead supervisor, whose status it reads).
  * Returns how many were reaped, or -1 with errno (reading the list). */
-int procfs_reap_strays (const char *procroot, pid_t keep);
+int procfs_reap_strays (const char *procroot,
+                        bool (*keep) (pid_t pid, void *arg),
+                        void *arg);
 
 /* Send signum to every process of ours whose environment holds
  * CAIRN_EXECID=<execid>: what is left of a process whose shim was lost

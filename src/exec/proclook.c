@@ -12,7 +12,9 @@
  *     otherwise                -> lost: gone with no exit status
  *   intent only (crash between intent commit and pid commit):
  *     exit file present        -> its status
- *     a live shim with CAIRN_EXECID -> record its pid, watch it
+ *     the process its marker names, still there (a zombie too) -> record
+ *                                 its pid, watch it
+ *     (no pid in the marker) a live process with CAIRN_EXECID -> the same
  *     exit file (again: it may have ended during the scan) -> its status
  *     start marker             -> it ran and its outcome is lost: never
  *                                 run it again
@@ -63,16 +65,58 @@ static int cannot_look (const char *execid, pid_t pid, struct cairn_error *err)
                           : "");
 }
 
+/* The process a marker names (exitfile_marker): pid, which wrote the
+ * marker at boot_ns. Sets *out->pidfd and returns 1 if that process is
+ * still there, zombie or not: it started no later than the marker (a
+ * reused pid starts after our process was reaped, which is after its exit
+ * file was written: has_exit answers for it). 0 if it is gone, -1 (err)
+ * if we could not look. */
+static int look_marked (struct cairnd *d,
+                        const char *execid,
+                        pid_t pid,
+                        unsigned long long boot_ns,
+                        struct proc_look *out,
+                        struct cairn_error *err)
+{
+    long hz = sysconf (_SC_CLK_TCK);
+    unsigned long long start;
+
+    if (procfs_starttime (d->procroot, pid, &start) < 0)
+        return cannot_look (execid, pid, err) < 0 ? -1 : 0;
+    if (hz <= 0 || start > boot_ns / (1000000000ull / (unsigned long)hz))
+        return 0; /* not ours: a later process under the same pid */
+    if (procfs_pidfd_verify (d->procroot, pid, start, &out->pidfd) < 0)
+        return cannot_look (execid, pid, err) < 0 ? -1 : 0;
+    out->pid = pid;
+    out->starttime = start;
+    return 1;
+}
+
 static int look_intent (struct cairnd *d,
                         const char *execid,
                         struct proc_look *out,
                         struct cairn_error *err)
 {
-    unsigned long long start;
+    unsigned long long start, boot_ns;
+    pid_t pid;
 
     if (has_exit (d, execid))
         return out->verdict = LOOK_EXITED, 0;
-    pid_t pid = procfs_find_execid (d->procroot, execid);
+    /* A command started by the supervisor names itself in its marker: the
+     * one way to find it once it is a zombie, whose environment /proc no
+     * longer shows. */
+    if (exitfile_marker (d->exitdir, execid, &pid, &boot_ns) == 1) {
+        int rc = look_marked (d, execid, pid, boot_ns, out, err);
+        if (rc < 0)
+            return -1;
+        if (rc > 0 && !has_exit (d, execid))
+            return out->verdict = LOOK_ALIVE, 0;
+        if (out->pidfd >= 0)
+            close (out->pidfd);
+        *out = (struct proc_look){.pidfd = -1};
+        goto gone;
+    }
+    pid = procfs_find_execid (d->procroot, execid);
     if (pid < 0 && cannot_look (execid, 0, err) < 0)
         return -1;
     if (pid > 0) {
@@ -85,11 +129,12 @@ static int look_intent (struct cairnd *d,
         if (cannot_look (execid, pid, err) < 0)
             return -1;
     }
+gone:
     if (has_exit (d, execid))
         return out->verdict = LOOK_EXITED, 0;
     if (exitfile_started (d->exitdir, execid)) {
         snprintf (out->why, sizeof (out->why),
-                  "started while cairnd was going down, and its shim is gone "
+                  "started while cairnd was going down, and it is gone "
                   "without an exit status; not running it again");
         return out->verdict = LOOK_LOST, 0;
     }
@@ -135,12 +180,12 @@ static int look_running (struct cairnd *d,
          * last cairnd's death (its child dies with it, spawner.h). The
          * command never ran, so it runs now, once. */
         snprintf (out->why, sizeof (out->why),
-                  "cairn-shim (pid %d) ended before starting the command",
+                  "the process (pid %d) ended before starting the command",
                   (int)pid);
         return out->verdict = LOOK_UNSTARTED, 0;
     }
     snprintf (out->why, sizeof (out->why),
-              "lost while cairnd was down: cairn-shim (pid %d) is gone and "
+              "lost while cairnd was down: the process (pid %d) is gone and "
               "left no exit status",
               (int)pid);
     return out->verdict = LOOK_LOST, 0;

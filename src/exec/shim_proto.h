@@ -2,6 +2,12 @@
  *
  * cairn-shim is a separate, libc-only program; this header is all it shares
  * with cairnd, so everything here must stay header-only and libc-only.
+ * cairnd runs it once, as the node's supervisor (`cairn-shim --spawner`,
+ * exec/spawner.h), and asks it for each command with the command line
+ * below; the supervisor then does for that command what a lone
+ * `cairn-shim ...` does for its one command (the mode kept for running a
+ * command by hand), and reports what the exit codes below say through
+ * spawner_proto.h. "The shim" below is either.
  *
  * Usage:
  *   CAIRN_EXECID=<uuid> cairn-shim --exitdir DIR [--cwd DIR]
@@ -60,7 +66,11 @@
  *   <execid>          exit file, written to <execid>.tmp then renamed
  *   <execid>.started  marker, created (O_EXCL) by the command's process
  *                     once its stdio is set, before it drops to --user's
- *                     ids, chdirs and execs: "the command may have run"
+ *                     ids, chdirs and execs: "the command may have run".
+ *                     It holds "PID BOOTNS\n": the process's pid and
+ *                     CLOCK_BOOTTIME in ns after its start, so that a
+ *                     restarted cairnd finds it, a zombie too (empty if
+ *                     the process died between creating and writing it)
  *                     (a chdir or drop that fails leaves a marker and an
  *                     exit file that says why nothing ran). A marker with
  *                     no exit file after a crash means "started, outcome
@@ -85,7 +95,11 @@
  *                                directory". Non-ASCII bytes are written as
  *                                '?' so the file is always valid JSON.
  *
- * Signals: cairnd signals a shim only through its pidfd:
+ * Signals, under the supervisor: cairnd signals the command's process
+ * group through the command's pidfd (PIDFD_SIGNAL_PROCESS_GROUP; before
+ * Linux 6.9, kill(-pid) while the pidfd shows the leader not yet exited),
+ * and the supervisor SIGKILLs what is left of the group at its end. Under
+ * a lone shim, cairnd would signal it only through its pidfd:
  *   pidfd_send_signal (pidfd, SHIM_RELAY_SIGNAL, &info, 0)
  * with info.si_code = SI_QUEUE and info.si_value.sival_int = the signal to
  * deliver (any signal, SIGKILL and SIGSTOP included). The shim sends it to

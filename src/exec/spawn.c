@@ -111,12 +111,13 @@ int shim_signal (int pidfd, int signum)
     return pidfd_send_signal (pidfd, SHIM_RELAY_SIGNAL, &info, 0);
 }
 
-int shim_reap (int pidfd, int *status)
+/* waitid on pidfd, without blocking, with the extra flags. */
+static int pidfd_wait (int pidfd, int *status, int flags)
 {
     siginfo_t si;
 
     memset (&si, 0, sizeof (si));
-    if (waitid (P_PIDFD, (id_t)pidfd, &si, WEXITED | WNOHANG) < 0)
+    if (waitid (P_PIDFD, (id_t)pidfd, &si, WEXITED | WNOHANG | flags) < 0)
         return -1;
     if (si.si_pid == 0) {
         errno = EAGAIN;
@@ -135,4 +136,14 @@ int shim_reap (int pidfd, int *status)
         break;
     }
     return 0;
+}
+
+int shim_reap (int pidfd, int *status)
+{
+    return pidfd_wait (pidfd, status, 0);
+}
+
+int shim_peek (int pidfd, int *status)
+{
+    return pidfd_wait (pidfd, status, WNOWAIT);
 }

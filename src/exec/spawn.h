@@ -65,4 +65,8 @@ int shim_signal (int pidfd, int signum);
  *   EBADF, EINVAL  not a pidfd */
 int shim_reap (int pidfd, int *status);
 
+/* shim_reap() that leaves the process a zombie (WNOWAIT): its pid, and its
+ * process group's id, stay taken until shim_reap(). Same errors. */
+int shim_peek (int pidfd, int *status);
+
 #endif /* CAIRN_EXEC_SPAWN_H */

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,12 +21,22 @@
 #include "exec/spawner_proto.h"
 #include "journal/crashpoint.h"
 
+/* A message read off the socket before its reader asked for it. */
+struct queued {
+    struct spawner_msg m;
+    int fd; /* a STARTED's pidfd, or -1 */
+};
+
 struct spawner {
     pid_t pid;
     int pidfd;
     int sock;
+    bool kill_on_destroy; /* not yet supervising: a failed create */
+    unsigned unanswered;  /* spawner_request()s whose STARTED is unread */
+    struct queued *q;     /* read while spawner_spawn waited: for
+                           * spawner_next, in order */
+    size_t nq, qroom;
 };
-
 
 /* ---- both sides ---- */
 
@@ -46,27 +57,17 @@ static int send_all (int fd, const void *buf, size_t len)
     return 0;
 }
 
-
 /* ---- cairnd's side ---- */
 
 extern char **environ;
 
-/* The forked child: become `shim --spawner 3`, with the execid slot added
- * to our environment. Nothing but system calls and the stack: a copy of
- * cairnd taken at startup. On failure the errno goes up errfd. */
+/* The forked child: become `shim --spawner 3`. Nothing but system calls
+ * and the stack. On failure the errno goes up errfd. */
 static void __attribute__ ((noreturn))
 spawner_exec (const char *shim, int sock, int errfd, pid_t parent)
 {
-    size_t n = 0;
-    int e;
-
-    while (environ[n])
-        n++;
-    char *envp[n + 2];
-    memcpy (envp, environ, n * sizeof (char *));
-    envp[n] = (char *)SPAWNER_EXECID_SLOT;
-    envp[n + 1] = NULL;
     char *av[] = {(char *)"cairn-shim", (char *)"--spawner", (char *)"3", NULL};
+    int e;
 
     /* Die with cairnd; if it is already gone, go now. */
     if (prctl (PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid () != parent)
@@ -76,7 +77,7 @@ spawner_exec (const char *shim, int sock, int errfd, pid_t parent)
         (sock = fcntl (sock, F_DUPFD, 65)) < 0 || dup2 (sock, 3) < 0 ||
         close_range (4, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
         goto fail;
-    execve (shim, av, envp);
+    execve (shim, av, environ);
 fail:
     e = errno;
     (void)!write (errfd, &e, sizeof (e));
@@ -141,6 +142,7 @@ error:
         if (ep[i] >= 0)
             close (ep[i]);
     }
+    sp->kill_on_destroy = true;
     spawner_destroy (sp);
     errno = e;
     return NULL;
@@ -168,8 +170,10 @@ static char *put_strings (char *p, char *const *v, size_t n)
 }
 
 /* The request for (path, av, envp): a u32 length and the strings. */
-static char *
-request_encode (const char *path, char *const *av, char *const *envp, size_t *len)
+static char *request_encode (const char *path,
+                             char *const *av,
+                             char *const *envp,
+                             size_t *len)
 {
     size_t total = strlen (path) + 1, nav, nenv;
     char *buf, *p;
@@ -193,11 +197,13 @@ request_encode (const char *path, char *const *av, char *const *envp, size_t *le
     return buf;
 }
 
-/* Read the reply and the pidfd that may ride with it. */
-static int reply_recv (int sock, struct spawner_reply *r, int *fd)
+/* Read one message and the pidfd that may ride with it. flags: 0 or
+ * MSG_DONTWAIT (then EAGAIN when there is none). EOF or a torn message is
+ * EPIPE: the spawner is gone. */
+static int msg_recv (int sock, struct spawner_msg *m, int *fd, int flags)
 {
     char cbuf[CMSG_SPACE (sizeof (int))];
-    struct iovec iov = {.iov_base = r, .iov_len = sizeof (*r)};
+    struct iovec iov = {.iov_base = m, .iov_len = sizeof (*m)};
     struct msghdr msg = {.msg_iov = &iov,
                          .msg_iovlen = 1,
                          .msg_control = cbuf,
@@ -205,7 +211,8 @@ static int reply_recv (int sock, struct spawner_reply *r, int *fd)
     ssize_t n;
 
     *fd = -1;
-    while ((n = recvmsg (sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+    while ((n = recvmsg (sock, &msg, MSG_CMSG_CLOEXEC | flags)) < 0 &&
+           errno == EINTR)
         ;
     if (n < 0)
         return -1;
@@ -214,28 +221,103 @@ static int reply_recv (int sock, struct spawner_reply *r, int *fd)
         if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
             memcpy (fd, CMSG_DATA (c), sizeof (int));
     }
-    if (n != (ssize_t)sizeof (*r)) { /* EOF or a torn reply: spawner gone */
+    if (n != (ssize_t)sizeof (*m) ||
+        (m->type != SPAWNER_MSG_STARTED && m->type != SPAWNER_MSG_ENDED)) {
         if (*fd >= 0)
             close (*fd);
         *fd = -1;
         errno = EPIPE;
         return -1;
     }
+    m->execid[sizeof (m->execid) - 1] = '\0';
     return 0;
 }
 
-int spawner_spawn (struct spawner *sp,
-                   const struct shim_spec *spec,
-                   pid_t *pid,
-                   int *pidfd,
-                   unsigned long long *starttime,
-                   struct cairn_error *err)
+static int queue_keep (struct spawner *sp, const struct spawner_msg *m, int fd)
+{
+    if (sp->nq == sp->qroom) {
+        size_t room = sp->qroom ? sp->qroom * 2 : 16;
+        struct queued *n = realloc (sp->q, room * sizeof (*n));
+        if (!n)
+            return -1;
+        sp->q = n;
+        sp->qroom = room;
+    }
+    sp->q[sp->nq++] = (struct queued){.m = *m, .fd = fd};
+    return 0;
+}
+
+/* Wait for the STARTED that answers spawner_spawn's request: the answers
+ * come in the order of the requests, so those of earlier
+ * spawner_request()s come first. Keep them, and the ENDED, for
+ * spawner_next(). */
+static int started_recv (struct spawner *sp, struct spawner_msg *m, int *fd)
+{
+    for (;;) {
+        if (msg_recv (sp->sock, m, fd, 0) < 0)
+            return -1;
+        if (m->type == SPAWNER_MSG_STARTED && sp->unanswered == 0)
+            return 0;
+        if (m->type == SPAWNER_MSG_STARTED)
+            sp->unanswered--;
+        if (queue_keep (sp, m, *fd) < 0) {
+            if (*fd >= 0)
+                close (*fd);
+            return -1;
+        }
+    }
+}
+
+int spawner_next (struct spawner *sp, struct spawner_msg *m, int *fd)
+{
+    if (sp->nq > 0) {
+        *m = sp->q[0].m;
+        *fd = sp->q[0].fd;
+        memmove (sp->q, sp->q + 1, --sp->nq * sizeof (*sp->q));
+        return 0;
+    }
+    if (msg_recv (sp->sock, m, fd, MSG_DONTWAIT) < 0)
+        return -1;
+    if (m->type == SPAWNER_MSG_STARTED) {
+        if (sp->unanswered == 0) { /* an answer nobody asked for */
+            if (*fd >= 0)
+                close (*fd);
+            errno = EPROTO;
+            return -1;
+        }
+        sp->unanswered--;
+    }
+    return 0;
+}
+
+int spawner_ended (struct spawner *sp, struct spawner_msg *m)
+{
+    int fd;
+
+    for (;;) {
+        if (spawner_next (sp, m, &fd) < 0)
+            return -1;
+        if (m->type == SPAWNER_MSG_ENDED)
+            return 0;
+        if (fd >= 0) /* spawner_request's answer: not ours to take */
+            close (fd);
+    }
+}
+
+int spawner_sock (const struct spawner *sp)
+{
+    return sp->sock;
+}
+
+/* Encode and send the request for spec. */
+static int request_send (struct spawner *sp,
+                         const struct shim_spec *spec,
+                         struct cairn_error *err)
 {
     char maxbuf[24];
-    char **av = NULL, *req = NULL;
+    char **av, *req;
     size_t len;
-    struct spawner_reply r;
-    int e, fd;
+    int e;
 
     if ((e = fault_inject ("exec.spawn")))
         return errset (err, e, "spawn %s: %s (injected)",
@@ -251,27 +333,75 @@ int spawner_spawn (struct spawner *sp,
         return errset (err, e, "spawn %s: %s", spec->shim,
                        e == E2BIG ? "command and environment too large"
                                   : strerror (e));
-    if (send_all (sp->sock, req, len) < 0 || reply_recv (sp->sock, &r, &fd) < 0) {
+    if (send_all (sp->sock, req, len) < 0) {
         e = errno == ECONNRESET ? EPIPE : errno;
         free (req);
-        return errset (err, e, "spawn %s: the spawner (pid %d) is gone: %s",
+        return errset (err, e, "spawn %s: the supervisor (pid %d) is gone: %s",
                        spec->shim, (int)sp->pid, strerror (e));
     }
     free (req);
-    if (r.errnum != 0) {
+    return 0;
+}
+
+int spawner_started (const struct spawner_msg *m,
+                     int fd,
+                     const char *what,
+                     pid_t *pid,
+                     int *pidfd,
+                     unsigned long long *starttime,
+                     struct cairn_error *err)
+{
+    if (m->errnum != 0 || m->pid <= 0) {
         if (fd >= 0)
             close (fd);
-        return errset (err, r.errnum, "spawn %s: %s", spec->shim,
-                       strerror (r.errnum));
+        if (m->errnum == 0) { /* nothing was started: the exit file says why */
+            *pid = 0;
+            *pidfd = -1;
+            return 0;
+        }
+        return errset (err, m->errnum, "spawn %s: %s", what,
+                       m->errnum == EEXIST
+                           ? "its execid was used already; not running it"
+                           : strerror (m->errnum));
     }
-    if (fd < 0 || r.pid <= 0)
-        return errset (err, EPROTO, "spawn %s: the spawner sent no pidfd",
-                       spec->shim);
-    *pid = r.pid;
+    if (fd < 0)
+        return errset (err, EPROTO, "spawn %s: the supervisor sent no pidfd",
+                       what);
+    *pid = m->pid;
     *pidfd = fd;
     if (starttime)
-        *starttime = r.starttime;
+        *starttime = m->starttime;
     return 0;
+}
+
+int spawner_request (struct spawner *sp,
+                     const struct shim_spec *spec,
+                     struct cairn_error *err)
+{
+    if (request_send (sp, spec, err) < 0)
+        return -1;
+    sp->unanswered++;
+    return 0;
+}
+
+int spawner_spawn (struct spawner *sp,
+                   const struct shim_spec *spec,
+                   pid_t *pid,
+                   int *pidfd,
+                   unsigned long long *starttime,
+                   struct cairn_error *err)
+{
+    struct spawner_msg r;
+    int e, fd;
+
+    if (request_send (sp, spec, err) < 0)
+        return -1;
+    if (started_recv (sp, &r, &fd) < 0) {
+        e = errno == ECONNRESET ? EPIPE : errno;
+        return errset (err, e, "spawn %s: the supervisor (pid %d) is gone: %s",
+                       spec->shim, (int)sp->pid, strerror (e));
+    }
+    return spawner_started (&r, fd, spec->shim, pid, pidfd, starttime, err);
 }
 
 int spawner_pidfd (const struct spawner *sp)
@@ -291,7 +421,11 @@ void spawner_destroy (struct spawner *sp)
     int saved = errno;
     if (sp->sock >= 0)
         close (sp->sock);
-    if (sp->pid > 0) {
+    for (size_t i = 0; i < sp->nq; i++)
+        if (sp->q[i].fd >= 0)
+            close (sp->q[i].fd);
+    free (sp->q);
+    if (sp->pid > 0 && sp->kill_on_destroy) {
         /* EOF makes it exit; SIGKILL in case it is stuck in a clone */
         if (sp->pidfd >= 0) {
             siginfo_t si;
@@ -305,8 +439,12 @@ void spawner_destroy (struct spawner *sp)
                 ;
         }
     }
-    if (sp->pidfd >= 0)
+    if (sp->pidfd >= 0) {
+        siginfo_t si;
+        /* dead: reap it; alive (cairnd stops): it outlives us */
+        (void)waitid (P_PIDFD, (id_t)sp->pidfd, &si, WEXITED | WNOHANG);
         close (sp->pidfd);
+    }
     free (sp);
     errno = saved;
 }

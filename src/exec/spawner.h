@@ -1,32 +1,37 @@
-/* spawner.h - the process that starts every cairn-shim for cairnd.
+/* spawner.h - cairnd's supervisor: the one process that starts, watches
+ * and sees through every command of the node.
  *
  * Why a separate process: a child made by fork, vfork or posix_spawn holds a
  * copy of its parent's descriptor table from the clone until its exec (or
  * its closefrom). If cairnd is SIGKILLed in that window, the copies of its
  * listening socket, journal and pidfds outlive it: a client can connect to a
  * socket nobody serves, and a lock held through a shared open file
- * description blocks the restart. cairnd therefore starts the spawner first
- * thing, before any of those descriptors exist, and the spawner (which never
- * holds them) clones the shims.
+ * description blocks the restart. cairnd therefore starts the supervisor
+ * first thing, before any of those descriptors exist, and the supervisor
+ * (which never holds them) starts the commands.
  *
- * The spawner is cairn-shim itself (`cairn-shim --spawner`, shim/serve.c),
- * and each shim is a clone of it that runs the shim's code without an
- * exec: a command costs the exec of the command only (BENCHMARKS.md,
- * "Spawn path"). Each shim is cloned with CLONE_PARENT, so
- * cairnd - not the spawner - is its parent and can reap it with
- * waitid(P_PIDFD), exactly as if cairnd had spawned it; its pidfd comes back
- * to cairnd over a unix socket (SCM_RIGHTS).
+ * The supervisor is cairn-shim itself (`cairn-shim --spawner`,
+ * shim/serve.c). It vforks each command and execs it (no process between
+ * them: a command costs its own exec only, BENCHMARKS.md "Spawn path"),
+ * caps its output, writes its exit file while it is a zombie, reaps it and
+ * sends an ENDED message; cairnd gets a pidfd on the command with the
+ * STARTED answer (SCM_RIGHTS), and signals the command's process group
+ * through it. The wire is in spawner_proto.h.
  *
- * A shim's process is set to die with cairnd until the shim itself takes
- * that back (its first act), and checks that cairnd is still there first:
- * a start that cairnd's death cut short never runs anything, so a
- * restarted cairnd may safely start an intent it finds no shim for. Once
- * past that check, a shim shows its execid in /proc/PID/environ
- * (spawner_proto.h), as an exec'd one did.
+ * Lifetimes. The supervisor outlives cairnd: it starts nothing once
+ * cairnd's end of the socket is closed, and exits when its last command is
+ * seen through; a restarted cairnd starts a supervisor of its own and
+ * waits for the old one's commands through their exit files. The commands
+ * outlive the supervisor: cairnd, its parent and a subreaper, inherits
+ * them if it dies and sees them through itself. Only both dying before a
+ * command ends loses that command's status.
  *
- * The spawner dies with cairnd (PR_SET_PDEATHSIG, and EOF on its socket),
- * ignores the terminal's SIGINT/SIGTERM/SIGHUP (cairnd decides when to stop)
- * and is itself a crash point ("spawner.clone.after").
+ * Crash points: "spawner.clone.after" (after a command's start, before its
+ * STARTED), "supervisor.exitfile.before" and "supervisor.reap.before" (a
+ * command a zombie, before and after its exit file) in the supervisor;
+ * "shim.drop.before" is counted there too and carried out by the
+ * command's process (it kills cairnd). The fault point
+ * "shim.exitfile.write" fails an exit file's write.
  */
 #ifndef CAIRN_EXEC_SPAWNER_H
 #define CAIRN_EXEC_SPAWNER_H
@@ -39,40 +44,47 @@
 
 struct spawner;
 
-/* Start the spawner: fork, then exec `shim --spawner 3`. Call it before
- * opening any descriptor that must not reach a command (cairnd's lock,
- * journal, socket, pidfds); the spawner keeps only its socket and 0-2, and
- * every shim starts with 0-2 on /dev/null and nothing else. The spawner
- * gets our environment (CAIRN_CRASH_AT and the like reach its crash point)
- * plus the execid slot.
- * Environment read here, for tests only: CAIRN_TEST_SPAWN_HOLD=PATH makes
- * each shim's process, right after its clone (before it ties its life to
- * cairnd's), write its pid to PATH.held and wait until PATH no longer
- * exists: the worst of the pre-exec window, held open.
- * Returns the spawner, or NULL with errno and err: EMFILE/ENFILE (socket),
- * EAGAIN/ENOMEM (fork), or the exec's error ("spawner: cannot run SHIM:
- * ..."). Caller destroys it with spawner_destroy(). */
+/* Start the supervisor: fork, then exec `shim --spawner 3`. Call it
+ * before opening any descriptor that must not reach a command (cairnd's
+ * lock, journal, socket, pidfds); the supervisor keeps only its socket and
+ * 0-2, and every command starts with 0-2 set up and nothing else. It gets
+ * our environment (CAIRN_CRASH_AT and the like reach its crash points).
+ * Calling it again later (a new supervisor after the death of the last
+ * one) is safe: our descriptors are close-on-exec, and the child dies with
+ * us until its exec.
+ * Environment read there, for tests only: CAIRN_TEST_SPAWN_HOLD=PATH makes
+ * the supervisor, on each request before it looks at it, write its pid to
+ * PATH.held and wait until PATH no longer exists: the worst of the window
+ * between cairnd's request and the start, held open.
+ * Returns the supervisor, or NULL with errno and err: EMFILE/ENFILE
+ * (socket), EAGAIN/ENOMEM (fork), or the exec's error ("spawner: cannot
+ * run SHIM: ..."). Caller destroys it with spawner_destroy(). */
 struct spawner *spawner_create (const char *shim, struct cairn_error *err);
 
-/* Spawn the shim for spec through the spawner. The shim gets spec->envp,
- * default signal dispositions, a new session, stdin, stdout and stderr on
- * /dev/null and no other file descriptor. Its signal mask blocks
- * shim_sigset() from the start, so a shim_signal() right after this returns
- * cannot kill it (the shim gives the command an empty mask). The caller's
- * process is the shim's parent. On success set *pid and *pidfd (a pidfd on
- * the shim, close-on-exec; the caller closes it) and, unless starttime is
- * NULL, *starttime: the shim's start in clock ticks since boot as
- * /proc/PID/stat's field 22 gives it, taken off the clock around the clone
- * (spawner_proto.h), or 0 when the clock could not tell; and return 0.
+/* Start spec's command through the supervisor (spec->shim is only named
+ * in errors; the rest is the shim command line of shim_proto.h). The
+ * command gets spec->envp, default signal dispositions, an empty signal
+ * mask, its own process group, stdin on /dev/null, stdout and stderr on
+ * its output files and no other descriptor. On success set *pid and
+ * *pidfd (a pidfd on the command, close-on-exec; the caller closes it; the
+ * caller is not its parent) and, unless starttime is NULL, *starttime: its
+ * start in clock ticks since boot as /proc/PID/stat's field 22 gives it,
+ * or 0 when the supervisor's clock could not tell (spawner_proto.h); and
+ * return 0. *pid 0 (and *pidfd -1) means nothing was started and the exit
+ * file says why (a missing user, an output file that could not be made).
+ * Its end comes later as an ENDED (spawner_ended).
  * Errors (-1, errno, err):
  *   EINVAL  bad spec (shim_spec_check)
- *   EAGAIN, ENOMEM  the clone failed; nothing was started
- *   EPROTO  the spawner could not read the request
+ *   EEXIST  the execid was used already (its marker or exit file exists);
+ *           nothing was touched ("its execid was used already")
+ *   EPROTO  the supervisor could not read the request
  *   E2BIG   the command and environment exceed SPAWNER_MAX_REQUEST
- *   EPIPE   the spawner is gone (crashed or killed). Nothing was started,
- *           or the spawner died after the clone and the shim runs: the
- *           caller cannot tell, so it must treat the execid as an intent
- *           with no pid, which only a restart's reconciliation resolves
+ *   EPIPE   the supervisor is gone (crashed or killed). Nothing was
+ *           started, or it died after the start and the command runs:
+ *           the caller cannot tell until the supervisor is dead and the
+ *           exit dir settled (exitdir_settle); then the command's marker
+ *           says (cairnd_spawner_recover)
+ *   another errno: the supervisor's (EAGAIN, ENOMEM: its vfork failed)
  *   whatever fault_inject ("exec.spawn") asks for (tests)
  */
 int spawner_spawn (struct spawner *sp,
@@ -82,15 +94,53 @@ int spawner_spawn (struct spawner *sp,
                    unsigned long long *starttime,
                    struct cairn_error *err);
 
-/* A pidfd on the spawner process (readable when it has exited), so that the
+/* Send the request for spec without waiting for its answer: the STARTED
+ * comes later through spawner_next(), in the order of the requests
+ * (spawner_spawn's own answers excepted). Errors as spawner_spawn's that
+ * come before an answer: EINVAL, E2BIG, ENOMEM, EPIPE. */
+int spawner_request (struct spawner *sp,
+                     const struct shim_spec *spec,
+                     struct cairn_error *err);
+
+/* The next message: a STARTED answering a spawner_request() (*fd its
+ * pidfd, or -1), or an ENDED (*fd -1). Those read while spawner_spawn
+ * waited come first. Never blocks. Returns 0, or -1 with errno EAGAIN
+ * (none now), EPIPE (the supervisor is gone) or EPROTO (a STARTED that
+ * answers nothing). */
+int spawner_next (struct spawner *sp, struct spawner_msg *m, int *fd);
+
+/* What a STARTED says, as spawner_spawn returns it: *pid, *pidfd (fd,
+ * now the caller's) and *starttime (unless NULL), *pid 0 when nothing was
+ * started and the exit file says why; or -1 with errno and err (fd
+ * closed). what names the command in err. */
+int spawner_started (const struct spawner_msg *m,
+                     int fd,
+                     const char *what,
+                     pid_t *pid,
+                     int *pidfd,
+                     unsigned long long *starttime,
+                     struct cairn_error *err);
+
+/* spawner_next() for a caller that only uses spawner_spawn: the next
+ * ENDED message into *m, a command the supervisor has seen through (its
+ * exit file written, its process reaped), or could not (code 3). Never
+ * blocks. Returns 0, or -1 with errno EAGAIN (none now) or EPIPE (the
+ * supervisor is gone). */
+int spawner_ended (struct spawner *sp, struct spawner_msg *m);
+
+/* The socket to the supervisor: readable when an ENDED may be there. */
+int spawner_sock (const struct spawner *sp);
+
+/* A pidfd on the supervisor (readable when it has exited), so that the
  * caller can notice its death without waiting for the next spawn. */
 int spawner_pidfd (const struct spawner *sp);
 
-/* The spawner's pid (for logs). */
+/* The supervisor's pid. */
 pid_t spawner_pid (const struct spawner *sp);
 
-/* Close the socket (the spawner exits on EOF), reap the spawner and free.
- * Accepts NULL; preserves errno. */
+/* Close the socket and free. The supervisor lives on until its commands
+ * are seen through (it starts nothing more); if it is dead already, it is
+ * reaped here. Accepts NULL; preserves errno. */
 void spawner_destroy (struct spawner *sp);
 
 #endif /* CAIRN_EXEC_SPAWNER_H */

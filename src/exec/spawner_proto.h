@@ -1,24 +1,30 @@
-/* spawner_proto.h - the wire between cairnd (spawner.c) and the spawner,
- * which is cairn-shim started as `cairn-shim --spawner FD` (shim/serve.c).
- * Header-only and libc-only, like shim_proto.h.
+/* spawner_proto.h - the wire between cairnd (spawner.c) and its
+ * supervisor, cairn-shim started as `cairn-shim --spawner FD`
+ * (shim/serve.c). Header-only and libc-only, like shim_proto.h.
  *
- * On a SOCK_STREAM socketpair, both ends blocking, one request at a time:
- *   request: u32 length, then that many bytes: the shim path (unused, kept
- *            for the log), argc, the shim's argv, envc, the environment;
- *            every item a NUL-terminated string (counts in decimal).
- *   reply:   struct spawner_reply; with pid > 0 the shim's pidfd rides
- *            along (SCM_RIGHTS). errnum != 0 means nothing was started.
- *            starttime is the shim's start in clock ticks since boot, the
- *            value of /proc/PID/stat's field 22, read off CLOCK_BOOTTIME
- *            around the clone (the kernel stamps a process in it): the
- *            same tick before and after the clone is its start tick; 0
+ * A SOCK_STREAM socketpair.
+ *   request (cairnd -> supervisor): u32 length, then that many bytes: the
+ *            shim path (unused, kept for the log), argc, the argv of a
+ *            shim command line (shim_proto.h: --exitdir, --execid... --
+ *            command), envc, the command's environment; every item a
+ *            NUL-terminated string (counts in decimal). One at a time:
+ *            cairnd waits for its STARTED before the next.
+ *   messages (supervisor -> cairnd): struct spawner_msg, fixed size, one
+ *            ordered stream.
+ *     STARTED answers each request, in order: pid > 0 with a pidfd on
+ *            the command along (SCM_RIGHTS); or pid 0 when no process
+ *            could be made (errnum 0: its exit file says why; EEXIST: the
+ *            execid was used already and nothing was touched; EPROTO: a
+ *            request it could not read; another errno: nothing started).
+ *            starttime is the command's start in clock ticks since boot,
+ *            the value of /proc/PID/stat's field 22, read off
+ *            CLOCK_BOOTTIME around the vfork (the kernel stamps a process
+ *            in it): the same tick before and after is its start tick; 0
  *            when a tick boundary fell in between (cairnd reads /proc).
- *
- * The spawner's own environment holds SPAWNER_EXECID_SLOT: each shim it
- * forks writes its execid over the zeros, in its own copy of the memory
- * that /proc/PID/environ shows, so that a restarted cairnd finds the shim
- * of an intent by its execid (procfs_find_execid) exactly as it found an
- * exec'd one.
+ *     ENDED  once the command's exit file is written and the command
+ *            reaped (code 0), or when the exit file could not be written
+ *            (code 3, shim_proto.h's exit code for it). ENDED messages
+ *            may come between a request and its STARTED.
  */
 #ifndef CAIRN_EXEC_SPAWNER_PROTO_H
 #define CAIRN_EXEC_SPAWNER_PROTO_H
@@ -27,13 +33,18 @@
 
 #define SPAWNER_MAX_REQUEST (16u << 20)
 
-#define SPAWNER_EXECID_SLOT                                                    \
-    "CAIRN_EXECID=00000000-0000-0000-0000-000000000000"
+enum spawner_msg_type {
+    SPAWNER_MSG_STARTED = 1,
+    SPAWNER_MSG_ENDED = 2,
+};
 
-struct spawner_reply {
+struct spawner_msg {
+    int32_t type;
     int32_t errnum;
     int32_t pid;
+    int32_t code;
     uint64_t starttime;
+    char execid[40];
 };
 
 #endif /* CAIRN_EXEC_SPAWNER_PROTO_H */

@@ -15,9 +15,13 @@
 
 bool crashpoint_active;
 
-static char crash_name[128];
-static long crash_k;
-static long crash_seen;
+/* CAIRN_CRASH_AT's points: the first of them passed K times kills us. */
+#define CRASH_MAX 4
+static struct {
+    char name[128];
+    long k, seen;
+} crash[CRASH_MAX];
+static int ncrash;
 static int count_fd = -1;
 
 static char fault_name[128];
@@ -60,13 +64,23 @@ void crashpoint_init (void)
 {
     const char *s;
 
-    crash_name[0] = fault_name[0] = '\0';
+    ncrash = 0;
+    fault_name[0] = '\0';
     if ((s = getenv ("CAIRN_CRASH_AT")) && *s) {
-        if (parse_spec (s, crash_name, sizeof (crash_name), &crash_k, NULL)
-                < 0
-            || crash_k == 0) {
-            fprintf (stderr, "cairn: ignoring malformed CAIRN_CRASH_AT=%s\n", s);
-            crash_name[0] = '\0';
+        char list[600], *save = NULL;
+        snprintf (list, sizeof (list), "%s", s);
+        for (char *it = strtok_r (list, ",", &save); it;
+             it = strtok_r (NULL, ",", &save)) {
+            if (ncrash == CRASH_MAX ||
+                parse_spec (it, crash[ncrash].name, sizeof (crash[0].name),
+                            &crash[ncrash].k, NULL) < 0 ||
+                crash[ncrash].k == 0) {
+                fprintf (stderr, "cairn: ignoring malformed CAIRN_CRASH_AT=%s\n",
+                         s);
+                ncrash = 0;
+                break;
+            }
+            crash[ncrash++].seen = 0;
         }
     }
     if ((s = getenv ("CAIRN_FAULT")) && *s) {
@@ -83,7 +97,7 @@ void crashpoint_init (void)
             fprintf (stderr, "cairn: CAIRN_CRASH_COUNT=%s: %s\n", s,
                      strerror (errno));
     }
-    crashpoint_active = crash_name[0] || fault_name[0] || count_fd >= 0;
+    crashpoint_active = ncrash > 0 || fault_name[0] || count_fd >= 0;
 }
 
 bool crashpoint_due (const char *name)
@@ -98,8 +112,10 @@ bool crashpoint_due (const char *name)
         if (n > 0 && (size_t)n < sizeof (line))
             (void)!write (count_fd, line, n);
     }
-    due = crash_name[0] && strcmp (name, crash_name) == 0 &&
-          ++crash_seen == crash_k;
+    due = false;
+    for (int i = 0; i < ncrash; i++)
+        if (strcmp (name, crash[i].name) == 0 && ++crash[i].seen == crash[i].k)
+            due = true;
     errno = saved;
     return due;
 }

@@ -7,6 +7,9 @@
  * Environment (read once by crashpoint_init):
  *   CAIRN_CRASH_AT=NAME:K     SIGKILL ourselves the K-th time NAME is passed
  *                             (K counts from 1, in this process's lifetime).
+ *                             Up to 4, comma-separated: the first reached
+ *                             kills (the supervisor at one of its points,
+ *                             then cairnd at one of its own).
  *   CAIRN_CRASH_COUNT=FILE    append "NAME\n" to FILE each time a point is
  *                             passed (O_APPEND, one write each), so a harness
  *                             can enumerate (NAME, K) pairs.

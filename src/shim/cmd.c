@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "exec/shim_proto.h"
+#include "journal/crashpoint.h"
 #include "shim/cmd.h"
 #include "shim/shim.h"
 #include "shim/userdb.h"
@@ -91,6 +92,9 @@ struct shim {
     char **envp;                   /* the command's environment, or NULL:
                                     * environ as it is at the exec */
     gid_t *given;                  /* --groups, allocated */
+    char **envp_own;               /* envp with the user's variables added,
+                                    * and those variables: allocated */
+    char *env_own[4];
     char user_name[32];            /* "uid N", with --groups */
     char error[400];               /* why the command could not run, or "" */
     char name_out[SHIM_NAME_MAX];
@@ -304,6 +308,33 @@ struct child_fds {
     pid_t shim;
 };
 
+/* Digits of v at the end of buf[0..len), which is where they start. */
+static char *put_ull (char *end, unsigned long long v)
+{
+    do
+        *--end = (char)('0' + v % 10);
+    while ((v /= 10) > 0);
+    return end;
+}
+
+/* The marker's content (shim_proto.h): "PID BOOTNS\n", our pid and the
+ * boot clock now, after our start. Best effort: an empty marker still
+ * says "may have run". No stdio: we are a vfork child. */
+static void marker_write (int fd)
+{
+    struct timespec ts;
+    char buf[64], *end = buf + sizeof (buf), *p;
+
+    if (clock_gettime (CLOCK_BOOTTIME, &ts) < 0)
+        return;
+    *--end = '\n';
+    p = put_ull (end, (unsigned long long)ts.tv_sec * 1000000000ull +
+                          (unsigned long long)ts.tv_nsec);
+    *--p = ' ';
+    p = put_ull (p, (unsigned long long)getpid ());
+    (void)!write (fd, p, (size_t)(buf + sizeof (buf) - p));
+}
+
 /* In the command's process, between vfork and exec. vfork, not fork: it
  * skips copying the shim's page tables and the copy-on-write faults that
  * follow (measurably cheaper per spawn). This is safe here because the
@@ -318,9 +349,12 @@ child_run (struct shim *s, const struct child_fds *f)
     int fd;
 
     setpgid (0, 0);
-    /* If the shim is killed, the command goes with it; if it died before
-     * the prctl, nobody is left to record what the command does. */
-    prctl (PR_SET_PDEATHSIG, SIGKILL);
+    /* Under a lone shim, the command dies with the shim: nobody else would
+     * record what it does. Under the supervisor (shim_fresh) it outlives
+     * it: cairnd, a subreaper, inherits it and sees it through. Either way,
+     * a command whose supervisor died before this point never runs. */
+    if (!shim_fresh)
+        prctl (PR_SET_PDEATHSIG, SIGKILL);
     if (getppid () != f->shim)
         _exit (127);
     /* A fresh process: default dispositions (ignored signals would survive
@@ -341,6 +375,7 @@ child_run (struct shim *s, const struct child_fds *f)
                  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
         child_fail (f->rep, STEP_MARKER);
+    marker_write (fd);
     close (fd);
     if (shim_kill_at_drop > 0) /* crash point "shim.drop.before" */
         kill (shim_kill_at_drop, SIGKILL);
@@ -355,9 +390,11 @@ child_run (struct shim *s, const struct child_fds *f)
             child_fail (f->rep, step);
         /* Changing ids cleared the death signal: set it again, and check
          * the shim did not die before it was set. */
-        prctl (PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid () != f->shim)
-            _exit (127);
+        if (!shim_fresh) {
+            prctl (PR_SET_PDEATHSIG, SIGKILL);
+            if (getppid () != f->shim)
+                _exit (127);
+        }
     }
     /* After the drop: the user's own permissions decide. */
     if (s->cwd && chdir (s->cwd) < 0)
@@ -406,6 +443,40 @@ static void close_fds (const int *fds, size_t n)
  * and SHELL are set in our environment, which the command inherits, each
  * unless cairnd set it already. Returns 0, or -1 with s->error set: then
  * nothing may run. */
+/* Has envp NAME? */
+static bool env_has (char **envp, const char *name)
+{
+    size_t n = strlen (name);
+    for (; *envp; envp++)
+        if (!strncmp (*envp, name, n) && (*envp)[n] == '=')
+            return true;
+    return false;
+}
+
+/* The user's variables (n of them, at most 4) added to the command's own
+ * environment s->envp, each unless it has it: a copy the command keeps. */
+static int user_env_add (struct shim *s, const char *const env[][2], size_t n)
+{
+    size_t count = 0, k = 0;
+
+    while (s->envp[count])
+        count++;
+    if (!(s->envp_own = calloc (count + n + 1, sizeof (char *))))
+        return shim_errorf (s, "out of memory");
+    memcpy (s->envp_own, s->envp, count * sizeof (char *));
+    for (size_t i = 0; i < n && k < 4; i++) {
+        if (!env[i][1] || env_has (s->envp, env[i][0]))
+            continue;
+        size_t len = strlen (env[i][0]) + strlen (env[i][1]) + 2;
+        if (!(s->env_own[k] = malloc (len)))
+            return shim_errorf (s, "out of memory");
+        snprintf (s->env_own[k], len, "%s=%s", env[i][0], env[i][1]);
+        s->envp_own[count++] = s->env_own[k++];
+    }
+    s->envp = s->envp_own;
+    return 0;
+}
+
 static int user_prepare (struct shim *s)
 {
     static char buf[65536]; /* the passwd entry's strings: s->user */
@@ -452,6 +523,8 @@ static int user_prepare (struct shim *s)
         /* An empty shell field means /bin/sh (passwd(5)). */
         {"SHELL", pw.pw_shell && pw.pw_shell[0] ? pw.pw_shell : "/bin/sh"},
     };
+    if (s->envp)
+        return user_env_add (s, env, sizeof (env) / sizeof (env[0]));
     for (size_t i = 0; i < sizeof (env) / sizeof (env[0]); i++) {
         if (env[i][1] && setenv (env[i][0], env[i][1], 0) < 0)
             return shim_errorf (s, "setenv %s: %s", env[i][0],
@@ -693,7 +766,9 @@ static int write_exitfile (struct shim *s, int status)
 
     /* Write then rename: a reader sees no file or a whole one. No fsync: a
      * reboot changes the boot id and cairnd then treats everything as lost
-     * anyway. */
+     * anyway. A test can make it fail (crashpoint.h). */
+    if ((errno = fault_inject ("shim.exitfile.write")))
+        goto error;
     fd = openat (s->dirfd, s->name_tmp,
                  O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
@@ -775,6 +850,11 @@ int shim_cmd_opendir (struct shim *s)
     return 0;
 }
 
+int shim_cmd_dirfd (const struct shim *s)
+{
+    return s->dirfd;
+}
+
 bool shim_cmd_used (struct shim *s)
 {
     return already_used (s);
@@ -830,5 +910,8 @@ void shim_cmd_free (struct shim *s)
         return;
     close_fds ((int[]){s->dirfd, s->out_fd, s->err_fd, s->cgfd}, 4);
     free (s->given);
+    free (s->envp_own);
+    for (size_t i = 0; i < 4; i++)
+        free (s->env_own[i]);
     free (s);
 }

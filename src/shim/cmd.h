@@ -30,6 +30,9 @@ struct shim *shim_cmd_parse (int argc, char *argv[], const char *execid);
 /* Open --exitdir. Returns 0, or -1 (said on stderr; exit code 3). */
 int shim_cmd_opendir (struct shim *s);
 
+/* The exit dir opened by shim_cmd_opendir (ours: do not close it), or -1. */
+int shim_cmd_dirfd (const struct shim *s);
+
 /* True if the execid was used already: its marker or exit file exists
  * (said on stderr; exit code 4). Touch nothing of it then. */
 bool shim_cmd_used (struct shim *s);

@@ -1,22 +1,27 @@
-/* serve.c - cairn-shim as cairnd's spawner (shim.h, exec/spawner.h).
+/* serve.c - cairn-shim --spawner: the node's supervisor (shim.h,
+ * exec/spawner.h, the wire in exec/spawner_proto.h).
  *
  * cairnd starts us first thing, before it holds any descriptor a command
- * must not inherit. For each request we clone a child with CLONE_PARENT
- * (cairnd, not us, is its parent and reaps it through the pidfd we send
- * back) and the child runs shim_main() on the request's argv and
- * environment: no exec, so a command costs the exec of the command only.
- * We are small and static, so the clone copies little.
+ * must not inherit. We start every command cairnd asks for ourselves
+ * (cmd.c: vfork, the marker, the drop to the user, exec): a command costs
+ * its own exec and nothing more. We cap its output files on a timer, and
+ * at its end write its exit file while it is still a zombie, reap it, and
+ * tell cairnd (ENDED). So the durable facts are the same files a
+ * per-command shim left, and a restarted cairnd reads them the same way.
  *
- * At most once: the child is set to die with cairnd until shim_main()
- * takes that back (its first act), and it runs nothing if cairnd is gone
- * by then: a start that cairnd's death cut short never runs, so a
- * restarted cairnd may start an intent it finds no shim for. Once the
- * child has checked that cairnd is alive, it writes its execid into the
- * environment slot (spawner_proto.h), which is how a restarted cairnd
- * finds it.
+ * We outlive cairnd: once its end of the socket is closed we start
+ * nothing more (not even what it sent before it went) and exit when the
+ * last command is seen through. At most once across cairnd's death: each
+ * start holds the exit dir's shared flock from the check that cairnd is
+ * still there until the command's exec, and a restarted cairnd takes it
+ * exclusively before it judges any intent (exitdir_settle).
+ *
+ * Our commands outlive us too (no death signal): if we die, cairnd, our
+ * parent and a subreaper, inherits them and sees them through.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <linux/sched.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -24,22 +29,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "exec/shim_proto.h"
 #include "exec/spawner_proto.h"
 #include "journal/crashpoint.h"
+#include "shim/cmd.h"
 #include "shim/shim.h"
 
 extern char **environ;
-
-/* Where our own environment keeps the execid slot's zeros (36 bytes in the
- * memory /proc/PID/environ shows), or NULL. */
-static char *slot;
 
 /* Nanoseconds per clock tick (sysconf _SC_CLK_TCK, the unit of
  * /proc/PID/stat's start time); 0 if unknown: no start times then. */
@@ -158,71 +163,10 @@ static void hold_here (const char *hold)
         usleep (10000);
 }
 
-/* The child: become a shim (fresh_setup() did the rest), then run it. */
-static void __attribute__ ((noreturn))
-child_run (struct request *rq, const char *hold, pid_t cairnd, bool drop_due)
-{
-    const char *execid = execid_of (rq->envp);
-
-    if (hold)
-        hold_here (hold);
-    if (prctl (PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid () != cairnd)
-        _exit (126);
-    if (slot && execid && shim_execid_valid (execid))
-        memcpy (slot, execid, SHIM_EXECID_LEN);
-    /* Dispositions, mask and 0-2 are already a shim's (fresh_setup()):
-     * what is left per clone is the session and our two descriptors. */
-    if (setsid () < 0 || close_range (3, ~0U, 0) < 0)
-        _exit (126);
-    shim_fresh = true;
-    /* Crash points are cairnd's and ours: a shim passes none, but carries
-     * out the one we counted for it. */
-    crashpoint_active = false;
-    shim_kill_at_drop = drop_due ? cairnd : 0;
-    environ = rq->envp;
-    _exit (shim_main (rq->argc, rq->argv));
-}
-
-/* Clone one shim. Returns its pid with *pidfd and *start (its start tick,
- * or 0) set, or 0 with *errnum. */
-static pid_t spawn_one (struct request *rq,
-                        const char *hold,
-                        pid_t cairnd,
-                        int *pidfd,
-                        uint64_t *start,
-                        int *errnum)
-{
-    int fd = -1;
-    struct clone_args ca = {
-        /* CLONE_PARENT: cairnd, our parent, is the shim's parent. The exit
-         * signal is then ours (SIGCHLD), whatever exit_signal says. */
-        .flags = CLONE_PARENT | CLONE_PIDFD,
-        .pidfd = (uint64_t)(uintptr_t)&fd,
-    };
-
-    *pidfd = -1;
-    *errnum = 0;
-    /* Between the start marker and the privilege drop (issue 17): the
-     * marker alone must keep the command from running twice. */
-    bool drop_due = crashpoint_due ("shim.drop.before");
-    uint64_t before = boot_ns ();
-    long pid = syscall (SYS_clone3, &ca, sizeof (ca));
-    if (pid == 0)
-        child_run (rq, hold, cairnd, drop_due);
-    if (pid < 0) {
-        *errnum = errno;
-        return 0;
-    }
-    *start = start_tick (before, boot_ns ());
-    CRASHPOINT ("spawner.clone.after");
-    *pidfd = fd;
-    return (pid_t)pid;
-}
-
-static int reply_send (int sock, const struct spawner_reply *r, int fd)
+static int msg_send (int sock, const struct spawner_msg *m, int fd)
 {
     char cbuf[CMSG_SPACE (sizeof (int))];
-    struct iovec iov = {.iov_base = (void *)r, .iov_len = sizeof (*r)};
+    struct iovec iov = {.iov_base = (void *)m, .iov_len = sizeof (*m)};
     struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
 
     if (fd >= 0) {
@@ -238,19 +182,7 @@ static int reply_send (int sock, const struct spawner_reply *r, int fd)
     ssize_t n;
     while ((n = sendmsg (sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
         ;
-    return n == (ssize_t)sizeof (*r) ? 0 : -1;
-}
-
-/* Find the zeros of the slot in the environment we were started with. */
-static char *slot_find (void)
-{
-    const char *want = SPAWNER_EXECID_SLOT;
-    size_t n = strlen (SHIM_ENV_EXECID) + 1;
-    for (char **e = environ; e && *e; e++) {
-        if (!strcmp (*e, want))
-            return *e + n;
-    }
-    return NULL;
+    return n == (ssize_t)sizeof (*m) ? 0 : -1;
 }
 
 /* Once, for every clone to come: the process state a shim starts from,
@@ -280,46 +212,296 @@ static void fresh_setup (void)
         close (nul);
 }
 
+/* ---- the commands we supervise ---- */
+
+/* CAIRN_TEST_SPAWN_HOLD (spawner.h), or NULL. */
+static const char *hold;
+
+struct sup_cmd {
+    struct shim *s;
+    char *req; /* its request: s points into it */
+    char **argv, **envp;
+    pid_t pid;
+    char execid[SHIM_EXECID_LEN + 1];
+    long long cap_due, cap_wait; /* ns, CLOCK_MONOTONIC; due 0: no cap */
+};
+
+static struct sup_cmd *cmds;
+static size_t ncmds, cmds_room;
+
+static long long mono_ns (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static struct sup_cmd *cmd_add (void)
+{
+    if (ncmds == cmds_room) {
+        size_t room = cmds_room ? cmds_room * 2 : 64;
+        struct sup_cmd *n = realloc (cmds, room * sizeof (*n));
+        if (!n)
+            return NULL;
+        cmds = n;
+        cmds_room = room;
+    }
+    return &cmds[ncmds++];
+}
+
+static struct sup_cmd *cmd_find (pid_t pid)
+{
+    for (size_t i = 0; i < ncmds; i++) {
+        if (cmds[i].pid == pid)
+            return &cmds[i];
+    }
+    return NULL;
+}
+
+/* A wait status from what waitid (WNOWAIT) says of an exited process. */
+static int wait_status (const siginfo_t *si)
+{
+    if (si->si_code == CLD_EXITED)
+        return (si->si_status & 0xff) << 8;
+    if (si->si_code == CLD_DUMPED)
+        return (si->si_status & 0x7f) | 0x80;
+    return si->si_status & 0x7f;
+}
+
+static void ended_send (int sock, pid_t pid, const char *execid, int code)
+{
+    struct spawner_msg m = {
+        .type = SPAWNER_MSG_ENDED, .pid = pid, .code = code};
+    snprintf (m.execid, sizeof (m.execid), "%s", execid);
+    (void)msg_send (sock, &m, -1); /* cairnd gone: the exit file says it */
+}
+
+/* Every command whose process has exited: kill what is left of its group,
+ * write its exit file while it is still a zombie (so that a status is
+ * never only in memory: cairnd, as a child subreaper, inherits a zombie
+ * whose supervisor died), then reap it and tell cairnd. */
+static void cmds_reap (int sock)
+{
+    for (;;) {
+        siginfo_t si;
+        memset (&si, 0, sizeof (si));
+        if (waitid (P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 ||
+            si.si_pid == 0)
+            return;
+        struct sup_cmd *c = cmd_find (si.si_pid);
+        if (!c) { /* not a command: cannot happen, but never loop on it */
+            (void)waitpid (si.si_pid, NULL, WNOHANG);
+            continue;
+        }
+        shim_cmd_exited (c->s);
+        CRASHPOINT ("supervisor.exitfile.before");
+        int code = shim_cmd_finish (c->s, wait_status (&si)) < 0 ? 3 : 0;
+        CRASHPOINT ("supervisor.reap.before");
+        while (waitpid (c->pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        ended_send (sock, c->pid, c->execid, code);
+        shim_cmd_free (c->s);
+        free (c->req);
+        free (c->argv);
+        free (c->envp);
+        *c = cmds[--ncmds];
+    }
+}
+
+/* Cut the output files of the commands that are due; the nearest due
+ * time after that, or 0. */
+static long long cmds_cap (void)
+{
+    long long now = mono_ns (), next = 0;
+    for (size_t i = 0; i < ncmds; i++) {
+        struct sup_cmd *c = &cmds[i];
+        if (c->cap_due == 0)
+            continue;
+        if (c->cap_due <= now) {
+            c->cap_wait = shim_cmd_cap (c->s, c->cap_wait);
+            c->cap_due = now + c->cap_wait;
+        }
+        if (next == 0 || c->cap_due < next)
+            next = c->cap_due;
+    }
+    return next;
+}
+
+/* Is cairnd's end of the socket still open? */
+static bool cairnd_there (int sock)
+{
+    struct pollfd pf = {.fd = sock, .events = POLLIN};
+    return poll (&pf, 1, 0) >= 0 && !(pf.revents & (POLLHUP | POLLERR));
+}
+
+/* Start the command of rq (read into buf); answer with STARTED, or set
+ * *gone when cairnd is gone (nothing started, no answer). Returns true if
+ * the command keeps buf and rq's arrays. */
+static bool
+start_one (int sock, char *buf, struct request *rq, pid_t cairnd, bool *gone)
+{
+    struct spawner_msg m = {.type = SPAWNER_MSG_STARTED};
+    const char *execid = execid_of (rq->envp);
+    struct shim *s = NULL;
+    struct sup_cmd *c = NULL;
+    int lockfd = -1, pidfd = -1;
+
+    if (hold)
+        hold_here (hold);
+    if (!shim_execid_valid (execid) ||
+        !(s = shim_cmd_parse (rq->argc, rq->argv, execid))) {
+        m.errnum = EPROTO;
+        goto reply;
+    }
+    snprintf (m.execid, sizeof (m.execid), "%s", execid);
+    if (shim_cmd_opendir (s) < 0) {
+        m.errnum = errno ? errno : EIO;
+        goto reply;
+    }
+    /* At most once across cairnd's death: under the exit dir's shared
+     * lock, start only while cairnd is there. A restarted cairnd takes the
+     * lock exclusively before it judges any intent (exitdir_settle), so
+     * a start is either done (its marker written) by then, or never made. */
+    lockfd = shim_cmd_dirfd (s);
+    while (flock (lockfd, LOCK_SH) < 0 && errno == EINTR)
+        ;
+    if (!cairnd_there (sock)) {
+        *gone = true;
+        goto reply;
+    }
+    if (shim_cmd_used (s)) {
+        m.errnum = EEXIST;
+        goto reply;
+    }
+    /* Between the start marker and the privilege drop (issue 17): the
+     * marker alone must keep the command from running twice. */
+    shim_kill_at_drop = crashpoint_due ("shim.drop.before") ? cairnd : 0;
+    uint64_t before = boot_ns ();
+    if (shim_cmd_start (s, rq->envp) < 0) {
+        /* nothing started: the exit file says why */
+        m.errnum = shim_cmd_finish (s, SHIM_STATUS_NOEXEC) < 0 ? EIO : 0;
+        goto reply;
+    }
+    m.starttime = start_tick (before, boot_ns ());
+    CRASHPOINT ("spawner.clone.after");
+    c = cmd_add ();
+    m.pid = shim_cmd_pid (s);
+    if (!c || (pidfd = (int)syscall (SYS_pidfd_open, m.pid, 0)) < 0) {
+        /* cannot keep it: it must not run unseen */
+        m.errnum = c ? errno : ENOMEM;
+        shim_cmd_relay (s, SIGKILL);
+        if (c)
+            ncmds--;
+        c = NULL;
+        m.pid = 0;
+        while (waitpid (shim_cmd_pid (s), NULL, 0) < 0 && errno == EINTR)
+            ;
+        goto reply;
+    }
+    c->s = s;
+    c->req = buf;
+    c->argv = rq->argv;
+    c->envp = rq->envp;
+    c->pid = m.pid;
+    snprintf (c->execid, sizeof (c->execid), "%s", execid);
+    c->cap_wait = SHIM_CAP_FIRST_NS;
+    c->cap_due = shim_cmd_capped (s) ? mono_ns () + c->cap_wait : 0;
+    s = NULL;
+reply:
+    if (lockfd >= 0) /* the command exec'd, or its exit file is written */
+        (void)flock (lockfd, LOCK_UN);
+    shim_kill_at_drop = 0;
+    shim_cmd_free (s);
+    if (*gone)
+        return false;
+    (void)msg_send (sock, &m, pidfd);
+    if (pidfd >= 0)
+        close (pidfd);
+    return m.pid > 0;
+}
+
+/* Read and start one request. Returns -1 when cairnd is gone. */
+static int request_one (int sock, pid_t cairnd)
+{
+    uint32_t len;
+    char *buf;
+    struct request rq = {0};
+    bool gone = false;
+
+    if (read_all (sock, &len, sizeof (len)) < 0)
+        return -1;
+    if (len > SPAWNER_MAX_REQUEST || !(buf = malloc (len ? len : 1)))
+        _exit (1); /* cairnd checks the size: this is a broken peer */
+    if (read_all (sock, buf, len) < 0) {
+        free (buf);
+        return -1;
+    }
+    if (request_decode (buf, len, &rq) < 0) {
+        struct spawner_msg m = {.type = SPAWNER_MSG_STARTED, .errnum = errno};
+        (void)msg_send (sock, &m, -1);
+    } else if (start_one (sock, buf, &rq, cairnd, &gone))
+        return 0;
+    free (rq.argv);
+    free (rq.envp);
+    free (buf);
+    return gone ? -1 : 0;
+}
+
 void shim_serve (int sock)
 {
-    const char *hold = getenv ("CAIRN_TEST_SPAWN_HOLD");
     pid_t cairnd = getppid ();
+    bool orphan = false;
+    sigset_t chld;
+    int sigfd;
 
-    /* cairnd set our death signal before the exec; if it died before, go. */
+    /* cairnd set our death signal before the exec; if it died before, go.
+     * From here on we outlive it: its commands are ours to see through. */
     if (cairnd == 1)
         _exit (0);
-    slot = slot_find ();
+    (void)prctl (PR_SET_PDEATHSIG, 0);
     long hz = sysconf (_SC_CLK_TCK);
     tick_ns = hz > 0 && 1000000000 % hz == 0 ? 1000000000u / (uint64_t)hz : 0;
     crashpoint_init ();
     fresh_setup ();
+    hold = getenv ("CAIRN_TEST_SPAWN_HOLD");
     if (hold && !*hold)
         hold = NULL;
+    if (setsid () < 0) /* out of cairnd's process group and session */
+        _exit (1);
+    /* Ours alone: a command that held it could read cairnd's requests,
+     * forge our messages, and keep cairnd from seeing our death. */
+    if (fcntl (sock, F_SETFD, FD_CLOEXEC) < 0)
+        _exit (1);
+    shim_fresh = true;
+    sigemptyset (&chld);
+    sigaddset (&chld, SIGCHLD);
+    if ((sigfd = signalfd (-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK)) < 0)
+        _exit (1);
     for (;;) {
-        uint32_t len;
-        char *buf;
-        struct request rq = {0};
-        struct spawner_reply r = {0, 0, 0};
-        int fd = -1;
-        uint64_t start = 0;
-
-        if (read_all (sock, &len, sizeof (len)) < 0)
-            _exit (0); /* cairnd closed its end, or died */
-        if (len > SPAWNER_MAX_REQUEST || !(buf = malloc (len ? len : 1)))
-            _exit (1); /* cairnd checks the size: this is a broken peer */
-        if (read_all (sock, buf, len) < 0)
-            _exit (0);
-        if (request_decode (buf, len, &rq) < 0)
-            r.errnum = errno;
-        else
-            r.pid = spawn_one (&rq, hold, cairnd, &fd, &start, &r.errnum);
-        r.starttime = r.pid > 0 ? start : 0;
-        free (rq.argv);
-        free (rq.envp);
-        free (buf);
-        if (reply_send (sock, &r, fd) < 0)
-            _exit (0);
-        if (fd >= 0)
-            close (fd);
+        struct pollfd pf[2] = {{.fd = sigfd, .events = POLLIN},
+                               {.fd = orphan ? -1 : sock, .events = POLLIN}};
+        long long due = cmds_cap ();
+        int timeout = -1;
+        if (due > 0) {
+            long long left = (due - mono_ns ()) / 1000000 + 1;
+            timeout = left > 0 ? (int)(left < 60000 ? left : 60000) : 0;
+        }
+        if (orphan && ncmds == 0)
+            _exit (0); /* cairnd is gone and every command seen through */
+        if (poll (pf, 2, timeout) < 0 && errno != EINTR)
+            _exit (1);
+        if (pf[0].revents & POLLIN) {
+            struct signalfd_siginfo ssi;
+            while (read (sigfd, &ssi, sizeof (ssi)) > 0)
+                ;
+            cmds_reap (sock);
+        }
+        /* cairnd gone (its end closed): start nothing more, not even what
+         * it sent before it went. */
+        if (!orphan && (pf[1].revents & (POLLHUP | POLLERR)))
+            orphan = true;
+        else if (!orphan && (pf[1].revents & POLLIN) &&
+                 request_one (sock, cairnd) < 0)
+            orphan = true;
     }
 }

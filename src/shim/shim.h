@@ -29,16 +29,18 @@ extern pid_t shim_kill_at_drop;
  * system call resets them). System calls only: safe in a vfork child. */
 void shim_signals_default (void);
 
-/* Set by the spawner in each clone before shim_main(): the process
- * already has default dispositions, exactly shim_sigset() blocked, its own
- * session and 0-2 on /dev/null (serve.c), so neither the shim nor its
- * command's process sets them up again. False in an exec'd shim, which
- * may start from anything. */
+/* Set by the supervisor (serve.c) for every command it starts: it has
+ * default dispositions, exactly shim_sigset() blocked, its own session and
+ * 0-2 on /dev/null already, so a command's process does not set them up
+ * again; and a command outlives its supervisor (no death signal: cairnd,
+ * a subreaper, inherits it). False in an exec'd shim, which may start
+ * from anything and whose command dies with it. */
 extern bool shim_fresh;
 
-/* Serve spawn requests on sock until EOF, for the parent that started us
- * (cairnd). Never returns: exits 0 at EOF or when cairnd is gone, 1 on a
- * broken request stream. */
+/* Supervise the commands cairnd asks for on sock (shim/serve.c,
+ * exec/spawner_proto.h). Once cairnd's end is closed, start nothing more
+ * and exit when the last command has been seen through. Never returns:
+ * exits 0 then, 1 on a broken request stream or a failed setup. */
 void shim_serve (int sock) __attribute__ ((noreturn));
 
 #endif /* CAIRN_SHIM_H */

@@ -183,10 +183,10 @@ event_key() {
     run cairn ranks 41
     [ "$status" -eq 0 ]
     [[ "${lines[0]}" =~ ^RANK\ +HOST\ +PROLOG\ +SHELL\ +EPILOG\ +DRAINED\ +RELEASED\ +NOTE$ ]]
-    # the pids are the cairn-shims' (as journaled), and say so
+    # the pids are the commands' own, as journaled
     h=$(hostname)
-    [ "$(echo "${lines[1]}" | tr -s ' ')" = "0 $h exit 0 shim pid $(shim_pid 41 prolog 0) exit 0 shim pid $(shim_pid 41 shell 0) exit 0 shim pid $(shim_pid 41 epilog 0) no yes -" ]
-    [[ "$(echo "${lines[2]}" | tr -s ' ')" == "1 $h exit 3 shim pid $(shim_pid 41 prolog 1) - exit 0 shim pid $(shim_pid 41 epilog 1) yes yes job 41: prolog failed on rank 1 (tolerated"* ]]
+    [ "$(echo "${lines[1]}" | tr -s ' ')" = "0 $h exit 0 pid $(shim_pid 41 prolog 0) exit 0 pid $(shim_pid 41 shell 0) exit 0 pid $(shim_pid 41 epilog 0) no yes -" ]
+    [[ "$(echo "${lines[2]}" | tr -s ' ')" == "1 $h exit 3 pid $(shim_pid 41 prolog 1) - exit 0 pid $(shim_pid 41 epilog 1) yes yes job 41: prolog failed on rank 1 (tolerated"* ]]
     [ "${#lines[@]}" -eq 4 ]
     run cairn ranks --json 41
     [ "$status" -eq 0 ]
@@ -219,13 +219,11 @@ event_key() {
     [ "${#lines[@]}" -eq 3 ] || { echo "$output"; cat "$T/run.out"; false; }
     [[ "${lines[1]}" =~ ^[0-9a-f-]{36}\ +[0-9]+\ +51\ +0\ +shell\ +spawned\ +yes$ ]]
     [[ "${lines[2]}" =~ ^[0-9a-f-]{36}\ +[0-9]+\ +51\ +1\ +shell\ +spawned\ +yes$ ]]
-    # cairnd stops (processes keep running), rank 0's shim dies meanwhile
+    # cairnd stops (processes keep running), rank 0's dies meanwhile with
+    # its supervisor
     cairnd_stop
     victim=$(shim_pid 51 shell 0)
-    child=$(cat "/proc/$victim/task/$victim/children")
-    kill -KILL "$victim" # first: a live shim would record the exit
-    kill -KILL $child
-    wait_dead "$victim"
+    lose_proc "$victim"
     run cairn procs --json
     [ "$status" -eq 0 ]
     echo "$output" | jq -e -s --argjson p "$victim" 'length == 2

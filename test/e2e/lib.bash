@@ -150,7 +150,20 @@ wait_dead() {
     return 1
 }
 
-# pid of the shim running job $1's $2 process on rank $3
+# Make command $1 end with nobody to record its status: kill its
+# supervisor first (a live one writes the exit file; with cairnd up, cairnd
+# takes over instead), then the command. Waits until both are dead.
+lose_proc() {
+    local sup
+    sup=$(sed 's/.*) //' "/proc/$1/stat" | cut -d' ' -f2)
+    kill -KILL "$sup"
+    wait_dead "$sup"
+    kill -KILL "$1"
+    wait_dead "$1"
+}
+
+# pid of job $1's $2 process on rank $3 (its command's own, under the
+# supervisor)
 shim_pid() {
     cairn eventlog "$1" --json | jq -rs --arg ph "$2" --arg r "$3" '
         (map(select(.name=="proc-intent" and .context.phase==$ph

@@ -151,10 +151,7 @@ wait_state() {
     run rpc node-exec "$(exec_req $X1 'exec sleep 60')"
     shim=$(echo "$output" | jq -e '.pid')
     cairnd_stop
-    child=$(cat "/proc/$shim/task/$shim/children")
-    kill -KILL "$shim" # first: a live shim would record the exit
-    kill -KILL $child
-    wait_dead "$shim"
+    lose_proc "$shim"
     run cairn procs
     [ "$status" -eq 0 ]
     [ "$output" = "$(printf '%s\t%s\t7\t2\tshell\trunning\tno\n' $X1 $shim | table)" ]

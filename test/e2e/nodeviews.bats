@@ -52,9 +52,9 @@ elog_line() {
     [ "$status" -eq 0 ]
     [[ "${lines[0]}" =~ ^RANK\ +HOST\ +NODE\ +PROLOG\ +SHELL\ +EPILOG\ +DRAINED\ +RELEASED\ +NOTE$ ]]
     p=$(shim_pid 1 prolog 0-2)
-    [ "$(echo "${lines[1]}" | tr -s ' ')" = "0 node0 local exit 0 shim pid $p exit 0 shim pid $(shim_pid 1 shell 0) exit 0 shim pid $(shim_pid 1 epilog 0) no yes -" ]
-    [ "$(echo "${lines[2]}" | tr -s ' ')" = "1 node1 fake1 exit 0 shim pid $p exit 0 shim pid 4001 exit 0 shim pid 4001 no yes -" ]
-    [ "$(echo "${lines[3]}" | tr -s ' ')" = "2 node2 fake2 exit 0 shim pid $p exit 0 shim pid 4002 exit 0 shim pid 4002 no yes -" ]
+    [ "$(echo "${lines[1]}" | tr -s ' ')" = "0 node0 local exit 0 pid $p exit 0 pid $(shim_pid 1 shell 0) exit 0 pid $(shim_pid 1 epilog 0) no yes -" ]
+    [ "$(echo "${lines[2]}" | tr -s ' ')" = "1 node1 fake1 exit 0 pid $p exit 0 pid 4001 exit 0 pid 4001 no yes -" ]
+    [ "$(echo "${lines[3]}" | tr -s ' ')" = "2 node2 fake2 exit 0 pid $p exit 0 pid 4002 exit 0 pid 4002 no yes -" ]
     [ "${#lines[@]}" -eq 4 ]
     # show: the same column, the same hosts in per_rank
     run cairn show 1

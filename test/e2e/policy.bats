@@ -136,30 +136,30 @@ SH
     [ "$(events_named 208 finish | jq .status)" -eq 0 ]
 }
 
+# A shell is lost when nobody can record its exit status: here the
+# supervisor cannot write its exit file (an injected fault).
 @test "losing a shell on a non-critical rank: node-failure, job goes on" {
-    cairnd_start '{}'
-    cairn run -N 2 --id 209 -- sh -c "while [ ! -e $BATS_TEST_TMPDIR/go ]; do sleep 0.05; done" 3>&- &
+    CAIRN_FAULT=shim.exitfile.write:1 cairnd_start '{}'
+    cairn run -N 2 --id 209 -- sh -c "while [ ! -e $BATS_TEST_TMPDIR/go\$CAIRN_RANK ]; do sleep 0.05; done" 3>&- &
     wait_event 209 5 start
     run rpc critical-ranks '{"id": 209, "ranks": "0"}'
     [ "$status" -eq 0 ]
     for i in $(seq 50); do [ "$(events_named 209 proc-spawn | wc -l)" -eq 2 ] && break; sleep 0.05; done
-    kill -9 "$(shim_pid 209 shell 1)"
+    touch "$BATS_TEST_TMPDIR/go1"
     wait_event 209 10 drain
-    touch "$BATS_TEST_TMPDIR/go"
+    touch "$BATS_TEST_TMPDIR/go0"
     wait_event 209 10 clean
     exc=$(events_named 209 exception)
     [ "$(jq -r .type <<<"$exc")" = node-failure ]
     [ "$(jq .severity <<<"$exc")" -eq 2 ]
+    [[ "$(jq -r .note <<<"$exc")" == "shell on rank 1: its supervisor could not record its exit status (code 3)" ]]
     [ "$(events_named 209 drain | jq -r .ranks)" = 1 ]
     [ "$(events_named 209 finish | jq .status)" -eq 0 ]
 }
 
 @test "losing a shell on a critical rank is fatal" {
-    cairnd_start '{}'
-    cairn run -N 2 --id 210 -- sleep 30 3>&- &
-    wait_event 210 5 start
-    for i in $(seq 50); do [ "$(events_named 210 proc-spawn | wc -l)" -eq 2 ] && break; sleep 0.05; done
-    kill -9 "$(shim_pid 210 shell 1)"
+    CAIRN_FAULT=shim.exitfile.write:1 cairnd_start '{}'
+    cairn run -N 2 --id 210 -- sh -c "[ \$CAIRN_RANK = 1 ] || exec sleep 30" 3>&- &
     wait_event 210 10 clean
     exc=$(events_named 210 exception | head -1)
     [ "$(jq -r .type <<<"$exc")" = exec ]

@@ -407,7 +407,7 @@ data-out  +N.NNNs  path=/scratch/u1 note=\"two words\"" ] || { echo "$output"; f
     run cairn ranks 81
     [ "$status" -eq 0 ]
     [[ "${lines[0]}" =~ ^RANK\ +HOST\ +PROLOG\ +SHELL\ +EPILOG\ +DRAINED\ +RELEASED\ +NOTE$ ]]
-    [[ "${lines[2]}" =~ ^1\ +node1\ +-\ +exit\ 0\ shim\ pid\ [0-9]+\ +exit\ 1\ shim\ pid\ [0-9]+\ +yes\ +yes\ +epilog\ failed\ for\ job\ 81:\ exit\ 1$ ]]
+    [[ "${lines[2]}" =~ ^1\ +node1\ +-\ +exit\ 0\ pid\ [0-9]+\ +exit\ 1\ pid\ [0-9]+\ +yes\ +yes\ +epilog\ failed\ for\ job\ 81:\ exit\ 1$ ]]
     [ "$(cairn ranks --json 81 | jq -r .host | paste -sd,)" = node0,node1,node2 ]
     # the event names the hosts: shown as they are
     copy_journal_edit "$T/other" hosts elsewhere7

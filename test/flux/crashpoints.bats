@@ -8,7 +8,7 @@ load lib
     STATEDIR=$BATS_TEST_TMPDIR/state   # the module's; the script runs cairnd
     FLUX_TIMEOUT=1200 run in_flux \
         "$CAIRN_SOURCE_DIR/test/flux/crashpoints.sh $B $BATS_TEST_TMPDIR ${CP_MAX:-0}"
-    echo "$output" | grep -v '^ok ' | head -50
+    echo "$output" | grep -v -e '^ok ' -e 'job-exec.err' -e ' Killed ' | head -50
     [ "$status" -eq 0 ]
     [[ "$output" == *" 0 failed"* ]]
 }
@@ -20,7 +20,7 @@ load lib
     STATEDIR=$BATS_TEST_TMPDIR/state
     FLUX_TIMEOUT=1200 run in_flux \
         "$CAIRN_SOURCE_DIR/test/flux/crashpoints.sh $B $BATS_TEST_TMPDIR ${CP_MAX:-0} tolerated"
-    echo "$output" | grep -v '^ok ' | head -50
+    echo "$output" | grep -v -e '^ok ' -e 'job-exec.err' -e ' Killed ' | head -50
     [ "$status" -eq 0 ]
     [[ "$output" == *" 0 failed"* ]]
 }
@@ -32,7 +32,7 @@ load lib
     multinode_conf "$BATS_TEST_TMPDIR/node%r"
     FLUX_TIMEOUT=1500 run in_flux \
         "$CAIRN_SOURCE_DIR/test/flux/crashpoints.sh $B $BATS_TEST_TMPDIR ${CP_MAX:-0} multinode"
-    echo "$output" | grep -v '^ok ' | head -50
+    echo "$output" | grep -v -e '^ok ' -e 'job-exec.err' -e ' Killed ' | head -50
     [ "$status" -eq 0 ]
     [[ "$output" == *" 0 failed"* ]]
 }

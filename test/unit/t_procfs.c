@@ -198,6 +198,51 @@ static void test_find_execid_fake (void)
     free (root);
 }
 
+/* Make the fake process root/pid a zombie. */
+static void fake_zombie (const char *root, int pid)
+{
+    char rel[128], path[PATH_MAX], line[512];
+    FILE *f;
+
+    snprintf (rel, sizeof (rel), "%s/%d/stat", root, pid);
+    snprintf (path, sizeof (path), "%s/%s", tmpdir, rel);
+    if (!(f = fopen (path, "r")) || !fgets (line, sizeof (line), f))
+        BAIL_OUT ("read %s", path);
+    fclose (f);
+    char *st = strstr (line, ") S ");
+    if (!st)
+        BAIL_OUT ("no state in %s", path);
+    st[2] = 'Z';
+    put (rel, line, strlen (line));
+}
+
+static void test_zombie_unsupervised (void)
+{
+    char *root = strdup (path_of ("zp"));
+
+    mkdir_rel ("zp");
+    fake_proc ("zp", 1, "init", 0, 1, "", 0);
+    fake_proc ("zp", 200, "cairn-shim", 1, 100, "", 0);
+    fake_proc ("zp", 201, "sh", 200, 200, "", 0);
+    fake_proc ("zp", 202, "sh", 1, 200, "", 0);
+    fake_proc ("zp", 203, "sh", 1, 200, "", 0);
+    fake_proc ("zp", 204, "sh", 999, 200, "", 0);
+    fake_zombie ("zp", 201);
+    fake_zombie ("zp", 202);
+    fake_zombie ("zp", 204);
+    is_int (procfs_zombie_unsupervised (root, 201), 0,
+            "a zombie of a cairn-shim: its supervisor will see it through");
+    is_int (procfs_zombie_unsupervised (root, 202), 1,
+            "a zombie of init: no exit file will come");
+    is_int (procfs_zombie_unsupervised (root, 203), 0,
+            "running under init: not ended");
+    is_int (procfs_zombie_unsupervised (root, 204), 1,
+            "a zombie whose parent is gone: no exit file will come");
+    is_errno (procfs_zombie_unsupervised (root, 205), ENOENT,
+              "no such process: ENOENT");
+    free (root);
+}
+
 static void test_find_execid_real (void)
 {
     char *argv[] = {"sleep", "30", NULL};
@@ -441,6 +486,7 @@ int main (void)
     test_starttime ();
     test_bootid ();
     test_find_execid_fake ();
+    test_zombie_unsupervised ();
     test_find_execid_real ();
     test_pidfd_verify ();
     test_uuid ();

@@ -1,9 +1,12 @@
-/* t_shim - the real cairn-shim, spawned through the spawner.
+/* t_shim - a command's supervision: the real cairn-shim as the node's
+ * supervisor (spawner.h), which starts each command itself, caps its
+ * output, writes its exit file and says ENDED; and, run by hand, as a
+ * lone shim of one command.
  *
  * The test makes itself a child subreaper so that processes orphaned by a
- * dying shim or command are reparented here and can be reaped: otherwise
- * they would linger as zombies of an init that may not reap, and
- * "is it dead" could not be told from "is it a zombie".
+ * dying supervisor or command are reparented here and can be reaped:
+ * otherwise they would linger as zombies of an init that may not reap,
+ * and "is it dead" could not be told from "is it a zombie".
  */
 #include <dirent.h>
 #include <errno.h>
@@ -16,6 +19,7 @@
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -33,6 +37,10 @@
 #include "journal/crashpoint.h"
 #include "shim/userdb.h"
 
+#ifndef PIDFD_SIGNAL_PROCESS_GROUP
+#define PIDFD_SIGNAL_PROCESS_GROUP (1U << 2)
+#endif
+
 static char shim_path[PATH_MAX];
 static char tmpdir[] = "/tmp/t_shim.XXXXXX";
 static char exitdir[PATH_MAX];
@@ -42,9 +50,10 @@ static struct spawner *sp;
 struct run {
     char execid[SHIM_EXECID_LEN + 1];
     char envvar[64];
-    pid_t pid;
-    int pidfd;
-    unsigned long long starttime; /* the spawner's, 0 if it could not tell */
+    struct spawner *sp;           /* the supervisor that runs it */
+    pid_t pid;                    /* the command's, 0 if no process was made */
+    int pidfd;                    /* on the command, or -1 */
+    unsigned long long starttime; /* the supervisor's, 0 if it could not tell */
 };
 
 static void new_execid (char *buf)
@@ -61,21 +70,29 @@ struct run_opts {
     uid_t uid;
     const gid_t *groups; /* --groups, as cairnd passes them */
     size_t ngroups;
-    char *env; /* one more environment entry, or NULL */
+    char *env;           /* one more environment entry, or NULL */
+    struct spawner *via; /* the supervisor to ask, or NULL: sp */
+    const char *execid;  /* an execid used before, or NULL: a new one */
 };
 
-/* Spawn argv under the shim. BAIL_OUT if that fails: nothing else could
- * then be tested. */
-static void run_opts (struct run *r,
+/* Ask the supervisor to run argv; spawner_spawn's result. */
+static int spawn_try (struct run *r,
                       char *const argv[],
                       const char *cwd,
-                      const struct run_opts *o)
+                      const struct run_opts *o,
+                      struct cairn_error *err)
 {
-    struct cairn_error err = {{0}};
     char *envp[] = {r->envvar, "PATH=/usr/bin:/bin", o->env, NULL};
 
-    new_execid (r->execid);
+    if (o->execid)
+        snprintf (r->execid, sizeof (r->execid), "%s", o->execid);
+    else
+        new_execid (r->execid);
     snprintf (r->envvar, sizeof (r->envvar), SHIM_ENV_EXECID "=%s", r->execid);
+    r->sp = o->via ? o->via : sp;
+    r->pid = 0;
+    r->pidfd = -1;
+    r->starttime = 0;
     struct shim_spec spec = {
         .shim = shim_path,
         .exitdir = exitdir,
@@ -89,7 +106,19 @@ static void run_opts (struct run *r,
         .ngroups = o->ngroups,
         .uid = o->uid,
     };
-    if (spawner_spawn (sp, &spec, &r->pid, &r->pidfd, &r->starttime, &err) < 0)
+    return spawner_spawn (r->sp, &spec, &r->pid, &r->pidfd, &r->starttime, err);
+}
+
+/* Run argv under the supervisor. BAIL_OUT if that fails: nothing else
+ * could then be tested. */
+static void run_opts (struct run *r,
+                      char *const argv[],
+                      const char *cwd,
+                      const struct run_opts *o)
+{
+    struct cairn_error err = {{0}};
+
+    if (spawn_try (r, argv, cwd, o, &err) < 0)
         BAIL_OUT ("spawner_spawn: %s", err.text);
 }
 
@@ -112,29 +141,94 @@ static void run_sh (struct run *r, const char *script)
     run_argv (r, argv, tmpdir);
 }
 
-/* Wait up to ms for the shim to exit; return its own wait status, or -1 on
- * timeout (the shim is then killed so the test goes on). */
-static int wait_shim (struct run *r, int ms)
+/* Send sig to the process group r's command leads, as cairnd does:
+ * through its pidfd (Linux 6.9), else kill (-pid). Returns 0, or -1 with
+ * errno. */
+static int signal_group (const struct run *r, int sig)
 {
-    struct pollfd p = {.fd = r->pidfd, .events = POLLIN};
-    int status = -1;
+    if (pidfd_send_signal (r->pidfd, sig, NULL, PIDFD_SIGNAL_PROCESS_GROUP) ==
+        0)
+        return 0;
+    if (errno != EINVAL)
+        return -1;
+    return kill (-r->pid, sig);
+}
 
-    if (poll (&p, 1, ms) != 1) {
-        diag ("shim %d did not exit within %d ms", (int)r->pid, ms);
-        kill (r->pid, SIGKILL);
-        waitpid (r->pid, NULL, 0);
+static long long mono_ms (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* ENDED messages of other commands, read while waiting for one (they come
+ * in any order): a later wait finds its own here. */
+static struct spawner_msg stash[16];
+static size_t nstash;
+
+/* Take the ENDED of execid out of the stash into *m; false if not there. */
+static bool stash_take (const char *execid, struct spawner_msg *m)
+{
+    for (size_t i = 0; i < nstash; i++) {
+        if (!strcmp (stash[i].execid, execid)) {
+            *m = stash[i];
+            stash[i] = stash[--nstash];
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Keep the ENDED of another command for its own wait. */
+static void stash_put (const struct spawner_msg *m)
+{
+    if (nstash == sizeof (stash) / sizeof (stash[0])) {
+        diag ("stash full: the ENDED of %s is dropped", m->execid);
+        return;
+    }
+    stash[nstash++] = *m;
+}
+
+/* Wait up to ms for the supervisor's ENDED of r's command; return its code
+ * << 8, so that 0 means "seen through, the exit file written" (3 << 8: it
+ * could not be written). -1 when no ENDED came: on timeout the command's
+ * group is killed so the test goes on. */
+static int wait_ended (struct run *r, int ms)
+{
+    long long end = mono_ms () + ms;
+    struct spawner_msg m;
+
+    if (r->pid <= 0) { /* no process: no ENDED will ever come */
+        diag ("%s: nothing was started, nothing to wait for", r->execid);
         return -1;
     }
-    if (shim_reap (r->pidfd, &status) < 0) {
-        diag ("shim_reap: %s", strerror (errno));
-        return -1;
+    while (!stash_take (r->execid, &m)) {
+        if (spawner_ended (r->sp, &m) == 0) {
+            if (!strcmp (m.execid, r->execid))
+                break;
+            stash_put (&m);
+            continue;
+        }
+        if (errno != EAGAIN) {
+            diag ("spawner_ended: %s", strerror (errno));
+            return -1;
+        }
+        struct pollfd p = {.fd = spawner_sock (r->sp), .events = POLLIN};
+        long long left = end - mono_ms ();
+        if (left <= 0 || poll (&p, 1, (int)left) == 0) {
+            diag ("no ENDED of pid %d within %d ms: killing its group",
+                  (int)r->pid, ms);
+            (void)signal_group (r, SIGKILL);
+            return -1;
+        }
     }
-    return status;
+    return m.code << 8;
 }
 
 static void run_close (struct run *r)
 {
-    close (r->pidfd);
+    if (r->pidfd >= 0)
+        close (r->pidfd);
     exitfile_remove (dirfd_exits, r->execid);
 }
 
@@ -160,6 +254,14 @@ static void sleep_ms (int ms)
     struct timespec ts = {.tv_sec = ms / 1000,
                           .tv_nsec = (ms % 1000) * 1000000L};
     nanosleep (&ts, NULL);
+}
+
+/* True if r's command is still running ms from now (its pidfd, readable
+ * once it has exited, stays quiet). */
+static bool still_running (const struct run *r, int ms)
+{
+    struct pollfd p = {.fd = r->pidfd, .events = POLLIN};
+    return poll (&p, 1, ms) == 0;
 }
 
 /* Wait for a file in tmpdir to hold a complete line; return it as a pid. */
@@ -194,6 +296,22 @@ static bool wait_gone (pid_t pid, int ms, int *status)
     return false;
 }
 
+/* The parent recorded in /proc/PID/status, or -1. */
+static pid_t ppid_of (pid_t pid)
+{
+    char path[64], line[256];
+    pid_t ppid = -1;
+    snprintf (path, sizeof (path), "/proc/%d/status", (int)pid);
+    FILE *f = fopen (path, "r");
+    if (!f)
+        return -1;
+    while (fgets (line, sizeof (line), f))
+        if (sscanf (line, "PPid: %d", &ppid) == 1)
+            break;
+    fclose (f);
+    return ppid;
+}
+
 static int count_entries (const char *path)
 {
     DIR *d = opendir (path);
@@ -208,27 +326,54 @@ static int count_entries (const char *path)
     return n;
 }
 
+static unsigned long long boot_ns (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_BOOTTIME, &ts);
+    return (unsigned long long)ts.tv_sec * 1000000000ull +
+           (unsigned long long)ts.tv_nsec;
+}
+
 static void test_exit_codes (void)
 {
     struct run r;
     char *error = (char *)"unset";
+    unsigned long long before = boot_ns (), at = 0;
+    pid_t pid = 0;
 
     run_sh (&r, "exit 0");
-    is_int (wait_shim (&r, 10000), 0, "exit 0: shim exits 0");
+    is_int (wait_ended (&r, 10000), 0,
+            "exit 0: seen through (exit file written)");
     is_int (exit_status (&r, &error), 0, "exit 0: status 0");
     ok (error == NULL, "exit 0: no error in the exit file");
     ok (exitfile_started (dirfd_exits, r.execid), "exit 0: marker present");
-    /* The shim was reaped above: the pidfd now names nobody. */
-    is_errno (shim_reap (r.pidfd, &(int){0}), ECHILD,
-              "shim_reap after reaping: ECHILD");
-    is_errno (shim_signal (r.pidfd, SIGTERM), ESRCH,
-              "shim_signal to a reaped shim: ESRCH");
+    is_int (exitfile_marker (dirfd_exits, r.execid, &pid, &at), 1,
+            "exit 0: the marker names a process");
+    is_int (pid, r.pid, "... the command's");
+    ok (at >= before && at <= boot_ns (),
+        "... and a boot clock read between the request and ENDED");
+    /* ENDED comes after the supervisor reaped it: its pidfd names nobody. */
+    is_errno (pidfd_send_signal (r.pidfd, 0, NULL, 0), ESRCH,
+              "after ENDED the command is reaped: its pidfd says ESRCH");
     run_close (&r);
 
     run_sh (&r, "exit 3");
-    is_int (wait_shim (&r, 10000), 0, "exit 3: shim exits 0");
+    is_int (wait_ended (&r, 10000), 0,
+            "exit 3: seen through (exit file written)");
     is_int (exit_status (&r, NULL), 768, "exit 3: status 768");
     run_close (&r);
+
+    /* Two at once, waited for in the reverse order of their ends: each
+     * ENDED names its own command. */
+    struct run early, late;
+    run_sh (&early, "sleep 0.1");
+    run_sh (&late, "sleep 0.4; exit 5");
+    is_int (wait_ended (&late, 10000), 0, "the later end first: seen through");
+    is_int (exit_status (&late, NULL), 5 << 8, "... its status 1280");
+    is_int (wait_ended (&early, 10000), 0, "then the earlier: seen through");
+    is_int (exit_status (&early, NULL), 0, "... its status 0");
+    run_close (&early);
+    run_close (&late);
 }
 
 static void test_output (void)
@@ -239,7 +384,8 @@ static void test_output (void)
     char *s;
 
     run_sh (&r, "echo hello; echo oops >&2; readlink /proc/$$/fd/0");
-    is_int (wait_shim (&r, 10000), 0, "output: shim exits 0");
+    is_int (wait_ended (&r, 10000), 0,
+            "output: seen through (exit file written)");
     s = exitfile_read_output (dirfd_exits, r.execid, "out", 4096, &len, &trunc);
     is_str (s, "hello\n/dev/null\n", "stdout captured, stdin is /dev/null");
     free (s);
@@ -258,7 +404,8 @@ static void test_output (void)
      * cairnd opens no empty file. */
     char *argv[] = {"/bin/sh", "-c", "echo hello >&2", NULL};
     run_capped (&r, argv, tmpdir, 1000);
-    is_int (wait_shim (&r, 10000), 0, "capped: shim exits 0");
+    is_int (wait_ended (&r, 10000), 0,
+            "capped: seen through (exit file written)");
     ok (exitfile_read_sized (dirfd_exits, r.execid, &status, NULL, &osz,
                              &esz) == 0 &&
             osz == 0 && esz == 6,
@@ -303,8 +450,8 @@ static void watch_size (const struct run *r,
     }
 }
 
-/* A command that writes without end fills little disk: the shim cuts its
- * files back to the cap + 1 while it runs, and the head is kept. */
+/* A command that writes without end fills little disk: the supervisor
+ * cuts its files back to the cap + 1 while it runs, and the head is kept. */
 static void test_output_cap (void)
 {
     /* 100 KB every 50 ms: 3 MB in 1.5 s when nothing cuts */
@@ -328,8 +475,9 @@ static void test_output_cap (void)
           (long long)max);
     ok (min > 0 && min <= 1001 + 100000,
         "a paced writer's file is cut back to the cap while it runs");
-    shim_signal (r.pidfd, SIGTERM);
-    is_int (wait_shim (&r, 10000), 0, "paced: shim exits 0 after SIGTERM");
+    ok (signal_group (&r, SIGTERM) == 0, "paced: TERM to its group");
+    is_int (wait_ended (&r, 10000), 0,
+            "paced: seen through (exit file written)");
     is_int (file_size (&r, SHIM_SUFFIX_OUT, NULL), 1001,
             "after the end: the file is cap + 1 bytes");
     s = exitfile_read_output (dirfd_exits, r.execid, "out", 1000, &len, &trunc);
@@ -342,8 +490,9 @@ static void test_output_cap (void)
     watch_size (&r, SHIM_SUFFIX_ERR, 0, 1000, &min, &max);
     diag ("yes: stderr sizes seen %lld to %lld bytes", (long long)min,
           (long long)max);
-    shim_signal (r.pidfd, SIGKILL);
-    is_int (wait_shim (&r, 10000), 0, "runaway: shim exits 0 after SIGKILL");
+    ok (signal_group (&r, SIGKILL) == 0, "runaway: KILL to its group");
+    is_int (wait_ended (&r, 10000), 0,
+            "runaway: seen through (exit file written)");
     is_int (file_size (&r, SHIM_SUFFIX_OUT, NULL), 1001,
             "runaway: stdout ends at cap + 1 bytes");
     is_int (file_size (&r, SHIM_SUFFIX_ERR, NULL), 1001,
@@ -354,10 +503,12 @@ static void test_output_cap (void)
     free (s);
     run_close (&r);
 
-    /* Under the cap nothing is touched; a bad cap is a usage error. */
+    /* Under the cap nothing is touched; a bad cap is a usage error, of the
+     * supervisor (EPROTO) as of a lone shim (exit 2). */
     char *quiet[] = {"/bin/sh", "-c", "printf 12345; sleep 0.3", NULL};
     run_capped (&r, quiet, NULL, 5);
-    is_int (wait_shim (&r, 10000), 0, "at the cap: shim exits 0");
+    is_int (wait_ended (&r, 10000), 0,
+            "at the cap: seen through (exit file written)");
     s = exitfile_read_output (dirfd_exits, r.execid, "out", 5, &len, &trunc);
     ok (s && !strcmp (s, "12345") && !trunc, "exactly the cap: not truncated");
     free (s);
@@ -379,6 +530,11 @@ static void test_output_cap (void)
         ok (WIFEXITED (status) && WEXITSTATUS (status) == 2,
             "--max-output %s: usage error, exit 2", bad[4]);
     }
+    struct cairn_error err = {{0}};
+    is_errno (spawn_try (&r, quiet, NULL,
+                         &(struct run_opts){.max_output = 1ULL << 62}, &err),
+              EPROTO, "--max-output 2^62 through the supervisor: EPROTO");
+    like (err.text, "Protocol error", "... and says so");
     is_int (count_entries (exitdir), before, "... and nothing written");
 }
 
@@ -390,7 +546,8 @@ static void test_exec_failures (void)
     struct run r;
 
     run_argv (&r, argv, NULL);
-    is_int (wait_shim (&r, 10000), 0, "exec failure: shim exits 0");
+    is_int (wait_ended (&r, 10000), 0,
+            "exec failure: seen through (exit file written)");
     is_int (exit_status (&r, &error), 32512, "exec failure: status 127<<8");
     like (error, "execvp nosuchcmd-cairn: No such file or directory",
           "exec failure: error names the command");
@@ -401,7 +558,10 @@ static void test_exec_failures (void)
     run_close (&r);
 
     run_argv (&r, argv_true, "/nonexistent-cairn-dir");
-    is_int (wait_shim (&r, 10000), 0, "chdir failure: shim exits 0");
+    ok (r.pid > 0, "chdir failure: a process was made (it fails before its "
+                   "exec)");
+    is_int (wait_ended (&r, 10000), 0,
+            "chdir failure: seen through (exit file written)");
     is_int (exit_status (&r, &error), 32512, "chdir failure: status 127<<8");
     like (error, "chdir /nonexistent-cairn-dir: No such file",
           "chdir failure: error names the directory");
@@ -413,50 +573,52 @@ static void test_exec_failures (void)
     run_close (&r);
 }
 
+/* cairnd signals a command's process group itself (no relay): any signal,
+ * right after the start; a signal to the supervisor reaches no command. */
 static void test_relay (void)
 {
     struct run r;
 
     run_sh (&r, "exec sleep 100");
-    ok (shim_signal (r.pidfd, SIGTERM) == 0, "relay SIGTERM right away");
-    is_int (wait_shim (&r, 10000), 0, "relay TERM: shim exits 0");
-    is_int (exit_status (&r, NULL), SIGTERM, "relay TERM: status SIGTERM");
+    ok (signal_group (&r, SIGTERM) == 0, "TERM to the group right away");
+    is_int (wait_ended (&r, 10000), 0,
+            "TERM: seen through (exit file written)");
+    is_int (exit_status (&r, NULL), SIGTERM, "TERM: status SIGTERM");
     run_close (&r);
 
     run_sh (&r, "exec sleep 100");
-    ok (shim_signal (r.pidfd, SIGKILL) == 0, "relay SIGKILL");
-    is_int (wait_shim (&r, 10000), 0, "relay KILL: shim survives, exits 0");
-    is_int (exit_status (&r, NULL), SIGKILL, "relay KILL: status 9");
+    ok (signal_group (&r, SIGKILL) == 0, "KILL to the group");
+    is_int (wait_ended (&r, 10000), 0,
+            "KILL: seen through (exit file written)");
+    is_int (exit_status (&r, NULL), SIGKILL, "KILL: status 9");
     run_close (&r);
 
-    is_errno (shim_signal (-1, SIGTERM), EBADF, "shim_signal bad fd: EBADF");
-    is_errno (shim_signal (0, 0), EINVAL, "shim_signal signal 0: EINVAL");
-    is_errno (shim_signal (0, NSIG), EINVAL, "shim_signal NSIG: EINVAL");
-
-    /* A plain signal sent to the shim itself is relayed as itself. */
     run_sh (&r, "echo $$ > plainpid; exec sleep 100");
-    ok (wait_pidfile ("plainpid", 5000) > 0, "plain: command is running");
-    ok (getsid (r.pid) == r.pid, "the shim leads its own session");
-    kill (r.pid, SIGUSR1);
-    is_int (wait_shim (&r, 10000), 0, "plain USR1 to the shim: exits 0");
-    is_int (exit_status (&r, NULL), SIGUSR1, "plain USR1 reached the command");
+    is_int (wait_pidfile ("plainpid", 5000), r.pid,
+            "plain: the pid spawner_spawn gave is the running command's");
+    ok (kill (spawner_pid (sp), SIGTERM) == 0, "TERM to the supervisor");
+    ok (still_running (&r, 300), "... does not reach the command");
+    struct pollfd p = {.fd = spawner_pidfd (sp), .events = POLLIN};
+    is_int (poll (&p, 1, 0), 0, "... nor end the supervisor (cairnd decides)");
+    ok (signal_group (&r, SIGUSR1) == 0, "USR1 to the group");
+    is_int (wait_ended (&r, 10000), 0,
+            "USR1: seen through (exit file written)");
+    is_int (exit_status (&r, NULL), SIGUSR1, "USR1 reached the command");
     run_close (&r);
 }
 
 static void test_trap_term (void)
 {
     struct run r;
-    int status;
 
     run_sh (&r, "trap '' TERM; echo $$ > trappid; while :; do sleep 1; done");
     ok (wait_pidfile ("trappid", 5000) > 0, "trap: command ready");
-    ok (shim_signal (r.pidfd, SIGTERM) == 0, "trap: relay TERM");
-    sleep_ms (300);
-    is_errno (shim_reap (r.pidfd, &status), EAGAIN,
-              "trap: TERM ignored, shim_reap says EAGAIN");
-    ok (shim_signal (r.pidfd, SIGKILL) == 0, "trap: relay KILL");
-    is_int (wait_shim (&r, 10000), 0, "trap: shim exits 0");
-    is_int (exit_status (&r, NULL), SIGKILL, "trap: died of the relayed KILL");
+    ok (signal_group (&r, SIGTERM) == 0, "trap: TERM to the group");
+    ok (still_running (&r, 300), "trap: TERM ignored, the command runs on");
+    ok (signal_group (&r, SIGKILL) == 0, "trap: KILL to the group");
+    is_int (wait_ended (&r, 10000), 0,
+            "trap: seen through (exit file written)");
+    is_int (exit_status (&r, NULL), SIGKILL, "trap: died of the KILL");
     run_close (&r);
 }
 
@@ -466,7 +628,8 @@ static void test_stragglers (void)
     pid_t bg;
 
     run_sh (&r, "sleep 100 & echo $! > bgpid; exit 0");
-    is_int (wait_shim (&r, 10000), 0, "straggler: shim exits 0");
+    is_int (wait_ended (&r, 10000), 0,
+            "straggler: seen through (exit file written)");
     is_int (exit_status (&r, NULL), 0, "straggler: leader's status 0");
     bg = wait_pidfile ("bgpid", 1000);
     ok (bg > 0 && wait_gone (bg, 2000, NULL),
@@ -474,53 +637,70 @@ static void test_stragglers (void)
     run_close (&r);
 }
 
-static void test_shim_killed (void)
+/* A supervisor that dies (here one the test starts for this) leaves its
+ * commands running: each is orphaned to the nearest subreaper (cairnd;
+ * here the test), which sees it through itself as cairnd's adopted_end
+ * does. */
+static void test_supervisor_killed (void)
 {
+    struct cairn_error err = {{0}};
+    char *argv[] = {"/bin/sh", "-c", "echo $$ > cmdpid; exec sleep 100", NULL};
+    struct spawner *own;
+    struct spawner_msg m;
     struct run r;
-    pid_t cmd;
-    int status = -1;
+    int status = -1, subreaper = 0;
 
-    run_sh (&r, "echo $$ > cmdpid; exec sleep 100");
-    cmd = wait_pidfile ("cmdpid", 5000);
-    ok (cmd > 0, "shim killed: command running");
-    kill (r.pid, SIGKILL);
-    is_int (wait_shim (&r, 10000), SIGKILL, "shim killed: shim status 9");
-    ok (cmd > 0 && wait_gone (cmd, 2000, &status),
-        "shim killed: the command dies too");
-    ok (WIFSIGNALED (status) && WTERMSIG (status) == SIGKILL,
-        "shim killed: by PDEATHSIG SIGKILL");
+    if (!(own = spawner_create (shim_path, &err)))
+        BAIL_OUT ("spawner_create: %s", err.text);
+    run_opts (&r, argv, tmpdir, &(struct run_opts){.via = own});
+    is_int (wait_pidfile ("cmdpid", 5000), r.pid,
+            "supervisor killed: command running");
+    kill (spawner_pid (own), SIGKILL);
+    struct pollfd p = {.fd = spawner_pidfd (own), .events = POLLIN};
+    ok (poll (&p, 1, 10000) == 1, "supervisor killed: its pidfd says so");
+    ok (still_running (&r, 300), "supervisor killed: the command lives on");
+    ok (prctl (PR_GET_CHILD_SUBREAPER, &subreaper) == 0 && subreaper == 1,
+        "the test is a child subreaper");
+    is_int (ppid_of (r.pid), (int)getpid (),
+            "... and the command's parent now");
+    is_errno (spawner_ended (own, &m), EPIPE,
+              "spawner_ended of a dead supervisor: EPIPE");
+    ok (signal_group (&r, SIGKILL) == 0, "adopted: KILL to its group");
+    ok (!still_running (&r, 10000) && shim_reap (r.pidfd, &status) == 0,
+        "adopted: reaped through its pidfd by its new parent");
+    is_int (status, SIGKILL, "adopted: status 9");
     is_errno (exitfile_read (dirfd_exits, r.execid, &status, NULL), ENOENT,
-              "shim killed: no exit file");
+              "supervisor killed: no exit file (its adopter writes it)");
     ok (exitfile_started (dirfd_exits, r.execid),
-        "shim killed: marker says it started");
+        "supervisor killed: marker says it started");
     run_close (&r);
+    spawner_destroy (own);
 }
 
-/* The command must get a clean process: no fd of ours, nothing blocked,
- * nothing ignored. */
+/* The command must get a clean process: no fd but 0-2 (none of ours, none
+ * of the supervisor's), nothing blocked, nothing ignored. */
 static void test_clean_process (void)
 {
     char *argv[] = {"grep", "-E", "^Sig(Blk|Ign)", "/proc/self/status", NULL};
-    char script[128];
     sigset_t set, old;
     struct run r;
     char *s;
     int fd;
 
     fd = open ("/dev/null", O_RDONLY); /* deliberately not close-on-exec */
-    snprintf (script, sizeof (script),
-              "[ -e /proc/$$/fd/%d ] && echo leaked || echo clean", fd);
-    run_sh (&r, script);
-    is_int (wait_shim (&r, 10000), 0, "fds: shim exits 0");
+    run_sh (&r, "ls /proc/$$/fd");
+    is_int (wait_ended (&r, 10000), 0, "fds: seen through (exit file written)");
     s = exitfile_read_output (dirfd_exits, r.execid, "out", 64, NULL, NULL);
-    is_str (s, "clean\n", "a non-cloexec fd of the daemon does not leak");
+    is_str (s, "0\n1\n2\n",
+            "the command has 0-2 only: no non-cloexec fd of the daemon's, "
+            "no fd of the supervisor's");
     free (s);
     run_close (&r);
     close (fd);
 
-    /* A spawner started by a daemon that ignores and blocks signals: the
-     * spawner resets them once, for all its clones. */
-    struct spawner *mine = sp, *dirty;
+    /* A supervisor started by a daemon that ignores and blocks signals:
+     * the supervisor resets them once, for all its commands. */
+    struct spawner *dirty;
     struct cairn_error err = {{0}};
     signal (SIGUSR1, SIG_IGN);
     sigemptyset (&set);
@@ -530,11 +710,10 @@ static void test_clean_process (void)
         BAIL_OUT ("spawner_create: %s", err.text);
     sigprocmask (SIG_SETMASK, &old, NULL);
     signal (SIGUSR1, SIG_DFL);
-    for (int i = 0; i < 2; i++) { /* the first clone and a later one */
-        sp = dirty;
-        run_argv (&r, argv, NULL);
-        sp = mine;
-        is_int (wait_shim (&r, 10000), 0, "signals: shim exits 0");
+    for (int i = 0; i < 2; i++) { /* the first command and a later one */
+        run_opts (&r, argv, NULL, &(struct run_opts){.via = dirty});
+        is_int (wait_ended (&r, 10000), 0,
+                "signals: seen through (exit file written)");
         s = exitfile_read_output (dirfd_exits, r.execid, "out", 256, NULL,
                                   NULL);
         like (s, "SigBlk:\t0000000000000000", "command starts with no mask");
@@ -570,34 +749,31 @@ static void test_refusals (void)
               "spawner_spawn: envp with another execid -> EINVAL");
     like (err.text, "environment lacks CAIRN_EXECID=", "... and says why");
 
-    snprintf (envvar, sizeof (envvar), SHIM_ENV_EXECID "=%s", id);
     struct spawner *bad = spawner_create ("/nonexistent/cairn-shim", &err);
     ok (bad == NULL && errno == ENOENT,
         "spawner_create: missing shim -> ENOENT");
     like (err.text, "spawner: cannot run /nonexistent/cairn-shim: No such file",
           "... and names the shim path");
 
-    /* The shim's own check, bypassing shim_spawn's. */
+    /* A lone shim's own check, bypassing spawner_spawn's. */
     before = count_entries (exitdir);
     if (posix_spawn (&pid, shim_path, NULL, NULL, shim_argv, badenv) != 0)
         BAIL_OUT ("posix_spawn %s", shim_path);
     waitpid (pid, &status, 0);
     ok (WIFEXITED (status) && WEXITSTATUS (status) == 2,
-        "shim with a bad CAIRN_EXECID exits 2");
+        "a lone shim with a bad CAIRN_EXECID exits 2");
     is_int (count_entries (exitdir), before, "... and writes nothing");
 
     /* Starting an execid a second time touches nothing. */
-    struct run r;
+    struct run r, again;
     run_sh (&r, "echo first; exit 5");
-    is_int (wait_shim (&r, 10000), 0, "first run of an execid");
-    close (r.pidfd);
-    snprintf (envvar, sizeof (envvar), SHIM_ENV_EXECID "=%s", r.execid);
-    spec.execid = r.execid;
-    if (spawner_spawn (sp, &spec, &pid, &pidfd, NULL, &err) < 0)
-        BAIL_OUT ("spawner_spawn: %s", err.text);
-    r.pidfd = pidfd;
-    r.pid = pid;
-    is_int (wait_shim (&r, 10000), 4 << 8, "second run: shim exits 4");
+    is_int (wait_ended (&r, 10000), 0,
+            "first run of an execid: seen through (exit file written)");
+    is_errno (spawn_try (&again, argv, NULL,
+                         &(struct run_opts){.execid = r.execid}, &err),
+              EEXIST, "second run: EEXIST");
+    like (err.text, "its execid was used already; not running it",
+          "... and says why");
     is_int (exit_status (&r, NULL), 5 << 8, "second run: first status kept");
     char *s =
         exitfile_read_output (dirfd_exits, r.execid, "out", 64, NULL, NULL);
@@ -610,28 +786,43 @@ static void test_fault (void)
 {
     struct cairn_error err = {{0}};
     char *argv[] = {"true", NULL};
-    char envvar[64], id[SHIM_EXECID_LEN + 1];
-    char *envp[] = {envvar, NULL};
-    struct shim_spec spec = {.shim = shim_path,
-                             .exitdir = exitdir,
-                             .execid = id,
-                             .argv = argv,
-                             .envp = envp};
-    pid_t pid;
-    int pidfd;
+    char *exit7[] = {"/bin/sh", "-c", "echo out; exit 7", NULL};
+    struct spawner *faulty;
+    struct run r;
+    int status;
 
-    new_execid (id);
-    snprintf (envvar, sizeof (envvar), SHIM_ENV_EXECID "=%s", id);
     setenv ("CAIRN_FAULT", "exec.spawn:1:11", 1);
     crashpoint_init ();
-    is_errno (spawner_spawn (sp, &spec, &pid, &pidfd, NULL, &err), EAGAIN,
+    is_errno (spawn_try (&r, argv, NULL, &(struct run_opts){0}, &err), EAGAIN,
               "fault exec.spawn:1:11 -> EAGAIN");
     like (err.text, "Resource temporarily unavailable",
           "... with the errno's text");
     like (err.text, shim_path, "... naming the shim");
-    ok (!exitfile_started (dirfd_exits, id), "... and nothing started");
+    ok (!exitfile_started (dirfd_exits, r.execid), "... and nothing started");
     unsetenv ("CAIRN_FAULT");
     crashpoint_init ();
+
+    /* A supervisor whose first exit-file write fails: its ENDED says so
+     * (code 3) and no exit file stands; the next one is written. */
+    setenv ("CAIRN_FAULT", "shim.exitfile.write:1", 1);
+    faulty = spawner_create (shim_path, &err);
+    unsetenv ("CAIRN_FAULT");
+    if (!faulty)
+        BAIL_OUT ("spawner_create: %s", err.text);
+    run_opts (&r, exit7, NULL, &(struct run_opts){.via = faulty});
+    is_int (wait_ended (&r, 10000), 3 << 8,
+            "fault shim.exitfile.write:1: ENDED code 3");
+    is_errno (exitfile_read (dirfd_exits, r.execid, &status, NULL), ENOENT,
+              "... and no exit file");
+    ok (exitfile_started (dirfd_exits, r.execid),
+        "... though the marker says it started");
+    run_close (&r);
+    run_opts (&r, exit7, NULL, &(struct run_opts){.via = faulty});
+    is_int (wait_ended (&r, 10000), 0,
+            "the next command: seen through (exit file written)");
+    is_int (exit_status (&r, NULL), 7 << 8, "... its status 1792");
+    run_close (&r);
+    spawner_destroy (faulty);
 }
 
 /* Write text to tmpdir/name; its path goes to path (PATH_MAX bytes). */
@@ -923,8 +1114,8 @@ static void test_user_groups (void)
     strcat (want, "\n");
     run_opts (&r, argv, "/",
               &(struct run_opts){.as_user = true, .uid = pw->pw_uid});
-    is_int (wait_shim (&r, 10000), 0, "groups of %s: shim exits 0",
-            pw->pw_name);
+    is_int (wait_ended (&r, 10000), 0,
+            "groups of %s: seen through (exit file written)", pw->pw_name);
     s = exitfile_read_output (dirfd_exits, r.execid, "out", 1024, NULL, NULL);
     is_str (s, want, "groups of %s: primary and supplementary", pw->pw_name);
     free (s);
@@ -953,7 +1144,8 @@ static void test_user_given_groups (void)
                                  .uid = 4000123,
                                  .groups = groups,
                                  .ngroups = 3});
-    is_int (wait_shim (&r, 10000), 0, "--groups: shim exits 0");
+    is_int (wait_ended (&r, 10000), 0,
+            "--groups: seen through (exit file written)");
     s = exitfile_read_output (dirfd_exits, r.execid, "out", 1024, NULL, NULL);
     is_str (s, "4000123\n4242\n17 4242 65534 \n",
             "--groups: uid, the first as gid, all as groups");
@@ -980,10 +1172,12 @@ static void test_user (void)
 
     if (geteuid () != 0) {
         ok (1, "--user as root # SKIP not running as root");
-        /* Not root ourselves: our shim refuses root's uid. */
+        /* Not root ourselves: our supervisor refuses root's uid. */
         run_opts (&r, trace, NULL,
                   &(struct run_opts){.as_user = true, .uid = 0});
-        is_int (wait_shim (&r, 10000), 0, "not root, --user 0: shim exits 0");
+        is_int (r.pid, 0,
+                "not root, --user 0: no process made (the exit file says "
+                "why)");
         is_int (exit_status (&r, &error), SHIM_STATUS_NOEXEC,
                 "not root, --user 0: status 32512");
         is_str (error, "--user 0: the shim is not root",
@@ -1004,7 +1198,8 @@ static void test_user (void)
 
     run_opts (&r, script, userdir,
               &(struct run_opts){.as_user = true, .uid = pw->pw_uid});
-    is_int (wait_shim (&r, 10000), 0, "--user 65534: shim exits 0");
+    is_int (wait_ended (&r, 10000), 0,
+            "--user 65534: seen through (exit file written)");
     is_int (exit_status (&r, &error), 0, "--user 65534: status 0");
     ok (error == NULL, "--user 65534: no error");
     free (error);
@@ -1026,7 +1221,8 @@ static void test_user (void)
     run_opts (&r, home, NULL,
               &(struct run_opts){
                   .as_user = true, .uid = pw->pw_uid, .env = "HOME=/kept"});
-    is_int (wait_shim (&r, 10000), 0, "HOME given: shim exits 0");
+    is_int (wait_ended (&r, 10000), 0,
+            "HOME given: seen through (exit file written)");
     s = exitfile_read_output (dirfd_exits, r.execid, "out", 64, NULL, NULL);
     is_str (s, "/kept\n", "HOME given: kept, not the passwd entry's");
     free (s);
@@ -1035,7 +1231,8 @@ static void test_user (void)
     /* A cwd the user cannot enter: tmpdir is root's, mode 0700. */
     run_opts (&r, trace, tmpdir,
               &(struct run_opts){.as_user = true, .uid = pw->pw_uid});
-    is_int (wait_shim (&r, 10000), 0, "cwd not the user's: shim exits 0");
+    is_int (wait_ended (&r, 10000), 0,
+            "cwd not the user's: seen through (exit file written)");
     is_int (exit_status (&r, &error), SHIM_STATUS_NOEXEC,
             "cwd not the user's: status 32512");
     snprintf (want, sizeof (want), "chdir %s: Permission denied", tmpdir);
@@ -1049,7 +1246,7 @@ static void test_user (void)
 
     run_opts (&r, trace, NULL,
               &(struct run_opts){.as_user = true, .uid = 4000123});
-    is_int (wait_shim (&r, 10000), 0, "no such user: shim exits 0");
+    is_int (r.pid, 0, "no such user: no process made (the exit file says why)");
     is_int (exit_status (&r, &error), SHIM_STATUS_NOEXEC,
             "no such user: status 32512");
     is_str (error, "no user with uid 4000123 in /etc/passwd",
@@ -1065,7 +1262,8 @@ static void test_user (void)
 
     /* The shim's own uid: nothing to drop, nothing set. */
     run_opts (&r, env, NULL, &(struct run_opts){.as_user = true, .uid = 0});
-    is_int (wait_shim (&r, 10000), 0, "--user 0 as root: shim exits 0");
+    is_int (wait_ended (&r, 10000), 0,
+            "--user 0 as root: seen through (exit file written)");
     is_int (exit_status (&r, NULL), 0, "--user 0 as root: status 0");
     s = exitfile_read_output (dirfd_exits, r.execid, "out", 64, NULL, NULL);
     is_str (s, "0\nunset\n", "--user 0 as root: a no-op");
@@ -1079,14 +1277,18 @@ static void test_user (void)
     test_user_not_root (pw);
 }
 
-/* Bad --user values are usage errors: exit 2, nothing written. */
+/* Bad --user values are usage errors, nothing written: a lone shim exits
+ * 2, the supervisor answers EPROTO. */
 static void test_user_usage (void)
 {
     char *argv[] = {shim_path, "--exitdir", exitdir, "--user",
                     "x",       "--",        "true",  NULL};
     char envvar[64], id[SHIM_EXECID_LEN + 1];
     char *envp[] = {envvar, NULL};
+    char *cmd[] = {"true", NULL};
     int before = count_entries (exitdir), status = -1;
+    struct cairn_error err = {{0}};
+    struct run r;
     pid_t pid;
 
     new_execid (id);
@@ -1099,86 +1301,91 @@ static void test_user_usage (void)
         ok (WIFEXITED (status) && WEXITSTATUS (status) == 2,
             "--user '%s': usage error, exit 2", argv[4]);
     }
+    is_errno (spawn_try (&r, cmd, NULL,
+                         &(struct run_opts){.as_user = true, .uid = (uid_t)-1},
+                         &err),
+              EPROTO, "--user 4294967295 through the supervisor: EPROTO");
+    like (err.text, "Protocol error", "... and says so");
     is_int (count_entries (exitdir), before, "... and nothing written");
 }
 
-/* The parent recorded in /proc/PID/status, or -1. */
-static pid_t ppid_of (pid_t pid)
+/* True if pid's descriptors 0-2 are all on /dev/null. */
+static bool stdio_null (pid_t pid)
 {
-    char path[64], line[256];
-    pid_t ppid = -1;
-    snprintf (path, sizeof (path), "/proc/%d/status", (int)pid);
-    FILE *f = fopen (path, "r");
-    if (!f)
-        return -1;
-    while (fgets (line, sizeof (line), f))
-        if (sscanf (line, "PPid: %d", &ppid) == 1)
-            break;
-    fclose (f);
-    return ppid;
+    for (int fd = 0; fd < 3; fd++) {
+        char path[64], target[64];
+        snprintf (path, sizeof (path), "/proc/%d/fd/%d", (int)pid, fd);
+        ssize_t n = readlink (path, target, sizeof (target) - 1);
+        if (n < 0)
+            return false;
+        target[n] = '\0';
+        if (strcmp (target, "/dev/null") != 0)
+            return false;
+    }
+    return true;
 }
 
 static void test_spawner (void)
 {
+    char *sleeper[] = {"sleep", "100", NULL};
     struct cairn_error err = {{0}};
+    pid_t super = spawner_pid (sp);
     struct run r;
     int status = -1;
 
-    /* CLONE_PARENT: the spawner clones, the caller is the parent. */
-    run_sh (&r, "read x"); /* stdin is /dev/null: returns at once */
-    is_int (ppid_of (r.pid), (int)getpid (),
-            "a shim's parent is the spawner's caller, not the spawner");
-    is_int (wait_shim (&r, 10000), 0, "... which reaps it through its pidfd");
+    /* The supervisor starts the command itself and is its parent, not the
+     * caller; the command leads its own group in the supervisor's session,
+     * away from the caller's. */
+    run_argv (&r, sleeper, NULL);
+    is_int (ppid_of (r.pid), (int)super,
+            "a command's parent is the supervisor");
+    is_errno (shim_reap (r.pidfd, &status), ECHILD,
+              "... not the caller: shim_reap on its pidfd says ECHILD");
+    is_int (getpgid (r.pid), (int)r.pid, "it leads its own process group");
+    ok (getsid (r.pid) != getsid (0), "... outside the caller's session");
+    is_int (getsid (r.pid), (int)super, "... in the supervisor's");
+    is_int (getsid (super), (int)super, "the supervisor leads its own session");
+    ok (stdio_null (super), "... with 0-2 on /dev/null");
+    ok (signal_group (&r, SIGKILL) == 0, "KILL to the group");
+    is_int (wait_ended (&r, 10000), 0, "... seen through (exit file written)");
     run_close (&r);
 
-    /* The start time read off the spawner's clock is /proc's, or 0 when a
-     * tick boundary fell inside the clone (a clone takes well under a
-     * tick, so most are timed; on a loaded machine a preempted spawner
-     * misses more, hence up to 500 tries for 20). Read before the reap: a
-     * zombie has it. */
+    /* The start time read off the supervisor's clock is /proc's, or 0 when
+     * a tick boundary fell inside the vfork (which takes well under a
+     * tick, so most are timed; on a loaded machine a preempted supervisor
+     * misses more, hence up to 500 tries for 20). Read while the command
+     * runs: once it ends the supervisor reaps it. */
     int timed = 0, agree = 0, tries = 0;
     while (timed < 20 && tries++ < 500) {
         unsigned long long proc = 0;
-        run_sh (&r, ":");
+        run_argv (&r, sleeper, NULL);
         if (r.starttime != 0) {
             timed++;
             if (procfs_starttime (NULL, r.pid, &proc) == 0 &&
                 proc == r.starttime)
                 agree++;
             else
-                diag ("pid %d: clock %llu, /proc %llu", (int)r.pid,
-                      r.starttime, proc);
+                diag ("pid %d: clock %llu, /proc %llu", (int)r.pid, r.starttime,
+                      proc);
         }
-        (void)wait_shim (&r, 10000);
+        (void)signal_group (&r, SIGKILL);
+        (void)wait_ended (&r, 10000);
         run_close (&r);
     }
-    ok (timed >= 20, "the spawner timed %d of %d clones", timed, tries);
+    ok (timed >= 20, "the supervisor timed %d of %d starts", timed, tries);
     is_int (agree, timed, "... each at /proc's start time");
 
-    /* A dead spawner: EPIPE, said plainly, and nothing started. */
-    char *argv[] = {"true", NULL};
-    char envvar[64], id[SHIM_EXECID_LEN + 1];
-    char *envp[] = {envvar, NULL};
-    struct shim_spec spec = {.shim = shim_path,
-                             .exitdir = exitdir,
-                             .execid = id,
-                             .argv = argv,
-                             .envp = envp};
-    pid_t pid;
-    int pidfd;
-    new_execid (id);
-    snprintf (envvar, sizeof (envvar), SHIM_ENV_EXECID "=%s", id);
-    kill (spawner_pid (sp), SIGKILL);
+    /* A dead supervisor: EPIPE, said plainly, and nothing started. */
+    kill (super, SIGKILL);
     struct pollfd p = {.fd = spawner_pidfd (sp), .events = POLLIN};
-    ok (poll (&p, 1, 10000) == 1, "the spawner's pidfd says it died");
-    is_errno (spawner_spawn (sp, &spec, &pid, &pidfd, NULL, &err), EPIPE,
-              "spawn through a dead spawner: EPIPE");
+    ok (poll (&p, 1, 10000) == 1, "the supervisor's pidfd says it died");
+    is_errno (spawn_try (&r, sleeper, NULL, &(struct run_opts){0}, &err), EPIPE,
+              "spawn through a dead supervisor: EPIPE");
     like (err.text, ") is gone: Broken pipe",
-          "... and says the spawner is gone");
-    ok (!exitfile_started (dirfd_exits, id), "... and nothing started");
+          "... and says the supervisor is gone");
+    ok (!exitfile_started (dirfd_exits, r.execid), "... and nothing started");
     spawner_destroy (sp);
     sp = NULL;
-    (void)status;
 }
 
 int main (void)
@@ -1207,7 +1414,7 @@ int main (void)
     test_relay ();
     test_trap_term ();
     test_stragglers ();
-    test_shim_killed ();
+    test_supervisor_killed ();
     test_clean_process ();
     test_refusals ();
     test_userdb ();

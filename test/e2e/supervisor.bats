@@ -1,0 +1,80 @@
+#!/usr/bin/env bats
+# The node's supervisor (cairn-shim --spawner, shim/serve.c) runs every
+# command. When it dies, its commands are not lost: they outlive it, cairnd
+# (a subreaper, its parent) inherits them and sees them through with their
+# real statuses, and a new supervisor starts the next commands.
+load lib
+
+teardown() {
+    unset CAIRN_CRASH_AT
+    cairnd_stop
+    assert_no_leftover
+}
+
+supervisor_pid() {
+    pgrep -P "$CAIRND_PID" -x cairn-shim
+}
+
+@test "supervisor killed while commands run: real statuses, then a new one" {
+    cairnd_start '{}'
+    old=$(supervisor_pid)
+    [ -n "$old" ]
+    cairn run -N 2 --id 1 -- sh -c 'sleep 1; exit 5' 3>&- &
+    wait_event 1 5 proc-spawn
+    kill -9 "$old"
+    wait_event 1 10 clean
+    # exit 5 on both ranks, as if nothing had happened
+    [ "$(events_named 1 finish | jq .status)" -eq $((5 << 8)) ]
+    [ "$(events_named 1 proc-lost | wc -l)" -eq 0 ]
+    grep -q "the supervisor (pid $old) died; cairnd takes over its 2 command(s)" \
+        "$BATS_TEST_TMPDIR/cairnd.log"
+    new=$(supervisor_pid)
+    [ -n "$new" ] && [ "$new" != "$old" ]
+    run cairn run --id 2 -- sh -c 'exit 7'
+    [ "$status" -eq 7 ]
+    kill -0 "$CAIRND_PID"
+}
+
+# The two instants the supervisor can die at while a command is a zombie:
+# before its exit file (cairnd writes it) and after (it stands).
+@test "supervisor dead before the exit file is written: cairnd writes it" {
+    CAIRN_CRASH_AT=supervisor.exitfile.before:1 cairnd_start '{}'
+    old=$(supervisor_pid)
+    run cairn run --id 3 -- sh -c 'exit 3'
+    [ "$status" -eq 3 ]
+    [ "$(events_named 3 proc-lost | wc -l)" -eq 0 ]
+    grep -q "the supervisor (pid $old) died" "$BATS_TEST_TMPDIR/cairnd.log"
+    run cairn run --id 4 -- true
+    [ "$status" -eq 0 ]
+}
+
+@test "supervisor dead after the exit file, before the reap: the file stands" {
+    CAIRN_CRASH_AT=supervisor.reap.before:1 cairnd_start '{}'
+    old=$(supervisor_pid)
+    run cairn run --id 5 -- sh -c 'echo out; exit 4'
+    [ "$status" -eq 4 ]
+    grep -qx out <<<"$output"   # its output too
+    [ "$(events_named 5 proc-lost | wc -l)" -eq 0 ]
+    grep -q "the supervisor (pid $old) died" "$BATS_TEST_TMPDIR/cairnd.log"
+}
+
+# The command's marker names its process: a restarted cairnd finds the
+# command of an intent by it, even after the command exec'd with another
+# environment (no CAIRN_EXECID left to scan /proc for).
+@test "an intent's command found through its marker after a restart" {
+    CAIRN_CRASH_AT=exec.spawn.after:1 cairnd_start '{}'
+    cairn run --id 6 -- env -i /bin/sh -c 'sleep 1; exit 6' 3>&- &
+    for _ in $(seq 1 100); do kill -0 "$CAIRND_PID" 2>/dev/null || break; sleep 0.05; done
+    ! kill -0 "$CAIRND_PID" 2>/dev/null
+    CAIRND_PID=
+    marker=$(ls "$STATEDIR"/exits/*.started)
+    read -r pid ns <"$marker"
+    kill -0 "$pid"
+    [ "$ns" -gt 0 ]
+    unset CAIRN_CRASH_AT
+    cairnd_launch
+    wait_event 6 10 clean
+    [ "$(events_named 6 finish | jq .status)" -eq $((6 << 8)) ]
+    [ "$(events_named 6 proc-lost | wc -l)" -eq 0 ]
+    [ "$(events_named 6 proc-spawn | jq .pid)" -eq "$pid" ]
+}
