@@ -40,7 +40,7 @@ static void signals_setup (sigset_t *waitset)
     shim_sigset (&block);
     *waitset = block;
     sigdelset (waitset, SIGPIPE);
-    if (shim_fresh) /* the spawner did it once for all its clones */
+    if (shim_fresh) /* the supervisor did it once for all its commands */
         return;
     sigprocmask (SIG_BLOCK, &block, NULL);
     for (int sig = 1; sig < NSIG; sig++) {

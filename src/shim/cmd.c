@@ -359,7 +359,7 @@ child_run (struct shim *s, const struct child_fds *f)
         _exit (127);
     /* A fresh process: default dispositions (ignored signals would survive
      * exec) and nothing blocked, whatever the shim was started with (a
-     * spawner's clone has the defaults already: shim_fresh). */
+     * supervisor's commands have them already: shim_fresh). */
     if (!shim_fresh)
         shim_signals_default ();
     sigemptyset (&empty);
@@ -649,7 +649,7 @@ static int start (struct shim *s)
     if ((f.out = open_output (s, s->name_out)) < 0 ||
         (f.err = open_output (s, s->name_err)) < 0)
         goto done;
-    /* A spawner's clone has /dev/null on 0 already (shim_fresh). */
+    /* The supervisor has /dev/null on 0 already (shim_fresh). */
     if (!shim_fresh &&
         (f.null = nul = open ("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
         shim_errorf (s, "open /dev/null: %s", strerror (errno));

@@ -185,17 +185,19 @@ static int msg_send (int sock, const struct spawner_msg *m, int fd)
     return n == (ssize_t)sizeof (*m) ? 0 : -1;
 }
 
-/* Once, for every clone to come: the process state a shim starts from,
- * so that a clone has only its session and descriptors to set.
+/* Once, for every command to come: the process state each command's
+ * process starts from (it is forked from us), so that it has only its
+ * stdio to set.
  * - Default dispositions (an ignored signal would survive the command's
  *   exec), shim_signals_default().
  * - Exactly shim_sigset() blocked, whatever cairnd's mask was: the
  *   terminal's SIGINT, SIGTERM and SIGHUP among them (cairnd decides when
- *   we stop), and a signal cairnd relays the moment it has a shim's pidfd
- *   is queued for the shim, not fatal to it. Blocked, not ignored: a shim
- *   would lose a signal that is ignored when it arrives.
- * - 0-2 on /dev/null: the command's stdin, and nowhere for a shim's
- *   messages to go that could block it. */
+ *   we stop), and SIGCHLD, which our signalfd reads. Blocked, not
+ *   ignored: an ignored SIGCHLD would have the kernel reap our commands
+ *   and lose their statuses. A command's process unblocks all before its
+ *   exec.
+ * - 0-2 on /dev/null: the commands' stdin, and nowhere for our messages
+ *   to go that could block us. */
 static void fresh_setup (void)
 {
     sigset_t block;

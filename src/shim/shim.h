@@ -19,8 +19,9 @@ int shim_main (int argc, char *argv[]);
 
 /* For the crash harness only: when > 0, the command's process SIGKILLs
  * this pid (cairnd) right after making its start marker, before it joins
- * its cgroup and drops to --user: the crash point "shim.drop.before" of
- * the clone the spawner counted as due (serve.c). */
+ * its cgroup and drops to --user: the crash point "shim.drop.before",
+ * counted by the supervisor at each start and carried out by the
+ * command's process (serve.c). */
 extern pid_t shim_kill_at_drop;
 
 /* Give every signal but SIGKILL and SIGSTOP the default disposition, the
