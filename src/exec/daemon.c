@@ -1094,6 +1094,8 @@ void cairnd_destroy (struct cairnd *d)
     if (d->lockfd >= 0)
         close (d->lockfd);
     spawner_destroy (d->spawner);
+    free (d->pend);
+    free (d->lost);
     config_free (&d->cfg);
     free (d->cgroup);
     free (d->statedir);

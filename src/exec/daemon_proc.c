@@ -457,10 +457,12 @@ static void start_time_check (struct cairnd *d,
     if (ticks != 0 && !check)
         return;
     if (procfs_starttime (d->procroot, out->pid, &out->starttime) < 0) {
-        /* it is our child and not reaped: this cannot fail but for a
-         * broken /proc; the process exists, so watch it anyway */
-        log_msg (LOG_WARNING, "%s: no start time for pid %d: %s", execid,
-                 (int)out->pid, strerror (errno));
+        /* Gone already: its supervisor wrote its exit file, then reaped
+         * it, and its ENDED is on its way. Else a broken /proc: watch it
+         * anyway. */
+        if (errno != ENOENT && errno != ESRCH)
+            log_msg (LOG_WARNING, "%s: no start time for pid %d: %s", execid,
+                     (int)out->pid, strerror (errno));
         out->starttime = ticks; /* 0 if the clock could not tell either */
         return;
     }
