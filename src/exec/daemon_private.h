@@ -217,12 +217,14 @@ void spawn_pending_orphan (struct cairnd *d);
  * (proc_look): ended, running (taken over), or never started (asked for
  * again). */
 void spawn_orphans_settle (struct cairnd *d);
-/* Start argv under cairn-shim (execid, exit files in the state dir's
- * exits/, env added to cairnd's own environment less its private
- * variables, output capped at max_output bytes), as uid user when that is
- * >= 0 and not cairnd's own (the shim drops to it before the exec;
- * cairnd's login variables are not passed on then). -1 with err if it
- * could not start; a lost spawner ends cairnd (cairnd_spawner_lost). */
+/* Start argv through the supervisor (execid, exit files in the exit dir,
+ * env added to cairnd's own environment less its private variables,
+ * output capped at max_output bytes), as uid user when that is >= 0 and
+ * not cairnd's own (the command's process drops to it before the exec;
+ * cairnd's login variables are not passed on then). With async, only the
+ * request is sent: out->pending, and the answer comes to
+ * spawn_answered(). -1 with err if it could not start; a supervisor that
+ * died in the spawn is settled first (cairnd_spawner_recover). */
 int shim_start (struct cairnd *d,
                 const char *execid,
                 char **argv,
@@ -230,6 +232,7 @@ int shim_start (struct cairnd *d,
                 const char *cwd,
                 size_t max_output,
                 int64_t user,
+                bool async,
                 struct shim_started *out,
                 struct cairn_error *err);
 /* Why a process whose shim ended without an exit file is lost
@@ -243,9 +246,6 @@ int watch_add (struct cairnd *d,
                pid_t pid,
                int pidfd);
 int proc_watch (struct jobentry *je, const char *execid, pid_t pid, int pidfd);
-/* The process of execid is our supervisor's: its end comes as an ENDED
- * (proc_ended), not through its pidfd. */
-void watch_supervised (struct cairnd *d, const char *execid);
 /* Watch what shim_start started: through its supervisor, or as ours if
  * it was adopted (st->adopted). */
 void watch_started (struct cairnd *d,

@@ -125,11 +125,10 @@ int watch_add (struct cairnd *d,
     return 0;
 }
 
-void watch_supervised (struct cairnd *d, const char *execid)
+/* Our supervisor's: its end comes as an ENDED (proc_ended), not through
+ * its pidfd, which is readable before the exit file is written. */
+static void watch_supervised (struct cairnd *d, struct watch *w)
 {
-    struct watch *w = hashmap_get (d->watches, execid);
-    if (!w)
-        return;
     ev_io_stop (d->loop, &w->io);
     w->supervised = true;
 }
@@ -150,7 +149,7 @@ void watch_started (struct cairnd *d,
     if (w && st->adopted)
         watch_adopt (d, w);
     else if (w)
-        watch_supervised (d, execid);
+        watch_supervised (d, w);
 }
 
 size_t watch_adopt_all (struct cairnd *d)
@@ -523,18 +522,16 @@ static int spawn_cut_short (struct cairnd *d,
     }
 }
 
-/* shim_start's work; with async, only the request is sent: out->pending
- * then, and the answer comes to spawn_answered(). */
-static int shim_begin (struct cairnd *d,
-                       const char *execid,
-                       char **argv,
-                       json_t *env,
-                       const char *cwd,
-                       size_t max_output,
-                       int64_t user,
-                       bool async,
-                       struct shim_started *out,
-                       struct cairn_error *err)
+int shim_start (struct cairnd *d,
+                const char *execid,
+                char **argv,
+                json_t *env,
+                const char *cwd,
+                size_t max_output,
+                int64_t user,
+                bool async,
+                struct shim_started *out,
+                struct cairn_error *err)
 {
     bool as_user = user >= 0 && (uid_t)user != d->uid;
     gid_t *groups = NULL;
@@ -581,20 +578,6 @@ static int shim_begin (struct cairnd *d,
     if (!out->pending)
         shim_started_check (d, execid, out);
     return 0;
-}
-
-int shim_start (struct cairnd *d,
-                const char *execid,
-                char **argv,
-                json_t *env,
-                const char *cwd,
-                size_t max_output,
-                int64_t user,
-                struct shim_started *out,
-                struct cairn_error *err)
-{
-    return shim_begin (d, execid, argv, env, cwd, max_output, user, false,
-                       out, err);
 }
 
 /* What proc_spawn does once the supervisor has answered: rc, st and err
@@ -766,7 +749,7 @@ int proc_spawn (struct jobentry *je, const char *execid)
          * its job's user, a prolog or epilog as cairnd's (the site's
          * scripts). Not waiting for the answer: the supervisor's start
          * and ours overlap (spawn_answered). */
-        rc = shim_begin (
+        rc = shim_start (
             d, execid, argv, env, cwd, job_output_room (je->job, p->phase),
             p->phase == PHASE_SHELL ? (int64_t)job_userid (je->job) : -1, true,
             &st, &err);

@@ -336,7 +336,7 @@ static void spawn (struct cairnd *d, struct nproc *np)
     json_t *user = json_object_get (np->rec, "user");
     if (shim_start (d, np->execid, argv, env, cwd, max,
                     json_is_integer (user) ? json_integer_value (user) : -1,
-                    &st, &err) < 0) {
+                    false, &st, &err) < 0) {
         log_msg (LOG_WARNING, "%s: %s", np->execid, err.text);
         end_with (d, np, "failed", err.text);
         goto done;

@@ -153,6 +153,17 @@ static inline void shim_sigset (sigset_t *set)
         sigaddset (set, sigs[i]);
 }
 
+/* The wait(2) status of an exited process, from what waitid says of it
+ * (cairnd on a pidfd, the supervisor on its children). */
+static inline int shim_wait_status (const siginfo_t *si)
+{
+    if (si->si_code == CLD_EXITED)
+        return (si->si_status & 0xff) << 8;
+    if (si->si_code == CLD_DUMPED)
+        return (si->si_status & 0x7f) | 0x80;
+    return si->si_status & 0x7f; /* CLD_KILLED */
+}
+
 /* True if s is 36 characters of lowercase hex and dashes, 8-4-4-4-12.
  * Shared by the shim and cairnd (see uuid_is_canonical() in procfs.h). */
 static inline bool shim_execid_valid (const char *s)

@@ -94,23 +94,6 @@ char **shim_argv (const struct shim_spec *spec, char *buf, size_t bufsize)
     return av;
 }
 
-int shim_signal (int pidfd, int signum)
-{
-    siginfo_t info;
-
-    if (signum <= 0 || signum >= NSIG) {
-        errno = EINVAL;
-        return -1;
-    }
-    memset (&info, 0, sizeof (info));
-    info.si_signo = SHIM_RELAY_SIGNAL; /* the kernel wants it to match */
-    info.si_code = SI_QUEUE;
-    info.si_pid = getpid ();
-    info.si_uid = getuid ();
-    info.si_value.sival_int = signum;
-    return pidfd_send_signal (pidfd, SHIM_RELAY_SIGNAL, &info, 0);
-}
-
 /* waitid on pidfd, without blocking, with the extra flags. */
 static int pidfd_wait (int pidfd, int *status, int flags)
 {
@@ -123,18 +106,7 @@ static int pidfd_wait (int pidfd, int *status, int flags)
         errno = EAGAIN;
         return -1;
     }
-    /* Rebuild the wait(2) status from the siginfo. */
-    switch (si.si_code) {
-    case CLD_EXITED:
-        *status = (si.si_status & 0xff) << 8;
-        break;
-    case CLD_DUMPED:
-        *status = (si.si_status & 0x7f) | 0x80;
-        break;
-    default: /* CLD_KILLED */
-        *status = si.si_status & 0x7f;
-        break;
-    }
+    *status = shim_wait_status (&si);
     return 0;
 }
 

@@ -49,11 +49,6 @@ int shim_spec_check (const struct shim_spec *spec, struct cairn_error *err);
  * frees the uid's string too), or NULL with errno ENOMEM. */
 char **shim_argv (const struct shim_spec *spec, char *buf, size_t bufsize);
 
-/* Ask the shim behind pidfd to send signum (1..NSIG-1, any signal including
- * SIGKILL and SIGSTOP) to its command's process group, by sending it
- * SHIM_RELAY_SIGNAL with the value attached. Returns 0, or -1 with errno:
- * EINVAL (bad signum), ESRCH (the shim is gone), EPERM, EBADF. */
-int shim_signal (int pidfd, int signum);
 
 /* Reap the shim behind pidfd if it has exited, without blocking.
  * Returns 0 and sets *status to the shim's own wait status (0 when it

@@ -260,16 +260,6 @@ static struct sup_cmd *cmd_find (pid_t pid)
     return NULL;
 }
 
-/* A wait status from what waitid (WNOWAIT) says of an exited process. */
-static int wait_status (const siginfo_t *si)
-{
-    if (si->si_code == CLD_EXITED)
-        return (si->si_status & 0xff) << 8;
-    if (si->si_code == CLD_DUMPED)
-        return (si->si_status & 0x7f) | 0x80;
-    return si->si_status & 0x7f;
-}
-
 static void ended_send (int sock, pid_t pid, const char *execid, int code)
 {
     struct spawner_msg m = {
@@ -297,7 +287,7 @@ static void cmds_reap (int sock)
         }
         shim_cmd_exited (c->s);
         CRASHPOINT ("supervisor.exitfile.before");
-        int code = shim_cmd_finish (c->s, wait_status (&si)) < 0 ? 3 : 0;
+        int code = shim_cmd_finish (c->s, shim_wait_status (&si)) < 0 ? 3 : 0;
         CRASHPOINT ("supervisor.reap.before");
         while (waitpid (c->pid, NULL, 0) < 0 && errno == EINTR)
             ;

@@ -1,10 +1,12 @@
 /* t_exitdir.c - exitdir_discard(): a thrown-away state dir's run dir goes
  * with it, and nobody else's does. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -57,6 +59,27 @@ int main (void)
               make_state ("a", "aaaaaaaa-0000-4000-8000-000000000000", a));
     snprintf (inst_b, sizeof (inst_b), "%s",
               make_state ("b", "bbbbbbbb-0000-4000-8000-000000000000", b));
+
+    /* exitdir_settle: a supervisor's start holds the dir's shared lock */
+    {
+        struct exitdir xd = {.fd = -1};
+        struct cairn_error err = {{0}};
+        char run[PATH_MAX];
+        snprintf (run, sizeof (run), "%s/run", tmp);
+        if (exitdir_open (a, run, "aaaaaaaa-0000-4000-8000-000000000000",
+                          bootid, getuid (), &xd, &err) < 0)
+            BAIL_OUT ("exitdir_open: %s", err.text);
+        int start = open (xd.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (start < 0 || flock (start, LOCK_SH) < 0)
+            BAIL_OUT ("flock: %s", strerror (errno));
+        is_errno (exitdir_settle (&xd, false, &err), EWOULDBLOCK,
+                  "settle during a start, not waiting: EWOULDBLOCK");
+        close (start); /* the start is done */
+        is_int (exitdir_settle (&xd, false, &err), 0,
+                "settle with no start under way: 0");
+        is_int (exitdir_settle (&xd, true, &err), 0, "settle, waiting: 0");
+        exitdir_close (&xd);
+    }
 
     /* a's link made to lead to b's run dir: b's is not a's to remove */
     snprintf (link, sizeof (link), "%s/exits", a);

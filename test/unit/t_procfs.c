@@ -344,6 +344,40 @@ static void test_exitfile (void)
               "exits/ as a symlink: refused (ENOTDIR)");
     like (err.text, "link/exits", "... and names the path");
 
+    /* the start marker names its process: "PID BOOTNS\n" */
+    pid_t mpid = 0;
+    unsigned long long mns = 0;
+    is_errno (exitfile_marker (dfd, ID1, &mpid, &mns), ENOENT,
+              "no marker: ENOENT");
+    is_errno (exitfile_marker (dfd, "nope", &mpid, &mns), EINVAL,
+              "marker of a bad execid: EINVAL");
+    put ("exits/" ID1 ".started", "", 0);
+    is_int (exitfile_marker (dfd, ID1, &mpid, &mns), 0,
+            "an empty marker names no process");
+    put ("exits/" ID1 ".started", "123 x\n", 6);
+    is_int (exitfile_marker (dfd, ID1, &mpid, &mns), 0,
+            "a marker that is not PID BOOTNS names no process");
+    put ("exits/" ID1 ".started", "4242 987654321\n", 15);
+    ok (exitfile_marker (dfd, ID1, &mpid, &mns) == 1 && mpid == 4242 &&
+            mns == 987654321ull,
+        "PID BOOTNS read back");
+    unlinkat (dfd, ID1 ".started", 0);
+
+    /* the exit file cairnd writes for a command it took over */
+    is_errno (exitfile_write_status (dfd, "nope", 0), EINVAL,
+              "write for a bad execid: EINVAL");
+    is_int (exitfile_write_status (dfd, ID1, 9), 0, "write status 9");
+    ok (exitfile_read (dfd, ID1, &status, &error) == 0 && status == 9 &&
+            error == NULL,
+        "... reads back as status 9");
+    is_errno (exitfile_write_status (dfd, ID1, 0), EEXIST,
+              "an exit file already there stands: EEXIST");
+    ok (exitfile_read (dfd, ID1, &status, &error) == 0 && status == 9,
+        "... and is unchanged");
+    ok (faccessat (dfd, ID1 ".tmp", F_OK, 0) < 0 && errno == ENOENT,
+        "... and no temporary file is left");
+    unlinkat (dfd, ID1, 0);
+
     is_errno (exitfile_read (dfd, ID1, &status, &error), ENOENT,
               "no exit file: ENOENT");
     put ("exits/" ID1, "{\"status\":768}\n", 15);
