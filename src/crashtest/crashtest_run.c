@@ -283,6 +283,19 @@ on_job_response (struct ct_run *r, struct ct_jobrun *j, json_t *resp)
             (void)send_start (r, j, false); /* it never got in */
             return;
         }
+        if (j->reattaching && e == ENOENT && j->saw_full &&
+            r->cs->fault == CT_FAULT_FULL) {
+            /* a refusal (never journaled) cut short by the crash between
+             * its exception and its final release */
+            char key[24];
+            snprintf (key, sizeof (key), "%ju", (uintmax_t)id);
+            json_object_set_new (r->refused, key,
+                                 json_string ("journal full (refused, its "
+                                              "final release lost in the "
+                                              "crash)"));
+            j->state = JOB_REFUSED;
+            return;
+        }
         if (r->cs->fault == CT_FAULT_FULL && !j->reattaching) {
             char key[24];
             snprintf (key, sizeof (key), "%ju", (uintmax_t)id);
