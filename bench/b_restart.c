@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -141,6 +142,9 @@ out:
 
 /* ---- cleanup ---- */
 
+/* The most children of one process restart_cleanup() sees at a time. */
+#define CLEANUP_MAX 32768
+
 static size_t read_pids (pid_t parent, pid_t *v, size_t max)
 {
     char path[64];
@@ -157,25 +161,30 @@ static size_t read_pids (pid_t parent, pid_t *v, size_t max)
     return n;
 }
 
-/* Kill every process we adopted (shims of killed cairnds) and their
- * commands' process groups, and reap them all. Call with no cairnd of
- * ours running. */
+/* Kill every process we adopted and reap them all: supervisors of
+ * stopped or killed cairnds, their commands (which outlive them), and the
+ * commands we inherited as a subreaper from a supervisor already dead.
+ * The commands go first, each with its process group, so that none is
+ * left running to come to us and keep a blocking wait from returning.
+ * Call with no cairnd of ours running. */
 void restart_cleanup (void)
 {
-    static pid_t kids[16384], cmds[64];
+    static pid_t kids[CLEANUP_MAX], cmds[CLEANUP_MAX];
     size_t n;
 
-    while ((n = read_pids (getpid (), kids, 16384)) > 0) {
+    while ((n = read_pids (getpid (), kids, CLEANUP_MAX)) > 0) {
         for (size_t i = 0; i < n; i++) {
-            size_t m = read_pids (kids[i], cmds, 64);
+            size_t m = read_pids (kids[i], cmds, CLEANUP_MAX);
             for (size_t k = 0; k < m; k++) {
                 (void)kill (-cmds[k], SIGKILL); /* the command's group */
                 (void)kill (cmds[k], SIGKILL);
             }
+            (void)kill (-kids[i], SIGKILL); /* a command we adopted */
             (void)kill (kids[i], SIGKILL);
         }
-        while (waitpid (-1, NULL, 0) > 0 || errno == EINTR)
+        while (waitpid (-1, NULL, WNOHANG) > 0 || errno == EINTR)
             ;
+        (void)nanosleep (&(struct timespec){0, 1000000}, NULL); /* dying */
     }
 }
 
