@@ -84,7 +84,8 @@ struct shim {
     int ngroups;
     const char *cgroup; /* --cgroup: the command's own cgroup v2 directory */
     int cgfd;           /* its cgroup.procs, opened before the vfork, or -1 */
-    int dirfd;
+    int dirfd;          /* --exitdir, or -1 */
+    bool dirfd_kept;    /* dirfd is the supervisor's kept one: not ours */
     unsigned long long max_output; /* 0: no cap */
     int out_fd, err_fd;            /* kept open to cap them, else -1 */
     long long out_size, err_size;  /* at the end, for the exit file; -1 */
@@ -839,13 +840,30 @@ struct shim *shim_cmd_parse (int argc, char *argv[], const char *execid)
     return s;
 }
 
+/* The supervisor's exit dir, opened for its first command and kept: every
+ * command cairnd asks it for has the same one (one journal, one dir), and
+ * an open and a close per command are a measurable part of a spawn. */
+static struct {
+    char *path;
+    int fd;
+} kept_dir = {NULL, -1};
+
 int shim_cmd_opendir (struct shim *s)
 {
+    if (kept_dir.path && strcmp (kept_dir.path, s->exitdir) == 0) {
+        s->dirfd = kept_dir.fd;
+        s->dirfd_kept = true;
+        return 0;
+    }
     s->dirfd =
         open (s->exitdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (s->dirfd < 0) {
         fprintf (stderr, "cairn-shim: %s: %s\n", s->exitdir, strerror (errno));
         return -1;
+    }
+    if (shim_fresh && !kept_dir.path && (kept_dir.path = strdup (s->exitdir))) {
+        kept_dir.fd = s->dirfd;
+        s->dirfd_kept = true;
     }
     return 0;
 }
@@ -908,7 +926,9 @@ void shim_cmd_free (struct shim *s)
 {
     if (!s)
         return;
-    close_fds ((int[]){s->dirfd, s->out_fd, s->err_fd, s->cgfd}, 4);
+    close_fds ((int[]){s->dirfd_kept ? -1 : s->dirfd, s->out_fd, s->err_fd,
+                       s->cgfd},
+               4);
     free (s->given);
     free (s->envp_own);
     for (size_t i = 0; i < 4; i++)
