@@ -325,6 +325,18 @@ static int parse_retention (const struct arg *a)
     return get_duration (a, a->field);
 }
 
+static int parse_commit_interval (const struct arg *a)
+{
+    double d = 0.;
+
+    if (get_duration (a, &d) < 0)
+        return -1;
+    if (!(d >= 0 && d <= 1))
+        return invalid (a, "must be a duration from 0 to 1s");
+    *(double *)a->field = d;
+    return 0;
+}
+
 /* -1 is not a duration but Flux's "release everything at the end"; inf
  * would mean "never release", which is what -1 is for.
  */
@@ -592,6 +604,8 @@ static const struct key job_keys[] = {
 static const struct key journal_keys[] = {
     KEYMIN ("max-size", parse_size, CF (journal_max_size), MIB),
     KEY ("retention", parse_retention, CF (journal_retention)),
+    KEY ("commit-interval", parse_commit_interval,
+         CF (journal_commit_interval)),
     END,
 };
 
@@ -853,6 +867,7 @@ void config_init (struct cairn_config *cfg)
     *cfg = (struct cairn_config){
         .journal_max_size = GIB,
         .journal_retention = 7 * 86400.,
+        .journal_commit_interval = 0.002,
         .max_request_size = MIB,
         .max_ranks = 65536,
         .max_connections = 256,

@@ -482,6 +482,7 @@ static void commit (struct cairnd *d)
         if (journal_commit (d->journal, &err) < 0)
             journal_failed (d, err.text);
         d->ncommits++;
+        d->last_commit = ev_now (d->loop);
     }
 }
 
@@ -489,6 +490,7 @@ static void commit (struct cairnd *d)
  * more events. */
 static void flush (struct cairnd *d)
 {
+    ev_timer_stop (d->loop, &d->lazy_timer);
     while (d->dirty || d->acks || node_busy (d) || remote_busy (d)) {
         stage (d);
         void *nodework = node_take (d); /* its records are in the batch */
@@ -612,7 +614,55 @@ static void reap_cb (struct ev_loop *loop, ev_timer *w, int revents)
         log_msg (LOG_DEBUG, "reaped %d process(es) that were not ours", n);
 }
 
+/* May this turn's commit wait for company? Every pending event is a
+ * process's pid record: nothing acts on it, nobody is told of it, and a
+ * restart that finds no pid for an intent finds the process by its start
+ * marker (proclook.c), as it does for a start cut short. Waiting lets the
+ * records ride with the next commit that must be made (an exit, an intent)
+ * instead of costing one of their own per answer of the supervisor. */
+static bool flush_can_wait (struct cairnd *d)
+{
+    if (!d->dirty || d->acks || node_busy (d) || remote_busy (d))
+        return false;
+    for (struct jobentry *je = d->dirty; je; je = je->dirty_next) {
+        size_t i;
+        json_t *entry;
+        json_array_foreach (je->pending, i, entry)
+        {
+            const char *name = "";
+            if (eventlog_entry_parse (entry, NULL, &name, NULL) < 0 ||
+                strcmp (name, "proc-spawn") != 0)
+                return false;
+        }
+    }
+    return true;
+}
+
+/* Group commit (journal.commit-interval): a batch waits until the interval
+ * has passed since the last commit, so that what comes meanwhile shares
+ * its fdatasync; a batch of pid records alone waits a whole interval. An
+ * idle cairnd commits at once. */
 static void prepare_cb (struct ev_loop *loop, ev_prepare *w, int revents)
+{
+    struct cairnd *d = w->data;
+    double gap = d->cfg.journal_commit_interval;
+    double wait = 0;
+
+    if (gap > 0 && flush_can_wait (d))
+        wait = gap;
+    else if (gap > 0 && (d->dirty || d->acks))
+        wait = d->last_commit + gap - ev_now (loop);
+    if (wait <= 0) {
+        flush (d);
+        return;
+    }
+    if (!ev_is_active (&d->lazy_timer)) {
+        ev_timer_set (&d->lazy_timer, wait, 0);
+        ev_timer_start (loop, &d->lazy_timer);
+    }
+}
+
+static void lazy_cb (struct ev_loop *loop, ev_timer *w, int revents)
 {
     flush (w->data);
 }
@@ -948,6 +998,8 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
     d->spawner_msgs.data = d;
     ev_timer_init (&d->spawner_kick, spawner_kick_cb, 0, 0);
     d->spawner_kick.data = d;
+    ev_timer_init (&d->lazy_timer, lazy_cb, 0, 0);
+    d->lazy_timer.data = d;
     spawner_watch_start (d);
     ev_signal_init (&d->sigterm, signal_cb, SIGTERM);
     ev_signal_init (&d->sigint, signal_cb, SIGINT);
@@ -1083,6 +1135,7 @@ void cairnd_destroy (struct cairnd *d)
         ev_io_stop (d->loop, &d->spawner_watch);
         ev_io_stop (d->loop, &d->spawner_msgs);
         ev_timer_stop (d->loop, &d->purge_timer);
+        ev_timer_stop (d->loop, &d->lazy_timer);
         ev_timer_stop (d->loop, &d->reap_timer);
         ev_timer_stop (d->loop, &d->output_timer);
         ev_signal_stop (d->loop, &d->sigterm);

@@ -119,6 +119,8 @@ struct cairnd {
     struct ack *acks;
     struct ack **acks_tail;
     ev_prepare prepare;
+    ev_timer lazy_timer; /* a commit that waits (prepare_cb) */
+    double last_commit;  /* ev_now of the last one */
     ev_signal sigterm;
     ev_signal sigint;
     ev_timer purge_timer;

@@ -38,6 +38,7 @@ static const char *all_keys[] = {
     "output.max-bytes",
     "journal.max-size",
     "journal.retention",
+    "journal.commit-interval",
     "limits.max-request-size",
     "limits.max-ranks",
     "limits.max-connections",
@@ -140,6 +141,7 @@ static bool config_equal (const struct cairn_config *a,
            job_config_equal (&a->job, &b->job) &&
            a->journal_max_size == b->journal_max_size &&
            a->journal_retention == b->journal_retention &&
+           a->journal_commit_interval == b->journal_commit_interval &&
            a->max_request_size == b->max_request_size &&
            a->max_ranks == b->max_ranks &&
            a->max_connections == b->max_connections &&
@@ -174,6 +176,7 @@ static void test_defaults (void)
     is_int (j->output_max_bytes, 64 * 1024, "output max-bytes 64K");
     is_int (cfg.journal_max_size, 1LL << 30, "journal max-size 1G");
     ok (cfg.journal_retention == 7 * 86400., "journal retention 7d");
+    ok (cfg.journal_commit_interval == 0.002, "journal commit-interval 2ms");
     is_int (cfg.max_request_size, 1 << 20, "max-request-size 1M");
     is_int (cfg.max_ranks, 65536, "max-ranks 65536");
     is_int (cfg.max_connections, 256, "max-connections 256");
@@ -203,7 +206,8 @@ static const char *full_file =
     "   'max-kill-timeout': '1m', 'term-signal': 'USR1',"
     "   'kill-signal': 15, 'max-kill-count': 3},"
     " 'release-after': '30s', 'output': {'max-bytes': '1M'},"
-    " 'journal': {'max-size': '2G', 'retention': '1d'},"
+    " 'journal': {'max-size': '2G', 'retention': '1d',"
+    "   'commit-interval': '0.005s'},"
     " 'limits': {'max-request-size': '64K', 'max-ranks': 16,"
     "   'max-connections': 10, 'max-jobs': 20}}";
 
@@ -241,6 +245,7 @@ static void check_full (const struct cairn_config *c)
     is_int (j->output_max_bytes, 1 << 20, "output.max-bytes 1M");
     is_int (c->journal_max_size, 2LL << 30, "journal.max-size 2G");
     ok (c->journal_retention == 86400., "journal.retention 1d");
+    ok (c->journal_commit_interval == 0.005, "journal.commit-interval 0.005s");
     is_int (c->max_request_size, 64 * 1024, "limits.max-request-size");
     is_int (c->max_ranks, 16, "limits.max-ranks");
     is_int (c->max_connections, 10, "limits.max-connections");
@@ -291,6 +296,8 @@ static const struct bad {
     {"multinode.local-ranks", "'x'", "must be an idset string"},
     {"multinode.local-ranks", "3", "must be an idset string"},
     {"multinode.timeout", "0", "must be a finite duration > 0"},
+    {"journal.commit-interval", "'2s'", "must be a duration from 0 to 1s"},
+    {"journal.commit-interval", "-1", "invalid duration -1: must be >= 0"},
     {"multinode.poll", "'inf'", "must be a finite duration > 0"},
     {"role", "'leader'", "must be \"exec\" or \"node\""},
     {"prolog.command", "'true'", "must be a non-empty array of strings"},
