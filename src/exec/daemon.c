@@ -638,15 +638,20 @@ static bool flush_can_wait (struct cairnd *d)
     return true;
 }
 
-/* Group commit (journal.commit-interval): a batch waits until the interval
- * has passed since the last commit, so that what comes meanwhile shares
- * its fdatasync; a batch of pid records alone waits a whole interval. An
- * idle cairnd commits at once. */
+/* Group commit (journal.commit-interval): while many processes are live,
+ * a batch waits until the interval has passed since the last commit, so
+ * that what comes meanwhile shares its fdatasync; a batch of pid records
+ * alone waits a whole interval. With few processes live the loop is not
+ * busy, and a wait would only add to each step of a job: commit at once. */
 static void prepare_cb (struct ev_loop *loop, ev_prepare *w, int revents)
 {
     struct cairnd *d = w->data;
     double gap = d->cfg.journal_commit_interval;
     double wait = 0;
+
+    if (hashmap_count (d->watches) + (d->npend - d->pend_head) <
+        CAIRND_GROUP_COMMIT_LIVE)
+        gap = 0;
 
     if (gap > 0 && flush_can_wait (d))
         wait = gap;
@@ -929,6 +934,7 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
         goto nomem;
     d->cfg.journal_max_size = cfg->journal_max_size;
     d->cfg.journal_retention = cfg->journal_retention;
+    d->cfg.journal_commit_interval = cfg->journal_commit_interval;
     d->cfg.max_request_size = cfg->max_request_size;
     d->cfg.max_ranks = cfg->max_ranks;
     d->cfg.max_connections = cfg->max_connections;

@@ -83,6 +83,10 @@ struct ack {
     json_t *payload;
 };
 
+/* How many live processes (running, or asked for) make cairnd group its
+ * commits (journal.commit-interval): fewer, and each commits at once. */
+#define CAIRND_GROUP_COMMIT_LIVE 16
+
 struct cairnd {
     struct ev_loop *loop;
     struct cairn_config cfg;
