@@ -7,10 +7,16 @@
  *            shim path (unused, kept for the log), argc, the argv of a
  *            shim command line (shim_proto.h: --exitdir, --execid... --
  *            command), envc, the command's environment; every item a
- *            NUL-terminated string (counts in decimal). One at a time:
- *            cairnd waits for its STARTED before the next.
+ *            NUL-terminated string (counts in decimal). cairnd sends
+ *            a job's requests without waiting for their answers (a
+ *            node's spawns wait for each), blocking while the socket is
+ *            full.
  *   messages (supervisor -> cairnd): struct spawner_msg, fixed size, one
- *            ordered stream.
+ *            ordered stream. The supervisor never blocks on it: what
+ *            the socket cannot take yet waits in its memory, in order
+ *            (else cairnd, blocked sending a request, and the
+ *            supervisor, blocked sending an answer, would wait on each
+ *            other for ever).
  *     STARTED answers each request, in order: pid > 0 with a pidfd on
  *            the command along (SCM_RIGHTS); or pid 0 when no process
  *            could be made (errnum 0: its exit file says why; EEXIST: the

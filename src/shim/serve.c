@@ -163,13 +163,29 @@ static void hold_here (const char *hold)
         usleep (10000);
 }
 
-static int msg_send (int sock, const struct spawner_msg *m, int fd)
+/* Messages for cairnd its socket could not take yet, oldest first. We
+ * never block on that socket: cairnd may be blocked sending us a request
+ * while its own socket is full of our messages, and each would wait on
+ * the other for ever. Each message keeps its pidfd (or -1) until sent;
+ * off is how much of the front one went already. */
+struct outmsg {
+    struct spawner_msg m;
+    int fd;
+};
+static struct outmsg *outq;
+static size_t outq_head, outq_n, outq_room, outq_off;
+
+/* Send what is left of o from off without blocking: the pidfd rides with
+ * its first byte. Returns the bytes sent, or -1 with errno (EAGAIN: the
+ * socket is full). */
+static ssize_t msg_try (int sock, const struct outmsg *o, size_t off)
 {
     char cbuf[CMSG_SPACE (sizeof (int))];
-    struct iovec iov = {.iov_base = (void *)m, .iov_len = sizeof (*m)};
+    struct iovec iov = {.iov_base = (char *)&o->m + off,
+                        .iov_len = sizeof (o->m) - off};
     struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
 
-    if (fd >= 0) {
+    if (o->fd >= 0 && off == 0) {
         memset (cbuf, 0, sizeof (cbuf));
         msg.msg_control = cbuf;
         msg.msg_controllen = sizeof (cbuf);
@@ -177,12 +193,64 @@ static int msg_send (int sock, const struct spawner_msg *m, int fd)
         c->cmsg_level = SOL_SOCKET;
         c->cmsg_type = SCM_RIGHTS;
         c->cmsg_len = CMSG_LEN (sizeof (int));
-        memcpy (CMSG_DATA (c), &fd, sizeof (int));
+        memcpy (CMSG_DATA (c), &o->fd, sizeof (int));
     }
     ssize_t n;
-    while ((n = sendmsg (sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+    while ((n = sendmsg (sock, &msg, MSG_NOSIGNAL | MSG_DONTWAIT)) < 0 &&
+           errno == EINTR)
         ;
-    return n == (ssize_t)sizeof (*m) ? 0 : -1;
+    return n;
+}
+
+/* Drop what is queued: cairnd is gone (the exit files say it all). */
+static void outq_drop (void)
+{
+    for (size_t i = outq_head; i < outq_n; i++) {
+        if (outq[i].fd >= 0)
+            close (outq[i].fd);
+    }
+    outq_head = outq_n = outq_off = 0;
+}
+
+/* Send what is queued, in order, as far as the socket takes it. */
+static void outq_flush (int sock)
+{
+    while (outq_head < outq_n) {
+        struct outmsg *o = &outq[outq_head];
+        ssize_t n = msg_try (sock, o, outq_off);
+        if (n < 0 && errno == EAGAIN)
+            return;
+        if (n <= 0) {
+            outq_drop ();
+            return;
+        }
+        outq_off += (size_t)n;
+        if (o->fd >= 0) { /* passed with the first byte */
+            close (o->fd);
+            o->fd = -1;
+        }
+        if (outq_off < sizeof (o->m))
+            continue;
+        outq_off = 0;
+        outq_head++;
+    }
+    outq_head = outq_n = 0;
+}
+
+/* Send m to cairnd after what is queued; fd (ours to close, or -1) rides
+ * with it. */
+static void msg_post (int sock, const struct spawner_msg *m, int fd)
+{
+    if (outq_n == outq_room) {
+        size_t room = outq_room ? outq_room * 2 : 64;
+        struct outmsg *n = realloc (outq, room * sizeof (*n));
+        if (!n)
+            _exit (1); /* cairnd takes our commands over */
+        outq = n;
+        outq_room = room;
+    }
+    outq[outq_n++] = (struct outmsg){.m = *m, .fd = fd};
+    outq_flush (sock);
 }
 
 /* Once, for every command to come: the process state each command's
@@ -265,7 +333,7 @@ static void ended_send (int sock, pid_t pid, const char *execid, int code)
     struct spawner_msg m = {
         .type = SPAWNER_MSG_ENDED, .pid = pid, .code = code};
     snprintf (m.execid, sizeof (m.execid), "%s", execid);
-    (void)msg_send (sock, &m, -1); /* cairnd gone: the exit file says it */
+    msg_post (sock, &m, -1); /* cairnd gone: the exit file says it */
 }
 
 /* Every command whose process has exited: kill what is left of its group,
@@ -406,9 +474,7 @@ reply:
     shim_cmd_free (s);
     if (*gone)
         return false;
-    (void)msg_send (sock, &m, pidfd);
-    if (pidfd >= 0)
-        close (pidfd);
+    msg_post (sock, &m, pidfd);
     return m.pid > 0;
 }
 
@@ -430,7 +496,7 @@ static int request_one (int sock, pid_t cairnd)
     }
     if (request_decode (buf, len, &rq) < 0) {
         struct spawner_msg m = {.type = SPAWNER_MSG_STARTED, .errnum = errno};
-        (void)msg_send (sock, &m, -1);
+        msg_post (sock, &m, -1);
     } else if (start_one (sock, buf, &rq, cairnd, &gone))
         return 0;
     free (rq.argv);
@@ -470,8 +536,10 @@ void shim_serve (int sock)
     if ((sigfd = signalfd (-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK)) < 0)
         _exit (1);
     for (;;) {
-        struct pollfd pf[2] = {{.fd = sigfd, .events = POLLIN},
-                               {.fd = orphan ? -1 : sock, .events = POLLIN}};
+        struct pollfd pf[2] = {
+            {.fd = sigfd, .events = POLLIN},
+            {.fd = orphan ? -1 : sock,
+             .events = POLLIN | (outq_n > outq_head ? POLLOUT : 0)}};
         long long due = cmds_cap ();
         int timeout = -1;
         if (due > 0) {
@@ -482,6 +550,8 @@ void shim_serve (int sock)
             _exit (0); /* cairnd is gone and every command seen through */
         if (poll (pf, 2, timeout) < 0 && errno != EINTR)
             _exit (1);
+        if (pf[1].revents & POLLOUT)
+            outq_flush (sock);
         if (pf[0].revents & POLLIN) {
             struct signalfd_siginfo ssi;
             while (read (sigfd, &ssi, sizeof (ssi)) > 0)
@@ -490,8 +560,10 @@ void shim_serve (int sock)
         }
         /* cairnd gone (its end closed): start nothing more, not even what
          * it sent before it went. */
-        if (!orphan && (pf[1].revents & (POLLHUP | POLLERR)))
+        if (!orphan && (pf[1].revents & (POLLHUP | POLLERR))) {
             orphan = true;
+            outq_drop ();
+        }
         else if (!orphan && (pf[1].revents & POLLIN) &&
                  request_one (sock, cairnd) < 0)
             orphan = true;

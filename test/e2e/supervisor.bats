@@ -78,3 +78,16 @@ supervisor_pid() {
     [ "$(events_named 6 proc-lost | wc -l)" -eq 0 ]
     [ "$(events_named 6 proc-spawn | jq .pid)" -eq "$pid" ]
 }
+
+# cairnd sends a job's spawn requests without waiting (blocking on a full
+# socket), while the supervisor answers each one and reports each end. If
+# the supervisor also blocked on its full socket, each would wait on the
+# other for ever: 256 ranks with 8 KiB of environment fill both ways.
+@test "a burst of large requests: neither side blocks on the other" {
+    cairnd_start '{}'
+    PAD=$(head -c 8192 /dev/zero | tr '\0' x) \
+        timeout 60 "$B/cairn" --statedir "$STATEDIR" run --id 9 -N 256 -- true
+    wait_event 9 10 clean
+    [ "$(events_named 9 proc-exit | wc -l)" -eq 256 ]
+    kill -0 "$CAIRND_PID"
+}
