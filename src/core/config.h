@@ -112,8 +112,9 @@ struct cairn_config {
                                  0 = purge at once; INFINITY ("inf") =
                                  keep forever */
     double journal_commit_interval; /* seconds, 0..1: the shortest time
-                                       between two commits while busy;
-                                       default 2 ms; 0 = at once */
+                                       between two commits while 16 or
+                                       more processes are live; default
+                                       2 ms; 0 = every turn */
     size_t max_request_size;  /* bytes, >= 4 KiB; default 1 MiB */
     size_t max_ranks;         /* per job, >= 1; default 65536 */
     int max_connections;      /* >= 1; default 256 */
