@@ -29,8 +29,8 @@ struct job *job_create (uint64_t id)
         !(job->epilog_ranks = idset_create ()) ||
         !(job->epilog_covered = idset_create ()) ||
         !(job->done = idset_create ()) || !(job->released = idset_create ()) ||
-        !(job->drained = idset_create ()) || !(job->procidx = json_object ()) ||
-        !(job->posted = json_object ())) {
+        !(job->drained = idset_create ()) ||
+        !(job->procidx = json_object ())) {
         job_destroy (job);
         errno = ENOMEM;
         return NULL;
@@ -51,6 +51,7 @@ void job_destroy (struct job *job)
     free (job->procs);
     json_decref (job->procidx);
     json_decref (job->posted);
+    free (job->mark_note);
     idset_destroy (job->all);
     idset_destroy (job->local);
     idset_destroy (job->critical);
@@ -374,8 +375,13 @@ static int fold_fail_ranks (struct job *job,
     if (ctx_add_ranks (ctx, "ranks", job->marked, err) < 0)
         return errprefix (err, "fail-ranks");
     (void)json_unpack (ctx, "{s?s}", "note", &note);
-    if (note && *note)
-        snprintf (job->mark_note, sizeof (job->mark_note), "%s", note);
+    if (note && *note) {
+        char *copy = strndup (note, JOB_MARK_NOTE_MAX);
+        if (!copy)
+            return errset (err, ENOMEM, "out of memory");
+        free (job->mark_note);
+        job->mark_note = copy;
+    }
     return 0;
 }
 
@@ -446,7 +452,11 @@ static int fold_proc_intent (struct job *job,
     if (ctx_idset (ctx, "ranks", &ranks, err) < 0)
         return errprefix (err, "proc-intent");
     if (job->nprocs == job->procs_alloc) {
-        size_t n = job->procs_alloc ? job->procs_alloc * 2 : 8;
+        /* first room for one process per rank: a job's usual count per
+         * phase, so a small job holds no unused slots */
+        size_t n = job->procs_alloc ? job->procs_alloc * 2 : 0;
+        if (n == 0 && (n = idset_count (job->all)) == 0)
+            n = 1;
         struct job_proc *np = realloc (job->procs, n * sizeof (*np));
         if (!np) {
             idset_destroy (ranks);
@@ -624,6 +634,8 @@ fold_proc_fail (struct job *job, double t, json_t *ctx, struct cairn_error *err)
 /* Remember a posted event, so that the same post again is recognized. */
 static int fold_posted (struct job *job, const char *name, json_t *ctx)
 {
+    if (!job->posted && !(job->posted = json_object ()))
+        return -1;
     json_t *list = json_object_get (job->posted, name);
     if (!list && (!(list = json_array ()) ||
                   json_object_set_new (job->posted, name, list) < 0))

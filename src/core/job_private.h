@@ -6,6 +6,8 @@
 #include "core/jobspec.h"
 #include "core/rv1.h"
 
+#define JOB_MARK_NOTE_MAX 127
+
 struct job {
     uint64_t id;
     enum job_state state;
@@ -23,7 +25,8 @@ struct job {
     struct idset *local; /* multinode.local-ranks, decoded; NULL when off */
     struct idset *critical;       /* loss is fatal */
     struct idset *marked;         /* fail-ranks during the prolog */
-    char mark_note[128];          /* the last fail-ranks note */
+    char *mark_note;              /* the last fail-ranks note (at most
+                                     JOB_MARK_NOTE_MAX bytes), or NULL */
     struct idset *tolerated;      /* prolog failed tolerably: left out */
     struct idset *held;           /* ranks whose shells wait for resume */
     struct idset *run;            /* ranks with a shell */
@@ -38,7 +41,8 @@ struct job {
     size_t nprocs;
     size_t procs_alloc;
     json_t *procidx; /* execid -> index in procs */
-    json_t *posted;  /* outside services' events: name -> [context...] */
+    json_t *posted;  /* outside services' events: name -> [context...];
+                        NULL until the first */
     int nactive[3];  /* processes not done, per phase */
 
     bool prolog_started;
