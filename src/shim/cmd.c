@@ -3,7 +3,7 @@
  *
  * The command's process is made with vfork and takes its own steps up to
  * the exec (stdio, start marker, cgroup, the drop to --user, chdir); the
- * supervising process keeps the output files to cap them, kills what is
+ * supervising process caps the output files (by name), kills what is
  * left of the command's group and cgroup once it has exited, and writes
  * its exit file. With --user the supervising process stays root, so that
  * it can create the start marker and write the exit file in a root-only
@@ -83,11 +83,11 @@ struct shim {
     const gid_t *groups; /* the user's groups, ngroups of them */
     int ngroups;
     const char *cgroup; /* --cgroup: the command's own cgroup v2 directory */
-    int cgfd;           /* its cgroup.procs, opened before the vfork, or -1 */
+    int cgfd;           /* its cgroup.procs, open from before the vfork
+                           until it returns, else -1 */
     int dirfd;          /* --exitdir, or -1 */
     bool dirfd_kept;    /* dirfd is the supervisor's kept one: not ours */
     unsigned long long max_output; /* 0: no cap */
-    int out_fd, err_fd;            /* kept open to cap them, else -1 */
     long long out_size, err_size;  /* at the end, for the exit file; -1 */
     pid_t child;                   /* the command's process, or 0 */
     char **envp;                   /* the command's environment, or NULL:
@@ -414,11 +414,15 @@ spawn_child (struct shim *s, const struct child_fds *f)
     return pid;
 }
 
+/* O_APPEND: once the cap cuts a file back (cap_output), the command's
+ * next write lands at the cut, not past it in a sparse file, without our
+ * holding the descriptor it writes through. */
 static int open_output (struct shim *s, const char *name)
 {
-    int fd =
-        openat (s->dirfd, name,
-                O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int fd = openat (s->dirfd, name,
+                     O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_NOFOLLOW |
+                         O_CLOEXEC,
+                     0600);
     if (fd < 0)
         shim_errorf (s, "open %s: %s", name, strerror (errno));
     return fd;
@@ -669,12 +673,14 @@ static int start (struct shim *s)
         struct report copy = {.step = r.step, .errnum = r.errnum};
         report_error (s, &copy);
     }
-    rc = 0;
-    if (s->max_output > 0) { /* see cap_output() */
-        s->out_fd = f.out;
-        s->err_fd = f.err;
-        f.out = f.err = -1;
+    /* Its process joined its cgroup before the exec: nothing per command
+     * stays open here, so a node's live commands are not bounded by our
+     * descriptor limit. */
+    if (s->cgfd >= 0) {
+        close (s->cgfd);
+        s->cgfd = -1;
     }
+    rc = 0;
 done:
     close_fds ((int[]){nul, f.err, f.out}, 3);
     return rc;
@@ -682,27 +688,31 @@ done:
 
 /* Keep at most max_output + 1 bytes of an output file on disk: cairnd
  * journals at most max_output, and the extra byte tells it that there was
- * more. The command shares the file's offset with us (it got a dup of our
- * descriptor), so moving it back makes the command's next writes land at
- * the cut again instead of ever further into a sparse file. Returns true if
- * the file had gone past the cap; *size is then what is left (-1: no
- * file, or fstat failed). */
-static bool cap_output (const struct shim *s, int fd, long long *size)
+ * more. Found by name in the exit dir: we hold no descriptor per command
+ * (a node's live commands would be bounded by half our descriptor limit);
+ * the command writes with O_APPEND (open_output), so after the cut its
+ * next write lands at the cut. Returns true if the file had gone past the
+ * cap; *size is then what is left (-1: no file, or it could not be
+ * looked at or cut: let the reader look). */
+static bool cap_output (const struct shim *s, const char *name,
+                        long long *size)
 {
     off_t keep = (off_t)s->max_output + 1;
     struct stat st;
+    int fd;
 
     *size = -1;
-    if (fd < 0 || fstat (fd, &st) < 0)
+    if (s->dirfd < 0 || fstatat (s->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
         return false;
     *size = (long long)st.st_size;
     if (st.st_size <= keep)
         return false;
-    if (ftruncate (fd, keep) == 0) {
-        (void)lseek (fd, keep, SEEK_SET);
-        *size = (long long)keep;
-    } else
-        *size = -1; /* unknown: let the reader look */
+    *size = -1;
+    if ((fd = openat (s->dirfd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+        if (ftruncate (fd, keep) == 0)
+            *size = (long long)keep;
+        close (fd);
+    }
     return true;
 }
 
@@ -716,8 +726,8 @@ static bool cap_output (const struct shim *s, int fd, long long *size)
 /* Cut both files; the sizes left go to s->out_size and s->err_size. */
 static long long cap_outputs (struct shim *s, long long wait_ns)
 {
-    bool over = cap_output (s, s->out_fd, &s->out_size);
-    if (cap_output (s, s->err_fd, &s->err_size))
+    bool over = cap_output (s, s->name_out, &s->out_size);
+    if (cap_output (s, s->name_err, &s->err_size))
         over = true;
     if (over)
         return wait_ns / 4 > CAP_WAIT_MIN_NS ? wait_ns / 4 : CAP_WAIT_MIN_NS;
@@ -829,7 +839,7 @@ struct shim *shim_cmd_parse (int argc, char *argv[], const char *execid)
 
     if (!s)
         return NULL;
-    s->dirfd = s->out_fd = s->err_fd = s->cgfd = -1;
+    s->dirfd = s->cgfd = -1;
     s->out_size = s->err_size = -1;
     s->execid = execid;
     if (parse_args (s, argc, argv) < 0) {
@@ -926,9 +936,7 @@ void shim_cmd_free (struct shim *s)
 {
     if (!s)
         return;
-    close_fds ((int[]){s->dirfd_kept ? -1 : s->dirfd, s->out_fd, s->err_fd,
-                       s->cgfd},
-               4);
+    close_fds ((int[]){s->dirfd_kept ? -1 : s->dirfd, s->cgfd}, 2);
     free (s->given);
     free (s->envp_own);
     for (size_t i = 0; i < 4; i++)

@@ -91,3 +91,21 @@ supervisor_pid() {
     [ "$(events_named 9 proc-exit | wc -l)" -eq 256 ]
     kill -0 "$CAIRND_PID"
 }
+
+# The supervisor caps output files by name and keeps nothing open per
+# command. It held both output files of each, so a node's live commands
+# were bounded by half its descriptor limit: 10,000 of them failed with
+# "Too many open files" under a hard limit of 20,000.
+@test "the supervisor holds no descriptor per live command" {
+    cairnd_start '{}'
+    sup=$(supervisor_pid)
+    cairn run -N 40 --id 7 -- sh -c 'sleep 2; echo ok' >"$BATS_TEST_TMPDIR/out" 3>&- &
+    wait_event 7 10 start
+    sleep 0.5
+    n=$(ls "/proc/$sup/fd" | wc -l)
+    echo "supervisor descriptors with 40 live commands: $n" >&2
+    [ "$n" -lt 16 ]
+    wait_event 7 15 clean
+    [ "$(grep -cx ok "$BATS_TEST_TMPDIR/out")" -eq 40 ]
+    [ "$(events_named 7 finish | jq .status)" -eq 0 ]
+}
