@@ -29,8 +29,7 @@ struct job *job_create (uint64_t id)
         !(job->epilog_ranks = idset_create ()) ||
         !(job->epilog_covered = idset_create ()) ||
         !(job->done = idset_create ()) || !(job->released = idset_create ()) ||
-        !(job->drained = idset_create ()) ||
-        !(job->procidx = json_object ())) {
+        !(job->drained = idset_create ()) || !(job->procidx = json_object ())) {
         job_destroy (job);
         errno = ENOMEM;
         return NULL;

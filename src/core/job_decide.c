@@ -484,8 +484,7 @@ prolog_conclude (struct job *job, const struct job_ctx *ctx, json_t *out)
         idset_subtract (rest, tol);
         snprintf (note, sizeof (note),
                   "prolog failed on %s %s (tolerated, %zu of %d allowed)%s%s",
-                  rank_word (tol), ts, n, allowed,
-                  job->mark_note ? ": " : "",
+                  rank_word (tol), ts, n, allowed, job->mark_note ? ": " : "",
                   job->mark_note ? job->mark_note : "");
         char reason[600];
         snprintf (reason, sizeof (reason), "job %ju: %s", (uintmax_t)job->id,

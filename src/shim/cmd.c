@@ -419,10 +419,9 @@ spawn_child (struct shim *s, const struct child_fds *f)
  * holding the descriptor it writes through. */
 static int open_output (struct shim *s, const char *name)
 {
-    int fd = openat (s->dirfd, name,
-                     O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_NOFOLLOW |
-                         O_CLOEXEC,
-                     0600);
+    int fd = openat (
+        s->dirfd, name,
+        O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
         shim_errorf (s, "open %s: %s", name, strerror (errno));
     return fd;
@@ -694,8 +693,7 @@ done:
  * next write lands at the cut. Returns true if the file had gone past the
  * cap; *size is then what is left (-1: no file, or it could not be
  * looked at or cut: let the reader look). */
-static bool cap_output (const struct shim *s, const char *name,
-                        long long *size)
+static bool cap_output (const struct shim *s, const char *name, long long *size)
 {
     off_t keep = (off_t)s->max_output + 1;
     struct stat st;
