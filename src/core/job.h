@@ -231,8 +231,12 @@ int job_set_expiration (struct job *job,
                         json_t *out,
                         struct cairn_error *err);
 
+/* The most of a fail-ranks note a job keeps (bytes; the rest is cut). */
+#define JOB_MARK_NOTE_MAX 127
+
 /* Mark ranks as failed (tolerable) during the prolog. EINVAL if the job is
- * not in its prolog or ranks are not the job's. */
+ * not in its prolog or ranks are not the job's. The tolerate exception's
+ * note ends with the last note given (its first JOB_MARK_NOTE_MAX bytes). */
 int job_fail_ranks (struct job *job,
                     const struct job_ctx *ctx,
                     const struct idset *ranks,

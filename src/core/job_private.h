@@ -6,8 +6,6 @@
 #include "core/jobspec.h"
 #include "core/rv1.h"
 
-#define JOB_MARK_NOTE_MAX 127
-
 struct job {
     uint64_t id;
     enum job_state state;

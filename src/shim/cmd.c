@@ -702,10 +702,10 @@ static bool cap_output (const struct shim *s, const char *name, long long *size)
     *size = -1;
     if (s->dirfd < 0 || fstatat (s->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
         return false;
-    *size = (long long)st.st_size;
-    if (st.st_size <= keep)
+    if (st.st_size <= keep) {
+        *size = (long long)st.st_size;
         return false;
-    *size = -1;
+    }
     if ((fd = openat (s->dirfd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
         if (ftruncate (fd, keep) == 0)
             *size = (long long)keep;

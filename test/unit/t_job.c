@@ -1183,6 +1183,40 @@ static void test_fail_ranks_then_lost (void)
     idset_destroy (two);
 }
 
+/* A fail-ranks note longer than JOB_MARK_NOTE_MAX: the tolerate note
+ * carries its first JOB_MARK_NOTE_MAX bytes. */
+static void test_fail_ranks_long_note (void)
+{
+    struct fake fb;
+    struct job_config jc;
+    struct idset *two = idset_decode ("2", NULL);
+    char note[200 + 1], want[256];
+    json_t *exc;
+    size_t m;
+
+    memset (note, 'x', sizeof (note) - 1);
+    note[sizeof (note) - 1] = '\0';
+    snprintf (want, sizeof (want),
+              "prolog failed on rank 2 (tolerated, 1 of 1 allowed): %.*s",
+              JOB_MARK_NOTE_MAX, note);
+    cfg_init (&jc, true, false);
+    start_job (&fb, &jc, 4, 0, 1, OWNER);
+    fake_spawn_all (&fb);
+    job_fail_ranks (fb.job, &fb.ctx, two, note, fb.out, NULL);
+    fake_walk (&fb);
+    for (uint32_t r = 0; r < 3; r++)
+        fake_exit (&fb, PHASE_PROLOG, r, 0);
+    m = fake_mark (&fb);
+    fake_exit (&fb, PHASE_PROLOG, 3, 0);
+    exc = fake_event (&fb, m, "exception", 0);
+    is_str (ctx_str (exc, "note"), want,
+            "a long fail-ranks note is cut to %d bytes", JOB_MARK_NOTE_MAX);
+    drive_to_end (&fb);
+    check_end (&fb, "long note");
+    fake_fini (&fb);
+    idset_destroy (two);
+}
+
 /* ---- exceptions from outside ---- */
 
 static void test_cancel (void)
@@ -2332,6 +2366,7 @@ int main (void)
     test_not_per_rank ();
     test_prolog_fatal ();
     test_prolog_tolerance ();
+    test_fail_ranks_long_note ();
     test_hold_on_shrink ();
     test_post ();
     test_fail_ranks_errors ();
