@@ -347,8 +347,9 @@ struct report *bench_spawn (const struct bench_opts *o, struct cairn_error *err)
     report_ratio (r, "CPU: true / supervisor (tmpfs)", q2, n, NULL, 0);
     report_ratio (r, "CPU: true / file floor (tmpfs)", q3, n, NULL, 0);
     report_note (r, "file floor: the files the supervisor"
-                    " must still make around each command (marker,"
-                    " out, err, exit file), made in-process around a"
+                    " must still make around each command (marker with"
+                    " the exit record appended, out, err), made in-process"
+                    " around a"
                     " posix_spawn: what the supervisor could reach, cairnd"
                     " aside; every CPU figure counts the spawning process's"
                     " own work too");

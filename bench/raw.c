@@ -21,6 +21,8 @@
 #include <uuid/uuid.h>
 
 #include "bench.h"
+#include "exec/exitfile.h"
+#include "exec/shim_proto.h"
 #include "exec/spawn.h"
 #include "exec/spawner.h"
 
@@ -39,10 +41,10 @@ struct pacer {
 
 /* Keep conc processes running until total were started and reaped. */
 static int run_pacer (const struct pacer *sp,
-                        int total,
-                        int conc,
-                        struct raw_result *res,
-                        struct cairn_error *err)
+                      int total,
+                      int conc,
+                      struct raw_result *res,
+                      struct cairn_error *err)
 {
     struct pollfd *pfd = calloc (conc, sizeof (*pfd));
     int started = 0, reaped = 0, running = 0, rc = -1;
@@ -72,8 +74,9 @@ static int run_pacer (const struct pacer *sp,
             siginfo_t si;
             if (pfd[i].fd < 0 || !(pfd[i].revents & (POLLIN | POLLHUP)))
                 continue;
-            if (sp->reap ? sp->reap (sp->arg, i, pfd[i].fd, err) < 0
-                         : waitid (P_PIDFD, (id_t)pfd[i].fd, &si, WEXITED) < 0) {
+            if (sp->reap
+                    ? sp->reap (sp->arg, i, pfd[i].fd, err) < 0
+                    : waitid (P_PIDFD, (id_t)pfd[i].fd, &si, WEXITED) < 0) {
                 if (!sp->reap)
                     errset (err, errno, "waitid: %s", strerror (errno));
                 goto out;
@@ -169,7 +172,7 @@ static int start_shim (void *arg, int slot, struct cairn_error *err)
 }
 
 /* The command of slot exited (its pidfd is readable): wait for the
- * supervisor's ENDED, which says its exit file is written and it is
+ * supervisor's ENDED, which says its exit record is written and it is
  * reaped, keeping those of other slots that come first. */
 static int reap_shim (void *arg, int slot, int pidfd, struct cairn_error *err)
 {
@@ -193,23 +196,17 @@ static int reap_shim (void *arg, int slot, int pidfd, struct cairn_error *err)
     return 0;
 }
 
-/* What cairnd does after a command ends: read its exit file, remove the
+/* What cairnd does after a command ends: read its exit record, remove the
  * files its supervisor left. */
 static void done_shim (void *arg, int slot)
 {
     struct shimrun *r = arg;
-    static const char *const suffix[] = {"", ".started", ".out", ".err"};
-    char name[64], buf[256];
+    int status;
 
-    int fd = openat (r->exitfd, r->execid[slot], O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        (void)read (fd, buf, sizeof (buf));
-        close (fd);
-    }
-    for (size_t i = 0; i < sizeof (suffix) / sizeof (suffix[0]); i++) {
-        snprintf (name, sizeof (name), "%s%s", r->execid[slot], suffix[i]);
-        (void)unlinkat (r->exitfd, name, 0);
-    }
+    if (exitfile_read (r->exitfd, r->execid[slot], &status, NULL) < 0)
+        fprintf (stderr, "cairn-bench: %s: no exit record: %s\n",
+                 r->execid[slot], strerror (errno));
+    (void)exitfile_remove (r->exitfd, r->execid[slot]);
 }
 
 int raw_shim_rate (const char *shim,
@@ -308,28 +305,18 @@ out:
     return fd;
 }
 
-/* Reaped: the exit file as the supervisor writes it, then cairnd's part. */
+/* Reaped: the exit record as the supervisor writes it (appended to the
+ * marker, shim_proto.h), then cairnd's part. */
 static void done_sup (void *arg, int slot)
 {
     struct suprun *r = arg;
-    static const char *const suffix[] = {"", ".started", ".out", ".err"};
-    char name[64], tmp[64], buf[64];
-    int fd;
+    char name[64];
+    int status;
 
-    snprintf (tmp, sizeof (tmp), "%s.tmp", r->execid[slot]);
-    if ((fd = sup_open (r, slot, ".tmp", 0)) >= 0) {
-        (void)!write (fd, "{\"status\":0}\n", 13);
-        close (fd);
-        (void)renameat (r->dirfd, tmp, r->dirfd, r->execid[slot]);
-    }
-    if ((fd = openat (r->dirfd, r->execid[slot], O_RDONLY | O_CLOEXEC)) >= 0) {
-        (void)!read (fd, buf, sizeof (buf));
-        close (fd);
-    }
-    for (size_t i = 0; i < sizeof (suffix) / sizeof (suffix[0]); i++) {
-        snprintf (name, sizeof (name), "%s%s", r->execid[slot], suffix[i]);
-        (void)unlinkat (r->dirfd, name, 0);
-    }
+    snprintf (name, sizeof (name), "%s.started", r->execid[slot]);
+    (void)shim_record_append (r->dirfd, name, "{\"status\":0}\n", 13);
+    (void)exitfile_read (r->dirfd, r->execid[slot], &status, NULL);
+    (void)exitfile_remove (r->dirfd, r->execid[slot]);
 }
 
 int raw_supervisor_rate (const char *exitdir,

@@ -20,7 +20,8 @@
 #include "exec/shim_proto.h"
 #include "journal/crashpoint.h"
 
-/* An exit file is one short line; anything longer is not one. */
+/* A marker (a PID line and a record) or an exit file is short; anything
+ * longer is not one. */
 #define EXITFILE_MAX 8192
 
 int exitfile_open_dir (const char *statedir, struct cairn_error *err)
@@ -126,6 +127,55 @@ int exitfile_read (int dirfd, const char *execid, int *status, char **error)
     return exitfile_read_sized (dirfd, execid, status, error, NULL, NULL);
 }
 
+/* Parse a record (shim_proto.h) of len bytes at rec. Returns 0, or -1
+ * with errno EINVAL or ENOMEM. */
+static int record_parse (const char *rec,
+                         size_t len,
+                         int *status,
+                         char **error,
+                         long long *out_size,
+                         long long *err_size)
+{
+    const char *msg = NULL;
+    json_int_t st, osz = -1, esz = -1;
+    json_t *o = NULL;
+
+    if (!(o = json_loadb (rec, len, 0, NULL)) ||
+        json_unpack (o, "{s:I s?:s s?:I s?:I}", "status", &st, "error", &msg,
+                     "out", &osz, "err", &esz) < 0 ||
+        st < 0 || st > 0xffff || (json_object_get (o, "out") && osz < 0) ||
+        (json_object_get (o, "err") && esz < 0)) {
+        json_decref (o);
+        errno = EINVAL;
+        return -1;
+    }
+    if (error && msg && !(*error = strdup (msg))) {
+        json_decref (o);
+        errno = ENOMEM;
+        return -1;
+    }
+    *status = (int)st;
+    if (out_size)
+        *out_size = osz;
+    if (err_size)
+        *err_size = esz;
+    json_decref (o);
+    return 0;
+}
+
+/* The whole record in a marker's content buf[0..len): from its first '{'
+ * to its final '\n' (shim_proto.h). Returns where it starts, with *rlen,
+ * or NULL when there is none (yet). */
+static const char *marker_record (const char *buf, size_t len, size_t *rlen)
+{
+    const char *p = len > 0 ? memchr (buf, '{', len) : NULL;
+
+    if (!p || buf[len - 1] != '\n')
+        return NULL;
+    *rlen = (size_t)(buf + len - p);
+    return p;
+}
+
 int exitfile_read_sized (int dirfd,
                          const char *execid,
                          int *status,
@@ -134,43 +184,35 @@ int exitfile_read_sized (int dirfd,
                          long long *err_size)
 {
     char name[SHIM_NAME_MAX];
-    const char *msg = NULL;
-    json_int_t st, osz = -1, esz = -1;
-    json_t *o = NULL;
+    const char *rec;
     bool truncated;
     char *buf;
-    size_t len;
+    size_t len, rlen;
+    int rc;
 
     if (error)
         *error = NULL;
-    if (make_name (name, sizeof (name), execid, "") < 0)
+    /* The marker's record: where every command that started has it. */
+    if (make_name (name, sizeof (name), execid, SHIM_SUFFIX_STARTED) < 0)
         return -1;
+    if ((buf = read_at (dirfd, name, EXITFILE_MAX, &len, &truncated))) {
+        if ((rec = marker_record (buf, len, &rlen))) {
+            rc = truncated ? (errno = EINVAL, -1)
+                           : record_parse (rec, rlen, status, error, out_size,
+                                           err_size);
+            free (buf);
+            return rc;
+        }
+        free (buf);
+    }
+    /* Else the exit file: a command that never made its marker. */
+    make_name (name, sizeof (name), execid, "");
     if (!(buf = read_at (dirfd, name, EXITFILE_MAX, &len, &truncated)))
         return -1;
-    if (truncated || !(o = json_loadb (buf, len, 0, NULL)) ||
-        json_unpack (o, "{s:I s?:s s?:I s?:I}", "status", &st, "error", &msg,
-                     "out", &osz, "err", &esz) < 0 ||
-        st < 0 || st > 0xffff || (json_object_get (o, "out") && osz < 0) ||
-        (json_object_get (o, "err") && esz < 0))
-        goto inval;
-    if (error && msg && !(*error = strdup (msg)))
-        goto nomem;
-    *status = (int)st;
-    if (out_size)
-        *out_size = osz;
-    if (err_size)
-        *err_size = esz;
-    json_decref (o);
+    rc = truncated ? (errno = EINVAL, -1)
+                   : record_parse (buf, len, status, error, out_size, err_size);
     free (buf);
-    return 0;
-inval:
-    errno = EINVAL;
-nomem:
-    json_decref (o);
-    free (buf);
-    if (errno != EINVAL)
-        errno = ENOMEM;
-    return -1;
+    return rc;
 }
 
 bool exitfile_started (int dirfd, const char *execid)
@@ -215,12 +257,26 @@ int exitfile_marker (int dirfd,
 int exitfile_write_status (int dirfd, const char *execid, int status)
 {
     char name[SHIM_NAME_MAX], tmp[SHIM_NAME_MAX], buf[32];
-    int fd, n, e;
+    int fd, n, e, st;
 
     if (make_name (name, sizeof (name), execid, "") < 0 ||
         make_name (tmp, sizeof (tmp), execid, SHIM_SUFFIX_TMP) < 0)
         return -1;
+    /* A record already there (its supervisor's) is the truth, and so is
+     * one we cannot read: never a second one. */
+    if (exitfile_read (dirfd, execid, &st, NULL) == 0 || errno != ENOENT) {
+        errno = EEXIST;
+        return -1;
+    }
     n = snprintf (buf, sizeof (buf), "{\"status\":%d}\n", status & 0xffff);
+    /* Into the marker, as its supervisor would have; an exit file for a
+     * command that never made one. */
+    make_name (tmp, sizeof (tmp), execid, SHIM_SUFFIX_STARTED);
+    if (shim_record_append (dirfd, tmp, buf, (size_t)n) == 0)
+        return 0;
+    if (errno != ENOENT)
+        return -1;
+    make_name (tmp, sizeof (tmp), execid, SHIM_SUFFIX_TMP);
     fd = openat (dirfd, tmp,
                  O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
@@ -235,7 +291,6 @@ int exitfile_write_status (int dirfd, const char *execid, int status)
         goto error;
     }
     fd = -1;
-    /* an exit file already there (its supervisor's) is the truth */
     if (renameat2 (dirfd, tmp, dirfd, name, RENAME_NOREPLACE) < 0) {
         e = errno;
         goto error;
@@ -301,14 +356,11 @@ ssize_t exitfile_read_output_at (int dirfd,
 
 int exitfile_remove (int dirfd, const char *execid)
 {
-    /* The exit file goes last: until then a crash leaves a status to
-     * recover and a record that the command ran. */
+    /* The marker goes last: until then a crash leaves a record that the
+     * command ran, and its status. */
     static const char *const suffixes[] = {
-        SHIM_SUFFIX_TMP,
-        SHIM_SUFFIX_OUT,
-        SHIM_SUFFIX_ERR,
+        SHIM_SUFFIX_TMP,     SHIM_SUFFIX_OUT, SHIM_SUFFIX_ERR, "",
         SHIM_SUFFIX_STARTED,
-        "",
     };
     char name[SHIM_NAME_MAX];
     int first = 0;

@@ -1,5 +1,5 @@
 /* exitfile.h - read what cairn-shim left in <statedir>/exits (and write
- * an exit file its supervisor could not).
+ * an exit record its supervisor could not).
  *
  * File names and formats are defined in shim_proto.h. Every function here
  * works relative to the exit dir's fd and refuses execids that are not
@@ -21,19 +21,20 @@
  * is not a directory or is a symlink, which is not followed; EACCES...). */
 int exitfile_open_dir (const char *statedir, struct cairn_error *err);
 
-/* Read the exit file of execid. Returns 0, sets *status to the command's
- * wait status and *error to the shim's reason for not running it (malloc'd,
- * the caller frees) or NULL. On error returns -1 with errno, *error NULL:
- *   ENOENT  no exit file (yet)
- *   EINVAL  execid not canonical, or the content is not an object with an
+/* Read the exit record of execid: the one in its marker, else its exit
+ * file (shim_proto.h). Returns 0, sets *status to the command's wait status
+ * and *error to the shim's reason for not running it (malloc'd, the caller
+ * frees) or NULL. On error returns -1 with errno, *error NULL:
+ *   ENOENT  no record (yet): none whole in the marker, no exit file
+ *   EINVAL  execid not canonical, or the record is not an object with an
  *           integer "status" in 0..65535 and an optional string "error"
- *   ELOOP   the name is a symlink (not followed)
+ *   ELOOP   the exit file is a symlink (not followed)
  *   ENOMEM, or the error of open/read */
 int exitfile_read (int dirfd, const char *execid, int *status, char **error);
 
 /* As exitfile_read(), and *out_size and *err_size set to the sizes the
  * shim saw its output files have when the command's process ended, or -1
- * where the exit file does not say (shim_proto.h; a shim without
+ * where the record does not say (shim_proto.h; a shim without
  * --max-output). A size of 0 means there is nothing to read. EINVAL also
  * for a size that is not an integer >= 0. */
 int exitfile_read_sized (int dirfd,
@@ -49,16 +50,19 @@ int exitfile_read_sized (int dirfd,
  * is the answer that never runs a command twice. */
 bool exitfile_started (int dirfd, const char *execid);
 
-/* Write the exit file of execid with status (a wait status) and nothing
+/* Write the exit record of execid with status (a wait status) and nothing
  * else, as its supervisor would have (shim_proto.h): for a command whose
- * supervisor died before it could. Written then renamed, never over an
- * existing one. Returns 0, or -1 with errno: EEXIST (there is one: it
- * stands), EINVAL (bad execid), or what open, write or rename said. */
+ * supervisor died before it could. Appended to its marker in one write;
+ * with no marker, an exit file written then renamed, never over an
+ * existing one. Returns 0, or -1 with errno: EEXIST (a record is there,
+ * or one that cannot be read: it stands), EINVAL (bad execid), or what
+ * open, write or rename said. */
 int exitfile_write_status (int dirfd, const char *execid, int status);
 
 /* What the marker of execid says of the command's process (shim_proto.h):
- * its pid, and the boot clock in ns read after its start. Returns 1 with
- * both set; 0 when the marker names no process (an empty one: a command
+ * its pid, and the boot clock in ns read after its start (its first line;
+ * a record after it changes nothing). Returns 1 with both set; 0 when the
+ * marker names no process (an empty one, or a record alone: a command
  * that died between making it and writing it, or an older shim's); -1
  * with errno: ENOENT (no marker), EINVAL (bad execid), or what open or
  * read said. */
@@ -91,7 +95,7 @@ char *exitfile_read_output (int dirfd,
                             size_t *len,
                             bool *truncated);
 
-/* Remove every file of execid: output, temp, marker, then the exit file
+/* Remove every file of execid: temp, output, exit file, then the marker
  * last, so that a crash half way leaves the most telling file in place.
  * Call only once the exit is journaled. Absent files are fine. Passes the
  * crash points "exec.exitfile.remove.before" and ".after". Returns 0, or

@@ -27,7 +27,7 @@
  * more"; what is past N is lost. Without it the files grow unbounded.
  *
  * --user UID (numeric) runs the command as that user; the shim itself stays
- * root, to supervise, create the marker and write the exit file. With
+ * root, to supervise, create the marker and write the exit record. With
  * --groups (numeric gids, the primary first), as cairnd passes them after
  * its own NSS lookup (which also set HOME, USER, LOGNAME, SHELL), the shim
  * looks nothing up. Without it, before the command's process starts, the
@@ -55,32 +55,43 @@
  *
  * CAIRN_EXECID must be a canonical lowercase UUID (it becomes part of file
  * names); the shim refuses anything else. Exit codes of the shim itself:
- *   0  the exit file was written (whatever the command did)
+ *   0  the exit record was written (whatever the command did)
  *   2  usage error or bad CAIRN_EXECID: nothing was written, nothing was run
- *   3  the exit file could not be written (reason on stderr); the marker
+ *   3  the exit record could not be written (reason on stderr); the marker
  *      tells whether the command was started
  *   4  the execid was used already (its marker or exit file exists):
  *      nothing was run and no file was touched
  *
  * Files in DIR (<statedir>/exits resolved: exitdir.h), all mode 0600:
- *   <execid>          exit file, written to <execid>.tmp then renamed
- *   <execid>.started  marker, created (O_EXCL) by the command's process
+ *   <execid>.started  the marker, created (O_EXCL) by the command's process
  *                     once its stdio is set, before it drops to --user's
  *                     ids, chdirs and execs: "the command may have run".
  *                     It holds "PID BOOTNS\n": the process's pid and
  *                     CLOCK_BOOTTIME in ns after its start, so that a
  *                     restarted cairnd finds it, a zombie too (empty if
- *                     the process died between creating and writing it)
- *                     (a chdir or drop that fails leaves a marker and an
- *                     exit file that says why nothing ran). A marker with
- *                     no exit file after a crash means "started, outcome
- *                     lost": never run it again. An existing marker also makes
- *                     the shim refuse to start the command a second time.
+ *                     the process died between creating and writing it).
+ *                     Once the process has ended (a zombie still), the
+ *                     shim appends the exit record to it, in one write:
+ *                     a marker with a record is "ran, and ended so";
+ *                     without one after a crash, "started, outcome
+ *                     lost": never run it again. An existing marker also
+ *                     makes the shim refuse to start the command again.
+ *   <execid>          exit file: the record alone, written to <execid>.tmp
+ *                     then renamed, for a command whose process never
+ *                     made its marker (nothing started, or a failure
+ *                     before it), and by older shims for every command
  *   <execid>.out      the command's stdout
  *   <execid>.err      the command's stderr
  *   <execid>.tmp      temporary for the exit file
+ * A reader takes the marker's record, else the exit file's. The record
+ * rides in the marker rather than in a file of its own: a create, a rename
+ * and an unlink less per command, most of it on the supervisor's serial
+ * path (BENCHMARKS.md, sixth pass).
  *
- * Exit file content, one line of JSON:
+ * In the marker, the record starts at the first '{' (the PID line has
+ * none) and is whole only with its final '\n': a reader that finds no
+ * '{', or no '\n' after it, has no record there (yet). The record is one
+ * line of JSON:
  *   {"status":N}                 N = the command's wait(2) status
  *   {"status":N,"out":O,"err":E} ... with --max-output: O and E are the
  *                                sizes in bytes of <execid>.out and .err
@@ -93,7 +104,7 @@
  *                                N is 32512 (exit code 127), the error is
  *                                e.g. "execvp nosuchcmd: No such file or
  *                                directory". Non-ASCII bytes are written as
- *                                '?' so the file is always valid JSON.
+ *                                '?' so the record is always valid JSON.
  *
  * Signals, under the supervisor: cairnd signals the command's process
  * group through the command's pidfd (PIDFD_SIGNAL_PROCESS_GROUP; before
@@ -105,7 +116,7 @@
  * deliver (any signal, SIGKILL and SIGSTOP included). The shim sends it to
  * the command's whole process group, so SIGKILL reaches the command without
  * killing the shim. When the command's process exits, the shim SIGKILLs
- * what is left of its group before writing the exit file, so stragglers
+ * what is left of its group before writing the exit record, so stragglers
  * cannot outlive the rank; processes that left the group (setsid, setpgid)
  * escape both. If the shim is killed, PR_SET_PDEATHSIG kills the command's
  * process (not the rest of its group). The plain signals in SHIM_PLAIN_SIGNALS
@@ -115,9 +126,12 @@
 #ifndef CAIRN_SHIM_PROTO_H
 #define CAIRN_SHIM_PROTO_H
 
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <string.h>
+#include <unistd.h>
 
 #define SHIM_RELAY_SIGNAL (SIGRTMIN + 4)
 
@@ -136,7 +150,7 @@
 #define SHIM_EXECID_LEN 36
 #define SHIM_NAME_MAX (SHIM_EXECID_LEN + 16)
 
-/* Wait status the exit file reports when the command could not be run. */
+/* Wait status the exit record reports when the command could not be run. */
 #define SHIM_STATUS_NOEXEC (127 << 8)
 
 /* Fill set with the signals the shim waits for (SIGCHLD, the relay signal,
@@ -179,6 +193,31 @@ static inline bool shim_execid_valid (const char *s)
             return false;
     }
     return true;
+}
+
+/* Append the exit record buf[0..len) (its final '\n' included) to the
+ * marker called name in dirfd, in one write: a reader takes it only whole.
+ * Returns 0, or -1 with errno (ENOENT: no marker; a short write is EIO and
+ * leaves no whole record there). */
+static inline int
+shim_record_append (int dirfd, const char *name, const char *buf, size_t len)
+{
+    int fd = openat (dirfd, name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    ssize_t n;
+    int e;
+
+    if (fd < 0)
+        return -1;
+    while ((n = write (fd, buf, len)) < 0 && errno == EINTR)
+        ;
+    e = n < 0 ? errno : EIO;
+    if (close (fd) < 0 && n == (ssize_t)len)
+        return -1;
+    if (n != (ssize_t)len) {
+        errno = e;
+        return -1;
+    }
+    return 0;
 }
 
 #endif /* CAIRN_SHIM_PROTO_H */

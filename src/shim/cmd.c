@@ -88,16 +88,18 @@ struct shim {
     int dirfd;          /* --exitdir, or -1 */
     bool dirfd_kept;    /* dirfd is the supervisor's kept one: not ours */
     unsigned long long max_output; /* 0: no cap */
-    long long out_size, err_size;  /* at the end, for the exit file; -1 */
+    long long out_size, err_size;  /* at the end, for the exit record; -1 */
     pid_t child;                   /* the command's process, or 0 */
+    bool marked;                   /* it got past making its marker: the
+                                      record goes there (shim_proto.h) */
     char **envp;                   /* the command's environment, or NULL:
                                     * environ as it is at the exec */
     gid_t *given;                  /* --groups, allocated */
     char **envp_own;               /* envp with the user's variables added,
                                     * and those variables: allocated */
     char *env_own[4];
-    char user_name[32];            /* "uid N", with --groups */
-    char error[400];               /* why the command could not run, or "" */
+    char user_name[32]; /* "uid N", with --groups */
+    char error[400];    /* why the command could not run, or "" */
     char name_out[SHIM_NAME_MAX];
     char name_err[SHIM_NAME_MAX];
     char name_started[SHIM_NAME_MAX];
@@ -672,6 +674,9 @@ static int start (struct shim *s)
         struct report copy = {.step = r.step, .errnum = r.errnum};
         report_error (s, &copy);
     }
+    /* Its marker is there unless it failed before it or at it (EEXIST:
+     * another's), or was killed before (write_exitfile finds none). */
+    s->marked = r.step == 0 || r.step > STEP_MARKER;
     /* Its process joined its cgroup before the exec: nothing per command
      * stays open here, so a node's live commands are not bounded by our
      * descriptor limit. */
@@ -706,7 +711,8 @@ static bool cap_output (const struct shim *s, const char *name, long long *size)
         *size = (long long)st.st_size;
         return false;
     }
-    if ((fd = openat (s->dirfd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+    if ((fd = openat (s->dirfd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)) >=
+        0) {
         if (ftruncate (fd, keep) == 0)
             *size = (long long)keep;
         close (fd);
@@ -752,12 +758,42 @@ static size_t json_escape (char *out, size_t size, const char *in)
     return n;
 }
 
+/* The exit file, written then renamed: a reader sees no file or a whole
+ * one. Never over an existing one (a confused second run's). */
+static int write_file (struct shim *s, const char *buf, size_t len)
+{
+    size_t off = 0;
+    int fd =
+        openat (s->dirfd, s->name_tmp,
+                O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -1;
+    while (off < len) {
+        ssize_t n = write (fd, buf + off, len - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (n == 0)
+                errno = EIO;
+            close (fd);
+            return -1;
+        }
+        off += (size_t)n;
+    }
+    if (close (fd) < 0)
+        return -1;
+    return renameat2 (s->dirfd, s->name_tmp, s->dirfd, s->execid,
+                      RENAME_NOREPLACE);
+}
+
+/* The exit record: into the marker if the command's process made it,
+ * else (or if that fails) the exit file. No fsync: a reboot changes the
+ * boot id and cairnd then treats everything as lost anyway. A test can
+ * make it fail (crashpoint.h). */
 static int write_exitfile (struct shim *s, int status)
 {
     char buf[4096];
-    const char *what = s->name_tmp;
-    size_t len, off = 0;
-    int fd;
+    size_t len;
 
     len = (size_t)snprintf (buf, sizeof (buf), "{\"status\":%d", status);
     if (s->out_size >= 0 && s->err_size >= 0)
@@ -773,35 +809,17 @@ static int write_exitfile (struct shim *s, int status)
     buf[len++] = '}';
     buf[len++] = '\n';
 
-    /* Write then rename: a reader sees no file or a whole one. No fsync: a
-     * reboot changes the boot id and cairnd then treats everything as lost
-     * anyway. A test can make it fail (crashpoint.h). */
     if ((errno = fault_inject ("shim.exitfile.write")))
         goto error;
-    fd = openat (s->dirfd, s->name_tmp,
-                 O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0)
-        goto error;
-    while (off < len) {
-        ssize_t n = write (fd, buf + off, len - off);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            if (n == 0)
-                errno = EIO;
-            close (fd);
-            goto error;
-        }
-        off += (size_t)n;
-    }
-    if (close (fd) < 0)
-        goto error;
-    what = s->execid;
-    if (renameat (s->dirfd, s->name_tmp, s->dirfd, s->execid) < 0)
-        goto error;
-    return 0;
+    /* A short append leaves no whole record in the marker: the exit file
+     * then says it. */
+    if (s->marked &&
+        shim_record_append (s->dirfd, s->name_started, buf, len) == 0)
+        return 0;
+    if (write_file (s, buf, len) == 0)
+        return 0;
 error:
-    fprintf (stderr, "cairn-shim: %s/%s: %s\n", s->exitdir, what,
+    fprintf (stderr, "cairn-shim: %s/%s: %s\n", s->exitdir, s->execid,
              strerror (errno));
     unlinkat (s->dirfd, s->name_tmp, 0);
     return -1;

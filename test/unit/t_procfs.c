@@ -363,10 +363,58 @@ static void test_exitfile (void)
         "PID BOOTNS read back");
     unlinkat (dfd, ID1 ".started", 0);
 
+    /* the exit record rides in the marker, after its PID line */
+    put ("exits/" ID1 ".started", "4242 987654321\n", 15);
+    is_errno (exitfile_read (dfd, ID1, &status, &error), ENOENT,
+              "a marker without a record: ENOENT");
+    put ("exits/" ID1 ".started",
+         "4242 987654321\n{\"status\":256,\"out\":3,\"err\":0}\n", 46);
+    long long rosz = -2, resz = -2;
+    ok (exitfile_read_sized (dfd, ID1, &status, &error, &rosz, &resz) == 0 &&
+            status == 256 && rosz == 3 && resz == 0 && error == NULL,
+        "the marker's record: status 256, sizes 3 and 0");
+    ok (exitfile_marker (dfd, ID1, &mpid, &mns) == 1 && mpid == 4242 &&
+            mns == 987654321ull,
+        "... and the PID line still names the process");
+    put ("exits/" ID1 ".started", "4242 987654321\n{\"status\":25", 27);
+    is_errno (exitfile_read (dfd, ID1, &status, &error), ENOENT,
+              "a record without its final newline is none (yet): ENOENT");
+    put ("exits/" ID1, "{\"status\":512}\n", 15);
+    ok (exitfile_read (dfd, ID1, &status, &error) == 0 && status == 512,
+        "... and the exit file answers then");
+    unlinkat (dfd, ID1, 0);
+    put ("exits/" ID1 ".started", "4242 987654321\n{\"status\":\"x\"}\n", 30);
+    is_errno (exitfile_read (dfd, ID1, &status, &error), EINVAL,
+              "a whole record that is not one: EINVAL");
+    put ("exits/" ID1 ".started", "{\"status\":9}\n", 13);
+    ok (exitfile_read (dfd, ID1, &status, &error) == 0 && status == 9,
+        "a record in an empty marker (no PID line) reads");
+    is_int (exitfile_marker (dfd, ID1, &mpid, &mns), 0,
+            "... and names no process");
+
+    /* cairnd writes the record of a command it took over: into its marker */
+    put ("exits/" ID1 ".started", "4242 987654321\n", 15);
+    is_int (exitfile_write_status (dfd, ID1, 15), 0,
+            "write status 15 into a marker");
+    ok (exitfile_read (dfd, ID1, &status, &error) == 0 && status == 15 &&
+            exitfile_marker (dfd, ID1, &mpid, &mns) == 1 && mpid == 4242,
+        "... reads back, the PID line kept");
+    ok (faccessat (dfd, ID1, F_OK, 0) < 0 && errno == ENOENT,
+        "... and no exit file was made");
+    is_errno (exitfile_write_status (dfd, ID1, 0), EEXIST,
+              "a record already in the marker stands: EEXIST");
+    ok (exitfile_read (dfd, ID1, &status, &error) == 0 && status == 15,
+        "... unchanged");
+    put ("exits/" ID1 ".started", "4242 987654321\n{\"status\":\"x\"}\n", 30);
+    is_errno (exitfile_write_status (dfd, ID1, 0), EEXIST,
+              "a record that cannot be read stands too: EEXIST");
+    unlinkat (dfd, ID1 ".started", 0);
+
     /* the exit file cairnd writes for a command it took over */
     is_errno (exitfile_write_status (dfd, "nope", 0), EINVAL,
               "write for a bad execid: EINVAL");
-    is_int (exitfile_write_status (dfd, ID1, 9), 0, "write status 9");
+    is_int (exitfile_write_status (dfd, ID1, 9), 0,
+            "write status 9 (no marker: an exit file)");
     ok (exitfile_read (dfd, ID1, &status, &error) == 0 && status == 9 &&
             error == NULL,
         "... reads back as status 9");
@@ -483,6 +531,7 @@ static void test_exitfile (void)
 
     /* remove, with its crash points counted */
     put ("exits/" ID1, "{\"status\":0}", 12);
+    put ("exits/" ID1 ".started", "1 2\n{\"status\":0}\n", 17);
     put ("exits/" ID1 ".tmp", "", 0);
     setenv ("CAIRN_CRASH_COUNT", path_of ("points"), 1);
     crashpoint_init ();
