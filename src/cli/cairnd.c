@@ -22,7 +22,7 @@ static void usage (FILE *f)
              "step before taking it. Runs in the foreground; SIGTERM stops it\n"
              "and leaves running jobs to the next start.\n"
              "  -c, --config FILE   JSON configuration (see cairn.conf(5))\n"
-             "  -s, --statedir DIR  journal, socket and exit files\n"
+             "  -s, --statedir DIR  journal, socket and exit records\n"
              "      --check         check the configuration (and the prolog\n"
              "                      and epilog it names), then exit\n"
              "  -v, --verbose       log debug messages\n"

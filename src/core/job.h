@@ -13,7 +13,7 @@
  *   proc-intent,       spawn the process (job_proc_command says what to run)
  *   proc-unstarted
  *   proc-signal        send context.signum to the process
- *   proc-exit/lost     forget the process, remove its exit files
+ *   proc-exit/lost     forget the process, remove its exit records
  *   start, release,    send the matching RFC 32 response (job_response)
  *   exception, finish
  *   clean              the job is over: end its response streams

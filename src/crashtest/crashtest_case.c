@@ -1,6 +1,6 @@
 /* crashtest_case.c - one case from start to verdict: set up its
  * directory, drive it (crashtest_run.c), then collect what it left (the
- * journal, the run log, processes, exit files) and check it.
+ * journal, the run log, processes, exit records) and check it.
  */
 #include <dirent.h>
 #include <errno.h>

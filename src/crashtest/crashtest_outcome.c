@@ -6,7 +6,7 @@
  * start at most once, and a "lost" outcome is only acceptable when both
  * the supervisor and cairnd died before the command ended (a crash of
  * either alone never loses a status: the supervisor outlives cairnd and
- * writes the exit file, and cairnd takes over a dead supervisor's
+ * writes the exit record, and cairnd takes over a dead supervisor's
  * commands).
  */
 #include <ctype.h>

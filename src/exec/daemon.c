@@ -771,7 +771,7 @@ static void spawner_watch_start (struct cairnd *d)
 /* The supervisor died. Its commands are our children now (we are a
  * subreaper and were its parent) and we see them through ourselves, each
  * from its pidfd in the loop: one it saw through already (its ENDED
- * unread) is found reaped, with its exit file. Then a new supervisor
+ * unread) is found reaped, with its exit record. Then a new supervisor
  * starts the next commands. Its fork copies our descriptors only until
  * its exec (all close-on-exec), and the child dies with us in that window
  * (spawner.h). */
@@ -1063,7 +1063,7 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
                              .disconnect = service_disconnect};
     if (!(d->server = server_create (d->loop, d->sockpath, &lim, &ops, d, err)))
         goto error;
-    /* The state dir stays 0700 (journal, exit files, the service's
+    /* The state dir stays 0700 (journal, exit records, the service's
      * socket); users reach cairnd through a second socket of their own,
      * where every request is judged by its peer's uid (service.c). */
     if (cfg->public_socket) {

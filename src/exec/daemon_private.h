@@ -67,9 +67,9 @@ struct watch {
     int pidfd;
     bool supervised; /* our supervisor's: its end comes as an ENDED, and
                       * io is not started (it is readable at the exit,
-                      * before the exit file is written) */
+                      * before the exit record is written) */
     bool adopted;    /* its supervisor died: our child now (we are a
-                      * subreaper); we write its exit file */
+                      * subreaper); we write its exit record */
     ev_io io;
     ev_timer settle; /* another's command that exited: wait for its exit
                       * file until its supervisor reaps it */
@@ -223,7 +223,7 @@ void spawn_pending_orphan (struct cairnd *d);
  * (proc_look): ended, running (taken over), or never started (asked for
  * again). */
 void spawn_orphans_settle (struct cairnd *d);
-/* Start argv through the supervisor (execid, exit files in the exit dir,
+/* Start argv through the supervisor (execid, exit records in the exit dir,
  * env added to cairnd's own environment less its private variables,
  * output capped at max_output bytes), as uid user when that is >= 0 and
  * not cairnd's own (the command's process drops to it before the exec;
@@ -241,7 +241,7 @@ int shim_start (struct cairnd *d,
                 bool async,
                 struct shim_started *out,
                 struct cairn_error *err);
-/* Why a process whose shim ended without an exit file is lost
+/* Why a process whose shim ended without an exit record is lost
  * (shim_status: its wait status, or -1 when it was not our child). */
 void shim_gone_note (char *buf, size_t len, int shim_status, pid_t pid);
 int proc_spawn (struct jobentry *je, const char *execid);
@@ -258,11 +258,11 @@ void watch_started (struct cairnd *d,
                     const char *execid,
                     const struct shim_started *st);
 /* Our supervisor died: every process it ran is our child now. Watch each
- * through its pidfd, and write its exit file at its end. Returns how many. */
+ * through its pidfd, and write its exit record at its end. Returns how many. */
 size_t watch_adopt_all (struct cairnd *d);
 /* Is pid a process we watch as our own child (not a stray to reap)? */
 bool watch_is_adopted (struct cairnd *d, pid_t pid);
-/* The supervisor saw execid through: code 0, its exit file is written;
+/* The supervisor saw execid through: code 0, its exit record is written;
  * else the shim exit code that says why not (shim_proto.h). */
 void proc_ended (struct cairnd *d, const char *execid, int code);
 void proc_unwatch (struct cairnd *d, const char *execid);
@@ -326,7 +326,7 @@ void node_collect (struct cairnd *d, struct nproc *np, int shim_status);
 void *node_take (struct cairnd *d);
 void node_effects (struct cairnd *d, void *work);
 bool node_busy (const struct cairnd *d);
-/* Does the node need execid's exit files (not acknowledged yet)? */
+/* Does the node need execid's exit records (not acknowledged yet)? */
 bool node_has (struct cairnd *d, const char *execid);
 /* Batch the removal of up to max records acknowledged before cutoff;
  * returns how many. */
@@ -367,7 +367,7 @@ void cgroup_reap (struct cairnd *d, const char *execid);
 /* proclook.c: what became of a process no cairnd watched (spawned: its
  * pid, start time and boot id are known; else only its intent is). */
 enum look_verdict {
-    LOOK_EXITED,    /* its exit file is there: collect it */
+    LOOK_EXITED,    /* its exit record is there: collect it */
     LOOK_ALIVE,     /* running: pid, starttime, and a pidfd now ours */
     LOOK_UNSTARTED, /* the command never ran: start it (again), once */
     LOOK_LOST,      /* gone, outcome unknown: why */

@@ -126,7 +126,7 @@ int watch_add (struct cairnd *d,
 }
 
 /* Our supervisor's: its end comes as an ENDED (proc_ended), not through
- * its pidfd, which is readable before the exit file is written. */
+ * its pidfd, which is readable before the exit record is written. */
 static void watch_supervised (struct cairnd *d, struct watch *w)
 {
     ev_io_stop (d->loop, &w->io);
@@ -231,7 +231,7 @@ void shim_gone_note (char *buf, size_t len, int shim_status, pid_t pid)
 }
 
 /* A process ended: read what its shim left and tell the job. A missing
- * exit file means the outcome is lost (shim_status: the shim's own wait
+ * exit record means the outcome is lost (shim_status: the shim's own wait
  * status, or -1 when it is not our child), unless the command never
  * started. */
 void proc_collect (struct jobentry *je, const char *execid, int shim_status)
@@ -296,7 +296,7 @@ void proc_collect (struct jobentry *je, const char *execid, int shim_status)
 }
 
 /* The end of a watched process that is not our child: its supervisor
- * (an earlier cairnd's) writes the exit file while the process is a
+ * (an earlier cairnd's) writes the exit record while the process is a
  * zombie and reaps it after. Collect once the file is there, or once the
  * process is reaped without one, or is a zombie no supervisor holds (its
  * supervisor died: whoever reaps it writes nothing). */
@@ -337,9 +337,9 @@ static void settle_cb (struct ev_loop *loop, ev_timer *t, int revents)
 
 /* The end of an adopted command (watch_adopt_all): what its supervisor
  * would have done. While it is a zombie its pid, its group's id, cannot be
- * reused: kill what is left of the group and cgroup, write the exit file,
+ * reused: kill what is left of the group and cgroup, write the exit record,
  * then reap it. Reaped already (by the supervisor, before it died): its
- * exit file says, or it is lost. */
+ * exit record says, or it is lost. */
 static void adopted_end (struct watch *w)
 {
     struct cairnd *d = w->d;
@@ -356,7 +356,7 @@ static void adopted_end (struct watch *w)
     CRASHPOINT ("exec.adopt.exitfile.before");
     if (exitfile_write_status (d->exitdir, w->execid, status) < 0 &&
         errno != EEXIST)
-        log_msg (LOG_ERR, "%s: cannot write its exit file: %s", w->execid,
+        log_msg (LOG_ERR, "%s: cannot write its exit record: %s", w->execid,
                  strerror (errno));
     CRASHPOINT ("exec.adopt.reap.before");
     (void)shim_reap (w->pidfd, &status);
@@ -456,7 +456,7 @@ static void start_time_check (struct cairnd *d,
     if (ticks != 0 && !check)
         return;
     if (procfs_starttime (d->procroot, out->pid, &out->starttime) < 0) {
-        /* Gone already: its supervisor wrote its exit file, then reaped
+        /* Gone already: its supervisor wrote its exit record, then reaped
          * it, and its ENDED is on its way. Else a broken /proc: watch it
          * anyway. */
         if (errno != ENOENT && errno != ESRCH)
@@ -481,15 +481,15 @@ static void shim_started_check (struct cairnd *d,
                                 struct shim_started *out)
 {
     CRASHPOINT ("exec.spawn.after");
-    if (out->pid == 0) /* nothing started: the exit file says why */
+    if (out->pid == 0) /* nothing started: the exit record says why */
         return;
     d->nspawned++;
     start_time_check (d, execid, out);
 }
 
 /* The supervisor died in the spawn of execid (EPIPE). Once its last start
- * is settled, the command's marker and exit file tell what became of it
- * (proc_look): it ran and ended (pid 0: its exit file, or none, is
+ * is settled, the command's marker and exit record tell what became of it
+ * (proc_look): it ran and ended (pid 0: its exit record, or none, is
  * collected), it runs as our child now (adopted), or it never started
  * (spawned again, through the new supervisor). A failure of that last
  * spawn is a spawn failure like any other. */
@@ -517,7 +517,7 @@ static int spawn_cut_short (struct cairnd *d,
         out->starttime = look.starttime;
         out->adopted = true;
         return 0;
-    default: /* exited: its exit file; lost: collected as lost */
+    default: /* exited: its exit record; lost: collected as lost */
         return 0;
     }
 }
@@ -598,7 +598,7 @@ static void spawn_done (struct jobentry *je,
         cairnd_dirty (je);
         return;
     }
-    if (st->pid == 0) { /* its exit file says why it could not start */
+    if (st->pid == 0) { /* its exit record says why it could not start */
         proc_collect (je, execid, 0);
         return;
     }

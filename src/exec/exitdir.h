@@ -1,7 +1,7 @@
 /* exitdir.h - where cairn-shim leaves its files, and when their absence
  * can be believed.
  *
- * Every command leaves its start marker, output and exit file in the exit
+ * Every command leaves its start marker, output and exit record in the exit
  * dir (shim_proto.h), and cairnd deletes them once the end is journaled.
  * Created and deleted by the thousand, such files made a disk file system
  * slower the more jobs a node had run (BENCHMARKS.md, "Soak"); on a tmpfs
@@ -16,7 +16,7 @@
  * at a reboot, and a disk keeps no file that was not synced, so that
  * inference holds only within the boot that wrote the dir. The dir holds
  * "boot", the boot id it was sealed under; a cairnd that finds none, or
- * another, opens it untrusted: a process whose outcome no exit file holds
+ * another, opens it untrusted: a process whose outcome no exit record holds
  * is then lost, never started again (proclook.c). exitdir_seal() writes
  * the current boot id once the restart's decisions are committed.
  *
@@ -73,7 +73,7 @@ int exitdir_open (const char *statedir,
 /* Wait until no start that an earlier cairnd asked for is half done. The
  * supervisor (shim/serve.c) holds the dir's shared flock from the check
  * that its cairnd is still there until the command has exec'd (its marker
- * written) or its exit file says why it could not; this takes the lock
+ * written) or its exit record says why it could not; this takes the lock
  * exclusively once. From then on a missing marker stays missing: an
  * earlier supervisor whose cairnd is gone starts nothing. Call it before
  * judging any intent. With wait false it does not block: -1 with errno

@@ -7,12 +7,12 @@
  * `node-exec` sent again after any crash (of rank 0, of this cairnd, of a
  * broker between them) finds the record and is answered from it: nothing
  * runs twice. Until rank 0 says `node-ack`, after it has journaled the
- * end, every `node-watch` stream gets the end again; then the exit files
+ * end, every `node-watch` stream gets the end again; then the exit records
  * go, and the record stays, acknowledged, as the node's own account of
  * what ran there, until the journal's retention purges it.
  *
  * Processes run under cairn-shim exactly as a job's do (shim_start, the
- * exit files, the pidfd watch), and a restarted node judges each one as
+ * exit records, the pidfd watch), and a restarted node judges each one as
  * a restarted rank-0 cairnd does (proc_look).
  */
 #include <errno.h>
@@ -341,7 +341,7 @@ static void spawn (struct cairnd *d, struct nproc *np)
         end_with (d, np, "failed", err.text);
         goto done;
     }
-    if (st.pid == 0) { /* its exit file says why it could not start */
+    if (st.pid == 0) { /* its exit record says why it could not start */
         node_collect (d, np, 0);
         goto done;
     }

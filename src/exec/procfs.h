@@ -27,7 +27,7 @@ int procfs_starttime (const char *procroot,
 int procfs_bootid (const char *path, char *buf, size_t len);
 
 /* Is pid a zombie that no supervisor will see through: its parent is not
- * a cairn-shim (init, a subreaper, a dead cairnd's heir), so no exit file
+ * a cairn-shim (init, a subreaper, a dead cairnd's heir), so no exit record
  * will come for it? 1 yes, 0 no (running, or its supervisor's zombie), -1
  * with errno (ENOENT: gone). */
 int procfs_zombie_unsupervised (const char *procroot, pid_t pid);

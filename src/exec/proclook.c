@@ -4,18 +4,18 @@
  *
  *   spawned (pid known):
  *     boot id changed          -> lost: the machine rebooted
- *     exit file present        -> it ended while we were down: its status
+ *     exit record present        -> it ended while we were down: its status
  *     pidfd_open + start time  -> still ours: watch it again
  *     no start marker          -> in a dir sealed under this boot
  *                                 (exitdir.h): it never ran (a spawn cut short by
  *                                 cairnd's death): start it again
  *     otherwise                -> lost: gone with no exit status
  *   intent only (crash between intent commit and pid commit):
- *     exit file present        -> its status
+ *     exit record present        -> its status
  *     the process its marker names, still there (a zombie too) -> record
  *                                 its pid, watch it
  *     (no pid in the marker) a live process with CAIRN_EXECID -> the same
- *     exit file (again: it may have ended during the scan) -> its status
+ *     exit record (again: it may have ended during the scan) -> its status
  *     start marker             -> it ran and its outcome is lost: never
  *                                 run it again
  *     nothing at all           -> it never started: start it now, if

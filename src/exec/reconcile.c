@@ -8,10 +8,10 @@
  * (remote.c).
  *
  * Finally job_advance() handles every deadline that passed while we were
- * down. Stale exit files of finished processes are removed by
+ * down. Stale exit records of finished processes are removed by
  * reconcile_sweep_exits(), but only once all of this is committed: the
  * exit of a process collected here is not on disk before that, and its
- * exit file is then the only record of its status.
+ * exit record is then the only record of its status.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -142,7 +142,7 @@ static int reconcile_proc (struct jobentry *je,
     return 0;
 }
 
-/* Remove exit files that no live process of an active job owns: those of
+/* Remove exit records that no live process of an active job owns: those of
  * processes whose end was committed before a crash took the removal. */
 void reconcile_sweep_exits (struct cairnd *d)
 {

@@ -52,10 +52,10 @@ char **shim_argv (const struct shim_spec *spec, char *buf, size_t bufsize);
 
 /* Reap the shim behind pidfd if it has exited, without blocking.
  * Returns 0 and sets *status to the shim's own wait status (0 when it
- * wrote the exit file; see shim_proto.h), or -1 with errno:
+ * wrote the exit record; see shim_proto.h), or -1 with errno:
  *   EAGAIN  still running
  *   ECHILD  not our child (after a cairnd restart the shim is adopted by
- *           init or a subreaper: watch the pidfd, then read the exit file)
+ *           init or a subreaper: watch the pidfd, then read the exit record)
  *           or already reaped
  *   EBADF, EINVAL  not a pidfd */
 int shim_reap (int pidfd, int *status);

@@ -354,7 +354,7 @@ int spawner_started (const struct spawner_msg *m,
     if (m->errnum != 0 || m->pid <= 0) {
         if (fd >= 0)
             close (fd);
-        if (m->errnum == 0) { /* nothing was started: the exit file says why */
+        if (m->errnum == 0) { /* nothing was started: the exit file says */
             *pid = 0;
             *pidfd = -1;
             return 0;

@@ -13,7 +13,7 @@
  * The supervisor is cairn-shim itself (`cairn-shim --spawner`,
  * shim/serve.c). It vforks each command and execs it (no process between
  * them: a command costs its own exec only, BENCHMARKS.md "Spawn path"),
- * caps its output, writes its exit file while it is a zombie, reaps it and
+ * caps its output, writes its exit record while it is a zombie, reaps it and
  * sends an ENDED message; cairnd gets a pidfd on the command with the
  * STARTED answer (SCM_RIGHTS), and signals the command's process group
  * through it. The wire is in spawner_proto.h.
@@ -21,17 +21,17 @@
  * Lifetimes. The supervisor outlives cairnd: it starts nothing once
  * cairnd's end of the socket is closed, and exits when its last command is
  * seen through; a restarted cairnd starts a supervisor of its own and
- * waits for the old one's commands through their exit files. The commands
+ * waits for the old one's commands through their exit records. The commands
  * outlive the supervisor: cairnd, its parent and a subreaper, inherits
  * them if it dies and sees them through itself. Only both dying before a
  * command ends loses that command's status.
  *
  * Crash points: "spawner.clone.after" (after a command's start, before its
  * STARTED), "supervisor.exitfile.before" and "supervisor.reap.before" (a
- * command a zombie, before and after its exit file) in the supervisor;
+ * command a zombie, before and after its exit record) in the supervisor;
  * "shim.drop.before" is counted there too and carried out by the
  * command's process (it kills cairnd). The fault point
- * "shim.exitfile.write" fails an exit file's write.
+ * "shim.exitfile.write" fails an exit record's write.
  */
 #ifndef CAIRN_EXEC_SPAWNER_H
 #define CAIRN_EXEC_SPAWNER_H
@@ -111,7 +111,7 @@ int spawner_next (struct spawner *sp, struct spawner_msg *m, int *fd);
 
 /* What a STARTED says, as spawner_spawn returns it: *pid, *pidfd (fd,
  * now the caller's) and *starttime (unless NULL), *pid 0 when nothing was
- * started and the exit file says why; or -1 with errno and err (fd
+ * started and the exit record says why; or -1 with errno and err (fd
  * closed). what names the command in err. */
 int spawner_started (const struct spawner_msg *m,
                      int fd,
@@ -123,7 +123,7 @@ int spawner_started (const struct spawner_msg *m,
 
 /* spawner_next() for a caller that only uses spawner_spawn: the next
  * ENDED message into *m, a command the supervisor has seen through (its
- * exit file written, its process reaped), or could not (code 3). Never
+ * exit record written, its process reaped), or could not (code 3). Never
  * blocks. Returns 0, or -1 with errno EAGAIN (none now) or EPIPE (the
  * supervisor is gone). */
 int spawner_ended (struct spawner *sp, struct spawner_msg *m);

@@ -19,7 +19,7 @@
  *            other for ever).
  *     STARTED answers each request, in order: pid > 0 with a pidfd on
  *            the command along (SCM_RIGHTS); or pid 0 when no process
- *            could be made (errnum 0: its exit file says why; EEXIST: the
+ *            could be made (errnum 0: its exit record says why; EEXIST: the
  *            execid was used already and nothing was touched; EPROTO: a
  *            request it could not read; another errno: nothing started).
  *            starttime is the command's start in clock ticks since boot,
@@ -27,8 +27,8 @@
  *            CLOCK_BOOTTIME around the vfork (the kernel stamps a process
  *            in it): the same tick before and after is its start tick; 0
  *            when a tick boundary fell in between (cairnd reads /proc).
- *     ENDED  once the command's exit file is written and the command
- *            reaped (code 0), or when the exit file could not be written
+ *     ENDED  once the command's exit record is written and the command
+ *            reaped (code 0), or when the exit record could not be written
  *            (code 3, shim_proto.h's exit code for it). ENDED messages
  *            may come between a request and its STARTED.
  */

@@ -1,7 +1,7 @@
 /* statedir.h - where cairn keeps its state, found the same way by every
  * program (cairnd, cairn, the shim's callers, tests).
  *
- * The state directory holds the journal, the exit files and the socket
+ * The state directory holds the journal, the exit records and the socket
  * ("<statedir>/cairn.sock"), so the daemon and its clients must agree on
  * it without talking to each other first.
  */

@@ -1,10 +1,10 @@
 /* cairn-shim - run one command for cairnd and keep its exit status.
  *
  * The contract (arguments, files, signals) is in src/exec/shim_proto.h;
- * the command's own steps, its output cap and its exit file are cmd.c's.
+ * the command's own steps, its output cap and its exit record are cmd.c's.
  *
  * Why a separate process: the shim stays the command's parent when cairnd
- * dies, so the wait status is never lost (it lands in the exit file), and
+ * dies, so the wait status is never lost (it lands in the exit record), and
  * because the shim has not reaped the command, the command's pid - which is
  * also its process group id - cannot be reused while the shim signals the
  * group. The shim is spawned once per process, so it links libc only,

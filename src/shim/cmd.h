@@ -1,5 +1,5 @@
 /* cmd.h - one command under cairn-shim's supervision: its arguments, its
- * start, the cap on its output files, its end and its exit file, as
+ * start, the cap on its output files, its end and its exit record, as
  * exec/shim_proto.h describes them. shim_main (cairn-shim.c) runs one
  * command through it; the calls are per command and keep no state of
  * their own, so that one process may supervise several.
@@ -42,7 +42,7 @@ bool shim_cmd_used (struct shim *s);
  * with none blocked and default dispositions. Returns 0 when a process was
  * made (shim_cmd_pid; it may still have failed before its exec: the exit
  * file will say), or -1 when nothing was started (the reason goes into
- * the exit file). */
+ * the exit record). */
 int shim_cmd_start (struct shim *s, char **envp);
 
 /* The command's process (its process group too), or 0. */
@@ -66,7 +66,7 @@ long long shim_cmd_cap (struct shim *s, long long wait_ns);
 void shim_cmd_exited (struct shim *s);
 
 /* After the reap: cut the output files a last time, remove the cgroup and
- * write the exit file with status. Returns 0, or -1 (said on stderr; exit
+ * write the exit record with status. Returns 0, or -1 (said on stderr; exit
  * code 3). */
 int shim_cmd_finish (struct shim *s, int status);
 

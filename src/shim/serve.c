@@ -5,7 +5,7 @@
  * must not inherit. We start every command cairnd asks for ourselves
  * (cmd.c: vfork, the marker, the drop to the user, exec): a command costs
  * its own exec and nothing more. We cap its output files on a timer, and
- * at its end write its exit file while it is still a zombie, reap it, and
+ * at its end write its exit record while it is still a zombie, reap it, and
  * tell cairnd (ENDED). So the durable facts are the same files a
  * per-command shim left, and a restarted cairnd reads them the same way.
  *
@@ -202,7 +202,7 @@ static ssize_t msg_try (int sock, const struct outmsg *o, size_t off)
     return n;
 }
 
-/* Drop what is queued: cairnd is gone (the exit files say it all). */
+/* Drop what is queued: cairnd is gone (the exit records say it all). */
 static void outq_drop (void)
 {
     for (size_t i = outq_head; i < outq_n; i++) {
@@ -333,11 +333,11 @@ static void ended_send (int sock, pid_t pid, const char *execid, int code)
     struct spawner_msg m = {
         .type = SPAWNER_MSG_ENDED, .pid = pid, .code = code};
     snprintf (m.execid, sizeof (m.execid), "%s", execid);
-    msg_post (sock, &m, -1); /* cairnd gone: the exit file says it */
+    msg_post (sock, &m, -1); /* cairnd gone: the exit record says it */
 }
 
 /* Every command whose process has exited: kill what is left of its group,
- * write its exit file while it is still a zombie (so that a status is
+ * write its exit record while it is still a zombie (so that a status is
  * never only in memory: cairnd, as a child subreaper, inherits a zombie
  * whose supervisor died), then reap it and tell cairnd. */
 static void cmds_reap (int sock)
@@ -438,7 +438,7 @@ start_one (int sock, char *buf, struct request *rq, pid_t cairnd, bool *gone)
     shim_kill_at_drop = crashpoint_due ("shim.drop.before") ? cairnd : 0;
     uint64_t before = boot_ns ();
     if (shim_cmd_start (s, rq->envp) < 0) {
-        /* nothing started: the exit file says why */
+        /* nothing started: the exit record says why */
         m.errnum = shim_cmd_finish (s, SHIM_STATUS_NOEXEC) < 0 ? EIO : 0;
         goto reply;
     }
@@ -468,7 +468,7 @@ start_one (int sock, char *buf, struct request *rq, pid_t cairnd, bool *gone)
     c->cap_due = shim_cmd_capped (s) ? mono_ns () + c->cap_wait : 0;
     s = NULL;
 reply:
-    if (lockfd >= 0) /* the command exec'd, or its exit file is written */
+    if (lockfd >= 0) /* the command exec'd, or its exit record is written */
         (void)flock (lockfd, LOCK_UN);
     shim_kill_at_drop = 0;
     shim_cmd_free (s);

@@ -13,7 +13,7 @@
 #include <sys/types.h>
 
 /* Run the command of argv (a shim's argv, argv[0] its name) with the
- * environment `environ`, supervise it, write its exit file. Returns the
+ * environment `environ`, supervise it, write its exit record. Returns the
  * shim's exit code (shim_proto.h). */
 int shim_main (int argc, char *argv[]);
 

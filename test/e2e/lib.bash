@@ -151,7 +151,7 @@ wait_dead() {
 }
 
 # Make command $1 end with nobody to record its status: kill its
-# supervisor first (a live one writes the exit file; with cairnd up, cairnd
+# supervisor first (a live one writes the exit record; with cairnd up, cairnd
 # takes over instead), then the command. Waits until both are dead.
 lose_proc() {
     local sup

@@ -137,7 +137,7 @@ SH
 }
 
 # A shell is lost when nobody can record its exit status: here the
-# supervisor cannot write its exit file (an injected fault).
+# supervisor cannot write its exit record (an injected fault).
 @test "losing a shell on a non-critical rank: node-failure, job goes on" {
     CAIRN_FAULT=shim.exitfile.write:1 cairnd_start '{}'
     cairn run -N 2 --id 209 -- sh -c "while [ ! -e $BATS_TEST_TMPDIR/go\$CAIRN_RANK ]; do sleep 0.05; done" 3>&- &

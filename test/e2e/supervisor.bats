@@ -36,8 +36,8 @@ supervisor_pid() {
 }
 
 # The two instants the supervisor can die at while a command is a zombie:
-# before its exit file (cairnd writes it) and after (it stands).
-@test "supervisor dead before the exit file is written: cairnd writes it" {
+# before its exit record (cairnd writes it) and after (it stands).
+@test "supervisor dead before the exit record is written: cairnd writes it" {
     CAIRN_CRASH_AT=supervisor.exitfile.before:1 cairnd_start '{}'
     old=$(supervisor_pid)
     run cairn run --id 3 -- sh -c 'exit 3'
@@ -48,7 +48,7 @@ supervisor_pid() {
     [ "$status" -eq 0 ]
 }
 
-@test "supervisor dead after the exit file, before the reap: the file stands" {
+@test "supervisor dead after the exit record, before the reap: the file stands" {
     CAIRN_CRASH_AT=supervisor.reap.before:1 cairnd_start '{}'
     old=$(supervisor_pid)
     run cairn run --id 5 -- sh -c 'echo out; exit 4'

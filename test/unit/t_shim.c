@@ -1,6 +1,6 @@
 /* t_shim - a command's supervision: the real cairn-shim as the node's
  * supervisor (spawner.h), which starts each command itself, caps its
- * output, writes its exit file and says ENDED; and, run by hand, as a
+ * output, writes its exit record and says ENDED; and, run by hand, as a
  * lone shim of one command.
  *
  * The test makes itself a child subreaper so that processes orphaned by a
@@ -190,7 +190,7 @@ static void stash_put (const struct spawner_msg *m)
 }
 
 /* Wait up to ms for the supervisor's ENDED of r's command; return its code
- * << 8, so that 0 means "seen through, the exit file written" (3 << 8: it
+ * << 8, so that 0 means "seen through, the exit record written" (3 << 8: it
  * could not be written). -1 when no ENDED came: on timeout the command's
  * group is killed so the test goes on. */
 static int wait_ended (struct run *r, int ms)
@@ -232,7 +232,7 @@ static void run_close (struct run *r)
     exitfile_remove (dirfd_exits, r->execid);
 }
 
-/* The command's wait status from the exit file, or -1. */
+/* The command's wait status from the exit record, or -1. */
 static int exit_status (struct run *r, char **error)
 {
     int status;
@@ -343,9 +343,9 @@ static void test_exit_codes (void)
 
     run_sh (&r, "exit 0");
     is_int (wait_ended (&r, 10000), 0,
-            "exit 0: seen through (exit file written)");
+            "exit 0: seen through (exit record written)");
     is_int (exit_status (&r, &error), 0, "exit 0: status 0");
-    ok (error == NULL, "exit 0: no error in the exit file");
+    ok (error == NULL, "exit 0: no error in the exit record");
     ok (exitfile_started (dirfd_exits, r.execid), "exit 0: marker present");
     is_int (exitfile_marker (dirfd_exits, r.execid, &pid, &at), 1,
             "exit 0: the marker names a process");
@@ -359,7 +359,7 @@ static void test_exit_codes (void)
 
     run_sh (&r, "exit 3");
     is_int (wait_ended (&r, 10000), 0,
-            "exit 3: seen through (exit file written)");
+            "exit 3: seen through (exit record written)");
     is_int (exit_status (&r, NULL), 768, "exit 3: status 768");
     run_close (&r);
 
@@ -385,7 +385,7 @@ static void test_output (void)
 
     run_sh (&r, "echo hello; echo oops >&2; readlink /proc/$$/fd/0");
     is_int (wait_ended (&r, 10000), 0,
-            "output: seen through (exit file written)");
+            "output: seen through (exit record written)");
     s = exitfile_read_output (dirfd_exits, r.execid, "out", 4096, &len, &trunc);
     is_str (s, "hello\n/dev/null\n", "stdout captured, stdin is /dev/null");
     free (s);
@@ -397,7 +397,7 @@ static void test_output (void)
     ok (exitfile_read_sized (dirfd_exits, r.execid, &status, NULL, &osz,
                              &esz) == 0 &&
             osz == -1 && esz == -1,
-        "no --max-output: the exit file gives no sizes");
+        "no --max-output: the exit record gives no sizes");
     run_close (&r);
 
     /* With --max-output (as cairnd always runs it): the sizes, so that
@@ -405,11 +405,11 @@ static void test_output (void)
     char *argv[] = {"/bin/sh", "-c", "echo hello >&2", NULL};
     run_capped (&r, argv, tmpdir, 1000);
     is_int (wait_ended (&r, 10000), 0,
-            "capped: seen through (exit file written)");
+            "capped: seen through (exit record written)");
     ok (exitfile_read_sized (dirfd_exits, r.execid, &status, NULL, &osz,
                              &esz) == 0 &&
             osz == 0 && esz == 6,
-        "capped: the exit file gives stdout 0 and stderr 6 bytes");
+        "capped: the exit record gives stdout 0 and stderr 6 bytes");
     run_close (&r);
 }
 
@@ -477,7 +477,7 @@ static void test_output_cap (void)
         "a paced writer's file is cut back to the cap while it runs");
     ok (signal_group (&r, SIGTERM) == 0, "paced: TERM to its group");
     is_int (wait_ended (&r, 10000), 0,
-            "paced: seen through (exit file written)");
+            "paced: seen through (exit record written)");
     is_int (file_size (&r, SHIM_SUFFIX_OUT, NULL), 1001,
             "after the end: the file is cap + 1 bytes");
     s = exitfile_read_output (dirfd_exits, r.execid, "out", 1000, &len, &trunc);
@@ -492,7 +492,7 @@ static void test_output_cap (void)
           (long long)max);
     ok (signal_group (&r, SIGKILL) == 0, "runaway: KILL to its group");
     is_int (wait_ended (&r, 10000), 0,
-            "runaway: seen through (exit file written)");
+            "runaway: seen through (exit record written)");
     is_int (file_size (&r, SHIM_SUFFIX_OUT, NULL), 1001,
             "runaway: stdout ends at cap + 1 bytes");
     is_int (file_size (&r, SHIM_SUFFIX_ERR, NULL), 1001,
@@ -508,7 +508,7 @@ static void test_output_cap (void)
     char *quiet[] = {"/bin/sh", "-c", "printf 12345; sleep 0.3", NULL};
     run_capped (&r, quiet, NULL, 5);
     is_int (wait_ended (&r, 10000), 0,
-            "at the cap: seen through (exit file written)");
+            "at the cap: seen through (exit record written)");
     s = exitfile_read_output (dirfd_exits, r.execid, "out", 5, &len, &trunc);
     ok (s && !strcmp (s, "12345") && !trunc, "exactly the cap: not truncated");
     free (s);
@@ -547,7 +547,7 @@ static void test_exec_failures (void)
 
     run_argv (&r, argv, NULL);
     is_int (wait_ended (&r, 10000), 0,
-            "exec failure: seen through (exit file written)");
+            "exec failure: seen through (exit record written)");
     is_int (exit_status (&r, &error), 32512, "exec failure: status 127<<8");
     like (error, "execvp nosuchcmd-cairn: No such file or directory",
           "exec failure: error names the command");
@@ -561,7 +561,7 @@ static void test_exec_failures (void)
     ok (r.pid > 0, "chdir failure: a process was made (it fails before its "
                    "exec)");
     is_int (wait_ended (&r, 10000), 0,
-            "chdir failure: seen through (exit file written)");
+            "chdir failure: seen through (exit record written)");
     is_int (exit_status (&r, &error), 32512, "chdir failure: status 127<<8");
     like (error, "chdir /nonexistent-cairn-dir: No such file",
           "chdir failure: error names the directory");
@@ -582,14 +582,14 @@ static void test_relay (void)
     run_sh (&r, "exec sleep 100");
     ok (signal_group (&r, SIGTERM) == 0, "TERM to the group right away");
     is_int (wait_ended (&r, 10000), 0,
-            "TERM: seen through (exit file written)");
+            "TERM: seen through (exit record written)");
     is_int (exit_status (&r, NULL), SIGTERM, "TERM: status SIGTERM");
     run_close (&r);
 
     run_sh (&r, "exec sleep 100");
     ok (signal_group (&r, SIGKILL) == 0, "KILL to the group");
     is_int (wait_ended (&r, 10000), 0,
-            "KILL: seen through (exit file written)");
+            "KILL: seen through (exit record written)");
     is_int (exit_status (&r, NULL), SIGKILL, "KILL: status 9");
     run_close (&r);
 
@@ -602,7 +602,7 @@ static void test_relay (void)
     is_int (poll (&p, 1, 0), 0, "... nor end the supervisor (cairnd decides)");
     ok (signal_group (&r, SIGUSR1) == 0, "USR1 to the group");
     is_int (wait_ended (&r, 10000), 0,
-            "USR1: seen through (exit file written)");
+            "USR1: seen through (exit record written)");
     is_int (exit_status (&r, NULL), SIGUSR1, "USR1 reached the command");
     run_close (&r);
 }
@@ -617,7 +617,7 @@ static void test_trap_term (void)
     ok (still_running (&r, 300), "trap: TERM ignored, the command runs on");
     ok (signal_group (&r, SIGKILL) == 0, "trap: KILL to the group");
     is_int (wait_ended (&r, 10000), 0,
-            "trap: seen through (exit file written)");
+            "trap: seen through (exit record written)");
     is_int (exit_status (&r, NULL), SIGKILL, "trap: died of the KILL");
     run_close (&r);
 }
@@ -629,7 +629,7 @@ static void test_stragglers (void)
 
     run_sh (&r, "sleep 100 & echo $! > bgpid; exit 0");
     is_int (wait_ended (&r, 10000), 0,
-            "straggler: seen through (exit file written)");
+            "straggler: seen through (exit record written)");
     is_int (exit_status (&r, NULL), 0, "straggler: leader's status 0");
     bg = wait_pidfile ("bgpid", 1000);
     ok (bg > 0 && wait_gone (bg, 2000, NULL),
@@ -670,7 +670,7 @@ static void test_supervisor_killed (void)
         "adopted: reaped through its pidfd by its new parent");
     is_int (status, SIGKILL, "adopted: status 9");
     is_errno (exitfile_read (dirfd_exits, r.execid, &status, NULL), ENOENT,
-              "supervisor killed: no exit file (its adopter writes it)");
+              "supervisor killed: no exit record (its adopter writes it)");
     ok (exitfile_started (dirfd_exits, r.execid),
         "supervisor killed: marker says it started");
     run_close (&r);
@@ -689,7 +689,7 @@ static void test_clean_process (void)
 
     fd = open ("/dev/null", O_RDONLY); /* deliberately not close-on-exec */
     run_sh (&r, "ls /proc/$$/fd");
-    is_int (wait_ended (&r, 10000), 0, "fds: seen through (exit file written)");
+    is_int (wait_ended (&r, 10000), 0, "fds: seen through (record written)");
     s = exitfile_read_output (dirfd_exits, r.execid, "out", 64, NULL, NULL);
     is_str (s, "0\n1\n2\n",
             "the command has 0-2 only: no non-cloexec fd of the daemon's, "
@@ -713,7 +713,7 @@ static void test_clean_process (void)
     for (int i = 0; i < 2; i++) { /* the first command and a later one */
         run_opts (&r, argv, NULL, &(struct run_opts){.via = dirty});
         is_int (wait_ended (&r, 10000), 0,
-                "signals: seen through (exit file written)");
+                "signals: seen through (exit record written)");
         s = exitfile_read_output (dirfd_exits, r.execid, "out", 256, NULL,
                                   NULL);
         like (s, "SigBlk:\t0000000000000000", "command starts with no mask");
@@ -768,7 +768,7 @@ static void test_refusals (void)
     struct run r, again;
     run_sh (&r, "echo first; exit 5");
     is_int (wait_ended (&r, 10000), 0,
-            "first run of an execid: seen through (exit file written)");
+            "first run of an execid: seen through (exit record written)");
     is_errno (spawn_try (&again, argv, NULL,
                          &(struct run_opts){.execid = r.execid}, &err),
               EEXIST, "second run: EEXIST");
@@ -803,7 +803,7 @@ static void test_fault (void)
     crashpoint_init ();
 
     /* A supervisor whose first exit-file write fails: its ENDED says so
-     * (code 3) and no exit file stands; the next one is written. */
+     * (code 3) and no exit record stands; the next one is written. */
     setenv ("CAIRN_FAULT", "shim.exitfile.write:1", 1);
     faulty = spawner_create (shim_path, &err);
     unsetenv ("CAIRN_FAULT");
@@ -813,13 +813,13 @@ static void test_fault (void)
     is_int (wait_ended (&r, 10000), 3 << 8,
             "fault shim.exitfile.write:1: ENDED code 3");
     is_errno (exitfile_read (dirfd_exits, r.execid, &status, NULL), ENOENT,
-              "... and no exit file");
+              "... and no exit record");
     ok (exitfile_started (dirfd_exits, r.execid),
         "... though the marker says it started");
     run_close (&r);
     run_opts (&r, exit7, NULL, &(struct run_opts){.via = faulty});
     is_int (wait_ended (&r, 10000), 0,
-            "the next command: seen through (exit file written)");
+            "the next command: seen through (exit record written)");
     is_int (exit_status (&r, NULL), 7 << 8, "... its status 1792");
     run_close (&r);
     spawner_destroy (faulty);
@@ -976,7 +976,7 @@ static void test_user_not_root (const struct passwd *pw)
         }
         is_int (status, 0, "not root, --user %s: shim exits 0", user);
         is_int (exitfile_read (dfd, id, &st, &error), 0,
-                "not root, --user %s: exit file written", user);
+                "not root, --user %s: exit record written", user);
         if (!own) {
             is_int (st, SHIM_STATUS_NOEXEC, "not root, --user 0: status 32512");
             is_str (error, "--user 0: the shim is not root",
@@ -1036,7 +1036,7 @@ static void test_user_drop_fails (const struct passwd *pw)
         }
         is_int (status, 0, "%s: shim exits 0", cases[i].what);
         is_int (exitfile_read (dirfd_exits, id, &status, &error), 0,
-                "%s: exit file written", cases[i].what);
+                "%s: exit record written", cases[i].what);
         is_int (status, SHIM_STATUS_NOEXEC, "%s: status 32512", cases[i].what);
         if (i == 0)
             snprintf (want, sizeof (want), cases[i].error,
@@ -1058,7 +1058,7 @@ static void test_user_drop_fails (const struct passwd *pw)
     status = run_setpriv (keepcaps, exitdir, user, caps, id);
     is_int (status, 0, "securebits keep caps: shim exits 0");
     is_int (exitfile_read (dirfd_exits, id, &status, &error), 0,
-            "securebits keep caps: exit file written");
+            "securebits keep caps: exit record written");
     is_int (status, 0, "securebits keep caps: status 0");
     ok (error == NULL, "securebits keep caps: no error");
     free (error);
@@ -1115,7 +1115,7 @@ static void test_user_groups (void)
     run_opts (&r, argv, "/",
               &(struct run_opts){.as_user = true, .uid = pw->pw_uid});
     is_int (wait_ended (&r, 10000), 0,
-            "groups of %s: seen through (exit file written)", pw->pw_name);
+            "groups of %s: seen through (exit record written)", pw->pw_name);
     s = exitfile_read_output (dirfd_exits, r.execid, "out", 1024, NULL, NULL);
     is_str (s, want, "groups of %s: primary and supplementary", pw->pw_name);
     free (s);
@@ -1145,7 +1145,7 @@ static void test_user_given_groups (void)
                                  .groups = groups,
                                  .ngroups = 3});
     is_int (wait_ended (&r, 10000), 0,
-            "--groups: seen through (exit file written)");
+            "--groups: seen through (exit record written)");
     s = exitfile_read_output (dirfd_exits, r.execid, "out", 1024, NULL, NULL);
     is_str (s, "4000123\n4242\n17 4242 65534 \n",
             "--groups: uid, the first as gid, all as groups");
@@ -1176,7 +1176,7 @@ static void test_user (void)
         run_opts (&r, trace, NULL,
                   &(struct run_opts){.as_user = true, .uid = 0});
         is_int (r.pid, 0,
-                "not root, --user 0: no process made (the exit file says "
+                "not root, --user 0: no process made (the exit record says "
                 "why)");
         is_int (exit_status (&r, &error), SHIM_STATUS_NOEXEC,
                 "not root, --user 0: status 32512");
@@ -1199,7 +1199,7 @@ static void test_user (void)
     run_opts (&r, script, userdir,
               &(struct run_opts){.as_user = true, .uid = pw->pw_uid});
     is_int (wait_ended (&r, 10000), 0,
-            "--user 65534: seen through (exit file written)");
+            "--user 65534: seen through (exit record written)");
     is_int (exit_status (&r, &error), 0, "--user 65534: status 0");
     ok (error == NULL, "--user 65534: no error");
     free (error);
@@ -1222,7 +1222,7 @@ static void test_user (void)
               &(struct run_opts){
                   .as_user = true, .uid = pw->pw_uid, .env = "HOME=/kept"});
     is_int (wait_ended (&r, 10000), 0,
-            "HOME given: seen through (exit file written)");
+            "HOME given: seen through (exit record written)");
     s = exitfile_read_output (dirfd_exits, r.execid, "out", 64, NULL, NULL);
     is_str (s, "/kept\n", "HOME given: kept, not the passwd entry's");
     free (s);
@@ -1232,7 +1232,7 @@ static void test_user (void)
     run_opts (&r, trace, tmpdir,
               &(struct run_opts){.as_user = true, .uid = pw->pw_uid});
     is_int (wait_ended (&r, 10000), 0,
-            "cwd not the user's: seen through (exit file written)");
+            "cwd not the user's: seen through (exit record written)");
     is_int (exit_status (&r, &error), SHIM_STATUS_NOEXEC,
             "cwd not the user's: status 32512");
     snprintf (want, sizeof (want), "chdir %s: Permission denied", tmpdir);
@@ -1246,7 +1246,7 @@ static void test_user (void)
 
     run_opts (&r, trace, NULL,
               &(struct run_opts){.as_user = true, .uid = 4000123});
-    is_int (r.pid, 0, "no such user: no process made (the exit file says why)");
+    is_int (r.pid, 0, "no such user: no process made (the exit file says)");
     is_int (exit_status (&r, &error), SHIM_STATUS_NOEXEC,
             "no such user: status 32512");
     is_str (error, "no user with uid 4000123 in /etc/passwd",
@@ -1263,7 +1263,7 @@ static void test_user (void)
     /* The shim's own uid: nothing to drop, nothing set. */
     run_opts (&r, env, NULL, &(struct run_opts){.as_user = true, .uid = 0});
     is_int (wait_ended (&r, 10000), 0,
-            "--user 0 as root: seen through (exit file written)");
+            "--user 0 as root: seen through (exit record written)");
     is_int (exit_status (&r, NULL), 0, "--user 0 as root: status 0");
     s = exitfile_read_output (dirfd_exits, r.execid, "out", 64, NULL, NULL);
     is_str (s, "0\nunset\n", "--user 0 as root: a no-op");
@@ -1347,7 +1347,7 @@ static void test_spawner (void)
     is_int (getsid (super), (int)super, "the supervisor leads its own session");
     ok (stdio_null (super), "... with 0-2 on /dev/null");
     ok (signal_group (&r, SIGKILL) == 0, "KILL to the group");
-    is_int (wait_ended (&r, 10000), 0, "... seen through (exit file written)");
+    is_int (wait_ended (&r, 10000), 0, "... seen through (record written)");
     run_close (&r);
 
     /* The start time read off the supervisor's clock is /proc's, or 0 when
