@@ -30,11 +30,8 @@ static int fault_errno = EIO;
 static long fault_seen;
 
 /* Parse "NAME:K[:ERRNO]". K may be '*' (returned as 0). */
-static int parse_spec (const char *spec,
-                       char *name,
-                       size_t namesz,
-                       long *k,
-                       int *errnum)
+static int
+parse_spec (const char *spec, char *name, size_t namesz, long *k, int *errnum)
 {
     const char *colon = strchr (spec, ':');
     if (!colon || colon == spec || (size_t)(colon - spec) >= namesz)
@@ -75,8 +72,8 @@ void crashpoint_init (void)
                 parse_spec (it, crash[ncrash].name, sizeof (crash[0].name),
                             &crash[ncrash].k, NULL) < 0 ||
                 crash[ncrash].k == 0) {
-                fprintf (stderr, "cairn: ignoring malformed CAIRN_CRASH_AT=%s\n",
-                         s);
+                fprintf (stderr,
+                         "cairn: ignoring malformed CAIRN_CRASH_AT=%s\n", s);
                 ncrash = 0;
                 break;
             }
@@ -85,8 +82,7 @@ void crashpoint_init (void)
     }
     if ((s = getenv ("CAIRN_FAULT")) && *s) {
         if (parse_spec (s, fault_name, sizeof (fault_name), &fault_k,
-                        &fault_errno)
-            < 0) {
+                        &fault_errno) < 0) {
             fprintf (stderr, "cairn: ignoring malformed CAIRN_FAULT=%s\n", s);
             fault_name[0] = '\0';
         }
@@ -114,7 +110,9 @@ bool crashpoint_due (const char *name)
     }
     due = false;
     for (int i = 0; i < ncrash; i++)
-        if (strcmp (name, crash[i].name) == 0 && ++crash[i].seen == crash[i].k)
+        if (strcmp (name, crash[i].name) == 0 &&
+            __atomic_add_fetch (&crash[i].seen, 1, __ATOMIC_RELAXED) ==
+                crash[i].k)
             due = true;
     errno = saved;
     return due;
@@ -134,8 +132,8 @@ int fault_inject (const char *name)
         return 0;
     crashpoint_pass (name);
     if (fault_name[0] && strcmp (name, fault_name) == 0) {
-        fault_seen++;
-        if (fault_k == 0 || fault_seen == fault_k)
+        long seen = __atomic_add_fetch (&fault_seen, 1, __ATOMIC_RELAXED);
+        if (fault_k == 0 || seen == fault_k)
             return fault_errno;
     }
     return 0;

@@ -16,6 +16,8 @@
  *   CAIRN_FAULT=NAME:K[:ERRNO] make fault_inject(NAME) return ERRNO (default
  *                             EIO) the K-th time it is called; K may be '*'
  *                             for every time.
+ * Passes may come from several threads (the supervisor's workers): the
+ * counts are atomic; crashpoint_init runs before any thread starts.
  */
 #ifndef CAIRN_CRASHPOINT_H
 #define CAIRN_CRASHPOINT_H

@@ -98,6 +98,8 @@ struct shim {
     char **envp_own;               /* envp with the user's variables added,
                                     * and those variables: allocated */
     char *env_own[4];
+    char *pwbuf;        /* the user's passwd entry, allocated */
+    gid_t *pwgroups;    /* the user's groups from /etc/group */
     char user_name[32]; /* "uid N", with --groups */
     char error[400];    /* why the command could not run, or "" */
     char name_out[SHIM_NAME_MAX];
@@ -106,7 +108,7 @@ struct shim {
     char name_tmp[SHIM_NAME_MAX];
 };
 
-pid_t shim_kill_at_drop;
+_Thread_local pid_t shim_kill_at_drop;
 bool shim_fresh;
 
 /* Say in s->error why the command cannot run. Returns -1. */
@@ -437,15 +439,16 @@ static void close_fds (const int *fds, size_t n)
     }
 }
 
-/* Where --user is looked up (see userdb.h). */
+/* Where --user is looked up (see userdb.h), and room for an entry. */
 #define SHIM_PASSWD "/etc/passwd"
 #define SHIM_GROUP "/etc/group"
+#define SHIM_PASSWD_BUF 65536
 
 /* Resolve --user before the vfork (the lookup reads files and allocates,
  * which a vfork child may not do), from /etc/passwd and /etc/group read
- * directly, not through NSS (userdb.h says why). The groups land in a
- * static array of the kernel's maximum, which setgroups could not take more
- * than anyway (the unused part of it costs nothing). HOME, USER, LOGNAME
+ * directly, not through NSS (userdb.h says why). The groups land in an
+ * array of the kernel's maximum, which setgroups could not take more than
+ * anyway (the unused part of it is never touched). HOME, USER, LOGNAME
  * and SHELL are set in our environment, which the command inherits, each
  * unless cairnd set it already. Returns 0, or -1 with s->error set: then
  * nothing may run. */
@@ -485,9 +488,9 @@ static int user_env_add (struct shim *s, const char *const env[][2], size_t n)
 
 static int user_prepare (struct shim *s)
 {
-    static char buf[65536]; /* the passwd entry's strings: s->user */
-    static gid_t groups[NGROUPS_MAX];
     struct passwd pw;
+    char *buf; /* the passwd entry's strings: s->user */
+    gid_t *groups;
     int e;
 
     if (!s->as_user)
@@ -506,7 +509,12 @@ static int user_prepare (struct shim *s)
         s->user = s->user_name;
         return 0;
     }
-    e = userdb_passwd (SHIM_PASSWD, s->uid, &pw, buf, sizeof (buf));
+    /* Per command (the supervisor's workers look users up at once), and
+     * kept with it: s->user and s->groups point into them. */
+    if (!(s->pwbuf = buf = malloc (SHIM_PASSWD_BUF)) ||
+        !(s->pwgroups = groups = malloc (NGROUPS_MAX * sizeof (gid_t))))
+        return shim_errorf (s, "out of memory");
+    e = userdb_passwd (SHIM_PASSWD, s->uid, &pw, buf, SHIM_PASSWD_BUF);
     if (e == ENOENT)
         return shim_errorf (s, "no user with uid %u in %s", (unsigned)s->uid,
                             SHIM_PASSWD);
@@ -868,8 +876,11 @@ struct shim *shim_cmd_parse (int argc, char *argv[], const char *execid)
 
 /* The supervisor's exit dir, opened for its first command and kept: every
  * command cairnd asks it for has the same one (one journal, one dir), and
- * an open and a close per command are a measurable part of a spawn. */
-static struct {
+ * an open and a close per command are a measurable part of a spawn. One
+ * per thread: each worker's start holds the dir's shared flock through its
+ * own open file description (serve.c), which another's unlock must not
+ * release. */
+static _Thread_local struct {
     char *path;
     int fd;
 } kept_dir = {NULL, -1};
@@ -954,6 +965,8 @@ void shim_cmd_free (struct shim *s)
         return;
     close_fds ((int[]){s->dirfd_kept ? -1 : s->dirfd, s->cgfd}, 2);
     free (s->given);
+    free (s->pwbuf);
+    free (s->pwgroups);
     free (s->envp_own);
     for (size_t i = 0; i < 4; i++)
         free (s->env_own[i]);

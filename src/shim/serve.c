@@ -5,16 +5,30 @@
  * must not inherit. We start every command cairnd asks for ourselves
  * (cmd.c: vfork, the marker, the drop to the user, exec): a command costs
  * its own exec and nothing more. We cap its output files on a timer, and
- * at its end write its exit record while it is still a zombie, reap it, and
- * tell cairnd (ENDED). So the durable facts are the same files a
+ * at its end write its exit record while it is still a zombie, reap it,
+ * and tell cairnd (ENDED). So the durable facts are the same files a
  * per-command shim left, and a restarted cairnd reads them the same way.
+ *
+ * Threads. A pool of workers (workers_start) reads cairnd's requests,
+ * taking turns at the socket, and starts the commands; the main thread
+ * reaps, caps and writes exit records. A start is the longest part of a
+ * command's life here: vfork suspends the thread that calls it until the
+ * command's process has made its marker and exec'd, so with one thread a
+ * node's spawns ran one at a time and a core idled (BENCHMARKS.md, sixth
+ * pass). Each worker's vfork suspends only itself. The answers still go
+ * out in the order of the requests (serve_out.h).
+ * A command is in `cmds` from its start (its worker adds it before its
+ * STARTED) to its reap; while any start is under way, the main thread
+ * leaves a zombie it does not know yet alone until its worker has added
+ * it, so that no command is reaped without its exit record.
  *
  * We outlive cairnd: once its end of the socket is closed we start
  * nothing more (not even what it sent before it went) and exit when the
  * last command is seen through. At most once across cairnd's death: each
- * start holds the exit dir's shared flock from the check that cairnd is
- * still there until the command's exec, and a restarted cairnd takes it
- * exclusively before it judges any intent (exitdir_settle).
+ * start holds the exit dir's shared flock (through its worker's own open
+ * file description) from the check that cairnd is still there until the
+ * command's exec, and a restarted cairnd takes it exclusively before it
+ * judges any intent (exitdir_settle).
  *
  * Our commands outlive us too (no death signal): if we die, cairnd, our
  * parent and a subreaper, inherits them and sees them through.
@@ -22,6 +36,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <linux/sched.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -29,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
@@ -42,6 +58,7 @@
 #include "exec/spawner_proto.h"
 #include "journal/crashpoint.h"
 #include "shim/cmd.h"
+#include "shim/serve_out.h"
 #include "shim/shim.h"
 
 extern char **environ;
@@ -88,17 +105,124 @@ static int read_all (int fd, void *buf, size_t len)
     return 0;
 }
 
+static const char *execid_of (char **envp)
+{
+    size_t n = strlen (SHIM_ENV_EXECID);
+    for (; *envp; envp++) {
+        if (!strncmp (*envp, SHIM_ENV_EXECID, n) && (*envp)[n] == '=')
+            return *envp + n + 1;
+    }
+    return NULL;
+}
+
+/* The test hook of spawner.h: hold here until the file is gone. */
+static void hold_here (const char *hold)
+{
+    char held[4096];
+    int fd;
+
+    snprintf (held, sizeof (held), "%s.held", hold);
+    if ((fd = open (held, O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) >= 0) {
+        char pid[24];
+        int n = snprintf (pid, sizeof (pid), "%d\n", (int)getpid ());
+        (void)!write (fd, pid, (size_t)n);
+        close (fd);
+    }
+    while (access (hold, F_OK) == 0)
+        usleep (10000);
+}
+
+/* Once, for every command to come: the process state each command's
+ * process starts from (it is forked from us), so that it has only its
+ * stdio to set.
+ * - Default dispositions (an ignored signal would survive the command's
+ *   exec), shim_signals_default().
+ * - Exactly shim_sigset() blocked, whatever cairnd's mask was: the
+ *   terminal's SIGINT, SIGTERM and SIGHUP among them (cairnd decides when
+ *   we stop), and SIGCHLD, which our signalfd reads. Blocked, not
+ *   ignored: an ignored SIGCHLD would have the kernel reap our commands
+ *   and lose their statuses. A command's process unblocks all before its
+ *   exec.
+ * - 0-2 on /dev/null: the commands' stdin, and nowhere for our messages
+ *   to go that could block us. */
+static void fresh_setup (void)
+{
+    sigset_t block;
+    int nul;
+
+    shim_signals_default ();
+    shim_sigset (&block);
+    if (sigprocmask (SIG_SETMASK, &block, NULL) < 0)
+        _exit (1);
+    if ((nul = open ("/dev/null", O_RDWR)) < 0 || dup2 (nul, 0) < 0 ||
+        dup2 (nul, 1) < 0 || dup2 (nul, 2) < 0)
+        _exit (1);
+    if (nul > 2)
+        close (nul);
+}
+
+/* ---- the commands we supervise ---- */
+
+/* CAIRN_TEST_SPAWN_HOLD (spawner.h), or NULL. */
+static const char *hold;
+
+/* A request read, from the main thread's read to its worker's answer. */
 struct request {
+    uint64_t seq; /* its place in the stream of answers (serve_out.h) */
+    char *buf;    /* as read: argv and envp point into it */
     int argc;
     char **argv;
     char **envp;
 };
 
-/* Split buf into argv and envp (pointers into buf). Returns 0, or -1 with
- * errno EPROTO or ENOMEM. The caller frees rq->argv and rq->envp. */
-static int request_decode (char *buf, size_t len, struct request *rq)
+struct sup_cmd {
+    struct shim *s;
+    struct request *rq; /* its request: s points into it */
+    pid_t pid;
+    char execid[SHIM_EXECID_LEN + 1];
+    long long cap_due, cap_wait; /* ns, CLOCK_MONOTONIC; due 0: no cap */
+};
+
+/* The commands started and not reaped yet, each allocated on its own (the
+ * main thread works on one it took out while workers add others). Under
+ * cmds_lock; cmds_cond is signalled when `starting` falls. */
+static pthread_mutex_t cmds_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cmds_cond = PTHREAD_COND_INITIALIZER;
+static struct sup_cmd **cmds;
+static size_t ncmds, cmds_room;
+static int starting; /* workers between their vfork and adding its command */
+
+/* An eventfd the main thread polls: a worker that adds a command whose
+ * first output cut is due before the main thread would wake (main_due: 0
+ * for never) writes to it, so that the main thread's timeout counts it. */
+static int wakefd = -1;
+static long long main_due;
+
+static void main_wake (void)
 {
-    char *p = buf, *end = buf + len;
+    uint64_t one = 1;
+    (void)!write (wakefd, &one, sizeof (one));
+}
+
+/* The workers take turns reading the socket (rd_lock): one waits in
+ * read() for the next request while the others start theirs, so that a
+ * request wakes the thread that starts it and no other. `busy` counts the
+ * workers between a request read and its answer; `gone` is set once a
+ * read found cairnd's end closed. Both atomic: the main thread reads them
+ * while a worker waits in read() under rd_lock. */
+static pthread_mutex_t rd_lock = PTHREAD_MUTEX_INITIALIZER;
+static int busy;
+static bool gone;
+
+/* At most this many workers, however many CPUs: the starts of a node
+ * share its locks and its one exit dir. */
+#define SERVE_WORKERS_MAX 8
+
+/* Split rq->buf (len bytes) into argv and envp (pointers into it).
+ * Returns 0, or -1 with errno EPROTO or ENOMEM. request_free frees all. */
+static int request_decode (struct request *rq, size_t len)
+{
+    char *buf = rq->buf, *p = buf, *end = buf + len;
     char **lists[2] = {NULL, NULL};
     unsigned long counts[2] = {0, 0};
 
@@ -136,168 +260,15 @@ error:
     return -1;
 }
 
-static const char *execid_of (char **envp)
+static void request_free (struct request *rq)
 {
-    size_t n = strlen (SHIM_ENV_EXECID);
-    for (; *envp; envp++) {
-        if (!strncmp (*envp, SHIM_ENV_EXECID, n) && (*envp)[n] == '=')
-            return *envp + n + 1;
-    }
-    return NULL;
+    if (!rq)
+        return;
+    free (rq->argv);
+    free (rq->envp);
+    free (rq->buf);
+    free (rq);
 }
-
-/* The test hook of spawner.h: hold here until the file is gone. */
-static void hold_here (const char *hold)
-{
-    char held[4096];
-    int fd;
-
-    snprintf (held, sizeof (held), "%s.held", hold);
-    if ((fd = open (held, O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) >= 0) {
-        char pid[24];
-        int n = snprintf (pid, sizeof (pid), "%d\n", (int)getpid ());
-        (void)!write (fd, pid, (size_t)n);
-        close (fd);
-    }
-    while (access (hold, F_OK) == 0)
-        usleep (10000);
-}
-
-/* Messages for cairnd its socket could not take yet, oldest first. We
- * never block on that socket: cairnd may be blocked sending us a request
- * while its own socket is full of our messages, and each would wait on
- * the other for ever. Each message keeps its pidfd (or -1) until sent;
- * off is how much of the front one went already. */
-struct outmsg {
-    struct spawner_msg m;
-    int fd;
-};
-static struct outmsg *outq;
-static size_t outq_head, outq_n, outq_room, outq_off;
-
-/* Send what is left of o from off without blocking: the pidfd rides with
- * its first byte. Returns the bytes sent, or -1 with errno (EAGAIN: the
- * socket is full). */
-static ssize_t msg_try (int sock, const struct outmsg *o, size_t off)
-{
-    char cbuf[CMSG_SPACE (sizeof (int))];
-    struct iovec iov = {.iov_base = (char *)&o->m + off,
-                        .iov_len = sizeof (o->m) - off};
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-
-    if (o->fd >= 0 && off == 0) {
-        memset (cbuf, 0, sizeof (cbuf));
-        msg.msg_control = cbuf;
-        msg.msg_controllen = sizeof (cbuf);
-        struct cmsghdr *c = CMSG_FIRSTHDR (&msg);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN (sizeof (int));
-        memcpy (CMSG_DATA (c), &o->fd, sizeof (int));
-    }
-    ssize_t n;
-    while ((n = sendmsg (sock, &msg, MSG_NOSIGNAL | MSG_DONTWAIT)) < 0 &&
-           errno == EINTR)
-        ;
-    return n;
-}
-
-/* Drop what is queued: cairnd is gone (the exit records say it all). */
-static void outq_drop (void)
-{
-    for (size_t i = outq_head; i < outq_n; i++) {
-        if (outq[i].fd >= 0)
-            close (outq[i].fd);
-    }
-    outq_head = outq_n = outq_off = 0;
-}
-
-/* Send what is queued, in order, as far as the socket takes it. */
-static void outq_flush (int sock)
-{
-    while (outq_head < outq_n) {
-        struct outmsg *o = &outq[outq_head];
-        ssize_t n = msg_try (sock, o, outq_off);
-        if (n < 0 && errno == EAGAIN)
-            return;
-        if (n <= 0) {
-            outq_drop ();
-            return;
-        }
-        outq_off += (size_t)n;
-        if (o->fd >= 0) { /* passed with the first byte */
-            close (o->fd);
-            o->fd = -1;
-        }
-        if (outq_off < sizeof (o->m))
-            continue;
-        outq_off = 0;
-        outq_head++;
-    }
-    outq_head = outq_n = 0;
-}
-
-/* Send m to cairnd after what is queued; fd (ours to close, or -1) rides
- * with it. */
-static void msg_post (int sock, const struct spawner_msg *m, int fd)
-{
-    if (outq_n == outq_room) {
-        size_t room = outq_room ? outq_room * 2 : 64;
-        struct outmsg *n = realloc (outq, room * sizeof (*n));
-        if (!n)
-            _exit (1); /* cairnd takes our commands over */
-        outq = n;
-        outq_room = room;
-    }
-    outq[outq_n++] = (struct outmsg){.m = *m, .fd = fd};
-    outq_flush (sock);
-}
-
-/* Once, for every command to come: the process state each command's
- * process starts from (it is forked from us), so that it has only its
- * stdio to set.
- * - Default dispositions (an ignored signal would survive the command's
- *   exec), shim_signals_default().
- * - Exactly shim_sigset() blocked, whatever cairnd's mask was: the
- *   terminal's SIGINT, SIGTERM and SIGHUP among them (cairnd decides when
- *   we stop), and SIGCHLD, which our signalfd reads. Blocked, not
- *   ignored: an ignored SIGCHLD would have the kernel reap our commands
- *   and lose their statuses. A command's process unblocks all before its
- *   exec.
- * - 0-2 on /dev/null: the commands' stdin, and nowhere for our messages
- *   to go that could block us. */
-static void fresh_setup (void)
-{
-    sigset_t block;
-    int nul;
-
-    shim_signals_default ();
-    shim_sigset (&block);
-    if (sigprocmask (SIG_SETMASK, &block, NULL) < 0)
-        _exit (1);
-    if ((nul = open ("/dev/null", O_RDWR)) < 0 || dup2 (nul, 0) < 0 ||
-        dup2 (nul, 1) < 0 || dup2 (nul, 2) < 0)
-        _exit (1);
-    if (nul > 2)
-        close (nul);
-}
-
-/* ---- the commands we supervise ---- */
-
-/* CAIRN_TEST_SPAWN_HOLD (spawner.h), or NULL. */
-static const char *hold;
-
-struct sup_cmd {
-    struct shim *s;
-    char *req; /* its request: s points into it */
-    char **argv, **envp;
-    pid_t pid;
-    char execid[SHIM_EXECID_LEN + 1];
-    long long cap_due, cap_wait; /* ns, CLOCK_MONOTONIC; due 0: no cap */
-};
-
-static struct sup_cmd *cmds;
-static size_t ncmds, cmds_room;
 
 static long long mono_ns (void)
 {
@@ -306,41 +277,48 @@ static long long mono_ns (void)
     return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static struct sup_cmd *cmd_add (void)
+/* Under cmds_lock. */
+static int cmd_add (struct sup_cmd *c)
 {
     if (ncmds == cmds_room) {
         size_t room = cmds_room ? cmds_room * 2 : 64;
-        struct sup_cmd *n = realloc (cmds, room * sizeof (*n));
+        struct sup_cmd **n = realloc (cmds, room * sizeof (*n));
         if (!n)
-            return NULL;
+            return -1;
         cmds = n;
         cmds_room = room;
     }
-    return &cmds[ncmds++];
+    cmds[ncmds++] = c;
+    return 0;
 }
 
-static struct sup_cmd *cmd_find (pid_t pid)
+/* Under cmds_lock: take the command of pid out of cmds, or NULL. */
+static struct sup_cmd *cmd_take (pid_t pid)
 {
     for (size_t i = 0; i < ncmds; i++) {
-        if (cmds[i].pid == pid)
-            return &cmds[i];
+        if (cmds[i]->pid == pid) {
+            struct sup_cmd *c = cmds[i];
+            cmds[i] = cmds[--ncmds];
+            return c;
+        }
     }
     return NULL;
 }
 
-static void ended_send (int sock, pid_t pid, const char *execid, int code)
+static void ended_send (const struct sup_cmd *c, int code)
 {
     struct spawner_msg m = {
-        .type = SPAWNER_MSG_ENDED, .pid = pid, .code = code};
-    snprintf (m.execid, sizeof (m.execid), "%s", execid);
-    msg_post (sock, &m, -1); /* cairnd gone: the exit record says it */
+        .type = SPAWNER_MSG_ENDED, .pid = c->pid, .code = code};
+    snprintf (m.execid, sizeof (m.execid), "%s", c->execid);
+    out_ended (c->rq->seq, &m); /* cairnd gone: the record says it */
 }
 
 /* Every command whose process has exited: kill what is left of its group,
  * write its exit record while it is still a zombie (so that a status is
  * never only in memory: cairnd, as a child subreaper, inherits a zombie
- * whose supervisor died), then reap it and tell cairnd. */
-static void cmds_reap (int sock)
+ * whose supervisor died), then reap it and tell cairnd. A zombie whose
+ * worker has not added its command yet waits for it. */
+static void cmds_reap (void)
 {
     for (;;) {
         siginfo_t si;
@@ -348,8 +326,13 @@ static void cmds_reap (int sock)
         if (waitid (P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 ||
             si.si_pid == 0)
             return;
-        struct sup_cmd *c = cmd_find (si.si_pid);
-        if (!c) { /* not a command: cannot happen, but never loop on it */
+        pthread_mutex_lock (&cmds_lock);
+        struct sup_cmd *c;
+        while (!(c = cmd_take (si.si_pid)) && starting > 0)
+            pthread_cond_wait (&cmds_cond, &cmds_lock);
+        pthread_mutex_unlock (&cmds_lock);
+        if (!c) { /* not a command (one its worker gave up on and reaps):
+                   * never loop on it */
             (void)waitpid (si.si_pid, NULL, WNOHANG);
             continue;
         }
@@ -359,12 +342,10 @@ static void cmds_reap (int sock)
         CRASHPOINT ("supervisor.reap.before");
         while (waitpid (c->pid, NULL, 0) < 0 && errno == EINTR)
             ;
-        ended_send (sock, c->pid, c->execid, code);
+        ended_send (c, code);
         shim_cmd_free (c->s);
-        free (c->req);
-        free (c->argv);
-        free (c->envp);
-        *c = cmds[--ncmds];
+        request_free (c->rq);
+        free (c);
     }
 }
 
@@ -373,8 +354,9 @@ static void cmds_reap (int sock)
 static long long cmds_cap (void)
 {
     long long now = mono_ns (), next = 0;
+    pthread_mutex_lock (&cmds_lock);
     for (size_t i = 0; i < ncmds; i++) {
-        struct sup_cmd *c = &cmds[i];
+        struct sup_cmd *c = cmds[i];
         if (c->cap_due == 0)
             continue;
         if (c->cap_due <= now) {
@@ -384,6 +366,7 @@ static long long cmds_cap (void)
         if (next == 0 || c->cap_due < next)
             next = c->cap_due;
     }
+    pthread_mutex_unlock (&cmds_lock);
     return next;
 }
 
@@ -394,17 +377,30 @@ static bool cairnd_there (int sock)
     return poll (&pf, 1, 0) >= 0 && !(pf.revents & (POLLHUP | POLLERR));
 }
 
-/* Start the command of rq (read into buf); answer with STARTED, or set
- * *gone when cairnd is gone (nothing started, no answer). Returns true if
- * the command keeps buf and rq's arrays. */
-static bool
-start_one (int sock, char *buf, struct request *rq, pid_t cairnd, bool *gone)
+/* Under cmds_lock: a start is under way (or is over: done true). */
+static void starting_mark (bool done)
+{
+    pthread_mutex_lock (&cmds_lock);
+    if (done) {
+        starting--;
+        pthread_cond_broadcast (&cmds_cond);
+    } else
+        starting++;
+    pthread_mutex_unlock (&cmds_lock);
+}
+
+/* In a worker: start the command of rq; answer with STARTED, or with
+ * nothing when cairnd is gone (nothing started). Returns true if the
+ * command keeps rq. */
+static bool start_one (int sock, struct request *rq, pid_t cairnd)
 {
     struct spawner_msg m = {.type = SPAWNER_MSG_STARTED};
     const char *execid = execid_of (rq->envp);
     struct shim *s = NULL;
     struct sup_cmd *c = NULL;
+    uint64_t seq = rq->seq; /* rq is the main thread's once in cmds */
     int lockfd = -1, pidfd = -1;
+    bool gone = false, counted = false;
 
     if (hold)
         hold_here (hold);
@@ -421,88 +417,179 @@ start_one (int sock, char *buf, struct request *rq, pid_t cairnd, bool *gone)
     /* At most once across cairnd's death: under the exit dir's shared
      * lock, start only while cairnd is there. A restarted cairnd takes the
      * lock exclusively before it judges any intent (exitdir_settle), so
-     * a start is either done (its marker written) by then, or never made. */
+     * a start is either done (its marker written) by then, or never made.
+     * The dir fd is this worker's own (cmd.c): another's unlock is not
+     * ours. */
     lockfd = shim_cmd_dirfd (s);
     while (flock (lockfd, LOCK_SH) < 0 && errno == EINTR)
         ;
     if (!cairnd_there (sock)) {
-        *gone = true;
+        gone = true;
         goto reply;
     }
     if (shim_cmd_used (s)) {
         m.errnum = EEXIST;
         goto reply;
     }
+    if (!(c = calloc (1, sizeof (*c)))) {
+        m.errnum = ENOMEM;
+        goto reply;
+    }
     /* Between the start marker and the privilege drop (issue 17): the
      * marker alone must keep the command from running twice. */
     shim_kill_at_drop = crashpoint_due ("shim.drop.before") ? cairnd : 0;
+    starting_mark (false);
+    counted = true;
     uint64_t before = boot_ns ();
     if (shim_cmd_start (s, rq->envp) < 0) {
-        /* nothing started: the exit record says why */
+        /* nothing started: the exit file says why */
         m.errnum = shim_cmd_finish (s, SHIM_STATUS_NOEXEC) < 0 ? EIO : 0;
         goto reply;
     }
     m.starttime = start_tick (before, boot_ns ());
     CRASHPOINT ("spawner.clone.after");
-    c = cmd_add ();
     m.pid = shim_cmd_pid (s);
-    if (!c || (pidfd = (int)syscall (SYS_pidfd_open, m.pid, 0)) < 0) {
-        /* cannot keep it: it must not run unseen */
-        m.errnum = c ? errno : ENOMEM;
-        shim_cmd_relay (s, SIGKILL);
-        if (c)
-            ncmds--;
-        c = NULL;
-        m.pid = 0;
-        while (waitpid (shim_cmd_pid (s), NULL, 0) < 0 && errno == EINTR)
-            ;
-        goto reply;
-    }
     c->s = s;
-    c->req = buf;
-    c->argv = rq->argv;
-    c->envp = rq->envp;
+    c->rq = rq;
     c->pid = m.pid;
     snprintf (c->execid, sizeof (c->execid), "%s", execid);
     c->cap_wait = SHIM_CAP_FIRST_NS;
     c->cap_due = shim_cmd_capped (s) ? mono_ns () + c->cap_wait : 0;
+    /* The pidfd first: once in cmds, the command is the main thread's. */
+    int added = -1;
+    if ((pidfd = (int)syscall (SYS_pidfd_open, m.pid, 0)) >= 0) {
+        pthread_mutex_lock (&cmds_lock);
+        added = cmd_add (c);
+        pthread_mutex_unlock (&cmds_lock);
+        long long due = __atomic_load_n (&main_due, __ATOMIC_RELAXED);
+        if (added == 0 && c->cap_due && (due == 0 || c->cap_due < due))
+            main_wake ();
+    }
+    if (added < 0) {
+        /* cannot keep it: it must not run unseen. Ours to reap: the main
+         * thread leaves it alone while we are `starting`. */
+        m.errnum = pidfd < 0 ? errno : ENOMEM;
+        if (pidfd >= 0)
+            close (pidfd);
+        pidfd = -1;
+        shim_cmd_relay (s, SIGKILL);
+        while (waitpid (m.pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        m.pid = 0;
+        goto reply;
+    }
+    c = NULL;
     s = NULL;
 reply:
     if (lockfd >= 0) /* the command exec'd, or its exit record is written */
         (void)flock (lockfd, LOCK_UN);
     shim_kill_at_drop = 0;
-    shim_cmd_free (s);
-    if (*gone)
-        return false;
-    msg_post (sock, &m, pidfd);
+    if (m.pid == 0) {
+        shim_cmd_free (s);
+        free (c);
+    }
+    /* Its STARTED in the stream before its ENDED can be: out_ended keeps
+     * an ENDED behind its STARTED, and the main thread finds the command
+     * (and may send its ENDED) only once it is in cmds. */
+    out_started (seq, gone ? NULL : &m, pidfd);
+    if (counted)
+        starting_mark (true);
     return m.pid > 0;
 }
 
-/* Read and start one request. Returns -1 when cairnd is gone. */
-static int request_one (int sock, pid_t cairnd)
+/* Read one request off the socket (under rd_lock): the request, or NULL
+ * when cairnd is gone. A request that cannot be decoded is answered here
+ * (EPROTO) and *rq is NULL with true returned. */
+static bool request_read (int sock, struct request **out)
 {
     uint32_t len;
-    char *buf;
-    struct request rq = {0};
-    bool gone = false;
+    struct request *rq;
 
+    *out = NULL;
     if (read_all (sock, &len, sizeof (len)) < 0)
-        return -1;
-    if (len > SPAWNER_MAX_REQUEST || !(buf = malloc (len ? len : 1)))
+        return false;
+    if (len > SPAWNER_MAX_REQUEST || !(rq = calloc (1, sizeof (*rq))) ||
+        !(rq->buf = malloc (len ? len : 1)))
         _exit (1); /* cairnd checks the size: this is a broken peer */
-    if (read_all (sock, buf, len) < 0) {
-        free (buf);
-        return -1;
+    if (read_all (sock, rq->buf, len) < 0) {
+        request_free (rq);
+        return false;
     }
-    if (request_decode (buf, len, &rq) < 0) {
+    rq->seq = out_reserve ();
+    if (request_decode (rq, len) < 0) {
         struct spawner_msg m = {.type = SPAWNER_MSG_STARTED, .errnum = errno};
-        msg_post (sock, &m, -1);
-    } else if (start_one (sock, buf, &rq, cairnd, &gone))
-        return 0;
-    free (rq.argv);
-    free (rq.envp);
-    free (buf);
-    return gone ? -1 : 0;
+        out_started (rq->seq, &m, -1);
+        request_free (rq);
+        return true;
+    }
+    *out = rq;
+    return true;
+}
+
+static void *worker (void *arg)
+{
+    int sock = (int)(intptr_t)arg;
+    pid_t cairnd = getppid ();
+
+    for (;;) {
+        struct request *rq = NULL;
+        pthread_mutex_lock (&rd_lock);
+        bool more = !__atomic_load_n (&gone, __ATOMIC_SEQ_CST) &&
+                    request_read (sock, &rq);
+        if (rq)
+            __atomic_add_fetch (&busy, 1, __ATOMIC_SEQ_CST);
+        else if (!more)
+            __atomic_store_n (&gone, true, __ATOMIC_SEQ_CST);
+        pthread_mutex_unlock (&rd_lock);
+        if (!more) { /* cairnd is gone: nothing more to read */
+            main_wake ();
+            for (;;)
+                pause ();
+        }
+        if (!rq)
+            continue;
+        if (!start_one (sock, rq, cairnd))
+            request_free (rq);
+        if (__atomic_sub_fetch (&busy, 1, __ATOMIC_SEQ_CST) == 0 &&
+            __atomic_load_n (&gone, __ATOMIC_SEQ_CST))
+            main_wake ();
+    }
+    return NULL;
+}
+
+/* True once cairnd is gone (a read found its end closed) and every request
+ * read has been answered: no command can be added any more. */
+static bool starts_over (void)
+{
+    return __atomic_load_n (&gone, __ATOMIC_SEQ_CST) &&
+           __atomic_load_n (&busy, __ATOMIC_SEQ_CST) == 0;
+}
+
+/* Start the workers: two per CPU, at least 2 and at most
+ * SERVE_WORKERS_MAX. A worker spends most of a start suspended in vfork,
+ * off the CPU, while its command's process makes its marker and execs:
+ * one per CPU left cores idle (BENCHMARKS.md, sixth pass: 2, 3 and 4
+ * workers on 2 CPUs). They start with our signal mask (all that we wait
+ * for blocked) and a small stack. */
+static void workers_start (int sock)
+{
+    long ncpu = sysconf (_SC_NPROCESSORS_ONLN);
+    long want = ncpu < 1 ? 2 : 2 * ncpu;
+    int n = want > SERVE_WORKERS_MAX ? SERVE_WORKERS_MAX : (int)want;
+    pthread_attr_t attr;
+
+    if (pthread_attr_init (&attr) != 0 ||
+        pthread_attr_setstacksize (&attr, 256 * 1024) != 0)
+        _exit (1);
+    for (int i = 0; i < n; i++) {
+        pthread_t t;
+        if (pthread_create (&t, &attr, worker, (void *)(intptr_t)sock) != 0) {
+            if (i == 0)
+                _exit (1);
+            break;
+        }
+    }
+    pthread_attr_destroy (&attr);
 }
 
 void shim_serve (int sock)
@@ -533,39 +620,57 @@ void shim_serve (int sock)
     shim_fresh = true;
     sigemptyset (&chld);
     sigaddset (&chld, SIGCHLD);
-    if ((sigfd = signalfd (-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK)) < 0)
+    if ((sigfd = signalfd (-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK)) < 0 ||
+        (wakefd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
         _exit (1);
+    out_init (sock, wakefd);
+    workers_start (sock);
     for (;;) {
-        struct pollfd pf[2] = {
+        /* The workers read the socket; we only send on it (POLLOUT while
+         * messages wait), and see its end close (POLLHUP). */
+        struct pollfd pf[3] = {
             {.fd = sigfd, .events = POLLIN},
-            {.fd = orphan ? -1 : sock,
-             .events = POLLIN | (outq_n > outq_head ? POLLOUT : 0)}};
+            {.fd = orphan ? -1 : sock, .events = out_waiting () ? POLLOUT : 0},
+            {.fd = wakefd, .events = POLLIN}};
         long long due = cmds_cap ();
+        __atomic_store_n (&main_due, due, __ATOMIC_RELAXED);
         int timeout = -1;
         if (due > 0) {
             long long left = (due - mono_ns ()) / 1000000 + 1;
             timeout = left > 0 ? (int)(left < 60000 ? left : 60000) : 0;
         }
-        if (orphan && ncmds == 0)
-            _exit (0); /* cairnd is gone and every command seen through */
-        if (poll (pf, 2, timeout) < 0 && errno != EINTR)
+        if (starts_over ()) {
+            if (!orphan) {
+                orphan = true;
+                out_drop ();
+            }
+            /* Only a start adds a command: none is under way. */
+            pthread_mutex_lock (&cmds_lock);
+            bool none = ncmds == 0 && starting == 0;
+            pthread_mutex_unlock (&cmds_lock);
+            if (none) /* cairnd is gone and every command seen through */
+                _exit (0);
+        }
+        if (poll (pf, 3, timeout) < 0 && errno != EINTR)
             _exit (1);
-        if (pf[1].revents & POLLOUT)
-            outq_flush (sock);
+        if (pf[2].revents & POLLIN) {
+            uint64_t v;
+            (void)!read (wakefd, &v, sizeof (v));
+        }
         if (pf[0].revents & POLLIN) {
             struct signalfd_siginfo ssi;
             while (read (sigfd, &ssi, sizeof (ssi)) > 0)
                 ;
-            cmds_reap (sock);
+            cmds_reap ();
         }
         /* cairnd gone (its end closed): start nothing more, not even what
-         * it sent before it went. */
+         * it sent before it went (each start looks, cairnd_there), and
+         * send nothing more. */
         if (!orphan && (pf[1].revents & (POLLHUP | POLLERR))) {
             orphan = true;
-            outq_drop ();
-        }
-        else if (!orphan && (pf[1].revents & POLLIN) &&
-                 request_one (sock, cairnd) < 0)
-            orphan = true;
+            out_drop ();
+        } else if (!orphan &&
+                   (pf[1].revents & POLLOUT || pf[2].revents & POLLIN))
+            out_flush ();
     }
 }

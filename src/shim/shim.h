@@ -21,8 +21,9 @@ int shim_main (int argc, char *argv[]);
  * this pid (cairnd) right after making its start marker, before it joins
  * its cgroup and drops to --user: the crash point "shim.drop.before",
  * counted by the supervisor at each start and carried out by the
- * command's process (serve.c). */
-extern pid_t shim_kill_at_drop;
+ * command's process (serve.c). One per thread: each of the supervisor's
+ * workers starts its own commands. */
+extern _Thread_local pid_t shim_kill_at_drop;
 
 /* Give every signal but SIGKILL and SIGSTOP the default disposition, the
  * two glibc keeps for itself included (its sigaction() refuses them, yet

@@ -1325,6 +1325,87 @@ static bool stdio_null (pid_t pid)
     return true;
 }
 
+/* Pipelined requests (as cairnd sends a job's): the supervisor's workers
+ * start them at once, yet the STARTED answers come in the order of the
+ * requests, and no command's ENDED comes before its STARTED. A mix that
+ * finishes at different speeds: refused at once (EEXIST, a used execid),
+ * failing its exec, and running /bin/true. */
+static void test_pipelined (void)
+{
+    enum { N = 96 };
+    static char ids[N][SHIM_EXECID_LEN + 1], envs[N][64];
+    char *truecmd[] = {"/bin/true", NULL}, *nocmd[] = {"/nonexistent/x", NULL};
+    struct cairn_error err = {{0}};
+    bool answered[N] = {false};
+    int in_order = 0, started = 0, nended = 0, ended_early = 0, refused = 0;
+    struct spawner *own = spawner_create (shim_path, &err);
+
+    if (!own)
+        BAIL_OUT ("spawner_create: %s", err.text);
+    for (int i = 0; i < N; i++) {
+        new_execid (ids[i]);
+        snprintf (envs[i], sizeof (envs[i]), SHIM_ENV_EXECID "=%s", ids[i]);
+        if (i % 3 == 1) { /* used already: its marker is there */
+            char name[SHIM_NAME_MAX];
+            snprintf (name, sizeof (name), "%s" SHIM_SUFFIX_STARTED, ids[i]);
+            int fd = openat (dirfd_exits, name, O_WRONLY | O_CREAT, 0600);
+            if (fd < 0)
+                BAIL_OUT ("marker: %s", strerror (errno));
+            close (fd);
+        }
+        char *envp[] = {envs[i], "PATH=/usr/bin:/bin", NULL};
+        struct shim_spec spec = {.shim = shim_path,
+                                 .exitdir = exitdir,
+                                 .execid = ids[i],
+                                 .argv = i % 5 == 2 ? nocmd : truecmd,
+                                 .envp = envp};
+        if (spawner_request (own, &spec, &err) < 0)
+            BAIL_OUT ("spawner_request: %s", err.text);
+    }
+    long long end = mono_ms () + 30000;
+    int next = 0;
+    while ((next < N || nended < started) && mono_ms () < end) {
+        struct spawner_msg m;
+        int fd = -1;
+        if (spawner_next (own, &m, &fd) < 0) {
+            struct pollfd p = {.fd = spawner_sock (own), .events = POLLIN};
+            if (errno != EAGAIN)
+                break;
+            (void)poll (&p, 1, 1000);
+            continue;
+        }
+        if (fd >= 0)
+            close (fd);
+        if (m.type == SPAWNER_MSG_STARTED) {
+            if (next < N && !strcmp (m.execid, ids[next]))
+                in_order++;
+            if (next < N) {
+                answered[next] = true;
+                if (m.errnum == EEXIST)
+                    refused++;
+            }
+            next++;
+            if (m.pid > 0)
+                started++;
+            continue;
+        }
+        for (int i = 0; i < N; i++) {
+            if (strcmp (m.execid, ids[i]) != 0)
+                continue;
+            if (!answered[i])
+                ended_early++;
+            nended++;
+        }
+    }
+    is_int (in_order, N, "%d pipelined requests: each STARTED in place", N);
+    is_int (refused, N / 3, "... the used execids refused (EEXIST)");
+    is_int (ended_early, 0, "... and no ENDED before its STARTED");
+    is_int (nended, started, "... every command started was seen through");
+    for (int i = 0; i < N; i++)
+        exitfile_remove (dirfd_exits, ids[i]);
+    spawner_destroy (own);
+}
+
 static void test_spawner (void)
 {
     char *sleeper[] = {"sleep", "100", NULL};
@@ -1421,6 +1502,7 @@ int main (void)
     test_user ();
     test_user_usage ();
     test_fault ();
+    test_pipelined ();
     test_spawner ();
 
     is_int (count_entries (exitdir), 0, "every run's files were removed");
