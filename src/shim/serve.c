@@ -313,6 +313,16 @@ static void ended_send (const struct sup_cmd *c, int code)
     out_ended (c->rq->seq, &m); /* cairnd gone: the record says it */
 }
 
+/* Is pid still an unreaped child of ours? (A worker that gave up on its
+ * command reaps it itself.) */
+static bool still_zombie (pid_t pid)
+{
+    siginfo_t si;
+    memset (&si, 0, sizeof (si));
+    return waitid (P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+           si.si_pid == pid;
+}
+
 /* Every command whose process has exited: kill what is left of its group,
  * write its exit record while it is still a zombie (so that a status is
  * never only in memory: cairnd, as a child subreaper, inherits a zombie
@@ -328,7 +338,8 @@ static void cmds_reap (void)
             return;
         pthread_mutex_lock (&cmds_lock);
         struct sup_cmd *c;
-        while (!(c = cmd_take (si.si_pid)) && starting > 0)
+        while (!(c = cmd_take (si.si_pid)) && starting > 0 &&
+               still_zombie (si.si_pid))
             pthread_cond_wait (&cmds_cond, &cmds_lock);
         pthread_mutex_unlock (&cmds_lock);
         if (!c) { /* not a command (one its worker gave up on and reaps):
@@ -377,7 +388,8 @@ static bool cairnd_there (int sock)
     return poll (&pf, 1, 0) >= 0 && !(pf.revents & (POLLHUP | POLLERR));
 }
 
-/* Under cmds_lock: a start is under way (or is over: done true). */
+/* A start is under way (done false) or over (done true): the main thread,
+ * waiting for a zombie's command to be added, looks again. */
 static void starting_mark (bool done)
 {
     pthread_mutex_lock (&cmds_lock);
