@@ -256,12 +256,14 @@ int exitfile_marker (int dirfd,
 
 int exitfile_write_status (int dirfd, const char *execid, int status)
 {
-    char name[SHIM_NAME_MAX], tmp[SHIM_NAME_MAX], buf[32];
-    int fd, n, e, st;
+    char marker[SHIM_NAME_MAX], name[SHIM_NAME_MAX], tmp[SHIM_NAME_MAX];
+    char buf[32];
+    int n, st;
 
-    if (make_name (name, sizeof (name), execid, "") < 0 ||
-        make_name (tmp, sizeof (tmp), execid, SHIM_SUFFIX_TMP) < 0)
+    if (make_name (marker, sizeof (marker), execid, SHIM_SUFFIX_STARTED) < 0)
         return -1;
+    make_name (name, sizeof (name), execid, "");
+    make_name (tmp, sizeof (tmp), execid, SHIM_SUFFIX_TMP);
     /* A record already there (its supervisor's) is the truth, and so is
      * one we cannot read: never a second one. */
     if (exitfile_read (dirfd, execid, &st, NULL) == 0 || errno != ENOENT) {
@@ -271,37 +273,11 @@ int exitfile_write_status (int dirfd, const char *execid, int status)
     n = snprintf (buf, sizeof (buf), "{\"status\":%d}\n", status & 0xffff);
     /* Into the marker, as its supervisor would have; an exit file for a
      * command that never made one. */
-    make_name (tmp, sizeof (tmp), execid, SHIM_SUFFIX_STARTED);
-    if (shim_record_append (dirfd, tmp, buf, (size_t)n) == 0)
+    if (shim_record_append (dirfd, marker, buf, (size_t)n) == 0)
         return 0;
     if (errno != ENOENT)
         return -1;
-    make_name (tmp, sizeof (tmp), execid, SHIM_SUFFIX_TMP);
-    fd = openat (dirfd, tmp,
-                 O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return -1;
-    if (write (fd, buf, (size_t)n) != n) {
-        e = errno ? errno : EIO;
-        goto error;
-    }
-    if (close (fd) < 0) {
-        fd = -1;
-        e = errno;
-        goto error;
-    }
-    fd = -1;
-    if (renameat2 (dirfd, tmp, dirfd, name, RENAME_NOREPLACE) < 0) {
-        e = errno;
-        goto error;
-    }
-    return 0;
-error:
-    if (fd >= 0)
-        close (fd);
-    unlinkat (dirfd, tmp, 0);
-    errno = e;
-    return -1;
+    return shim_exitfile_put (dirfd, name, tmp, buf, (size_t)n);
 }
 
 /* The name of an output file of stream "out" or "err"; EINVAL else. */

@@ -129,6 +129,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
@@ -218,6 +219,42 @@ shim_record_append (int dirfd, const char *name, const char *buf, size_t len)
         return -1;
     }
     return 0;
+}
+
+/* Write the exit file called name in dirfd with buf[0..len): to tmp first,
+ * then renamed into place, never over an existing one, so that a reader
+ * sees no file or a whole one. Returns 0, or -1 with errno (EEXIST: there
+ * is one already, and it stands); tmp is gone either way. */
+static inline int shim_exitfile_put (
+    int dirfd, const char *name, const char *tmp, const char *buf, size_t len)
+{
+    size_t off = 0;
+    int e, fd = openat (dirfd, tmp,
+                        O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+                        0600);
+    if (fd < 0)
+        return -1;
+    while (off < len) {
+        ssize_t n = write (fd, buf + off, len - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            e = n < 0 ? errno : EIO;
+            close (fd);
+            goto error;
+        }
+        off += (size_t)n;
+    }
+    if (close (fd) < 0 ||
+        renameat2 (dirfd, tmp, dirfd, name, RENAME_NOREPLACE) < 0) {
+        e = errno;
+        goto error;
+    }
+    return 0;
+error:
+    unlinkat (dirfd, tmp, 0);
+    errno = e;
+    return -1;
 }
 
 #endif /* CAIRN_SHIM_PROTO_H */

@@ -766,34 +766,6 @@ static size_t json_escape (char *out, size_t size, const char *in)
     return n;
 }
 
-/* The exit file, written then renamed: a reader sees no file or a whole
- * one. Never over an existing one (a confused second run's). */
-static int write_file (struct shim *s, const char *buf, size_t len)
-{
-    size_t off = 0;
-    int fd =
-        openat (s->dirfd, s->name_tmp,
-                O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return -1;
-    while (off < len) {
-        ssize_t n = write (fd, buf + off, len - off);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            if (n == 0)
-                errno = EIO;
-            close (fd);
-            return -1;
-        }
-        off += (size_t)n;
-    }
-    if (close (fd) < 0)
-        return -1;
-    return renameat2 (s->dirfd, s->name_tmp, s->dirfd, s->execid,
-                      RENAME_NOREPLACE);
-}
-
 /* The exit record: into the marker if the command's process made it,
  * else (or if that fails) the exit file. No fsync: a reboot changes the
  * boot id and cairnd then treats everything as lost anyway. A test can
@@ -824,12 +796,11 @@ static int write_exitfile (struct shim *s, int status)
     if (s->marked &&
         shim_record_append (s->dirfd, s->name_started, buf, len) == 0)
         return 0;
-    if (write_file (s, buf, len) == 0)
+    if (shim_exitfile_put (s->dirfd, s->execid, s->name_tmp, buf, len) == 0)
         return 0;
 error:
     fprintf (stderr, "cairn-shim: %s/%s: %s\n", s->exitdir, s->execid,
              strerror (errno));
-    unlinkat (s->dirfd, s->name_tmp, 0);
     return -1;
 }
 

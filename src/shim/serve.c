@@ -54,6 +54,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "exec/hashmap.h"
 #include "exec/shim_proto.h"
 #include "exec/spawner_proto.h"
 #include "journal/crashpoint.h"
@@ -183,13 +184,13 @@ struct sup_cmd {
     long long cap_due, cap_wait; /* ns, CLOCK_MONOTONIC; due 0: no cap */
 };
 
-/* The commands started and not reaped yet, each allocated on its own (the
+/* The commands started and not reaped yet, by pid (a reap finds its
+ * command in O(1) however many are live), each allocated on its own (the
  * main thread works on one it took out while workers add others). Under
  * cmds_lock; cmds_cond is signalled when `starting` falls. */
 static pthread_mutex_t cmds_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cmds_cond = PTHREAD_COND_INITIALIZER;
-static struct sup_cmd **cmds;
-static size_t ncmds, cmds_room;
+static struct hashmap *cmds;
 static int starting; /* workers between their vfork and adding its command */
 
 /* An eventfd the main thread polls: a worker that adds a command whose
@@ -277,32 +278,29 @@ static long long mono_ns (void)
     return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* Under cmds_lock. */
+/* pid as the key of cmds. */
+static void pid_key (char key[16], pid_t pid)
+{
+    snprintf (key, 16, "%d", (int)pid);
+}
+
+/* Under cmds_lock. Returns 0, or -1 (ENOMEM). */
 static int cmd_add (struct sup_cmd *c)
 {
-    if (ncmds == cmds_room) {
-        size_t room = cmds_room ? cmds_room * 2 : 64;
-        struct sup_cmd **n = realloc (cmds, room * sizeof (*n));
-        if (!n)
-            return -1;
-        cmds = n;
-        cmds_room = room;
-    }
-    cmds[ncmds++] = c;
-    return 0;
+    char key[16];
+    pid_key (key, c->pid);
+    return hashmap_put (cmds, key, c);
 }
 
 /* Under cmds_lock: take the command of pid out of cmds, or NULL. */
 static struct sup_cmd *cmd_take (pid_t pid)
 {
-    for (size_t i = 0; i < ncmds; i++) {
-        if (cmds[i]->pid == pid) {
-            struct sup_cmd *c = cmds[i];
-            cmds[i] = cmds[--ncmds];
-            return c;
-        }
-    }
-    return NULL;
+    char key[16];
+    pid_key (key, pid);
+    struct sup_cmd *c = hashmap_get (cmds, key);
+    if (c)
+        hashmap_del (cmds, key);
+    return c;
 }
 
 static void ended_send (const struct sup_cmd *c, int code)
@@ -365,9 +363,11 @@ static void cmds_reap (void)
 static long long cmds_cap (void)
 {
     long long now = mono_ns (), next = 0;
+    size_t pos = 0;
+    struct sup_cmd *c;
+    const char *key;
     pthread_mutex_lock (&cmds_lock);
-    for (size_t i = 0; i < ncmds; i++) {
-        struct sup_cmd *c = cmds[i];
+    while ((c = hashmap_next (cmds, &pos, &key))) {
         if (c->cap_due == 0)
             continue;
         if (c->cap_due <= now) {
@@ -635,6 +635,8 @@ void shim_serve (int sock)
     if ((sigfd = signalfd (-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK)) < 0 ||
         (wakefd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
         _exit (1);
+    if (!(cmds = hashmap_create ()))
+        _exit (1);
     out_init (sock, wakefd);
     workers_start (sock);
     for (;;) {
@@ -658,7 +660,7 @@ void shim_serve (int sock)
             }
             /* Only a start adds a command: none is under way. */
             pthread_mutex_lock (&cmds_lock);
-            bool none = ncmds == 0 && starting == 0;
+            bool none = hashmap_count (cmds) == 0 && starting == 0;
             pthread_mutex_unlock (&cmds_lock);
             if (none) /* cairnd is gone and every command seen through */
                 _exit (0);

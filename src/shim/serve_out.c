@@ -213,14 +213,6 @@ bool out_waiting (void)
     return w;
 }
 
-bool out_answered (void)
-{
-    pthread_mutex_lock (&lock);
-    bool a = posted == reserved;
-    pthread_mutex_unlock (&lock);
-    return a;
-}
-
 void out_drop (void)
 {
     pthread_mutex_lock (&lock);

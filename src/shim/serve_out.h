@@ -46,9 +46,6 @@ void out_flush (void);
 /* True while messages wait for the socket. */
 bool out_waiting (void);
 
-/* True once every place reserved has been answered. */
-bool out_answered (void);
-
 /* cairnd is gone: drop what waits (the exit records say it all), and
  * every message from now on. */
 void out_drop (void);
