@@ -75,9 +75,9 @@ int bench_rss (pid_t pid, long *vmrss_kib, long *anon_kib);
  * that of its waited-for descendants (cutime + cstime). 0, or -1. */
 int bench_cpu (pid_t pid, double *self, double *children);
 
-/* The pid of cairnd's spawner (`cairn-shim --spawner`, a child of cairnd
- * it never reaps while it runs, so its CPU is in neither of cairnd's
- * bench_cpu() figures), or 0 if none is found. */
+/* The pid of cairnd's supervisor (`cairn-shim --spawner`, a child of
+ * cairnd's keeper, `cairn-shim --keeper`, so its CPU is in neither of
+ * cairnd's bench_cpu() figures), or 0 if none is found. */
 pid_t bench_spawner_pid (pid_t cairnd);
 
 /* CPU seconds pid's main thread ran, from /proc/PID/schedstat (ns

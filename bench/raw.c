@@ -136,6 +136,7 @@ int raw_spawn_rate (char *const argv[],
 }
 
 struct shimrun {
+    struct keeper *keeper;   /* the supervisor's parent, as cairnd's */
     struct spawner *spawner; /* cairnd's own supervisor */
     const char *shim;
     const char *exitdir;
@@ -231,7 +232,9 @@ int raw_shim_rate (const char *shim,
         errset (err, errno, "%s: %s", exitdir, strerror (errno));
         goto out;
     }
-    if (!(r.spawner = spawner_create (shim, err))) {
+    if (!(r.keeper = keeper_create (shim, err)) ||
+        !(r.spawner = spawner_create (r.keeper, err))) {
+        keeper_destroy (r.keeper);
         close (r.exitfd);
         goto out;
     }
@@ -244,6 +247,7 @@ int raw_shim_rate (const char *shim,
     if (rc == 0 && bench_cpu (spawner_pid (r.spawner), &sp1, &spk1) == 0)
         res->cpu += (sp1 - sp0 + spk1 - spk0) / total;
     spawner_destroy (r.spawner);
+    keeper_destroy (r.keeper);
     close (r.exitfd);
 out:
     free (r.execid);

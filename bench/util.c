@@ -156,14 +156,16 @@ double bench_self_cpu (void)
     return rusage_cpu (RUSAGE_SELF);
 }
 
-pid_t bench_spawner_pid (pid_t cairnd)
+/* The child of parent that is cairn-shim run with flag as its first
+ * argument, or 0. */
+static pid_t shim_child (pid_t parent, const char *flag)
 {
     char path[96], buf[4096];
     FILE *f;
     size_t n;
 
-    snprintf (path, sizeof (path), "/proc/%d/task/%d/children", (int)cairnd,
-              (int)cairnd);
+    snprintf (path, sizeof (path), "/proc/%d/task/%d/children", (int)parent,
+              (int)parent);
     if (!(f = fopen (path, "re")))
         return 0;
     n = fread (buf, 1, sizeof (buf) - 1, f);
@@ -179,10 +181,16 @@ pid_t bench_spawner_pid (pid_t cairnd)
         cmd[n] = '\0';
         /* argv is NUL-separated: "cairn-shim\0--spawner\03\0" */
         size_t a0 = strlen (cmd) + 1;
-        if (n > a0 && !strcmp (cmd + a0, "--spawner"))
+        if (n > a0 && !strcmp (cmd + a0, flag))
             return (pid_t)atoi (tok);
     }
     return 0;
+}
+
+pid_t bench_spawner_pid (pid_t cairnd)
+{
+    pid_t keeper = shim_child (cairnd, "--keeper");
+    return keeper > 0 ? shim_child (keeper, "--spawner") : 0;
 }
 
 double bench_sched_cpu (pid_t pid)

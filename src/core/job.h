@@ -38,6 +38,11 @@
 
 #define EXECID_LEN 36
 
+/* The finish status of a job none of whose shells has a known result
+ * (each lost, or never started): 1 << 8, exit code 1, never 0 (a success
+ * nobody saw), unless an exception carried a wait status. */
+#define JOB_STATUS_UNKNOWN (1 << 8)
+
 enum job_state {
     JOB_NEW = 0, /* accepted, nothing decided yet (transient) */
     JOB_PROLOG,  /* prolog running */

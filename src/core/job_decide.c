@@ -521,6 +521,7 @@ done:
 static int run_finish (struct job *job, const struct job_ctx *ctx, json_t *out)
 {
     int status = 0;
+    bool known = false;
     struct idset *lost = idset_create ();
     if (!lost)
         return -1;
@@ -530,9 +531,17 @@ static int run_finish (struct job *job, const struct job_ctx *ctx, json_t *out)
             continue;
         if (p->lost || p->error)
             idset_add (lost, p->ranks);
-        else if (p->status > status)
-            status = p->status;
+        else {
+            known = true;
+            if (p->status > status)
+                status = p->status;
+        }
     }
+    /* No shell's result known is never a success: 1 << 8 (exit 1), as
+     * Flux reports an exception that carries no wait status. (A lost
+     * non-critical rank beside shells that exited 0 is 0, as in Flux.) */
+    if (!known && !idset_empty (lost))
+        status = JOB_STATUS_UNKNOWN;
     if (job->exc_wait_status >= 0)
         status = job->exc_wait_status;
     json_t *o = json_pack ("{s:i}", "status", status);

@@ -219,9 +219,10 @@ struct ct_check_input {
     json_t *refused;     /* {"id": errstr} jobs refused at submission */
     const struct ct_runlog *rl;
     json_t *killed_execids; /* shims the harness killed: {execid: true} */
-    bool losses_ok;         /* the supervisor died, then cairnd, before
-                             * seeing its commands through: any may be
-                             * lost (not started twice, not invented) */
+    bool losses_ok;         /* the supervisor died, then the keeper
+                             * before writing an inherited command's
+                             * record: any may be lost (not started
+                             * twice, not invented) */
     const char *drained;    /* the journal's drains table: ranks, or "" */
     bool undrain_refused;   /* an undrain action was not answered ok */
 };

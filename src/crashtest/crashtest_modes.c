@@ -74,11 +74,12 @@ static bool edge_k (const struct ct_plan *p, size_t i, const json_t *ref)
                               json_object_get (ct_ref_counts (ref), name));
 }
 
-/* cairnd's points on the way to taking over a dead supervisor's commands
- * (daemon.c, daemon_proc.c): reached only after the supervisor died. */
+/* The points on the way from a supervisor's death to its commands'
+ * statuses, reached only after it died: cairnd's handling of the death
+ * (daemon.c), and the keeper's end of each command it inherited
+ * (shim/keep.c; the keeper dies there, and cairnd exits on its loss). */
 static const char *const takeover_points[] = {
-    "exec.supervisor.lost", "exec.adopt.exitfile.before",
-    "exec.adopt.reap.before"};
+    "exec.supervisor.lost", "keeper.record.before", "keeper.reap.before"};
 
 /* A case whose crash killed the supervisor (cairnd lived on, "kills" 0):
  * cairnd dies too, at the first pass of each point of its takeover, in

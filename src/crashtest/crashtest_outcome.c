@@ -163,8 +163,8 @@ void ct_check_runlog (const struct ct_check_input *in,
                 strncmp (note, "unkillable", 10) == 0)
                 continue;
             ct_addf (v,
-                     "job %ju: needless loss of %s (\"%s\"): cairnd and the "
-                     "supervisor did not both die, so its status was "
+                     "job %ju: needless loss of %s (\"%s\"): the supervisor "
+                     "and the keeper did not both die, so its status was "
                      "recoverable; %s",
                      (uintmax_t)id, execid, note, what);
         } else if (strcmp (name, "proc-fail") == 0 &&

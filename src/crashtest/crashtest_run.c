@@ -101,8 +101,9 @@ static void gen_env (struct ct_run *r, char bufs[4][600], char *env[5])
 /* Did the current cairnd end the way our crash makes it end? SIGKILL at a
  * crash point of its own (or ours); exit 1 when the point was in its
  * supervisor and cairnd could not recover from its loss in the middle of a
- * spawn. (A supervisor that dies at its crash point is otherwise replaced
- * and cairnd lives on: ct_supervisor_deaths counts those.) */
+ * spawn, or in its keeper (cairnd exits when the keeper dies). (A
+ * supervisor that dies at its crash point is otherwise replaced and
+ * cairnd lives on: ct_supervisor_deaths counts those.) */
 static bool ended_by_crash (const struct ct_run *r)
 {
     int st = r->dm.status;
@@ -112,7 +113,7 @@ static bool ended_by_crash (const struct ct_run *r)
         (r->kill_sent || point[0]))
         return true;
     return WIFEXITED (st) && WEXITSTATUS (st) == 1 &&
-           !strncmp (point, "spawner.", 8);
+           (!strncmp (point, "spawner.", 8) || strstr (point, "keeper."));
 }
 
 /* Judge how the current cairnd ended. */

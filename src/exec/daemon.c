@@ -30,6 +30,7 @@
 #include "exec/log.h"
 #include "exec/notify.h"
 #include "exec/procfs.h"
+#include "exec/keeper.h"
 #include "exec/spawner.h"
 #include "journal/crashpoint.h"
 
@@ -595,14 +596,17 @@ static void purge_cb_timer (struct ev_loop *loop, ev_timer *w, int revents)
 }
 
 /* cairnd is a child subreaper (cairnd_create): reap what comes to it. A
- * timer, not SIGCHLD: every shim's exit raises SIGCHLD, and the scan reads
- * each child's stat. */
+ * job's process that leaves its command goes to the keeper, the nearest
+ * subreaper (keeper.h); what comes to us is what the keeper left when it
+ * died (cairnd then exits), and everything where we run as a container's
+ * PID 1. No command of ours is ever our child. A timer, not SIGCHLD: the
+ * scan reads each child's stat. */
 #define REAP_INTERVAL 1.0
 
 static bool reap_keep (pid_t pid, void *arg)
 {
     struct cairnd *d = arg;
-    return pid == spawner_pid (d->spawner) || watch_is_adopted (d, pid);
+    return pid == keeper_pid (d->keeper);
 }
 
 static void reap_cb (struct ev_loop *loop, ev_timer *w, int revents)
@@ -760,6 +764,22 @@ void cairnd_spawner_lost (struct cairnd *d)
     _exit (EXIT_FAILURE);
 }
 
+/* The keeper died: a supervisor's death would now lose its commands'
+ * statuses, and the next supervisor could not be started clean. Exit as a
+ * crash would: the supervisor and its commands run on, and the restart
+ * starts a new keeper. What the dead keeper had inherited from a dead
+ * supervisor comes to us, then to init: those statuses are lost (both
+ * died, keeper.h). */
+static void keeper_cb (struct ev_loop *loop, ev_io *w, int revents)
+{
+    struct cairnd *d = w->data;
+    log_msg (LOG_ERR,
+             "the keeper (pid %d) died; exiting so that a restart starts a "
+             "new one and reconciles the jobs",
+             (int)keeper_pid (d->keeper));
+    _exit (EXIT_FAILURE);
+}
+
 static void spawner_watch_start (struct cairnd *d)
 {
     ev_io_set (&d->spawner_watch, spawner_pidfd (d->spawner), EV_READ);
@@ -768,13 +788,12 @@ static void spawner_watch_start (struct cairnd *d)
     ev_io_start (d->loop, &d->spawner_msgs);
 }
 
-/* The supervisor died. Its commands are our children now (we are a
- * subreaper and were its parent) and we see them through ourselves, each
- * from its pidfd in the loop: one it saw through already (its ENDED
- * unread) is found reaped, with its exit record. Then a new supervisor
- * starts the next commands. Its fork copies our descriptors only until
- * its exec (all close-on-exec), and the child dies with us in that window
- * (spawner.h). */
+/* The supervisor died. Its commands are the keeper's children now (a
+ * subreaper, and its parent), which writes each one's exit record at its
+ * end; we watch each through its pidfd and that record: one it saw
+ * through already (its ENDED unread) is found reaped, with its exit
+ * record. Then the keeper starts a new supervisor for the next commands,
+ * from its own descriptor table (keeper.h). */
 static void spawner_replace (struct cairnd *d)
 {
     struct cairn_error err = {{0}};
@@ -782,10 +801,11 @@ static void spawner_replace (struct cairnd *d)
     double now = ev_now (d->loop);
 
     CRASHPOINT ("exec.supervisor.lost");
-    size_t n = watch_adopt_all (d);
+    size_t n = watch_orphan_all (d);
     spawn_pending_orphan (d);
     /* A supervisor that dies at every start would be replaced forever:
-     * after SUPERVISOR_DEATHS deaths in a minute, stop as a crash would. */
+     * after SUPERVISOR_DEATHS deaths in a minute, stop as a crash would
+     * (the keeper keeps what the dead ones ran). */
     if (now - d->supervisor_death_t > 60) {
         d->supervisor_death_t = now;
         d->supervisor_deaths = 0;
@@ -796,19 +816,15 @@ static void spawner_replace (struct cairnd *d)
                  d->supervisor_deaths);
         _exit (EXIT_FAILURE);
     }
-    /* A test's crash point or fault is one event: the new supervisor
-     * must not die at it again (ours were read at our start). */
-    unsetenv ("CAIRN_CRASH_AT");
-    unsetenv ("CAIRN_FAULT");
     ev_io_stop (d->loop, &d->spawner_watch);
     ev_io_stop (d->loop, &d->spawner_msgs);
-    spawner_destroy (d->spawner); /* reaps it */
+    spawner_destroy (d->spawner);
     log_msg (LOG_ERR,
-             "the supervisor (pid %d) died; cairnd takes over its %zu "
-             "command(s) (their output is no longer capped) and starts a "
-             "new supervisor",
+             "the supervisor (pid %d) died; the keeper sees its %zu "
+             "command(s) through (their output is no longer capped); "
+             "starting a new supervisor",
              (int)old, n);
-    if (!(d->spawner = spawner_create (d->shim, &err))) {
+    if (!(d->spawner = spawner_create (d->keeper, &err))) {
         log_msg (LOG_ERR, "%s; exiting so that a restart reconciles the jobs",
                  err.text);
         _exit (EXIT_FAILURE);
@@ -951,13 +967,14 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
     d->bootid_path = getenv ("CAIRN_BOOTID_FILE");
     crashpoint_init ();
     /* First, before the lock, the journal, the socket or any pidfd exists:
-     * see spawner.h. */
+     * see keeper.h. */
     if (access (d->shim, X_OK) < 0) {
         errprintf (err, "cairn-shim not found or not executable at %s: %s",
                    d->shim, strerror (errno));
         goto error;
     }
-    if (!(d->spawner = spawner_create (d->shim, err)))
+    if (!(d->keeper = keeper_create (d->shim, err)) ||
+        !(d->spawner = spawner_create (d->keeper, err)))
         goto error;
     if (procfs_bootid (d->bootid_path, d->bootid, sizeof (d->bootid)) < 0) {
         errprintf (err, "cannot read the boot id: %s", strerror (errno));
@@ -977,6 +994,8 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
                       d->bootid, d->uid, &d->xd, err) < 0)
         goto error;
     d->exitdir = d->xd.fd;
+    if (keeper_exitdir (d->keeper, d->exitdir, err) < 0)
+        goto error;
     if (exitdir_settle (&d->xd, false, err) < 0) {
         if (errno != EWOULDBLOCK)
             goto error;
@@ -998,6 +1017,9 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
     ev_prepare_init (&d->prepare, prepare_cb);
     d->prepare.data = d;
     ev_prepare_start (d->loop, &d->prepare);
+    ev_io_init (&d->keeper_watch, keeper_cb, keeper_pidfd (d->keeper), EV_READ);
+    d->keeper_watch.data = d;
+    ev_io_start (d->loop, &d->keeper_watch);
     ev_init (&d->spawner_watch, spawner_cb);
     d->spawner_watch.data = d;
     ev_init (&d->spawner_msgs, spawner_msgs_cb);
@@ -1013,9 +1035,9 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
     ev_signal_start (d->loop, &d->sigterm);
     ev_signal_start (d->loop, &d->sigint);
     signal (SIGPIPE, SIG_IGN);
-    /* A job's process that leaves its shim (daemonizes) comes to us rather
-     * than to PID 1 when its parent dies, and we reap it (reap_cb): no
-     * <defunct> piles up where PID 1 does not reap, as in a container. */
+    /* What the keeper leaves when it dies comes to us rather than to PID 1,
+     * and we reap it (reap_cb): no <defunct> piles up where PID 1 does not
+     * reap, as in a container. */
     if (prctl (PR_SET_CHILD_SUBREAPER, 1) < 0)
         log_msg (LOG_WARNING, "cannot become a child subreaper: %s",
                  strerror (errno));
@@ -1138,6 +1160,7 @@ void cairnd_destroy (struct cairnd *d)
     }
     if (d->loop) {
         ev_prepare_stop (d->loop, &d->prepare);
+        ev_io_stop (d->loop, &d->keeper_watch);
         ev_io_stop (d->loop, &d->spawner_watch);
         ev_io_stop (d->loop, &d->spawner_msgs);
         ev_timer_stop (d->loop, &d->purge_timer);
@@ -1153,6 +1176,7 @@ void cairnd_destroy (struct cairnd *d)
     if (d->lockfd >= 0)
         close (d->lockfd);
     spawner_destroy (d->spawner);
+    keeper_destroy (d->keeper);
     free (d->pend);
     free (d->lost);
     config_free (&d->cfg);

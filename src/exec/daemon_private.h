@@ -68,8 +68,8 @@ struct watch {
     bool supervised; /* our supervisor's: its end comes as an ENDED, and
                       * io is not started (it is readable at the exit,
                       * before the exit record is written) */
-    bool adopted;    /* its supervisor died: our child now (we are a
-                      * subreaper); we write its exit record */
+    bool orphaned;   /* its supervisor died: the keeper writes its exit
+                      * record; we kill what is left of its cgroup */
     ev_io io;
     ev_timer settle; /* another's command that exited: wait for its exit
                       * file until its supervisor reaps it */
@@ -98,12 +98,14 @@ struct cairnd {
     char bootid[40];
     uid_t uid;
     int lockfd;
-    int exitdir;             /* xd.fd */
-    struct exitdir xd;       /* the shims' files (exitdir.h) */
-    struct spawner *spawner;   /* forked before anything below was opened */
-    ev_io spawner_watch;       /* its pidfd: readable when it died */
-    ev_io spawner_msgs;        /* its socket: ENDED notices */
-    ev_timer spawner_kick;     /* ENDED notices queued during a spawn */
+    int exitdir;                /* xd.fd */
+    struct exitdir xd;          /* the shims' files (exitdir.h) */
+    struct keeper *keeper;      /* forked before anything below was opened */
+    ev_io keeper_watch;         /* its pidfd: readable when it died */
+    struct spawner *spawner;    /* the supervisor, the keeper's child */
+    ev_io spawner_watch;        /* its pidfd: readable when it died */
+    ev_io spawner_msgs;         /* its socket: ENDED notices */
+    ev_timer spawner_kick;      /* ENDED notices queued during a spawn */
     struct spawn_pending *pend; /* requests in order, answered up to */
     size_t pend_head, npend, pend_room; /* ... pend_head */
     struct spawn_pending *lost; /* a dead supervisor's unanswered ones */
@@ -139,7 +141,6 @@ struct cairnd {
     double t_start;
     /* counters for `stats` */
     uint64_t nspawned;
-    size_t nadopted; /* watches adopted from a dead supervisor */
     uint64_t ncommits;
     uint64_t njobs_done;
 };
@@ -204,8 +205,8 @@ struct shim_started {
     int pidfd;
     unsigned long long starttime; /* 0 if neither the spawner's clock nor
                                    * /proc could tell */
-    bool adopted; /* its supervisor died in the spawn: our child now */
-    bool pending; /* asked for, not answered yet (spawn_answered) */
+    bool orphaned; /* its supervisor died in the spawn: the keeper's now */
+    bool pending;  /* asked for, not answered yet (spawn_answered) */
 };
 
 /* A spawn request the supervisor has not answered yet. */
@@ -252,16 +253,16 @@ int watch_add (struct cairnd *d,
                pid_t pid,
                int pidfd);
 int proc_watch (struct jobentry *je, const char *execid, pid_t pid, int pidfd);
-/* Watch what shim_start started: through its supervisor, or as ours if
- * it was adopted (st->adopted). */
+/* Watch what shim_start started: through its supervisor, or through its
+ * pidfd and the keeper's exit record if its supervisor died in the spawn
+ * (st->orphaned). */
 void watch_started (struct cairnd *d,
                     const char *execid,
                     const struct shim_started *st);
-/* Our supervisor died: every process it ran is our child now. Watch each
- * through its pidfd, and write its exit record at its end. Returns how many. */
-size_t watch_adopt_all (struct cairnd *d);
-/* Is pid a process we watch as our own child (not a stray to reap)? */
-bool watch_is_adopted (struct cairnd *d, pid_t pid);
+/* Our supervisor died: every process it ran is the keeper's child now,
+ * which writes its exit record at its end. Watch each through its pidfd
+ * and that record. Returns how many. */
+size_t watch_orphan_all (struct cairnd *d);
 /* The supervisor saw execid through: code 0, its exit record is written;
  * else the shim exit code that says why not (shim_proto.h). */
 void proc_ended (struct cairnd *d, const char *execid, int code);

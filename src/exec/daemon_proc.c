@@ -133,11 +133,12 @@ static void watch_supervised (struct cairnd *d, struct watch *w)
     w->supervised = true;
 }
 
-static void watch_adopt (struct cairnd *d, struct watch *w)
+/* Its supervisor died: the keeper sees it through, and we watch it as
+ * an earlier supervisor's (its pidfd, then its exit record). */
+static void watch_orphan (struct cairnd *d, struct watch *w)
 {
     w->supervised = false;
-    w->adopted = true;
-    d->nadopted++;
+    w->orphaned = true;
     ev_io_start (d->loop, &w->io);
 }
 
@@ -146,13 +147,13 @@ void watch_started (struct cairnd *d,
                     const struct shim_started *st)
 {
     struct watch *w = hashmap_get (d->watches, execid);
-    if (w && st->adopted)
-        watch_adopt (d, w);
+    if (w && st->orphaned)
+        watch_orphan (d, w);
     else if (w)
         watch_supervised (d, w);
 }
 
-size_t watch_adopt_all (struct cairnd *d)
+size_t watch_orphan_all (struct cairnd *d)
 {
     size_t pos = 0, n = 0;
     struct watch *w;
@@ -160,24 +161,10 @@ size_t watch_adopt_all (struct cairnd *d)
     while ((w = hashmap_next (d->watches, &pos, NULL))) {
         if (!w->supervised)
             continue;
-        watch_adopt (d, w);
+        watch_orphan (d, w);
         n++;
     }
     return n;
-}
-
-bool watch_is_adopted (struct cairnd *d, pid_t pid)
-{
-    size_t pos = 0;
-    struct watch *w;
-
-    if (d->nadopted == 0)
-        return false;
-    while ((w = hashmap_next (d->watches, &pos, NULL))) {
-        if (w->adopted && w->pid == pid)
-            return true;
-    }
-    return false;
 }
 
 void proc_ended (struct cairnd *d, const char *execid, int code)
@@ -209,8 +196,6 @@ void proc_unwatch (struct cairnd *d, const char *execid)
         return;
     ev_io_stop (d->loop, &w->io);
     ev_timer_stop (d->loop, &w->settle);
-    if (w->adopted)
-        d->nadopted--;
     close (w->pidfd);
     hashmap_del (d->watches, execid);
     free (w);
@@ -321,6 +306,10 @@ static void watch_end (struct watch *w, int shim_status)
     char execid[EXECID_LEN + 1];
 
     snprintf (execid, sizeof (execid), "%s", w->execid);
+    /* No supervisor killed the rest of its cgroup: the keeper knows
+     * only its process group. */
+    if (w->orphaned)
+        cgroup_reap (d, execid);
     proc_unwatch (d, execid);
     if (np)
         node_collect (d, np, shim_status);
@@ -335,43 +324,10 @@ static void settle_cb (struct ev_loop *loop, ev_timer *t, int revents)
         watch_end (w, -1);
 }
 
-/* The end of an adopted command (watch_adopt_all): what its supervisor
- * would have done. While it is a zombie its pid, its group's id, cannot be
- * reused: kill what is left of the group and cgroup, write the exit record,
- * then reap it. Reaped already (by the supervisor, before it died): its
- * exit record says, or it is lost. */
-static void adopted_end (struct watch *w)
-{
-    struct cairnd *d = w->d;
-    int status;
-
-    if (shim_peek (w->pidfd, &status) < 0) {
-        if (errno == EAGAIN)
-            return; /* spurious wake-up */
-        watch_end (w, -1);
-        return;
-    }
-    (void)kill (-w->pid, SIGKILL);
-    cgroup_reap (d, w->execid);
-    CRASHPOINT ("exec.adopt.exitfile.before");
-    if (exitfile_write_status (d->exitdir, w->execid, status) < 0 &&
-        errno != EEXIST)
-        log_msg (LOG_ERR, "%s: cannot write its exit record: %s", w->execid,
-                 strerror (errno));
-    CRASHPOINT ("exec.adopt.reap.before");
-    (void)shim_reap (w->pidfd, &status);
-    watch_end (w, 0);
-}
-
 static void watch_cb (struct ev_loop *loop, ev_io *io, int revents)
 {
     struct watch *w = io->data;
     int shim_status = -1;
-
-    if (w->adopted) {
-        adopted_end (w);
-        return;
-    }
 
     if (shim_reap (w->pidfd, &shim_status) < 0 && errno == EAGAIN)
         return; /* spurious wake-up */
@@ -490,7 +446,7 @@ static void shim_started_check (struct cairnd *d,
 /* The supervisor died in the spawn of execid (EPIPE). Once its last start
  * is settled, the command's marker and exit record tell what became of it
  * (proc_look): it ran and ended (pid 0: its exit record, or none, is
- * collected), it runs as our child now (adopted), or it never started
+ * collected), it runs on as the keeper's child (orphaned), or it never started
  * (spawned again, through the new supervisor). A failure of that last
  * spawn is a spawn failure like any other. */
 static int spawn_cut_short (struct cairnd *d,
@@ -515,7 +471,7 @@ static int spawn_cut_short (struct cairnd *d,
         out->pid = look.pid;
         out->pidfd = look.pidfd;
         out->starttime = look.starttime;
-        out->adopted = true;
+        out->orphaned = true;
         return 0;
     default: /* exited: its exit record; lost: collected as lost */
         return 0;
@@ -699,7 +655,7 @@ void spawn_orphans_settle (struct cairnd *d)
         log_msg (LOG_INFO, "%s: its supervisor died before answering: %s",
                  p->execid,
                  look.verdict == LOOK_UNSTARTED ? "never started; starting it"
-                 : look.verdict == LOOK_ALIVE   ? "running; taken over"
+                 : look.verdict == LOOK_ALIVE   ? "running; the keeper's now"
                  : look.verdict == LOOK_EXITED  ? "it ended"
                                                 : look.why);
         if (look.verdict == LOOK_UNSTARTED) {
@@ -718,7 +674,7 @@ void spawn_orphans_settle (struct cairnd *d)
             st.pid = look.pid;
             st.pidfd = look.pidfd;
             st.starttime = look.starttime;
-            st.adopted = true;
+            st.orphaned = true;
         }
         shim_started_check (d, p->execid, &st);
         spawn_done (p->je, p->execid, 0, &st, &err);

@@ -2,7 +2,9 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "exec/log.h"
 
@@ -30,16 +32,31 @@ void log_msg (int level, const char *fmt, ...)
         return;
     struct timespec ts;
     struct tm tm;
-    char stamp[32];
+    char stamp[32], line[LOG_LINE_MAX];
     clock_gettime (CLOCK_REALTIME, &ts);
     localtime_r (&ts.tv_sec, &tm);
     strftime (stamp, sizeof (stamp), "%Y-%m-%dT%H:%M:%S", &tm);
+    int n = snprintf (line, sizeof (line), "%s.%03ld %s %s: ", stamp,
+                      ts.tv_nsec / 1000000, log_prefix,
+                      tags[level] ? tags[level] : "log");
     va_list ap;
     va_start (ap, fmt);
-    fprintf (stderr, "%s.%03ld %s %s: ", stamp, ts.tv_nsec / 1000000,
-             log_prefix, tags[level] ? tags[level] : "log");
-    vfprintf (stderr, fmt, ap);
-    fputc ('\n', stderr);
+    if (n >= 0 && (size_t)n < sizeof (line) - 1) {
+        int m = vsnprintf (line + n, sizeof (line) - (size_t)n, fmt, ap);
+        n = m < 0 ? n : n + m;
+    }
     va_end (ap);
+    /* One line, one write: a SIGKILL leaves a whole line or none (the
+     * journal and the tests read the log). A longer line is cut, and
+     * says so. */
+    if (n < 0)
+        n = 0;
+    if ((size_t)n >= sizeof (line) - 1) {
+        n = (int)sizeof (line) - 1;
+        memcpy (line + n - 3, "...", 3);
+    }
+    line[n++] = '\n';
+    while (write (STDERR_FILENO, line, (size_t)n) < 0 && errno == EINTR)
+        ;
     errno = saved;
 }

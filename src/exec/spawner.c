@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "exec/keeper.h"
 #include "exec/shim_proto.h"
 #include "exec/spawner.h"
 #include "exec/spawner_proto.h"
@@ -31,10 +32,9 @@ struct spawner {
     pid_t pid;
     int pidfd;
     int sock;
-    bool kill_on_destroy; /* not yet supervising: a failed create */
-    unsigned unanswered;  /* spawner_request()s whose STARTED is unread */
-    struct queued *q;     /* read while spawner_spawn waited: for
-                           * spawner_next, in order */
+    unsigned unanswered; /* spawner_request()s whose STARTED is unread */
+    struct queued *q;    /* read while spawner_spawn waited: for
+                          * spawner_next, in order */
     size_t nq, qroom;
 };
 
@@ -59,90 +59,32 @@ static int send_all (int fd, const void *buf, size_t len)
 
 /* ---- cairnd's side ---- */
 
-extern char **environ;
-
-/* The forked child: become `shim --spawner 3`. Nothing but system calls
- * and the stack. On failure the errno goes up errfd. */
-static void __attribute__ ((noreturn))
-spawner_exec (const char *shim, int sock, int errfd, pid_t parent)
-{
-    char *av[] = {(char *)"cairn-shim", (char *)"--spawner", (char *)"3", NULL};
-    int e;
-
-    /* Die with cairnd; if it is already gone, go now. */
-    if (prctl (PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid () != parent)
-        _exit (0);
-    /* errfd high and close-on-exec, the socket on 3 without it. */
-    if ((errfd = fcntl (errfd, F_DUPFD_CLOEXEC, 64)) < 0 ||
-        (sock = fcntl (sock, F_DUPFD, 65)) < 0 || dup2 (sock, 3) < 0 ||
-        close_range (4, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
-        goto fail;
-    execve (shim, av, environ);
-fail:
-    e = errno;
-    (void)!write (errfd, &e, sizeof (e));
-    _exit (127);
-}
-
-struct spawner *spawner_create (const char *shim, struct cairn_error *err)
+struct spawner *spawner_create (struct keeper *k, struct cairn_error *err)
 {
     struct spawner *sp = calloc (1, sizeof (*sp));
-    int sv[2] = {-1, -1}, ep[2] = {-1, -1}, fd, e = 0;
-    pid_t parent = getpid ();
+    int sv[2] = {-1, -1}, e;
 
     if (!sp) {
         errset (err, ENOMEM, "spawner: out of memory");
         return NULL;
     }
     sp->sock = sp->pidfd = -1;
-    /* Keep 0-2 taken, so that no descriptor of ours lands there and is
-     * clobbered by a shim's /dev/null (cairnd may be started with them
-     * closed). */
-    while ((fd = open ("/dev/null", O_RDWR)) >= 0 && fd < 3)
-        ;
-    if (fd >= 3)
-        close (fd);
-    if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 ||
-        pipe2 (ep, O_CLOEXEC) < 0) {
-        errprintf (err, "spawner: %s: %s", sv[0] < 0 ? "socketpair" : "pipe",
-                   strerror (errno));
+    if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+        errprintf (err, "spawner: socketpair: %s", strerror (errno));
         goto error;
     }
-    sp->pid = fork ();
-    if (sp->pid < 0) {
-        errprintf (err, "spawner: fork: %s", strerror (errno));
+    if ((sp->pid = keeper_supervisor (k, sv[1], &sp->pidfd, err)) < 0) {
+        sp->pid = 0;
         goto error;
     }
-    if (sp->pid == 0)
-        spawner_exec (shim, sv[1], ep[1], parent);
     close (sv[1]);
-    close (ep[1]);
-    sv[1] = ep[1] = -1;
     sp->sock = sv[0];
-    sv[0] = -1;
-    ssize_t n;
-    while ((n = read (ep[0], &e, sizeof (e))) < 0 && errno == EINTR)
-        ;
-    if (n == (ssize_t)sizeof (e)) {
-        errset (err, e, "spawner: cannot run %s: %s", shim, strerror (e));
-        goto error;
-    }
-    if ((sp->pidfd = pidfd_open (sp->pid, 0)) < 0) {
-        errprintf (err, "spawner: pidfd_open %d: %s", (int)sp->pid,
-                   strerror (errno));
-        goto error;
-    }
-    close (ep[0]);
     return sp;
 error:
     e = errno;
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 2; i++)
         if (sv[i] >= 0)
             close (sv[i]);
-        if (ep[i] >= 0)
-            close (ep[i]);
-    }
-    sp->kill_on_destroy = true;
     spawner_destroy (sp);
     errno = e;
     return NULL;
@@ -419,32 +361,15 @@ void spawner_destroy (struct spawner *sp)
     if (!sp)
         return;
     int saved = errno;
-    if (sp->sock >= 0)
+    if (sp->sock >= 0) /* EOF: it starts nothing more, and exits once its
+                        * commands are seen through */
         close (sp->sock);
     for (size_t i = 0; i < sp->nq; i++)
         if (sp->q[i].fd >= 0)
             close (sp->q[i].fd);
     free (sp->q);
-    if (sp->pid > 0 && sp->kill_on_destroy) {
-        /* EOF makes it exit; SIGKILL in case it is stuck in a clone */
-        if (sp->pidfd >= 0) {
-            siginfo_t si;
-            (void)pidfd_send_signal (sp->pidfd, SIGKILL, NULL, 0);
-            while (waitid (P_PIDFD, (id_t)sp->pidfd, &si, WEXITED) < 0 &&
-                   errno == EINTR)
-                ;
-        } else {
-            kill (sp->pid, SIGKILL);
-            while (waitpid (sp->pid, NULL, 0) < 0 && errno == EINTR)
-                ;
-        }
-    }
-    if (sp->pidfd >= 0) {
-        siginfo_t si;
-        /* dead: reap it; alive (cairnd stops): it outlives us */
-        (void)waitid (P_PIDFD, (id_t)sp->pidfd, &si, WEXITED | WNOHANG);
+    if (sp->pidfd >= 0) /* its parent, the keeper, reaps it */
         close (sp->pidfd);
-    }
     free (sp);
     errno = saved;
 }

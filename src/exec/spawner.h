@@ -6,9 +6,10 @@
  * its closefrom). If cairnd is SIGKILLed in that window, the copies of its
  * listening socket, journal and pidfds outlive it: a client can connect to a
  * socket nobody serves, and a lock held through a shared open file
- * description blocks the restart. cairnd therefore starts the supervisor
- * first thing, before any of those descriptors exist, and the supervisor
- * (which never holds them) starts the commands.
+ * description blocks the restart. So cairnd starts nothing itself: the
+ * node's keeper (keeper.h), forked before any of those descriptors
+ * existed, starts each supervisor, and the supervisor (which never holds
+ * them) starts the commands.
  *
  * The supervisor is cairn-shim itself (`cairn-shim --spawner`,
  * shim/serve.c). It vforks each command and execs it (no process between
@@ -22,8 +23,9 @@
  * cairnd's end of the socket is closed, and exits when its last command is
  * seen through; a restarted cairnd starts a supervisor of its own and
  * waits for the old one's commands through their exit records. The commands
- * outlive the supervisor: cairnd, its parent and a subreaper, inherits
- * them if it dies and sees them through itself. Only both dying before a
+ * outlive the supervisor: the keeper, its parent and a subreaper, inherits
+ * them if it dies and writes their exit records itself, whether cairnd
+ * lives or not. Only the supervisor and the keeper both dying before a
  * command ends loses that command's status.
  *
  * Crash points: "spawner.clone.after" (after a command's start, before its
@@ -39,27 +41,25 @@
 #include <sys/types.h>
 
 #include "core/error.h"
+#include "exec/keeper.h"
 #include "exec/spawn.h"
 #include "exec/spawner_proto.h"
 
 struct spawner;
 
-/* Start the supervisor: fork, then exec `shim --spawner 3`. Call it
- * before opening any descriptor that must not reach a command (cairnd's
- * lock, journal, socket, pidfds); the supervisor keeps only its socket and
- * 0-2, and every command starts with 0-2 set up and nothing else. It gets
- * our environment (CAIRN_CRASH_AT and the like reach its crash points).
- * Calling it again later (a new supervisor after the death of the last
- * one) is safe: our descriptors are close-on-exec, and the child dies with
- * us until its exec.
+/* Start a supervisor through the keeper k (keeper_supervisor): it keeps
+ * only its socket and 0-2, and every command starts with 0-2 set up and
+ * nothing else. It gets the keeper's environment, which is cairnd's at the
+ * keeper's start (CAIRN_CRASH_AT and the like reach its crash points).
  * Environment read there, for tests only: CAIRN_TEST_SPAWN_HOLD=PATH makes
  * the supervisor, on each request before it looks at it, write its pid to
  * PATH.held and wait until PATH no longer exists: the worst of the window
  * between cairnd's request and the start, held open.
  * Returns the supervisor, or NULL with errno and err: EMFILE/ENFILE
- * (socket), EAGAIN/ENOMEM (fork), or the exec's error ("spawner: cannot
- * run SHIM: ..."). Caller destroys it with spawner_destroy(). */
-struct spawner *spawner_create (const char *shim, struct cairn_error *err);
+ * (socket), or keeper_supervisor's error (EPIPE: the keeper is gone;
+ * the fork's; the exec's: "supervisor: cannot run SHIM: ..."). Caller
+ * destroys it with spawner_destroy(). */
+struct spawner *spawner_create (struct keeper *k, struct cairn_error *err);
 
 /* Start spec's command through the supervisor (spec->shim is only named
  * in errors; the rest is the shim command line of shim_proto.h). The
@@ -139,8 +139,8 @@ int spawner_pidfd (const struct spawner *sp);
 pid_t spawner_pid (const struct spawner *sp);
 
 /* Close the socket and free. The supervisor lives on until its commands
- * are seen through (it starts nothing more); if it is dead already, it is
- * reaped here. Accepts NULL; preserves errno. */
+ * are seen through (it starts nothing more); its parent, the keeper,
+ * reaps it. Accepts NULL; preserves errno. */
 void spawner_destroy (struct spawner *sp);
 
 #endif /* CAIRN_EXEC_SPAWNER_H */

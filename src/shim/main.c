@@ -1,18 +1,33 @@
-/* main.c - cairn-shim's entry: a shim, or with --spawner cairnd's spawner
- * (shim.h). */
+/* main.c - cairn-shim's entry: a shim; with --spawner cairnd's supervisor;
+ * with --keeper the node's keeper (shim.h). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "shim/shim.h"
 
+/* A number in [min, max], or -1. */
+static long number (const char *s, long min, long max)
+{
+    char *end;
+    long v = strtol (s, &end, 10);
+    return *s && !*end && v >= min && v <= max ? v : -1;
+}
+
 int main (int argc, char *argv[])
 {
-    if (argc == 3 && strcmp (argv[1], "--spawner") == 0) {
-        char *end;
-        long fd = strtol (argv[2], &end, 10);
-        if (*end || fd < 3 || fd > 1023)
+    if (argc == 4 && strcmp (argv[1], "--spawner") == 0) {
+        long fd = number (argv[2], 3, 1023),
+             pid = number (argv[3], 1, 1L << 30);
+        if (fd < 0 || pid < 0)
             return 2;
-        shim_serve ((int)fd);
+        shim_serve ((int)fd, (pid_t)pid);
+    }
+    if (argc == 5 && strcmp (argv[1], "--keeper") == 0) {
+        long fd = number (argv[2], 3, 1023),
+             pid = number (argv[3], 1, 1L << 30);
+        if (fd < 0 || pid < 0 || argv[4][0] != '/')
+            return 2;
+        shim_keep ((int)fd, (pid_t)pid, argv[4]);
     }
     return shim_main (argc, argv);
 }

@@ -1,12 +1,12 @@
 /* serve.c - cairn-shim --spawner: the node's supervisor (shim.h,
  * exec/spawner.h, the wire in exec/spawner_proto.h).
  *
- * cairnd starts us first thing, before it holds any descriptor a command
- * must not inherit. We start every command cairnd asks for ourselves
- * (cmd.c: vfork, the marker, the drop to the user, exec): a command costs
- * its own exec and nothing more. We cap its output files on a timer, and
- * at its end write its exit record while it is still a zombie, reap it,
- * and tell cairnd (ENDED). So the durable facts are the same files a
+ * The node's keeper starts us (shim/keep.c), from a descriptor table that
+ * holds nothing a command must not inherit. We start every command cairnd asks
+ * for ourselves (cmd.c: vfork, the marker, the drop to the user, exec): a
+ * command costs its own exec and nothing more. We cap its output files on a
+ * timer, and at its end write its exit record while it is still a zombie, reap
+ * it, and tell cairnd (ENDED). So the durable facts are the same files a
  * per-command shim left, and a restarted cairnd reads them the same way.
  *
  * Threads. A pool of workers (workers_start) reads cairnd's requests,
@@ -30,8 +30,8 @@
  * command's exec, and a restarted cairnd takes it exclusively before it
  * judges any intent (exitdir_settle).
  *
- * Our commands outlive us too (no death signal): if we die, cairnd, our
- * parent and a subreaper, inherits them and sees them through.
+ * Our commands outlive us too (no death signal): if we die, the keeper,
+ * our parent and a subreaper, inherits them and sees them through.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -166,6 +166,9 @@ static void fresh_setup (void)
 
 /* CAIRN_TEST_SPAWN_HOLD (spawner.h), or NULL. */
 static const char *hold;
+
+/* cairnd's pid, which the crash point "shim.drop.before" kills. */
+static pid_t cairnd_pid;
 
 /* A request read, from the main thread's read to its worker's answer. */
 struct request {
@@ -323,7 +326,7 @@ static bool still_zombie (pid_t pid)
 
 /* Every command whose process has exited: kill what is left of its group,
  * write its exit record while it is still a zombie (so that a status is
- * never only in memory: cairnd, as a child subreaper, inherits a zombie
+ * never only in memory: the keeper, a child subreaper, inherits a zombie
  * whose supervisor died), then reap it and tell cairnd. A zombie whose
  * worker has not added its command yet waits for it. */
 static void cmds_reap (void)
@@ -541,7 +544,7 @@ static bool request_read (int sock, struct request **out)
 static void *worker (void *arg)
 {
     int sock = (int)(intptr_t)arg;
-    pid_t cairnd = getppid ();
+    pid_t cairnd = cairnd_pid;
 
     for (;;) {
         struct request *rq = NULL;
@@ -604,18 +607,19 @@ static void workers_start (int sock)
     pthread_attr_destroy (&attr);
 }
 
-void shim_serve (int sock)
+void shim_serve (int sock, pid_t cairnd)
 {
-    pid_t cairnd = getppid ();
     bool orphan = false;
     sigset_t chld;
     int sigfd;
 
-    /* cairnd set our death signal before the exec; if it died before, go.
-     * From here on we outlive it: its commands are ours to see through. */
-    if (cairnd == 1)
-        _exit (0);
+    /* The keeper set our death signal before the exec. From here on we
+     * outlive it and cairnd: our commands are ours to see through. If
+     * cairnd is gone already, there is nothing to start. */
     (void)prctl (PR_SET_PDEATHSIG, 0);
+    if (!cairnd_there (sock))
+        _exit (0);
+    cairnd_pid = cairnd;
     long hz = sysconf (_SC_CLK_TCK);
     tick_ns = hz > 0 && 1000000000 % hz == 0 ? 1000000000u / (uint64_t)hz : 0;
     crashpoint_init ();

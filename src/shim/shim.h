@@ -34,15 +34,26 @@ void shim_signals_default (void);
 /* Set by the supervisor (serve.c) for every command it starts: it has
  * default dispositions, exactly shim_sigset() blocked, its own session and
  * 0-2 on /dev/null already, so a command's process does not set them up
- * again; and a command outlives its supervisor (no death signal: cairnd,
- * a subreaper, inherits it). False in an exec'd shim, which may start
+ * again; and a command outlives its supervisor (no death signal: the
+ * keeper, a subreaper, inherits it). False in an exec'd shim, which may start
  * from anything and whose command dies with it. */
 extern bool shim_fresh;
 
-/* Supervise the commands cairnd asks for on sock (shim/serve.c,
+/* Supervise the commands cairnd (pid cairnd, which the crash point
+ * "shim.drop.before" kills) asks for on sock (shim/serve.c,
  * exec/spawner_proto.h). Once cairnd's end is closed, start nothing more
  * and exit when the last command has been seen through. Never returns:
  * exits 0 then, 1 on a broken request stream or a failed setup. */
-void shim_serve (int sock) __attribute__ ((noreturn));
+void shim_serve (int sock, pid_t cairnd) __attribute__ ((noreturn));
+
+/* Keep the node (shim/keep.c, exec/keeper_proto.h): answer cairnd's
+ * requests on sock, starting each supervisor as `shim --spawner 3 CAIRND`;
+ * see each inherited command of a dead supervisor through (its exit
+ * record appended to its marker). Once cairnd's end is closed, exit when
+ * no supervisor and no inherited command is left. Never returns: exits 0
+ * then (at once if cairnd, whose pid is cairnd, is already gone), 1 on a
+ * failed setup. */
+void shim_keep (int sock, pid_t cairnd, const char *shim)
+    __attribute__ ((noreturn));
 
 #endif /* CAIRN_SHIM_H */

@@ -1866,6 +1866,26 @@ static void test_lost_shell (void)
 
 /* Intents whose spawn was never recorded (cairnd crashed in between): one
  * is found to have exited, one is lost. A lost prolog is fatal. */
+/* A job none of whose shells has a known status must not finish as a
+ * success: it finished with status 0 ("exit 0") when its only shell was
+ * lost (issue 36). */
+static void test_lost_every_shell (void)
+{
+    struct fake fb;
+    struct job_config jc;
+
+    cfg_init (&jc, false, false);
+    start_job (&fb, &jc, 1, 0, 0, OWNER);
+    fake_spawn_all (&fb);
+    fake_end (&fb, PHASE_SHELL, 0, FAKE_LOST, 0, "started, outcome lost");
+    json_t *fin = fake_event (&fb, 0, "finish", 0);
+    is_int (ctx_int (fin, "status"), JOB_STATUS_UNKNOWN,
+            "every shell lost: finish status 256 (exit 1), never 0");
+    is_str (ctx_str (fin, "lost-ranks"), "0", "every shell lost: lost-ranks");
+    check_end (&fb, "every shell lost");
+    fake_fini (&fb);
+}
+
 static void test_lost_prolog (void)
 {
     struct fake fb;
@@ -2383,6 +2403,7 @@ int main (void)
     test_kill ();
     test_kill_keeps_escalation ();
     test_lost_shell ();
+    test_lost_every_shell ();
     test_lost_prolog ();
     test_multi_user ();
     test_accept_errors ();

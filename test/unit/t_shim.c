@@ -45,7 +45,22 @@ static char shim_path[PATH_MAX];
 static char tmpdir[] = "/tmp/t_shim.XXXXXX";
 static char exitdir[PATH_MAX];
 static int dirfd_exits = -1;
+static struct keeper *keeper; /* the parent of sp */
 static struct spawner *sp;
+
+/* A supervisor of its own, through a keeper of its own (*k): both take
+ * our environment and signal mask as they are now. */
+static struct spawner *supervisor_own (struct keeper **k)
+{
+    struct cairn_error err = {{0}};
+    struct spawner *s = NULL;
+
+    if (!(*k = keeper_create (shim_path, &err)) ||
+        keeper_exitdir (*k, dirfd_exits, &err) < 0 ||
+        !(s = spawner_create (*k, &err)))
+        BAIL_OUT ("supervisor: %s", err.text);
+    return s;
+}
 
 struct run {
     char execid[SHIM_EXECID_LEN + 1];
@@ -637,44 +652,60 @@ static void test_stragglers (void)
     run_close (&r);
 }
 
+/* Poll execid's exit record for up to ms; its status, or -1. */
+static int record_wait (const char *execid, int ms)
+{
+    int status;
+    for (int i = 0; i < ms / 10; i++) {
+        if (exitfile_read (dirfd_exits, execid, &status, NULL) == 0)
+            return status;
+        usleep (10000);
+    }
+    return -1;
+}
+
 /* A supervisor that dies (here one the test starts for this) leaves its
- * commands running: each is orphaned to the nearest subreaper (cairnd;
- * here the test), which sees it through itself as cairnd's adopted_end
- * does. */
+ * commands running: each is orphaned to the nearest subreaper, the keeper,
+ * which writes its exit record at its end as the supervisor would have,
+ * whether its end is its own or a signal's. */
 static void test_supervisor_killed (void)
 {
-    struct cairn_error err = {{0}};
     char *argv[] = {"/bin/sh", "-c", "echo $$ > cmdpid; exec sleep 100", NULL};
-    struct spawner *own;
+    char *exit7[] = {"/bin/sh", "-c", "sleep 0.5; exit 7", NULL};
+    struct keeper *k;
+    struct spawner *own = supervisor_own (&k);
     struct spawner_msg m;
-    struct run r;
-    int status = -1, subreaper = 0;
+    struct run r, r7;
+    int status = -1;
 
-    if (!(own = spawner_create (shim_path, &err)))
-        BAIL_OUT ("spawner_create: %s", err.text);
     run_opts (&r, argv, tmpdir, &(struct run_opts){.via = own});
+    run_opts (&r7, exit7, NULL, &(struct run_opts){.via = own});
     is_int (wait_pidfile ("cmdpid", 5000), r.pid,
             "supervisor killed: command running");
+    is_int (ppid_of (spawner_pid (own)), (int)keeper_pid (k),
+            "the supervisor's parent is the keeper");
     kill (spawner_pid (own), SIGKILL);
     struct pollfd p = {.fd = spawner_pidfd (own), .events = POLLIN};
     ok (poll (&p, 1, 10000) == 1, "supervisor killed: its pidfd says so");
     ok (still_running (&r, 300), "supervisor killed: the command lives on");
-    ok (prctl (PR_GET_CHILD_SUBREAPER, &subreaper) == 0 && subreaper == 1,
-        "the test is a child subreaper");
-    is_int (ppid_of (r.pid), (int)getpid (),
-            "... and the command's parent now");
+    is_int (ppid_of (r.pid), (int)keeper_pid (k),
+            "... its parent now the keeper, not the caller");
     is_errno (spawner_ended (own, &m), EPIPE,
               "spawner_ended of a dead supervisor: EPIPE");
-    ok (signal_group (&r, SIGKILL) == 0, "adopted: KILL to its group");
-    ok (!still_running (&r, 10000) && shim_reap (r.pidfd, &status) == 0,
-        "adopted: reaped through its pidfd by its new parent");
-    is_int (status, SIGKILL, "adopted: status 9");
-    is_errno (exitfile_read (dirfd_exits, r.execid, &status, NULL), ENOENT,
-              "supervisor killed: no exit record (its adopter writes it)");
+    is_int (record_wait (r7.execid, 10000), 7 << 8,
+            "a command that ends on its own: the keeper writes its status");
+    ok (signal_group (&r, SIGKILL) == 0, "KILL to the other's group");
+    is_int (record_wait (r.execid, 10000), SIGKILL,
+            "... the keeper writes its status 9");
+    ok (!still_running (&r, 2000), "... and reaps it");
+    is_errno (shim_reap (r.pidfd, &status), ECHILD,
+              "... which was never the caller's child");
     ok (exitfile_started (dirfd_exits, r.execid),
         "supervisor killed: marker says it started");
     run_close (&r);
+    run_close (&r7);
     spawner_destroy (own);
+    keeper_destroy (k);
 }
 
 /* The command must get a clean process: no fd but 0-2 (none of ours, none
@@ -701,13 +732,12 @@ static void test_clean_process (void)
     /* A supervisor started by a daemon that ignores and blocks signals:
      * the supervisor resets them once, for all its commands. */
     struct spawner *dirty;
-    struct cairn_error err = {{0}};
+    struct keeper *dk;
     signal (SIGUSR1, SIG_IGN);
     sigemptyset (&set);
     sigaddset (&set, SIGUSR2);
     sigprocmask (SIG_BLOCK, &set, &old);
-    if (!(dirty = spawner_create (shim_path, &err)))
-        BAIL_OUT ("spawner_create: %s", err.text);
+    dirty = supervisor_own (&dk);
     sigprocmask (SIG_SETMASK, &old, NULL);
     signal (SIGUSR1, SIG_DFL);
     for (int i = 0; i < 2; i++) { /* the first command and a later one */
@@ -722,6 +752,7 @@ static void test_clean_process (void)
         run_close (&r);
     }
     spawner_destroy (dirty);
+    keeper_destroy (dk);
 }
 
 static void test_refusals (void)
@@ -749,10 +780,10 @@ static void test_refusals (void)
               "spawner_spawn: envp with another execid -> EINVAL");
     like (err.text, "environment lacks CAIRN_EXECID=", "... and says why");
 
-    struct spawner *bad = spawner_create ("/nonexistent/cairn-shim", &err);
+    struct keeper *bad = keeper_create ("/nonexistent/cairn-shim", &err);
     ok (bad == NULL && errno == ENOENT,
-        "spawner_create: missing shim -> ENOENT");
-    like (err.text, "spawner: cannot run /nonexistent/cairn-shim: No such file",
+        "keeper_create: missing shim -> ENOENT");
+    like (err.text, "keeper: cannot run /nonexistent/cairn-shim: No such file",
           "... and names the shim path");
 
     /* A lone shim's own check, bypassing spawner_spawn's. */
@@ -788,6 +819,7 @@ static void test_fault (void)
     char *argv[] = {"true", NULL};
     char *exit7[] = {"/bin/sh", "-c", "echo out; exit 7", NULL};
     struct spawner *faulty;
+    struct keeper *fk;
     struct run r;
     int status;
 
@@ -805,10 +837,8 @@ static void test_fault (void)
     /* A supervisor whose first exit-file write fails: its ENDED says so
      * (code 3) and no exit record stands; the next one is written. */
     setenv ("CAIRN_FAULT", "shim.exitfile.write:1", 1);
-    faulty = spawner_create (shim_path, &err);
+    faulty = supervisor_own (&fk);
     unsetenv ("CAIRN_FAULT");
-    if (!faulty)
-        BAIL_OUT ("spawner_create: %s", err.text);
     run_opts (&r, exit7, NULL, &(struct run_opts){.via = faulty});
     is_int (wait_ended (&r, 10000), 3 << 8,
             "fault shim.exitfile.write:1: ENDED code 3");
@@ -823,6 +853,7 @@ static void test_fault (void)
     is_int (exit_status (&r, NULL), 7 << 8, "... its status 1792");
     run_close (&r);
     spawner_destroy (faulty);
+    keeper_destroy (fk);
 }
 
 /* Write text to tmpdir/name; its path goes to path (PATH_MAX bytes). */
@@ -1338,7 +1369,7 @@ static void test_pipelined (void)
     struct cairn_error err = {{0}};
     bool answered[N] = {false};
     int in_order = 0, started = 0, nended = 0, ended_early = 0, refused = 0;
-    struct spawner *own = spawner_create (shim_path, &err);
+    struct spawner *own = spawner_create (keeper, &err);
 
     if (!own)
         BAIL_OUT ("spawner_create: %s", err.text);
@@ -1420,6 +1451,8 @@ static void test_spawner (void)
     run_argv (&r, sleeper, NULL);
     is_int (ppid_of (r.pid), (int)super,
             "a command's parent is the supervisor");
+    is_int (ppid_of (super), (int)keeper_pid (keeper),
+            "the supervisor's, the keeper: we fork nothing but the keeper");
     is_errno (shim_reap (r.pidfd, &status), ECHILD,
               "... not the caller: shim_reap on its pidfd says ECHILD");
     is_int (getpgid (r.pid), (int)r.pid, "it leads its own process group");
@@ -1485,8 +1518,7 @@ int main (void)
     if ((dirfd_exits = exitfile_open_dir (tmpdir, &err)) < 0)
         BAIL_OUT ("%s", err.text);
     snprintf (exitdir, sizeof (exitdir), "%s/exits", tmpdir);
-    if (!(sp = spawner_create (shim_path, &err)))
-        BAIL_OUT ("spawner_create: %s", err.text);
+    sp = supervisor_own (&keeper);
 
     test_exit_codes ();
     test_output ();
@@ -1507,6 +1539,7 @@ int main (void)
 
     is_int (count_entries (exitdir), 0, "every run's files were removed");
     spawner_destroy (sp);
+    keeper_destroy (keeper);
     close (dirfd_exits);
     char cmd[PATH_MAX + 16];
     snprintf (cmd, sizeof (cmd), "rm -rf %s", tmpdir);

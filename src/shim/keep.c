@@ -1,0 +1,435 @@
+/* keep.c - the node's keeper: `cairn-shim --keeper FD CAIRND_PID SHIM`
+ * (shim.h; the wire in exec/keeper_proto.h, cairnd's side exec/keeper.c).
+ *
+ * Why it exists: a process's orphans go to its nearest subreaper ancestor,
+ * and only a parent can read a child's wait status. When the supervisor
+ * dies, its commands must go to a process that outlives cairnd and reads
+ * their statuses; cairnd, restarted for an upgrade, is not one. The
+ * keeper is that process: cairnd's child, the parent of every supervisor,
+ * a subreaper, and so the heir of a dead supervisor's commands. For each
+ * it does what the supervisor would have done at its end: kill what is
+ * left of its process group, append its exit record to its marker while it
+ * is a zombie, then reap it. cairnd reads the record as it reads an
+ * earlier supervisor's (its pidfd, then the record).
+ *
+ * It also starts every supervisor, the first and each replacement, from
+ * its own small descriptor table: cairnd itself forks nothing once its
+ * socket, journal and pidfds exist (exec/spawner.h).
+ *
+ * It is small on purpose: no request of a user reaches it, it starts no
+ * command, and it holds nothing but its socket, its signalfd and the exit
+ * dir. It outlives cairnd until every supervisor it started has exited and
+ * no process it inherited is a command still running.
+ *
+ * Crash points (counted here, carried out on ourselves):
+ * "keeper.record.before" (an inherited command a zombie, no record yet)
+ * and "keeper.reap.before" (its record written, not reaped).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "exec/keeper_proto.h"
+#include "exec/shim_proto.h"
+#include "journal/crashpoint.h"
+#include "shim/shim.h"
+
+static int exitdir = -1;
+static pid_t cairnd;
+static const char *shim;
+static sigset_t startmask; /* what cairnd gave us: the supervisor's */
+
+/* The supervisors started and not reaped yet. */
+static pid_t *sups;
+static size_t nsups, suproom;
+
+/* Room for one more, made before the fork: a started one is always kept. */
+static bool sup_reserve (void)
+{
+    if (nsups == suproom) {
+        size_t room = suproom ? suproom * 2 : 8;
+        pid_t *n = realloc (sups, room * sizeof (*n));
+        if (!n)
+            return false;
+        sups = n;
+        suproom = room;
+    }
+    return true;
+}
+
+static bool sup_take (pid_t pid)
+{
+    for (size_t i = 0; i < nsups; i++) {
+        if (sups[i] == pid) {
+            sups[i] = sups[--nsups];
+            return true;
+        }
+    }
+    return false;
+}
+
+/* ---- the commands we inherit ---- */
+
+/* Field 22 of /proc/PID/stat: the start in clock ticks since boot. */
+static int start_ticks (pid_t pid, unsigned long long *ticks)
+{
+    char path[64], buf[1024];
+    snprintf (path, sizeof (path), "/proc/%d/stat", (int)pid);
+    int fd = open (path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read (fd, buf, sizeof (buf) - 1);
+    close (fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    char *p = strrchr (buf, ')');
+    if (!p)
+        return -1;
+    p++;
+    for (int field = 3; field < 22; field++) { /* skip to field 22 */
+        p = strchr (p + 1, ' ');
+        if (!p)
+            return -1;
+    }
+    return sscanf (p, " %llu", ticks) == 1 ? 0 : -1;
+}
+
+/* Does the marker called name (an open fd's contents) name pid, started
+ * at ticks, with no record yet? A marker says "PID BOOTNS\n", BOOTNS read
+ * after the process started: a process that started later (its pid
+ * reused) is not the one it names. */
+static bool marker_names (int fd, pid_t pid, unsigned long long ticks)
+{
+    char buf[256];
+    ssize_t n = pread (fd, buf, sizeof (buf) - 1, 0);
+    long long mpid;
+    unsigned long long boot_ns;
+    long hz = sysconf (_SC_CLK_TCK);
+
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    if (strchr (buf, '{')) /* a record is there already: it stands */
+        return false;
+    if (sscanf (buf, "%lld %llu", &mpid, &boot_ns) != 2 || mpid != pid)
+        return false;
+    if (hz <= 0)
+        return true;
+    return ticks * (1000000000ull / (unsigned long long)hz) <= boot_ns;
+}
+
+/* The marker of the command whose process pid is (a zombie of ours), its
+ * name into name; false if none names it. */
+static bool marker_find (pid_t pid, char *name, size_t len)
+{
+    unsigned long long ticks = 0;
+    bool found = false;
+    struct dirent *e;
+    DIR *dir;
+    int fd;
+
+    if (exitdir < 0 || start_ticks (pid, &ticks) < 0)
+        return false;
+    if ((fd = openat (exitdir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        return false;
+    if (!(dir = fdopendir (fd))) {
+        close (fd);
+        return false;
+    }
+    while (!found && (e = readdir (dir))) {
+        size_t l = strlen (e->d_name);
+        if (l != SHIM_EXECID_LEN + strlen (SHIM_SUFFIX_STARTED) ||
+            strcmp (e->d_name + SHIM_EXECID_LEN, SHIM_SUFFIX_STARTED) != 0)
+            continue;
+        int m = openat (exitdir, e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (m < 0)
+            continue;
+        if (marker_names (m, pid, ticks)) {
+            snprintf (name, len, "%s", e->d_name);
+            found = true;
+        }
+        close (m);
+    }
+    closedir (dir);
+    return found;
+}
+
+/* A command of a dead supervisor ended: what the supervisor would have
+ * done (serve.c cmds_reap). While it is a zombie its pid, its group's id,
+ * cannot be reused: the group's stragglers can be killed safely. */
+static void inherited_end (pid_t pid, int status, const char *marker)
+{
+    char rec[64];
+    int n = snprintf (rec, sizeof (rec), "{\"status\":%d}\n", status);
+
+    (void)kill (-pid, SIGKILL);
+    CRASHPOINT ("keeper.record.before");
+    /* A record that cannot be written leaves the outcome lost, which
+     * cairnd says (its marker and no record, the process gone). */
+    (void)shim_record_append (exitdir, marker, rec, (size_t)n);
+    CRASHPOINT ("keeper.reap.before");
+}
+
+/* Every child that has ended: a supervisor (reaped), a command we
+ * inherited (seen through), or a process that left its command and came
+ * to us (reaped). */
+static void children_reap (void)
+{
+    for (;;) {
+        siginfo_t si = {0};
+        char marker[SHIM_NAME_MAX];
+
+        if (waitid (P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 ||
+            si.si_pid == 0)
+            return;
+        if (!sup_take (si.si_pid) &&
+            marker_find (si.si_pid, marker, sizeof (marker)))
+            inherited_end (si.si_pid, shim_wait_status (&si), marker);
+        while (waitpid (si.si_pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+    }
+}
+
+/* cairnd is gone: done once no supervisor is left and no child of ours is
+ * a command (one with a marker and no record). A process that only left
+ * a command (a daemon) keeps nothing of ours: it goes to init. */
+static bool keeping (void)
+{
+    char path[64], buf[65536], name[SHIM_NAME_MAX];
+    if (nsups > 0)
+        return true;
+    snprintf (path, sizeof (path), "/proc/self/task/%d/children",
+              (int)getpid ());
+    int fd = open (path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read (fd, buf, sizeof (buf) - 1);
+    close (fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    for (char *p = buf, *end;; p = end) {
+        long v = strtol (p, &end, 10);
+        if (end == p)
+            break;
+        if (v > 0 && marker_find ((pid_t)v, name, sizeof (name)))
+            return true;
+    }
+    return false;
+}
+
+/* ---- cairnd's requests ---- */
+
+/* The forked child: become `SHIM --spawner 3 CAIRND` with sock on 3. Its
+ * errno goes up errfd on failure. */
+static void __attribute__ ((noreturn))
+supervisor_exec (int sock, int errfd, pid_t keeper)
+{
+    char pidarg[24];
+    char *av[] = {(char *)"cairn-shim", (char *)"--spawner", (char *)"3",
+                  pidarg, NULL};
+    extern char **environ;
+    int e;
+
+    snprintf (pidarg, sizeof (pidarg), "%d", (int)cairnd);
+    /* Die with us until the exec; if we are gone already, go now. */
+    if (prctl (PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid () != keeper)
+        _exit (0);
+    if ((errfd = fcntl (errfd, F_DUPFD_CLOEXEC, 64)) < 0 ||
+        (sock = fcntl (sock, F_DUPFD, 65)) < 0 || dup2 (sock, 3) < 0 ||
+        close_range (4, ~0U, CLOSE_RANGE_CLOEXEC) < 0 ||
+        sigprocmask (SIG_SETMASK, &startmask, NULL) < 0)
+        goto fail;
+    execve (shim, av, environ);
+fail:
+    e = errno;
+    (void)!write (errfd, &e, sizeof (e));
+    _exit (127);
+}
+
+/* Start a supervisor on sock; its pid, or 0 and *err. */
+static pid_t supervisor_start (int sock, int *pidfd, int *err)
+{
+    int ep[2], e = 0;
+    pid_t keeper = getpid (), pid;
+    ssize_t n;
+
+    *pidfd = -1;
+    if (pipe2 (ep, O_CLOEXEC) < 0) {
+        *err = errno;
+        return 0;
+    }
+    if (!sup_reserve ()) {
+        *err = ENOMEM;
+        goto out;
+    }
+    if ((pid = fork ()) < 0) {
+        *err = errno;
+        goto out;
+    }
+    if (pid == 0)
+        supervisor_exec (sock, ep[1], keeper);
+    close (ep[1]);
+    ep[1] = -1;
+    sups[nsups++] = pid;
+    while ((n = read (ep[0], &e, sizeof (e))) < 0 && errno == EINTR)
+        ;
+    if (n == (ssize_t)sizeof (e)) {
+        *err = e;
+        goto out; /* it exits 127: reaped as a supervisor */
+    }
+    if ((*pidfd = (int)syscall (SYS_pidfd_open, pid, 0)) < 0) {
+        *err = errno;
+        (void)kill (pid, SIGKILL);
+        goto out;
+    }
+    close (ep[0]);
+    /* A test's crash point or fault is one event: a replacement must not
+     * die at it again (ours were read at our start). */
+    unsetenv ("CAIRN_CRASH_AT");
+    unsetenv ("CAIRN_FAULT");
+    return pid;
+out:
+    close (ep[0]);
+    if (ep[1] >= 0)
+        close (ep[1]);
+    return 0;
+}
+
+static int msg_recv (int sock, struct keeper_msg *m, int *fd)
+{
+    char cbuf[CMSG_SPACE (sizeof (int))];
+    struct iovec iov = {.iov_base = m, .iov_len = sizeof (*m)};
+    struct msghdr msg = {.msg_iov = &iov,
+                         .msg_iovlen = 1,
+                         .msg_control = cbuf,
+                         .msg_controllen = sizeof (cbuf)};
+    ssize_t n;
+
+    *fd = -1;
+    while ((n = recvmsg (sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+        ;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR (&msg); n > 0 && c;
+         c = CMSG_NXTHDR (&msg, c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+            memcpy (fd, CMSG_DATA (c), sizeof (int));
+    }
+    if (n != (ssize_t)sizeof (*m)) { /* gone (0), or broken */
+        if (*fd >= 0)
+            close (*fd);
+        return -1;
+    }
+    return 0;
+}
+
+static void msg_send (int sock, const struct keeper_msg *m, int fd)
+{
+    char cbuf[CMSG_SPACE (sizeof (int))] = {0};
+    struct iovec iov = {.iov_base = (void *)m, .iov_len = sizeof (*m)};
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+
+    if (fd >= 0) {
+        msg.msg_control = cbuf;
+        msg.msg_controllen = sizeof (cbuf);
+        struct cmsghdr *c = CMSG_FIRSTHDR (&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN (sizeof (int));
+        memcpy (CMSG_DATA (c), &fd, sizeof (int));
+    }
+    while (sendmsg (sock, &msg, MSG_NOSIGNAL) < 0 && errno == EINTR)
+        ;
+}
+
+/* One request of cairnd's, answered. False when cairnd is gone. */
+static bool request_serve (int sock)
+{
+    struct keeper_msg m, r = {0};
+    int fd, pidfd = -1;
+
+    if (msg_recv (sock, &m, &fd) < 0)
+        return false;
+    r.type = m.type;
+    if (m.type == KEEPER_MSG_EXITDIR && fd >= 0) {
+        if (exitdir >= 0)
+            close (exitdir);
+        exitdir = fd;
+        fd = -1;
+    } else if (m.type == KEEPER_MSG_SUPERVISE && fd >= 0)
+        r.pid = supervisor_start (fd, &pidfd, &r.errnum);
+    else
+        r.errnum = EPROTO;
+    if (fd >= 0)
+        close (fd);
+    msg_send (sock, &r, pidfd);
+    if (pidfd >= 0)
+        close (pidfd);
+    return true;
+}
+
+void shim_keep (int sock, pid_t cairnd_pid, const char *shim_path)
+{
+    sigset_t all;
+    int sigfd;
+    bool gone = false;
+
+    cairnd = cairnd_pid;
+    shim = shim_path;
+    /* cairnd set our death signal before the exec: from here on we
+     * outlive it, unless it is gone already. */
+    (void)prctl (PR_SET_PDEATHSIG, 0);
+    if (getppid () != cairnd)
+        _exit (0);
+    crashpoint_init ();
+    /* Nothing of cairnd's stdio: a pipe of its (a test's, a terminal's)
+     * must not stay open for as long as we live. */
+    int nul = open ("/dev/null", O_RDWR);
+    if (nul < 0 || dup2 (nul, 0) < 0 || dup2 (nul, 1) < 0 || dup2 (nul, 2) < 0)
+        _exit (1);
+    if (nul > 2)
+        close (nul);
+    /* Only SIGKILL ends us: nothing of a terminal's, nothing sent to
+     * cairnd's group (we leave it), nothing a site's pkill of TERM. */
+    sigfillset (&all);
+    if (sigprocmask (SIG_SETMASK, &all, &startmask) < 0 || setsid () < 0 ||
+        prctl (PR_SET_CHILD_SUBREAPER, 1) < 0 ||
+        fcntl (sock, F_SETFD, FD_CLOEXEC) < 0)
+        _exit (1);
+    sigemptyset (&all);
+    sigaddset (&all, SIGCHLD);
+    if ((sigfd = signalfd (-1, &all, SFD_CLOEXEC | SFD_NONBLOCK)) < 0)
+        _exit (1);
+    for (;;) {
+        struct pollfd pf[2] = {{.fd = sigfd, .events = POLLIN},
+                               {.fd = gone ? -1 : sock, .events = POLLIN}};
+        if (gone && !keeping ())
+            _exit (0);
+        if (poll (pf, 2, -1) < 0 && errno != EINTR)
+            _exit (1);
+        if (pf[0].revents & POLLIN) {
+            struct signalfd_siginfo ssi;
+            while (read (sigfd, &ssi, sizeof (ssi)) > 0)
+                ;
+            children_reap ();
+        }
+        if (!gone && pf[1].revents && !request_serve (sock)) {
+            gone = true;
+            close (sock);
+        }
+    }
+}
