@@ -113,6 +113,8 @@ enum ct_fault {
     CT_FAULT_SPAWN,    /* CAIRN_FAULT=exec.spawn:K:EAGAIN */
     CT_FAULT_FSYNC,    /* CAIRN_FAULT=journal.commit:K:EIO */
     CT_FAULT_SUPKILL, /* SIGKILL the supervisor while one command runs */
+    CT_FAULT_SUPHELD, /* ... with cairnd stopped (SIGSTOP) around it */
+    CT_FAULT_SUPSTOP, /* ... then SIGTERM cairnd (a graceful restart) */
     CT_FAULT_FULL,     /* the scenario fills its small journal */
 };
 
@@ -123,7 +125,7 @@ struct ct_case {
     char crash[CT_MAX_GENS][96]; /* CAIRN_CRASH_AT per daemon generation */
     enum ct_fault fault;
     char fault_env[96]; /* CAIRN_FAULT for generation 0 */
-    char target[64];    /* supervisor-kill: "PHASE JOBID RANK" */
+    char target[64];    /* supervisor-kill*: "PHASE JOBID RANK" */
     int nkills;         /* random: kill times, seconds from the start */
     double kills[CT_MAX_KILLS];
     bool count; /* CAIRN_CRASH_COUNT in every generation */

@@ -220,7 +220,8 @@ static bool reached (struct ct_run *r)
     case CT_RANDOM:
         return r->kills > 0;
     case CT_FAULT:
-        if (cs->fault == CT_FAULT_SUPKILL)
+        if (cs->fault == CT_FAULT_SUPKILL || cs->fault == CT_FAULT_SUPHELD ||
+            cs->fault == CT_FAULT_SUPSTOP)
             return r->supervisor_killed;
         for (size_t i = 0; i < json_array_size (r->exits); i++)
             if (strstr (json_string_value (json_array_get (r->exits, i)),

@@ -175,6 +175,31 @@ void ct_plan_random (struct ct_plan *p,
     }
 }
 
+/* "supervisor-kill[-held|-stop]:PHASE:JOB:RANK": its parts and its kind. */
+static bool supkill_parse (const char *spec,
+                           char *phase,
+                           unsigned long long *job,
+                           char *rank,
+                           enum ct_fault *fault)
+{
+    static const struct {
+        const char *name;
+        enum ct_fault fault;
+    } kinds[] = {{"supervisor-kill:", CT_FAULT_SUPKILL},
+                 {"supervisor-kill-held:", CT_FAULT_SUPHELD},
+                 {"supervisor-kill-stop:", CT_FAULT_SUPSTOP}};
+    for (size_t i = 0; i < sizeof (kinds) / sizeof (kinds[0]); i++) {
+        size_t n = strlen (kinds[i].name);
+        if (strncmp (spec, kinds[i].name, n) == 0 &&
+            sscanf (spec + n, "%15[a-z]:%llu:%15s", phase, job, rank) == 3 &&
+            ct_phase_parse (phase) >= 0) {
+            *fault = kinds[i].fault;
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Parse a fault SPEC into cs. Returns 0 or -1. */
 int ct_fault_case (struct ct_case *cs, const char *spec, const char *prog)
 {
@@ -192,10 +217,7 @@ int ct_fault_case (struct ct_case *cs, const char *spec, const char *prog)
         cs->fault = CT_FAULT_FSYNC;
         snprintf (cs->fault_env, sizeof (cs->fault_env), "journal.commit:%d:%d",
                   k, EIO);
-    } else if (sscanf (spec, "supervisor-kill:%15[a-z]:%llu:%15s", phase, &job,
-                       rank) == 3 &&
-               ct_phase_parse (phase) >= 0) {
-        cs->fault = CT_FAULT_SUPKILL;
+    } else if (supkill_parse (spec, phase, &job, rank, &cs->fault)) {
         snprintf (cs->target, sizeof (cs->target), "%s %llu %s", phase, job,
                   rank);
     } else if (strcmp (spec, "journal-full") == 0)
@@ -237,7 +259,9 @@ void ct_plan_faults (struct ct_plan *p,
                 if (cs)
                     (void)ct_fault_case (cs, spec, o->prog);
             }
-        } else if (strcmp (name, "supervisor-kill") == 0) {
+        } else if (strcmp (name, "supervisor-kill") == 0 ||
+                   strcmp (name, "supervisor-kill-held") == 0 ||
+                   strcmp (name, "supervisor-kill-stop") == 0) {
             const char *id;
             json_t *sum;
             json_object_foreach (json_object_get (ref, "jobs"), id, sum)
@@ -248,7 +272,7 @@ void ct_plan_faults (struct ct_plan *p,
                     const char *s = json_string_value (json_array_get (ran, i));
                     if (sscanf (s, "%15[a-z].%15s", ph, rk) != 2)
                         continue;
-                    snprintf (spec, sizeof (spec), "supervisor-kill:%s:%s:%s", ph, id,
+                    snprintf (spec, sizeof (spec), "%s:%s:%s:%s", name, ph, id,
                               rk);
                     struct ct_case *cs = ct_plan_add (p, o, sc, ref, CT_FAULT);
                     if (cs)

@@ -4,10 +4,10 @@
  * The run log is the ground truth the journal is held to: a status the
  * journal records must be one a command really returned, a command may
  * start at most once, and a "lost" outcome is only acceptable when both
- * the supervisor and cairnd died before the command ended (a crash of
- * either alone never loses a status: the supervisor outlives cairnd and
- * writes the exit record, and cairnd takes over a dead supervisor's
- * commands).
+ * the supervisor and the keeper died before the command ended (a crash of
+ * either alone, or of cairnd, never loses a status: the supervisor
+ * outlives cairnd and writes the exit record, and the keeper sees a dead
+ * supervisor's commands through).
  */
 #include <ctype.h>
 #include <stdio.h>

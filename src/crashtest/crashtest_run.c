@@ -112,6 +112,8 @@ static bool ended_by_crash (const struct ct_run *r)
     if (WIFSIGNALED (st) && WTERMSIG (st) == SIGKILL &&
         (r->kill_sent || point[0]))
         return true;
+    if (WIFEXITED (st) && WEXITSTATUS (st) == 0 && r->term_sent)
+        return true; /* supervisor-kill-stop's SIGTERM */
     return WIFEXITED (st) && WEXITSTATUS (st) == 1 &&
            (!strncmp (point, "spawner.", 8) || strstr (point, "keeper."));
 }
@@ -152,6 +154,7 @@ static int daemon_up (struct ct_run *r)
         }
         gen_env (r, bufs, env);
         r->kill_sent = false;
+        r->term_sent = false;
         if (ct_daemon_start (&r->dm, r->cs->cairnd, r->cs->dir, env, &err) <
             0) {
             ct_addf (r->violations, "cannot start cairnd: %s", err.text);
@@ -444,6 +447,11 @@ static void supervisor_kill (struct ct_run *r, const struct ct_rlentry *e)
         fclose (f);
     }
     comm[strcspn (comm, "\n")] = '\0';
+    /* held: cairnd cannot handle the death until the command has likely
+     * ended too (what a busy or paused cairnd meets) */
+    if (r->cs->fault == CT_FAULT_SUPHELD && r->dm.pid > 0 &&
+        kill (r->dm.pid, SIGSTOP) == 0)
+        r->cont_due = ct_mono () + 1.5;
     if (strcmp (comm, "cairn-shim") != 0 || kill (sup, SIGKILL) < 0) {
         ct_addf (r->diverged,
                  "the supervisor of %s (pid %d) was gone before the kill",
@@ -451,6 +459,10 @@ static void supervisor_kill (struct ct_run *r, const struct ct_rlentry *e)
         return;
     }
     r->supervisor_killed = true;
+    /* stop: a graceful stop (an upgrade's restart) right after the death */
+    if (r->cs->fault == CT_FAULT_SUPSTOP && r->dm.pid > 0 &&
+        kill (r->dm.pid, SIGTERM) == 0)
+        r->term_sent = true;
 }
 
 static void poll_runlog (struct ct_run *r)
@@ -463,7 +475,9 @@ static void poll_runlog (struct ct_run *r)
         struct ct_jobrun *j = job_by_id (r, e->job);
         if (j && !e->end && j->trig[e->phase] == 0)
             j->trig[e->phase] = ct_mono ();
-        if (r->cs->fault == CT_FAULT_SUPKILL)
+        if (r->cs->fault == CT_FAULT_SUPKILL ||
+            r->cs->fault == CT_FAULT_SUPHELD ||
+            r->cs->fault == CT_FAULT_SUPSTOP)
             supervisor_kill (r, e);
     }
 }
@@ -480,6 +494,12 @@ static bool all_done (struct ct_run *r)
 static double tick (struct ct_run *r)
 {
     double now = ct_mono (), next = 0.010;
+
+    if (r->cont_due > 0 && now >= r->cont_due) {
+        r->cont_due = 0;
+        if (r->dm.pid > 0)
+            kill (r->dm.pid, SIGCONT);
+    }
 
     if (r->cs->kind == CT_RANDOM && r->next_kill < r->cs->nkills &&
         !r->kill_sent) {

@@ -48,7 +48,9 @@ struct ct_run {
     json_t *diverged;
     json_t *exits;   /* how each cairnd ended */
     json_t *killed;  /* {execid: true}: commands whose loss we caused */
-    bool supervisor_killed; /* supervisor-kill: done */
+    bool supervisor_killed; /* supervisor-kill*: done */
+    bool term_sent;         /* supervisor-kill-stop: SIGTERM to cairnd */
+    double cont_due;        /* supervisor-kill-held: SIGCONT then, or 0 */
     json_t *refused; /* {id: errstr} */
     int kills;       /* cairnd deaths by SIGKILL that we caused */
     int next_kill;   /* random: next index in cs->kills */
@@ -73,7 +75,7 @@ void ct_log_tail (const char *dir, int n, char *buf, size_t len);
 /* How many lines of DIR/cairnd.log contain needle (0 without a log). */
 int ct_log_count (const char *dir, const char *needle);
 /* What cairnd logs when its supervisor died and it took over. */
-#define CT_SUPERVISOR_DIED "died; cairnd takes over its"
+#define CT_SUPERVISOR_DIED "died; the keeper sees its"
 
 
 #endif /* CAIRN_CRASHTEST_RUN_H */

@@ -116,7 +116,7 @@ static void post_locked (const struct spawner_msg *m, int fd)
         size_t r = q_room ? q_room * 2 : 64;
         struct outmsg *n = realloc (q, r * sizeof (*n));
         if (!n)
-            _exit (1); /* cairnd takes our commands over */
+            _exit (1); /* the keeper sees our commands through */
         q = n;
         q_room = r;
     }

@@ -299,22 +299,25 @@ PY
     [ "$(sed -n 2p "$BATS_TEST_TMPDIR/notes")" = "STOPPING=1 MAINPID=$pid" ]
 }
 
-# cairnd is a child subreaper and reaps what it inherits: a job's process
-# that daemonizes (setsid, its parent gone) comes to cairnd, not PID 1,
+# The keeper is a child subreaper and reaps what it inherits: a job's
+# process that daemonizes (setsid, its parent gone) comes to it, not PID 1,
 # and leaves no <defunct> behind when it ends (issue 16; containers whose
 # PID 1 does not reap).
-@test "a daemonized job process comes to cairnd and is reaped when it ends" {
+@test "a daemonized job process comes to the keeper and is reaped when it ends" {
     cairnd_start '{}'
     T=$BATS_TEST_TMPDIR
     run cairn run --id 630 -- sh -c "setsid sh -c 'echo \$\$ >$T/orphan; sleep 1.5' </dev/null >/dev/null 2>&1 & sleep 0.3"
     [ "$status" -eq 0 ]
     o=$(cat "$T/orphan")
-    [ "$(ps -o ppid= -p "$o" | tr -d ' ')" = "$CAIRND_PID" ]
+    keeper=$(pgrep -P "$CAIRND_PID" -f 'cairn-shim --keeper')
+    [ -n "$keeper" ]
+    [ "$(ps -o ppid= -p "$o" | tr -d ' ')" = "$keeper" ]
     for _ in $(seq 1 60); do
         kill -0 "$o" 2>/dev/null || break
         sleep 0.1
     done
-    # gone altogether: not even a zombie of cairnd's
-    ! ps -o pid= -p "$o" >/dev/null
-    [ -z "$(ps -o stat= --ppid "$CAIRND_PID" | grep Z)" ]
+    # gone altogether: not even a zombie of the keeper's
+    run ps -o pid= -p "$o"
+    [ "$status" -ne 0 ]
+    [ -z "$(ps -o stat= --ppid "$keeper" | grep Z)" ]
 }

@@ -86,12 +86,19 @@ script() {
 # No process started for this test may outlive it. Reports them, kills
 # them (so one failure does not leak into the next test) and fails.
 assert_no_leftover() {
-    local pids="" p
-    for p in $(grep -l "^CAIRN_TEST_TAG=" /proc/[0-9]*/environ 2>/dev/null \
-               | cut -d/ -f3); do
-        { tr '\0' '\n' <"/proc/$p/environ" \
-              | grep -qx "CAIRN_TEST_TAG=$BATS_TEST_TMPDIR"; } 2>/dev/null \
-            && [ "$p" != "${CAIRND_PID:-}" ] && pids="$pids $p"
+    local pids="" p i
+    # The supervisor and the keeper exit by themselves once cairnd is gone
+    # and their work is done: give them a moment.
+    for i in $(seq 1 60); do
+        pids=""
+        for p in $(grep -l "^CAIRN_TEST_TAG=" /proc/[0-9]*/environ 2>/dev/null \
+                   | cut -d/ -f3); do
+            { tr '\0' '\n' <"/proc/$p/environ" \
+                  | grep -qx "CAIRN_TEST_TAG=$BATS_TEST_TMPDIR"; } 2>/dev/null \
+                && [ "$p" != "${CAIRND_PID:-}" ] && pids="$pids $p"
+        done
+        [ -z "$pids" ] && break
+        sleep 0.05
     done
     if [ -z "$pids" ]; then
         run_dirs_discard
@@ -154,10 +161,13 @@ wait_dead() {
 # supervisor first (a live one writes the exit record; with cairnd up, cairnd
 # takes over instead), then the command. Waits until both are dead.
 lose_proc() {
-    local sup
+    local sup keeper
     sup=$(sed 's/.*) //' "/proc/$1/stat" | cut -d' ' -f2)
+    keeper=$(sed 's/.*) //' "/proc/$sup/stat" | cut -d' ' -f2)
     kill -KILL "$sup"
     wait_dead "$sup"
+    kill -KILL "$keeper"
+    wait_dead "$keeper"
     kill -KILL "$1"
     wait_dead "$1"
 }
