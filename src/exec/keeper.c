@@ -44,9 +44,13 @@ keeper_exec (const char *shim, int sock, int errfd, pid_t parent)
     /* Die with cairnd until the keeper takes over; if it is gone, go. */
     if (prctl (PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid () != parent)
         _exit (0);
-    /* errfd high and close-on-exec, the socket on 3 without it. */
-    if ((errfd = fcntl (errfd, F_DUPFD_CLOEXEC, 64)) < 0 ||
-        (sock = fcntl (sock, F_DUPFD, 65)) < 0 || dup2 (sock, 3) < 0 ||
+    /* errfd off 3 and close-on-exec (even at a low descriptor limit), the
+     * socket on 3 without it. */
+    int fd = fcntl (errfd, F_DUPFD_CLOEXEC, 4);
+    if (fd < 0)
+        goto fail;
+    errfd = fd;
+    if ((fd = fcntl (sock, F_DUPFD, 4)) < 0 || dup2 (fd, 3) < 0 ||
         close_range (4, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
         goto fail;
     execve (shim, av, environ);

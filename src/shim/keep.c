@@ -250,8 +250,11 @@ supervisor_exec (int sock, int errfd, pid_t keeper)
     /* Die with us until the exec; if we are gone already, go now. */
     if (prctl (PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid () != keeper)
         _exit (0);
-    if ((errfd = fcntl (errfd, F_DUPFD_CLOEXEC, 64)) < 0 ||
-        (sock = fcntl (sock, F_DUPFD, 65)) < 0 || dup2 (sock, 3) < 0 ||
+    int fd = fcntl (errfd, F_DUPFD_CLOEXEC, 4);
+    if (fd < 0)
+        goto fail;
+    errfd = fd;
+    if ((fd = fcntl (sock, F_DUPFD, 4)) < 0 || dup2 (fd, 3) < 0 ||
         close_range (4, ~0U, CLOSE_RANGE_CLOEXEC) < 0 ||
         sigprocmask (SIG_SETMASK, &startmask, NULL) < 0)
         goto fail;
