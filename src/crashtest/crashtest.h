@@ -222,9 +222,9 @@ struct ct_check_input {
     const struct ct_runlog *rl;
     json_t *killed_execids; /* shims the harness killed: {execid: true} */
     bool losses_ok;         /* the supervisor died, then the keeper
-                             * before writing an inherited command's
-                             * record: any may be lost (not started
-                             * twice, not invented) */
+                             * with inherited commands not seen through:
+                             * any may be lost (not started twice, not
+                             * invented) */
     const char *drained;    /* the journal's drains table: ranks, or "" */
     bool undrain_refused;   /* an undrain action was not answered ok */
 };
