@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "core/idset.h"
+#include "flux/adopt.h"
 #include "flux/fctx.h"
 #include "flux/fjob.h"
 #include "flux/guest.h"
@@ -310,6 +311,16 @@ bool fjob_cairnd_message (struct fjob *job, const json_t *msg)
     }
     if (json_unpack (m.payload, "{s:s}", "type", &type) < 0)
         return true;
+    if (!strcmp (type, "reattached")) {
+        /* the job under this id must be this Flux job (adopt.h): a job
+         * another user started there first is never followed */
+        char note[256];
+        if (adopt_check (json_object_get (m.payload, "data"), job->userid,
+                         job->f58, note, sizeof (note)) < 0) {
+            fail (job, note);
+            return true;
+        }
+    }
     if (!job->attached) {
         /* a fresh start's stream opens with `accepted`; a reattach's with
          * `reattached`. Anything before is about another request (the
