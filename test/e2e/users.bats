@@ -274,7 +274,7 @@ $j11" ]
     n=$(cairn eventlog --json $j12 | wc -l)
     uid_a=$(id -u "$UA")
     for c in show eventlog ranks; do
-        run --separate-stderr as "$UB" $c 12
+        run --separate-stderr as "$UB" $c $j12
         [ "$status" -eq 1 ]
         [ "$stderr" = "cairn $c: job-events: permission denied: job $j12 belongs to uid $uid_a" ]
         [ -z "$output" ]
