@@ -492,6 +492,25 @@ static void req_expiration (struct cairnd *d,
                             "expiration: missing or not a number");
         return;
     }
+    /* As in Flux and Slurm, a job's owner may shorten its time limit, never
+     * lengthen or remove it: the limit is the resource manager's (a
+     * privileged client's), who gave the job its resources for that long. */
+    uid_t uid = conn_uid (c);
+    double now_limit = job_expiration (je->job);
+    if (!privileged (d, uid) && expiration >= 0 &&
+        (expiration == 0 || (now_limit > 0 && expiration > now_limit))) {
+        char was[64] = "none";
+        if (now_limit > 0)
+            snprintf (was, sizeof (was), "%.3f", now_limit);
+        conn_respond_error (c, matchtag, EPERM,
+                            "expiration: permission denied: uid %u may only "
+                            "shorten job %ju's time limit (now %s), not %s "
+                            "it: only root and cairnd's uid %u may",
+                            (unsigned)uid, (uintmax_t)job_id (je->job), was,
+                            expiration == 0 ? "remove" : "lengthen",
+                            (unsigned)d->uid);
+        return;
+    }
     cairnd_ctx (d, &ctx);
     errno = 0;
     int rc = job_set_expiration (je->job, &ctx, expiration, je->pending, &err);

@@ -138,6 +138,45 @@ PY
     wait_event $j1 10 clean
 }
 
+# issue 30: a job's owner could lengthen or remove its time limit, which
+# the resource manager set. As in Flux and Slurm, it may only shorten it.
+@test "a job's owner may shorten its time limit, not lengthen or remove it; root may" {
+    uid_a=$(id -u "$UA")
+    CWD="$HA" as "$UA" run --detach --id $j2 -t 1h -- sleep 300
+    wait_event $j2 10 start
+    limit() { cairn jobs --json $j2 | jq -r .expiration; }
+    t0=$(limit)
+    later=$(jq -n "$t0 + 3600")
+    # the attack: the owner lengthens, or removes, the limit
+    [ "$(as_rpc "$UA" expiration "{\"id\": $j2, \"expiration\": $later}")" = \
+        "1 expiration: permission denied: uid $uid_a may only shorten job $j2's time limit (now $(printf %.3f "$t0")), not lengthen it: only root and cairnd's uid 0 may" ]
+    [ "$(as_rpc "$UA" expiration "{\"id\": $j2, \"expiration\": 0}")" = \
+        "1 expiration: permission denied: uid $uid_a may only shorten job $j2's time limit (now $(printf %.3f "$t0")), not remove it: only root and cairnd's uid 0 may" ]
+    # nothing changed
+    [ -z "$(events_named $j2 expiration)" ]
+    [ "$(limit)" = "$t0" ]
+    # shortening is the owner's to do
+    sooner=$(jq -n "$t0 - 1800")
+    [ "$(as_rpc "$UA" expiration "{\"id\": $j2, \"expiration\": $sooner}")" = "{}" ]
+    [ "$(events_named $j2 expiration | jq .expiration)" = "$sooner" ]
+    # ... and not undone: back to the first limit is a lengthening
+    [[ "$(as_rpc "$UA" expiration "{\"id\": $j2, \"expiration\": $t0}")" == \
+        "1 expiration: permission denied: uid $uid_a may only shorten job $j2's time limit (now "*"), not lengthen it: only root and cairnd's uid 0 may" ]]
+    # root (a resource manager) may lengthen it, and remove it
+    run rpc expiration "{\"id\": $j2, \"expiration\": $later}"
+    [ "$status" -eq 0 ]
+    run rpc expiration "{\"id\": $j2, \"expiration\": 0}"
+    [ "$status" -eq 0 ]
+    # with no limit, the owner may set one (a shortening); not remove it
+    soon=$(jq -n "now + 600")
+    [ "$(as_rpc "$UA" expiration "{\"id\": $j2, \"expiration\": $soon}")" = "{}" ]
+    [ "$(as_rpc "$UA" expiration "{\"id\": $j2, \"expiration\": 0}")" = \
+        "1 expiration: permission denied: uid $uid_a may only shorten job $j2's time limit (now $(printf %.3f "$soon")), not remove it: only root and cairnd's uid 0 may" ]
+    [ "$(events_named $j2 expiration | jq -s -c 'map(.expiration)')" = "[$sooner,$later,0,$soon]" ]
+    as "$UA" cancel $j2
+    wait_event $j2 10 clean
+}
+
 @test "a job whose user does not exist, or whose cwd its user cannot enter, runs nothing" {
     ! getent passwd 4242424 >/dev/null || skip "uid 4242424 exists here"
     run rpc start "$(jq -cn '{id: 4, userid: 4242424,
