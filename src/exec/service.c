@@ -351,6 +351,15 @@ req_start (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
                             "too many active jobs (limit %d)", d->cfg.max_jobs);
         return;
     }
+    if (!privileged (d, conn_uid (c))) {
+        /* what its accept will take: the jobspec and R, and the config */
+        size_t need = json_dumpb (jobspec, NULL, 0, JSON_COMPACT) +
+                      json_dumpb (R, NULL, 0, JSON_COMPACT) + 1024;
+        if (quota_check (d, conn_uid (c), need, &err) < 0) {
+            conn_respond_error (c, matchtag, EDQUOT, "start: %s", err.text);
+            return;
+        }
+    }
     struct rv1 *rv = rv1_decode (R, &err);
     if (!rv) {
         conn_respond_error (c, matchtag, EINVAL, "%s", err.text);
