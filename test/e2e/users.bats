@@ -177,6 +177,64 @@ PY
     wait_event $j2 10 clean
 }
 
+# issue 30: one user's 1 MiB jobspecs filled the journal, and every new
+# job, root's too, was refused until a purge. Users have quotas; root's
+# jobs never wait on them.
+@test "a user's jobs are held to its quotas (active jobs, journal bytes, the users' share); root's are not" {
+    cairnd_stop
+    cairnd_start "{\"public-socket\": \"$PUB/cairn.sock\",
+        \"journal\": {\"max-size\": \"16M\"},
+        \"limits\": {\"user-max-jobs\": 2, \"user-max-journal-bytes\": \"1M\",
+                   \"users-journal-share\": 0.06}}"
+    uid_a=$(id -u "$UA") uid_b=$(id -u "$UB")
+    # active jobs: A's third is refused, B's and root's are not
+    CWD=/tmp as "$UA" run --detach -- sleep 60
+    CWD=/tmp as "$UA" run --detach -- sleep 60
+    run --separate-stderr as "$UA" run -- true
+    echo "$stderr"
+    [ "$status" -eq 1 ]
+    [ "$stderr" = "cairn run: start: uid $uid_a has 2 active jobs, the most limits.user-max-jobs (2) allows" ]
+    [ "$(as_rpc "$UA" start "{\"id\": $j5, \"userid\": $uid_a, \"jobspec\": {}, \"R\": {}}")" = \
+        "122 start: uid $uid_a has 2 active jobs, the most limits.user-max-jobs (2) allows" ]
+    CWD=/tmp run as "$UB" run -- true
+    [ "$status" -eq 0 ]
+    run cairn run -- true
+    [ "$status" -eq 0 ]
+    for id in $(cairn jobs -n -o '{id}'); do as "$UA" cancel "$id"; done
+    for id in $(cairn jobs -a -n -o '{id}'); do wait_event "$id" 10 clean; done
+    # journal bytes: the attack, jobspecs of 600 KB each (the environment
+    # is in the jobspec); the second is over A's 1 MiB
+    # (five variables: one argument may not pass 128 KiB)
+    x=$(head -c 120000 /dev/zero | tr '\0' x)
+    big=(--env "B1=$x" --env "B2=$x" --env "B3=$x" --env "B4=$x" --env "B5=$x")
+    CWD=/tmp run as "$UA" run "${big[@]}" -- true
+    [ "$status" -eq 0 ]
+    CWD=/tmp run --separate-stderr as "$UA" run "${big[@]}" -- true
+    echo "$stderr"
+    [ "$status" -eq 1 ]
+    [[ "$stderr" == "cairn run: start: uid $uid_a's jobs hold 0.6 MiB of the journal, and this one needs 6"?????" bytes more: limits.user-max-journal-bytes is 1.0 MiB (finished jobs count until purged)" ]]
+    # all users together: B's is over their share, 0.06 of 16 MiB
+    CWD=/tmp run --separate-stderr as "$UB" run "${big[@]}" -- true
+    echo "$stderr"
+    [ "$status" -eq 1 ]
+    [[ "$stderr" == "cairn run: start: the users' jobs hold 0.6 MiB of the journal (with room for those still running), and their share is 1.0 MiB (limits.users-journal-share 0.06 of journal.max-size): the rest is kept for root's and cairnd's uid's jobs" ]]
+    # the count survives a restart: made again from the journal
+    cairnd_stop
+    cairnd_launch
+    CWD=/tmp run --separate-stderr as "$UA" run "${big[@]}" -- true
+    [ "$status" -eq 1 ]
+    [[ "$stderr" == "cairn run: start: uid $uid_a's jobs hold 0.6 MiB of the journal, and this one needs 6"?????" bytes more: limits.user-max-journal-bytes is 1.0 MiB (finished jobs count until purged)" ]]
+    # root's are never refused for the users' usage
+    for i in 1 2 3; do
+        run cairn run "${big[@]}" -- true
+        [ "$status" -eq 0 ]
+    done
+    # a purge (another process: cairn purge) gives A its quota back
+    cairn purge --older-than 0
+    CWD=/tmp run as "$UA" run "${big[@]}" -- true
+    [ "$status" -eq 0 ]
+}
+
 @test "a job whose user does not exist, or whose cwd its user cannot enter, runs nothing" {
     ! getent passwd 4242424 >/dev/null || skip "uid 4242424 exists here"
     run rpc start "$(jq -cn '{id: 4, userid: 4242424,
