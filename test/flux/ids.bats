@@ -23,7 +23,8 @@ import json, socket, sys
 s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); f = s.makefile("rw")
 js = {"version": 1, "resources": [{"type": "slot", "count": 1, "label": "task",
       "with": [{"type": "core", "count": 1}]}],
-      "tasks": [{"command": ["echo", "squatter-output"], "slot": "task",
+      "tasks": [{"command": ["sh", "-c", "echo squatter-output; sleep 60"],
+                 "slot": "task",
                  "count": {"per_slot": 1}}],
       "attributes": {"system": {"cwd": "/"}}}
 R = {"version": 1, "execution": {"R_lite": [{"rank": "0", "children": {"core": "0"}}],
@@ -52,9 +53,11 @@ PY
     [ "${lines[2]}" = "job id conflict: cairnd's job $f58 belongs to uid 65534, not to this job's uid $(id -u): not adopted" ]
     # nothing of the other job reached the Flux job
     [[ "$output" != *squatter-output* ]]
-    # and that job is left alone: it ran as its own, no exception from the
-    # module
-    wait_event "$dec" 10 clean
+    # and that job is left alone: it runs on as its own, and the Flux
+    # job's fatal exception did not reach it
+    [ "$(cairn jobs -n -o '{id} {state}' "$dec")" = "$dec run" ]
     [ "$(events_named "$dec" accept | jq .userid)" -eq 65534 ]
     [ -z "$(events_named "$dec" exception)" ]
+    cairn cancel "$dec"
+    wait_event "$dec" 10 clean
 }
