@@ -1057,8 +1057,11 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
         goto error;
     flush (d); /* what replay decided is committed before we listen */
     reconcile_sweep_exits (d);
-    if (!d->node && quota_count (d, err) < 0)
-        goto error;
+    /* the users' quotas: a count that fails is made again at the next
+     * user's start (quota_njobs stays 0), never a reason not to start */
+    struct cairn_error qerr = {{0}};
+    if (!d->node && quota_count (d, &qerr) < 0)
+        log_msg (LOG_WARNING, "quota: %s", qerr.text);
     /* Unsealed is safe: the next start is as careful as this one was. */
     struct cairn_error serr = {{0}};
     if (exitdir_seal (&d->xd, d->bootid, &serr) < 0)

@@ -147,6 +147,7 @@ struct cairnd {
     struct hashmap *uusage; /* decimal uid -> bytes, active jobs */
     size_t users_bytes;     /* all their jobs' bytes */
     size_t quota_njobs;     /* job records the journal should have */
+    bool quota_stale;       /* the last count failed: count again */
 };
 
 /* daemon.c */
@@ -220,7 +221,8 @@ void quota_staged (struct cairnd *d,
 void quota_purged (struct cairnd *d, uint64_t id);
 /* May unprivileged uid start a job whose accept takes about need bytes?
  * 0, or -1 with EDQUOT and the limit named in err: limits.user-max-jobs,
- * limits.user-max-journal-bytes, or limits.users-journal-share. */
+ * limits.user-max-journal-bytes, or limits.users-journal-share; or with
+ * the errno of a count that could not be made again (quota_count). */
 int quota_check (struct cairnd *d,
                  uid_t uid,
                  size_t need,

@@ -219,6 +219,7 @@ int quota_count (struct cairnd *d, struct cairn_error *err)
     struct scan s = {.d = d};
     struct journal_stats st = {0};
 
+    d->quota_stale = true; /* until this count is done */
     if ((!d->ujobs && !(d->ujobs = hashmap_create ())) ||
         (!d->uusage && !(d->uusage = hashmap_create ())))
         return errset (err, ENOMEM, "out of memory");
@@ -231,6 +232,7 @@ int quota_count (struct cairnd *d, struct cairn_error *err)
         return errset (err, errno, "counting the users' jobs: %s",
                        strerror (errno));
     d->quota_njobs = st.njobs;
+    d->quota_stale = false;
     return 0;
 }
 
@@ -250,14 +252,18 @@ int quota_check (struct cairnd *d,
     struct cairn_error cerr;
     char have[32], lim[32];
 
-    /* another process purged jobs (cairn purge): count again */
-    if (journal_stats (d->journal, &st) == 0 && st.njobs != d->quota_njobs) {
+    /* another process purged jobs (cairn purge), or the last count
+     * failed: count again; a user's job is not started uncounted */
+    if (d->quota_stale ||
+        (journal_stats (d->journal, &st) == 0 && st.njobs != d->quota_njobs)) {
         log_msg (LOG_INFO,
-                 "quota: the journal has %zu jobs, not %zu "
-                 "(purged by another process): counting again",
+                 "quota: counting the users' jobs again (%zu job records, "
+                 "%zu expected)",
                  st.njobs, d->quota_njobs);
-        if (quota_count (d, &cerr) < 0)
+        if (quota_count (d, &cerr) < 0) {
             log_msg (LOG_ERR, "quota: %s", cerr.text);
+            return errset (err, errno, "%s", cerr.text);
+        }
     }
     struct uusage *u = usage_of (d, (uint32_t)uid, false);
     size_t active = u ? u->active : 0, bytes = u ? u->bytes : 0;

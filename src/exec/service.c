@@ -356,7 +356,7 @@ req_start (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
         size_t need = json_dumpb (jobspec, NULL, 0, JSON_COMPACT) +
                       json_dumpb (R, NULL, 0, JSON_COMPACT) + 1024;
         if (quota_check (d, conn_uid (c), need, &err) < 0) {
-            conn_respond_error (c, matchtag, EDQUOT, "start: %s", err.text);
+            conn_respond_error (c, matchtag, errno, "start: %s", err.text);
             return;
         }
     }
