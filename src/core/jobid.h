@@ -20,7 +20,8 @@
  * the public socket) may start jobs with those ids only, so that it can never
  * take an id that a resource manager (Flux's job ids, which start at 0 and
  * reach this range only after some 15 years of one instance) or root's
- * `cairn run` will use. SECURITY.md, "Job ids". */
+ * `cairn run` will use (SECURITY.md, "Job ids are shared with the resource
+ * manager"). */
 #define JOBID_USER_MIN UINT64_C (0x7000000000000000)
 #define JOBID_USER_MAX UINT64_C (0x7fffffffffffffff)
 
