@@ -362,6 +362,14 @@ int cli_jobid_generate (uint64_t *id)
         rnd = (uint32_t)ts.tv_nsec;
     uint64_t ms = (uint64_t)(ts.tv_sec - JOBID_EPOCH) * 1000 +
                   (uint64_t)ts.tv_nsec / 1000000;
+    if (getuid () != 0) {
+        /* a user's id (jobid.h): cairnd refuses the others from users.
+         * All 20 low bits random: another user who would take this id
+         * first, to stall the job, must guess them. */
+        *id = JOBID_USER_MIN | (((ms << 20) | (rnd & 0xfffff)) &
+                                (JOBID_USER_MAX ^ JOBID_USER_MIN));
+        return 0;
+    }
     uint64_t low = ((uint64_t)(getpid () & 0x3ff) << 10) | (rnd & 0x3ff);
     *id = (ms << 20) | low;
     return 0;

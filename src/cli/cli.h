@@ -210,7 +210,9 @@ void cli_wait_status_str (int status, char *buf, size_t len);
 int jobwatch_exit_code (const struct jobwatch *jw);
 
 /* A fresh job id: milliseconds since 2020-01-01 in the high bits, the pid
- * and random bits in the low 20. Returns 0, or -1 with errno set. */
+ * and random bits in the low 20; for a caller other than root, in the
+ * users' range (JOBID_USER_MIN up, jobid.h), its low 20 bits all random.
+ * Returns 0, or -1 with errno set. */
 int cli_jobid_generate (uint64_t *id);
 
 #endif /* CAIRN_CLI_H */

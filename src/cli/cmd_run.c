@@ -147,7 +147,8 @@ void jobwatch_describe (const json_t *payload, char *buf, size_t len)
                       json_integer_value (st), ws);
         } else
             snprintf (buf, len, "finish status ?");
-    } else if (!data || json_object_size (data) == 0) {
+    } else if (!data || json_object_size (data) == 0 ||
+               strcmp (type, "reattached") == 0) { /* its owner: ours */
         snprintf (buf, len, "%s", type);
     } else {
         char *d = json_dumps (data, JSON_COMPACT);

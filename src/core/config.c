@@ -337,6 +337,19 @@ static int parse_commit_interval (const struct arg *a)
     return 0;
 }
 
+static int parse_share (const struct arg *a)
+{
+    double d;
+
+    if (!json_is_number (a->v))
+        return invalid (a, "must be a number from 0 to 0.9");
+    d = json_number_value (a->v);
+    if (!(d >= 0 && d <= 0.9)) /* the last 10% is the full journal's */
+        return invalid (a, "must be a number from 0 to 0.9");
+    *(double *)a->field = d;
+    return 0;
+}
+
 /* -1 is not a duration but Flux's "release everything at the end"; inf
  * would mean "never release", which is what -1 is for.
  */
@@ -614,6 +627,10 @@ static const struct key limits_keys[] = {
     KEYMIN ("max-ranks", parse_count, CF (max_ranks), 1),
     KEYMIN ("max-connections", parse_int, CF (max_connections), 1),
     KEYMIN ("max-jobs", parse_int, CF (max_jobs), 1),
+    KEYMIN ("user-max-jobs", parse_int, CF (user_max_jobs), 1),
+    KEYMIN ("user-max-journal-bytes", parse_size,
+            CF (user_max_journal_bytes), 64 * KIB),
+    KEY ("users-journal-share", parse_share, CF (users_journal_share)),
     END,
 };
 
@@ -872,6 +889,9 @@ void config_init (struct cairn_config *cfg)
         .max_ranks = 65536,
         .max_connections = 256,
         .max_jobs = 10000,
+        .user_max_jobs = 1000,
+        .user_max_journal_bytes = 64 * MIB,
+        .users_journal_share = 0.5,
     };
     job_config_init (&cfg->job);
 }

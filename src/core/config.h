@@ -20,7 +20,8 @@
  *   multinode { local-ranks, timeout, poll }   (null or absent: one host)
  *   role     ("exec", the default, or "node")
  *   journal  { max-size, retention }
- *   limits   { max-request-size, max-ranks, max-connections, max-jobs }
+ *   limits   { max-request-size, max-ranks, max-connections, max-jobs,
+ *              user-max-jobs, user-max-journal-bytes, users-journal-share }
  *
  * A command (prolog/epilog command, exec job-shell) may be null: not
  * configured. See the field comments below for types, ranges and defaults.
@@ -119,6 +120,17 @@ struct cairn_config {
     size_t max_ranks;         /* per job, >= 1; default 65536 */
     int max_connections;      /* >= 1; default 256 */
     int max_jobs;             /* active jobs, >= 1; default 10000 */
+    /* Quotas of the unprivileged clients (a user on the public socket,
+     * not root or the service's uid), per uid; SECURITY.md, issue 30 */
+    int user_max_jobs;             /* active jobs, >= 1; default 1000 */
+    size_t user_max_journal_bytes; /* journal bytes of the uid's jobs,
+                                      active and finished until purged;
+                                      >= 64 KiB; default 64 MiB */
+    double users_journal_share;    /* all unprivileged uids together: at
+                                      most this fraction of
+                                      journal_max_size, so that privileged
+                                      jobs always have the rest; 0..0.9,
+                                      default 0.5 */
     bool role_node;           /* "role": "node": runs the processes a
                                  rank-0 cairnd asks for, no jobs; refuses
                                  a multinode section */

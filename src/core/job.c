@@ -173,11 +173,13 @@ fold_accept (struct job *job, double t, json_t *ctx, struct cairn_error *err)
     json_t *R, *jobspec, *config;
     struct rv1 *r;
     int userid;
+    int privileged = 1; /* absent: journals before the field, all so */
 
     if (job->accepted)
         return errset (err, EINVAL, "accept: job already accepted");
-    if (json_unpack (ctx, "{s:i s:o s:o s:o}", "userid", &userid, "R", &R,
-                     "jobspec", &jobspec, "config", &config) < 0)
+    if (json_unpack (ctx, "{s:i s:o s:o s:o s?b}", "userid", &userid, "R", &R,
+                     "jobspec", &jobspec, "config", &config, "privileged",
+                     &privileged) < 0)
         return errset (err, EINVAL, "accept: missing userid/R/jobspec/config");
     /* Of R the job needs its ranks, expiration and hosts (a drain names
      * them: kept as the compact nodelist text, decoded when a drain
@@ -203,6 +205,7 @@ fold_accept (struct job *job, double t, json_t *ctx, struct cairn_error *err)
     idset_add (job->all, rv1_ranks (r));
     idset_add (job->critical, job->all);
     job->userid = userid;
+    job->unprivileged = !privileged;
     job->expiration = rv1_expiration (r);
     rv1_destroy (r);
     job->nodelist = nodelist_join (
@@ -813,6 +816,16 @@ uint32_t job_nresponses (const struct job *job)
 uint32_t job_userid (const struct job *job)
 {
     return job->userid;
+}
+
+bool job_privileged (const struct job *job)
+{
+    return !job->unprivileged;
+}
+
+double job_expiration (const struct job *job)
+{
+    return job->expiration;
 }
 
 const struct idset *job_ranks (const struct job *job)

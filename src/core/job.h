@@ -116,6 +116,14 @@ int job_apply (struct job *job, const json_t *entry, struct cairn_error *err);
 
 /* ---- decisions (each may emit events into the array `out`) ---- */
 
+/* Before job_accept(): the job comes from an unprivileged client (a user
+ * on the public socket, not root or the service uid), and its accept event
+ * records "privileged": false. Without this call the accept records
+ * nothing, which means privileged, as every journal before this field
+ * did. The resource manager adopts only privileged jobs (cairn-exec(8)),
+ * and the users' quotas count only unprivileged ones. */
+void job_set_unprivileged (struct job *job);
+
 /* A new job: validates R and jobspec (and that the jobspec's per-rank
  * environment names ranks of R), emits `accept` (which snapshots jc)
  * and the first decisions. -1 EINVAL with a message naming the field when
@@ -278,6 +286,10 @@ const char *job_state_name (enum job_state state);
 uint32_t job_nevents (const struct job *job);    /* events folded */
 uint32_t job_nresponses (const struct job *job); /* response events */
 uint32_t job_userid (const struct job *job);
+/* Was the job submitted by a privileged client (job_set_unprivileged)? */
+bool job_privileged (const struct job *job);
+/* The time limit (epoch seconds), 0 = none. */
+double job_expiration (const struct job *job);
 const struct idset *job_ranks (const struct job *job);
 const struct idset *job_released (const struct job *job);
 const struct idset *job_drained (const struct job *job);

@@ -712,6 +712,12 @@ static int step (struct job *job, const struct job_ctx *ctx, json_t *out)
 
 /* ---- inputs ---- */
 
+void job_set_unprivileged (struct job *job)
+{
+    if (job->nevents == 0)
+        job->unprivileged = true;
+}
+
 int job_accept (struct job *job,
                 const struct job_ctx *ctx,
                 uint32_t userid,
@@ -740,9 +746,20 @@ int job_accept (struct job *job,
     jobspec_destroy (js);
     if (!(config = job_config_encode (jc)))
         return errset (err, ENOMEM, "cannot encode the job's config");
-    if (job_emit (job, ctx, out, "accept",
-                  json_pack ("{s:i s:O s:O s:o}", "userid", (int)userid, "R", R,
-                             "jobspec", jobspec, "config", config)) < 0)
+    /* "privileged" first, only when false: a reader that scans the start
+     * of each accept line (the quota's startup count, daemon_quota.c) finds
+     * it there, ahead of a jobspec of any size */
+    json_t *rest = json_pack ("{s:i s:O s:O s:o}", "userid", (int)userid, "R",
+                              R, "jobspec", jobspec, "config", config);
+    json_t *o = job->unprivileged ? json_pack ("{s:b}", "privileged", 0)
+                                  : json_object ();
+    if (!rest || !o || json_object_update (o, rest) < 0) {
+        json_decref (rest);
+        json_decref (o);
+        return errset (err, ENOMEM, "cannot record the job");
+    }
+    json_decref (rest);
+    if (job_emit (job, ctx, out, "accept", o) < 0)
         return errset (err, errno, "cannot record the job");
     char note[200] = "";
     if (!ctx->multiuser && userid != ctx->owner_uid)

@@ -13,7 +13,9 @@ struct job {
     uint32_t nresponses;
     uint32_t userid;
 
-    bool accepted; /* accept folded: all, userid, jobspec set */
+    bool accepted;     /* accept folded: all, userid, jobspec set */
+    bool unprivileged; /* submitted by an unprivileged client (accept's
+                          "privileged": false; absent means privileged) */
     struct jobspec *jobspec;
     struct job_config cfg;
     char *nodelist; /* R's nodelist, one hostlist: drains name hosts */

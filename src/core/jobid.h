@@ -14,6 +14,17 @@
 
 #include "core/error.h"
 
+/* Ids from JOBID_USER_MIN up (2^62 + 2^61 + 2^60 = 8070450532247928832, F58
+ * ƒKjYLZQiF6xw, on to 2^63 - 1, the largest a JSON integer carries) are the
+ * users': a client that is neither root nor cairnd's uid (an ordinary user on
+ * the public socket) may start jobs with those ids only, so that it can never
+ * take an id that a resource manager (Flux's job ids, which start at 0 and
+ * reach this range only after some 15 years of one instance) or root's
+ * `cairn run` will use (SECURITY.md, "Job ids are shared with the resource
+ * manager"). */
+#define JOBID_USER_MIN UINT64_C (0x7000000000000000)
+#define JOBID_USER_MAX UINT64_C (0x7fffffffffffffff)
+
 /* A buffer this large holds any encoded id with its NUL. */
 #define JOBID_STRLEN 32
 

@@ -458,9 +458,10 @@ static void stage (struct cairnd *d)
                 journal_failed (d, strerror (errno));
                 return;
             }
-            free (line);
             json_t *ctx = NULL;
             (void)eventlog_entry_parse (entry, &t, &name, &ctx);
+            quota_staged (d, je->job, seq + (uint32_t)i, name, strlen (line));
+            free (line);
             if (strcmp (name, "drain") == 0 &&
                 stage_drain (d, je->job, t, ctx) < 0) {
                 journal_failed (d, strerror (errno));
@@ -580,7 +581,8 @@ static void purge_cb_timer (struct ev_loop *loop, ev_timer *w, int revents)
         return;
     }
     for (size_t i = 0; i < p.n; i++)
-        (void)journal_purge (d->journal, p.ids[i]);
+        if (journal_purge (d->journal, p.ids[i]) == 0)
+            quota_purged (d, p.ids[i]);
     p.n += node_purge (d, p.cutoff, sizeof (p.ids) / sizeof (p.ids[0]) - p.n);
     if (p.n > 0) {
         CRASHPOINT ("journal.purge");
@@ -955,10 +957,14 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
     d->cfg.max_ranks = cfg->max_ranks;
     d->cfg.max_connections = cfg->max_connections;
     d->cfg.max_jobs = cfg->max_jobs;
+    d->cfg.user_max_jobs = cfg->user_max_jobs;
+    d->cfg.user_max_journal_bytes = cfg->user_max_journal_bytes;
+    d->cfg.users_journal_share = cfg->users_journal_share;
     d->cfg.role_node = cfg->role_node;
     if (!(d->statedir = strdup (statedir)) || !(d->shim = find_shim (cfg)) ||
         !(d->jobs = hashmap_create ()) || !(d->watches = hashmap_create ()) ||
-        !(d->conn_subs = hashmap_create ()))
+        !(d->conn_subs = hashmap_create ()) ||
+        !(d->ujobs = hashmap_create ()) || !(d->uusage = hashmap_create ()))
         goto nomem;
     snprintf (path, sizeof (path), "%s/cairn.sock", statedir);
     if (!(d->sockpath = strdup (path)))
@@ -1073,6 +1079,11 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
         goto error;
     flush (d); /* what replay decided is committed before we listen */
     reconcile_sweep_exits (d);
+    /* the users' quotas: a count that fails is made again at the next
+     * user's start (quota_njobs stays 0), never a reason not to start */
+    struct cairn_error qerr = {{0}};
+    if (!d->node && quota_count (d, &qerr) < 0)
+        log_msg (LOG_WARNING, "quota: %s", qerr.text);
     /* Unsealed is safe: the next start is as careful as this one was. */
     struct cairn_error serr = {{0}};
     if (exitdir_seal (&d->xd, d->bootid, &serr) < 0)
@@ -1152,6 +1163,7 @@ void cairnd_destroy (struct cairnd *d)
     }
     hashmap_destroy (d->watches);
     hashmap_destroy (d->conn_subs); /* empty: every sub went with its job */
+    quota_destroy (d);
     while (d->acks) {
         struct ack *a = d->acks;
         d->acks = a->next;

@@ -143,6 +143,12 @@ struct cairnd {
     uint64_t nspawned;
     uint64_t ncommits;
     uint64_t njobs_done;
+    /* the unprivileged clients' usage (daemon_quota.c) */
+    struct hashmap *ujobs;  /* decimal id -> their jobs in the journal */
+    struct hashmap *uusage; /* decimal uid -> bytes, active jobs */
+    size_t users_bytes;     /* all their jobs' bytes */
+    size_t quota_njobs;     /* job records the journal should have */
+    bool quota_stale;       /* the last count failed: count again */
 };
 
 /* daemon.c */
@@ -198,6 +204,32 @@ void cairnd_spawner_lost (struct cairnd *d) __attribute__ ((noreturn));
 /* ENDED notices may wait in the spawner's queue: look at them next turn. */
 void cairnd_spawner_poke (struct cairnd *d);
 bool cairnd_journal_full (struct cairnd *d);
+
+/* daemon_quota.c: the unprivileged clients' quotas (issue 30) */
+
+/* Count the unprivileged clients' jobs in the journal afresh (at startup,
+ * and after another process purged jobs). -1 with err (ENOMEM, or a
+ * journal read error). */
+int quota_count (struct cairnd *d, struct cairn_error *err);
+/* Event seq of job (name, its line len bytes) was staged for the
+ * journal. */
+void quota_staged (struct cairnd *d,
+                   const struct job *job,
+                   uint32_t seq,
+                   const char *name,
+                   size_t len);
+/* Job id was purged from the journal by cairnd. */
+void quota_purged (struct cairnd *d, uint64_t id);
+/* May unprivileged uid start a job whose accept takes about need bytes?
+ * 0, or -1 with EDQUOT and the limit named in err: limits.user-max-jobs,
+ * limits.user-max-journal-bytes, or limits.users-journal-share; or with
+ * the errno of a count that could not be made again (quota_count). */
+int quota_check (struct cairnd *d,
+                 uid_t uid,
+                 size_t need,
+                 struct cairn_error *err);
+/* Free the counts; the pointers are left NULL. */
+void quota_destroy (struct cairnd *d);
 
 /* daemon_proc.c */
 struct shim_started {

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/eventlog.h"
+#include "core/jobid.h"
 #include "core/rv1.h"
 #include "core/signame.h"
 #include "exec/daemon_private.h"
@@ -60,6 +61,47 @@ get_job (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
         conn_respond_error (c, matchtag, ENOENT, "job %ju not found",
                             (uintmax_t)id);
     return NULL;
+}
+
+/* Root and cairnd's own uid (a resource manager submitting for its
+ * users, such as the Flux module) are privileged (SECURITY.md). */
+static bool privileged (const struct cairnd *d, uid_t uid)
+{
+    return uid == 0 || uid == d->uid;
+}
+
+struct submitter {
+    json_int_t uid;  /* the accept's userid, -1 if unknown */
+    bool privileged; /* not "privileged": false in the accept */
+};
+
+static int submitter_cb (
+    uint64_t id, uint32_t seq, const char *line, size_t len, void *arg)
+{
+    struct submitter *s = arg;
+    json_t *e = json_loadb (line, len, 0, NULL);
+    int priv = 1;
+    (void)json_unpack (e, "{s:{s:I s?b}}", "context", "userid", &s->uid,
+                       "privileged", &priv);
+    s->privileged = priv;
+    json_decref (e);
+    return 1; /* the accept event is enough */
+}
+
+/* Who submitted job id: its owner (accept's userid, -1 if the job is
+ * unknown) and whether a privileged client sent it. */
+static struct submitter job_submitter (struct cairnd *d, uint64_t id)
+{
+    struct jobentry *je = cairnd_job (d, id);
+    struct cairn_error err;
+    struct submitter s = {.uid = -1, .privileged = true};
+    if (je) {
+        s.uid = job_userid (je->job);
+        s.privileged = job_privileged (je->job);
+        return s;
+    }
+    (void)journal_read_job (d->journal, id, 0, submitter_cb, &s, &err);
+    return s;
 }
 
 static json_t *response (uint64_t id, const char *type, json_t *data)
@@ -148,7 +190,12 @@ static void start_reattach (struct cairnd *d,
         json_decref (sent);
         return;
     }
-    json_t *r = response (id, "reattached", NULL);
+    /* who submitted it: a resource manager adopts only its own jobs
+     * (cairn-exec(8)), never a user's that took the id of one of them */
+    struct submitter sub = job_submitter (d, id);
+    json_t *r = response (id, "reattached",
+                          json_pack ("{s:I s:b}", "userid", sub.uid,
+                                     "privileged", sub.privileged));
     conn_respond (c, matchtag, r);
     json_decref (r);
     /* Everything committed so far; what this turn adds reaches the new
@@ -304,6 +351,15 @@ req_start (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
                             "too many active jobs (limit %d)", d->cfg.max_jobs);
         return;
     }
+    if (!privileged (d, conn_uid (c))) {
+        /* what its accept will take: the jobspec and R, and the config */
+        size_t need = json_dumpb (jobspec, NULL, 0, JSON_COMPACT) +
+                      json_dumpb (R, NULL, 0, JSON_COMPACT) + 1024;
+        if (quota_check (d, conn_uid (c), need, &err) < 0) {
+            conn_respond_error (c, matchtag, errno, "start: %s", err.text);
+            return;
+        }
+    }
     struct rv1 *rv = rv1_decode (R, &err);
     if (!rv) {
         conn_respond_error (c, matchtag, EINVAL, "%s", err.text);
@@ -325,6 +381,8 @@ req_start (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
         conn_respond_error (c, matchtag, ENOMEM, "out of memory");
         return;
     }
+    if (!privileged (d, conn_uid (c)))
+        job_set_unprivileged (job);
     cairnd_ctx (d, &ctx);
     if (job_accept (job, &ctx, (uint32_t)userid, R, jobspec, &d->cfg.job,
                     je->pending, &err) < 0) {
@@ -441,6 +499,25 @@ static void req_expiration (struct cairnd *d,
     if (json_unpack (payload, "{s:F}", "expiration", &expiration) < 0) {
         conn_respond_error (c, matchtag, EPROTO,
                             "expiration: missing or not a number");
+        return;
+    }
+    /* As in Flux and Slurm, a job's owner may shorten its time limit, never
+     * lengthen or remove it: the limit is the resource manager's (a
+     * privileged client's), who gave the job its resources for that long. */
+    uid_t uid = conn_uid (c);
+    double now_limit = job_expiration (je->job);
+    if (!privileged (d, uid) && expiration >= 0 &&
+        (expiration == 0 || (now_limit > 0 && expiration > now_limit))) {
+        char was[64] = "none";
+        if (now_limit > 0)
+            snprintf (was, sizeof (was), "%.3f", now_limit);
+        conn_respond_error (c, matchtag, EPERM,
+                            "expiration: permission denied: uid %u may only "
+                            "shorten job %ju's time limit (now %s), not %s "
+                            "it: only root and cairnd's uid %u may",
+                            (unsigned)uid, (uintmax_t)job_id (je->job), was,
+                            expiration == 0 ? "remove" : "lengthen",
+                            (unsigned)d->uid);
         return;
     }
     cairnd_ctx (d, &ctx);
@@ -622,6 +699,9 @@ req_list (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
             (json_int_t)job_nprocs (job));
         if (o && job_client (job))
             json_object_set_new (o, "client", json_string (job_client (job)));
+        if (o && !job_privileged (job)) /* a user's, not a resource
+                                           manager's (cairn-protocol(7)) */
+            json_object_set_new (o, "privileged", json_false ());
         json_array_append_new (jobs, o);
     }
     json_t *r = json_pack ("{s:o}", "jobs", jobs);
@@ -673,9 +753,8 @@ req_stats (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
 enum role { EXEC = 1, NODE = 2, BOTH = 3 };
 
 /* Who may send a request (SO_PEERCRED, SECURITY.md): anyone; the job's
- * owner (its userid) or a privileged uid; a privileged uid only. Root and
- * cairnd's own uid (a resource manager submitting for its users, such as
- * the Flux module) are privileged. */
+ * owner (its userid) or a privileged uid (privileged()); a privileged uid
+ * only. */
 enum access { ANYONE, OWNER, PRIVILEGED };
 
 static const struct {
@@ -707,34 +786,6 @@ static const struct {
     {"node-ack", req_node_ack, PRIVILEGED, NODE},
     {"node-watch", req_node_watch, PRIVILEGED, NODE},
 };
-
-static bool privileged (const struct cairnd *d, uid_t uid)
-{
-    return uid == 0 || uid == d->uid;
-}
-
-static int owner_cb (
-    uint64_t id, uint32_t seq, const char *line, size_t len, void *arg)
-{
-    json_t *e = json_loadb (line, len, 0, NULL);
-    json_int_t uid = -1;
-    (void)json_unpack (e, "{s:{s:I}}", "context", "userid", &uid);
-    *(json_int_t *)arg = uid;
-    json_decref (e);
-    return 1; /* the accept event is enough */
-}
-
-/* The uid that owns job id (its accept's userid), or -1 if unknown. */
-static json_int_t job_owner (struct cairnd *d, uint64_t id)
-{
-    struct jobentry *je = cairnd_job (d, id);
-    struct cairn_error err;
-    json_int_t uid = -1;
-    if (je)
-        return job_userid (je->job);
-    (void)journal_read_job (d->journal, id, 0, owner_cb, &uid, &err);
-    return uid;
-}
 
 /* May uid send this request? If not, answer EPERM and return false. A
  * request naming a job nobody knows passes: its handler says ENOENT. */
@@ -768,16 +819,33 @@ static bool allowed (struct cairnd *d,
     if (!strcmp (topic, "start") &&
         !json_is_true (json_object_get (payload, "reattach"))) {
         json_t *u = json_object_get (payload, "userid");
-        if (!json_is_integer (u) || json_integer_value (u) == (json_int_t)uid)
-            return true; /* its own (or malformed: EPROTO from req_start) */
-        conn_respond_error (c, matchtag, EPERM,
-                            "start: permission denied: uid %u may start jobs "
-                            "of its own uid only, not %jd",
-                            (unsigned)uid, (intmax_t)json_integer_value (u));
-        return false;
+        if (json_is_integer (u) && json_integer_value (u) != (json_int_t)uid) {
+            conn_respond_error (c, matchtag, EPERM,
+                                "start: permission denied: uid %u may start "
+                                "jobs of its own uid only, not %jd",
+                                (unsigned)uid,
+                                (intmax_t)json_integer_value (u));
+            return false;
+        }
+        /* ids below JOBID_USER_MIN are the resource manager's and root's:
+         * a user who took one first would have cairn-exec.so wait for that
+         * user's job as if it were the Flux job of that id */
+        if (json_is_integer (id) && json_integer_value (id) >= 0 &&
+            (uint64_t)json_integer_value (id) < JOBID_USER_MIN) {
+            conn_respond_error (c, matchtag, EPERM,
+                                "start: permission denied: job id %jd is "
+                                "not a user's: uid %u may start jobs with "
+                                "ids from %ju up only (those below are for "
+                                "root and cairnd's uid)",
+                                (intmax_t)json_integer_value (id),
+                                (unsigned)uid, (uintmax_t)JOBID_USER_MIN);
+            return false;
+        }
+        return true; /* its own (or malformed: EPROTO from req_start) */
     }
     if (!json_is_integer (id) || json_integer_value (id) < 0 ||
-        (owner = job_owner (d, (uint64_t)json_integer_value (id))) < 0 ||
+        (owner = job_submitter (d, (uint64_t)json_integer_value (id)).uid) <
+            0 ||
         owner == (json_int_t)uid)
         return true;
     conn_respond_error (c, matchtag, EPERM,

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "core/idset.h"
+#include "flux/adopt.h"
 #include "flux/fctx.h"
 #include "flux/fjob.h"
 #include "flux/guest.h"
@@ -58,6 +59,8 @@ struct fjob {
     bool has_ns;       /* the guest namespace exists */
     bool ready;        /* namespace done: cairnd may be asked */
     bool failed;       /* given up: cairnd is not asked again */
+    bool conflict;     /* cairnd's job of this id is not this one (adopt.h):
+                          nothing of the Flux job's may reach it */
     bool released;
     json_t *final;     /* data of the final release being sent */
     flux_watcher_t *hold; /* tests: the final release held (final_cb) */
@@ -310,6 +313,17 @@ bool fjob_cairnd_message (struct fjob *job, const json_t *msg)
     }
     if (json_unpack (m.payload, "{s:s}", "type", &type) < 0)
         return true;
+    if (!strcmp (type, "reattached")) {
+        /* the job under this id must be this Flux job (adopt.h): a job
+         * another user started there first is never followed */
+        char note[256];
+        if (adopt_check (json_object_get (m.payload, "data"), job->userid,
+                         job->f58, note, sizeof (note)) < 0) {
+            job->conflict = true;
+            fail (job, note);
+            return true;
+        }
+    }
     if (!job->attached) {
         /* a fresh start's stream opens with `accepted`; a reattach's with
          * `reattached`. Anything before is about another request (the
@@ -685,7 +699,7 @@ void fjob_exception (struct fjob *job,
 {
     json_t *p;
 
-    if (severity != 0 || job->released)
+    if (severity != 0 || job->released || job->conflict)
         return; /* as job-exec: only fatal exceptions stop a job */
     p = json_pack ("{s:I s:s s:i s:s}", "id", (json_int_t)job->id, "type",
                    type, "severity", severity, "note", "");
@@ -724,10 +738,17 @@ void fjob_relay_request (struct fjob *job,
                          json_t *payload)
 {
     struct fctx *ctx = job->ctx;
-    struct relay *r = realloc (job->relays,
-                               (job->nrelays + 1) * sizeof (*r));
-    int64_t mt = cconn_matchtag (ctx->cc);
+    struct relay *r;
+    int64_t mt;
 
+    if (job->conflict) { /* another's job has this id in cairnd */
+        flux_respond_error (ctx->h, msg, ESRCH,
+                            "the job does not run under cairnd (job id "
+                            "conflict)");
+        return;
+    }
+    r = realloc (job->relays, (job->nrelays + 1) * sizeof (*r));
+    mt = cconn_matchtag (ctx->cc);
     if (!r) {
         flux_respond_error (ctx->h, msg, ENOMEM, NULL);
         return;

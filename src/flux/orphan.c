@@ -174,13 +174,16 @@ static void consider (struct fctx *ctx, json_t *job, json_t *running)
     json_int_t id = 0;
     const char *state = NULL, *ranks = NULL, *released = "", *drained = "";
     const char *client = NULL;
+    int privileged = 1;
     struct orphan *o = NULL;
     char key[128];
 
-    if (json_unpack (job, "{s:I s:s s:s s?s s?s s?s}", "id", &id, "state",
-                     &state, "ranks", &ranks, "released", &released,
-                     "drained", &drained, "client", &client) < 0 ||
+    if (json_unpack (job, "{s:I s:s s:s s?s s?s s?s s?b}", "id", &id, "state",
+                     &state, "ranks", &ranks, "released", &released, "drained",
+                     &drained, "client", &client, "privileged",
+                     &privileged) < 0 ||
         !client || strcmp (client, FJOB_CLIENT) != 0 || /* not ours */
+        !privileged || /* a user's, whatever its jobspec says (adopt.h) */
         fctx_job_find (ctx, (flux_jobid_t)id))
         return;
     for (o = ctx->orphans; o; o = o->next)

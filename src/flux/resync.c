@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flux/adopt.h"
 #include "flux/fctx.h"
 #include "flux/fjob.h"
 #include "flux/guest.h"
@@ -203,8 +204,20 @@ bool resync_cairnd_message (struct fctx *ctx, const json_t *msg)
             if (!r->posted_want)
                 unknown_job (r, m.errstr);
         } else if (json_unpack (m.payload, "{s:s s?o}", "type", &type, "data",
-                                &data) == 0)
-            on_event (r, type, data);
+                                &data) == 0) {
+            char f58[32] = "", note[256];
+            (void)flux_job_id_encode (r->id, "f58", f58, sizeof (f58));
+            if (!strcmp (type, "reattached") &&
+                adopt_check (data, r->userid, f58, note, sizeof (note)) < 0) {
+                /* another's job under this id (adopt.h): ends what Flux
+                 * waits for, and nothing of that job is followed */
+                flux_log (ctx->h, LOG_ERR, "resync %ju: %s", (uintmax_t)r->id,
+                          note);
+                if (!r->posted_want)
+                    unknown_job (r, note);
+            } else
+                on_event (r, type, data);
+        }
         pump (r); /* may free r */
         return true;
     }

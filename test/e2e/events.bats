@@ -123,7 +123,7 @@ EOF
     echo "$output"
     [ "$status" -eq 0 ]
     [ "$output" = "$(cat <<EOF
-{"id":4,"type":"reattached","data":{}}
+{"id":4,"type":"reattached","data":{"userid":$(id -u),"privileged":true}}
 {"id":4,"type":"epilog-start","data":{"description":"cairn.epilog"}}
 $(exc 4)
 $(drain 4)
@@ -136,7 +136,7 @@ EOF
     echo "$output"
     [ "$status" -eq 0 ]
     [ "$output" = "$(cat <<EOF
-{"id":4,"type":"reattached","data":{}}
+{"id":4,"type":"reattached","data":{"userid":$(id -u),"privileged":true}}
 $(exc 4)
 {"id":4,"type":"release","data":{"ranks":"0-1","final":true}}
 EOF
@@ -180,7 +180,7 @@ EOF
     # the events view replays start to a client that lacked it (cut off
     # during the prolog); the RFC 32 view (s3) never sends it on reattach
     [ "$(cat "$BATS_TEST_TMPDIR/s2")" = "$(cat <<EOF
-{"id":5,"type":"reattached","data":{}}
+{"id":5,"type":"reattached","data":{"userid":$(id -u),"privileged":true}}
 {"id":5,"type":"start","data":{}}
 {"id":5,"type":"finish","data":{"status":0}}
 {"id":5,"type":"epilog-start","data":{"description":"cairn.epilog"}}
@@ -191,7 +191,7 @@ $(drain 5)
 EOF
 )" ]
     [ "$(cat "$BATS_TEST_TMPDIR/s3")" = "$(cat <<EOF
-{"id":5,"type":"reattached","data":{}}
+{"id":5,"type":"reattached","data":{"userid":$(id -u),"privileged":true}}
 {"id":5,"type":"finish","data":{"status":0}}
 $(exc 5)
 {"id":5,"type":"release","data":{"ranks":"0-1","final":true}}
@@ -277,7 +277,7 @@ EOF
 {"id":10,"type":"prolog-start","data":{"description":"cairn.prolog"}}
 {"id":10,"type":"prolog-finish","data":{"description":"cairn.prolog","status":0}}
 {"id":10,"type":"start","data":{}}
-{"id":10,"type":"reattached","data":{}}
+{"id":10,"type":"reattached","data":{"userid":$(id -u),"privileged":true}}
 {"id":10,"type":"finish","data":{"status":0}}
 {"id":10,"type":"epilog-start","data":{"description":"cairn.epilog"}}
 $(exc 10)

@@ -249,10 +249,15 @@ PY
         (cd / && setpriv --reuid=65534 --regid=65534 --clear-groups \
             "$B/cairn" --statedir "$STATEDIR" "$@")
     }
-    # a root cairnd runs it as 65534 (test/e2e/users.bats has the rest)
-    run --separate-stderr nobody run --id 120 -- id -u
+    # a root cairnd runs it as 65534 (test/e2e/users.bats has the rest),
+    # with an id of the users' range (issue 30)
+    id=$((8070450532247928832 + 120))
+    run --separate-stderr nobody run --id $id -- id -u
     [ "$status" -eq 0 ]
     [ "$output" = 65534 ]
+    run --separate-stderr nobody run --id 120 -- id -u
+    [ "$status" -eq 1 ]
+    [[ "$stderr" == "cairn run: start: permission denied: job id 120 is not a user's: uid 65534 may start jobs with ids from 8070450532247928832 up only"* ]]
     cairn run --detach --id 121 -- sleep 30
     run nobody cancel 121
     [ "$status" -ne 0 ]

@@ -10,6 +10,10 @@ setup() {
     command -v useradd >/dev/null || skip "no useradd here"
     T=$BATS_TEST_TMPDIR
     UA=cta$$ UB=ctb$$
+    # the users' job ids (jobid.h): 8070450532247928832 up; below are
+    # root's and the resource manager's
+    U0=8070450532247928832
+    for n in 1 2 5 6 7 10 11 12 13 14; do eval "j$n=$((U0 + n))"; done
     HA=$(mktemp -d /tmp/cairn-home.XXXXXX)
     useradd -M -d "$HA" -s /bin/sh "$UA"
     useradd -M -s /bin/sh "$UB"
@@ -47,7 +51,7 @@ as() {
 }
 
 @test "a job of user A runs as A: uid, groups, HOME; prolog as root" {
-    CWD="$HA" run --separate-stderr as "$UA" run --id 1 -- sh -c 'id -u; id -g; id -G; echo $HOME; pwd'
+    CWD="$HA" run --separate-stderr as "$UA" run --id $j1 -- sh -c 'id -u; id -g; id -G; echo $HOME; pwd'
     echo "$output"
     [ "$status" -eq 0 ]
     [ "${lines[0]}" = "$(id -u "$UA")" ]
@@ -56,19 +60,19 @@ as() {
     [ "${lines[3]}" = "$HA" ]
     [ "${lines[4]}" = "$HA" ]
     [ "$(cat "$PUB/runlog")" = "prolog as 0 for $(id -u "$UA") $(id -u "$UA")" ]
-    [ "$(cairn jobs -a -n -o '{id} {username}')" = "1 $UA" ]
+    [ "$(cairn jobs -a -n -o '{id} {username}')" = "$j1 $UA" ]
 }
 
 @test "B cannot reach A's job, nor start one as A; root can" {
-    CWD="$HA" as "$UA" run --detach --id 2 -- sleep 60
-    wait_event 2 10 start
-    run as "$UB" cancel 2
+    CWD="$HA" as "$UA" run --detach --id $j2 -- sleep 60
+    wait_event $j2 10 start
+    run as "$UB" cancel $j2
     [ "$status" -ne 0 ]
-    [[ "$output" == *"permission denied: job 2 belongs to uid $(id -u "$UA")"* ]]
-    run as "$UB" kill 2
-    [[ "$output" == *"permission denied: job 2 belongs to uid $(id -u "$UA")"* ]]
-    run as "$UB" attach 2
-    [[ "$output" == *"permission denied: job 2 belongs to uid $(id -u "$UA")"* ]]
+    [[ "$output" == *"permission denied: job $j2 belongs to uid $(id -u "$UA")"* ]]
+    run as "$UB" kill $j2
+    [[ "$output" == *"permission denied: job $j2 belongs to uid $(id -u "$UA")"* ]]
+    run as "$UB" attach $j2
+    [[ "$output" == *"permission denied: job $j2 belongs to uid $(id -u "$UA")"* ]]
     # a start for A's uid, sent by B: refused, nothing recorded
     run runuser -u "$UB" -- python3 - "$PUB/cairn.sock" "$(id -u "$UA")" <<'PY'
 import json, socket, sys
@@ -88,9 +92,147 @@ PY
     # everyone may list; the job is still running; its owner cancels it
     run as "$UB" list
     [ "$status" -eq 0 ]
-    run as "$UA" cancel 2
+    run as "$UA" cancel $j2
     [ "$status" -eq 0 ]
-    wait_event 2 10 clean
+    wait_event $j2 10 clean
+}
+
+# issue 30: the client chose the job id, so a user could start a job under
+# the id of a Flux job still queued, and cairn-exec.so then took that job
+# for the Flux job. Users' ids are a range of their own (jobid.h).
+@test "a user cannot take a job id of the resource manager's range; root can" {
+    uid_a=$(id -u "$UA")
+    # the attack: A starts a job under the next id a resource manager
+    # would use
+    run --separate-stderr as "$UA" run --id 7001 -- true
+    echo "$output$stderr"
+    [ "$status" -eq 1 ]
+    [ "$stderr" = "cairn run: start: permission denied: job id 7001 is not a user's: uid $uid_a may start jobs with ids from 8070450532247928832 up only (those below are for root and cairnd's uid)" ]
+    [ "$(as_rpc "$UA" start "{\"id\": 7002, \"userid\": $uid_a}")" = \
+        "1 start: permission denied: job id 7002 is not a user's: uid $uid_a may start jobs with ids from 8070450532247928832 up only (those below are for root and cairnd's uid)" ]
+    [ "$(as_rpc "$UA" start "{\"id\": 8070450532247928831, \"userid\": $uid_a}")" = \
+        "1 start: permission denied: job id 8070450532247928831 is not a user's: uid $uid_a may start jobs with ids from 8070450532247928832 up only (those below are for root and cairnd's uid)" ]
+    # nothing was journaled: the id is free for the resource manager
+    run cairn eventlog 7001
+    [ "$status" -ne 0 ]
+    run cairn run --id 7001 -- true
+    [ "$status" -eq 0 ]
+    [ "$(events_named 7001 accept | jq -c '[.userid, .privileged]')" = "[0,null]" ]
+    # without --id, a user's cairn run picks an id of the users' range,
+    # and cairnd records that a user (not a privileged client) sent it
+    run --separate-stderr as "$UA" run -- true
+    [ "$status" -eq 0 ]
+    id=$(cairn jobs -a -n -o '{id} {username}' | awk -v u="$UA" '$2 == u {print $1}')
+    [ -n "$id" ] && [ "$id" -ge 8070450532247928832 ] && [ "$id" -le 9223372036854775807 ]
+    [ "$(events_named "$id" accept | jq -c '[.userid, .privileged]')" = "[$uid_a,false]" ]
+    # a resource manager that reattaches to an id hears whose job it is
+    [ "$(rpc start "{\"id\": $id, \"reattach\": true}" | head -1 | jq -c .data)" = \
+        "{\"userid\":$uid_a,\"privileged\":false}" ]
+    [ "$(rpc start '{"id": 7001, "reattach": true}' | head -1 | jq -c .data)" = \
+        '{"userid":0,"privileged":true}' ]
+    # and the list marks a user's active job
+    CWD="$HA" as "$UA" run --detach --id $j1 -- sleep 60
+    wait_event $j1 10 start
+    [ "$(rpc list '{}' | jq -c ".jobs[] | select(.id == $j1) | .privileged")" = false ]
+    as "$UA" cancel $j1
+    wait_event $j1 10 clean
+}
+
+# issue 30: a job's owner could lengthen or remove its time limit, which
+# the resource manager set. As in Flux and Slurm, it may only shorten it.
+@test "a job's owner may shorten its time limit, not lengthen or remove it; root may" {
+    uid_a=$(id -u "$UA")
+    CWD="$HA" as "$UA" run --detach --id $j2 -t 1h -- sleep 300
+    wait_event $j2 10 start
+    limit() { cairn jobs --json $j2 | jq -r .expiration; }
+    t0=$(limit)
+    later=$(jq -n "$t0 + 3600")
+    # the attack: the owner lengthens, or removes, the limit
+    [ "$(as_rpc "$UA" expiration "{\"id\": $j2, \"expiration\": $later}")" = \
+        "1 expiration: permission denied: uid $uid_a may only shorten job $j2's time limit (now $(printf %.3f "$t0")), not lengthen it: only root and cairnd's uid 0 may" ]
+    [ "$(as_rpc "$UA" expiration "{\"id\": $j2, \"expiration\": 0}")" = \
+        "1 expiration: permission denied: uid $uid_a may only shorten job $j2's time limit (now $(printf %.3f "$t0")), not remove it: only root and cairnd's uid 0 may" ]
+    # nothing changed
+    [ -z "$(events_named $j2 expiration)" ]
+    [ "$(limit)" = "$t0" ]
+    # shortening is the owner's to do
+    sooner=$(jq -n "$t0 - 1800")
+    [ "$(as_rpc "$UA" expiration "{\"id\": $j2, \"expiration\": $sooner}")" = "{}" ]
+    [ "$(events_named $j2 expiration | jq .expiration)" = "$sooner" ]
+    # ... and not undone: back to the first limit is a lengthening
+    [[ "$(as_rpc "$UA" expiration "{\"id\": $j2, \"expiration\": $t0}")" == \
+        "1 expiration: permission denied: uid $uid_a may only shorten job $j2's time limit (now "*"), not lengthen it: only root and cairnd's uid 0 may" ]]
+    # root (a resource manager) may lengthen it, and remove it
+    run rpc expiration "{\"id\": $j2, \"expiration\": $later}"
+    [ "$status" -eq 0 ]
+    run rpc expiration "{\"id\": $j2, \"expiration\": 0}"
+    [ "$status" -eq 0 ]
+    # with no limit, the owner may set one (a shortening); not remove it
+    soon=$(jq -n "now + 600")
+    [ "$(as_rpc "$UA" expiration "{\"id\": $j2, \"expiration\": $soon}")" = "{}" ]
+    [ "$(as_rpc "$UA" expiration "{\"id\": $j2, \"expiration\": 0}")" = \
+        "1 expiration: permission denied: uid $uid_a may only shorten job $j2's time limit (now $(printf %.3f "$soon")), not remove it: only root and cairnd's uid 0 may" ]
+    [ "$(events_named $j2 expiration | jq -s -c 'map(.expiration)')" = "[$sooner,$later,0,$soon]" ]
+    as "$UA" cancel $j2
+    wait_event $j2 10 clean
+}
+
+# issue 30: one user's 1 MiB jobspecs filled the journal, and every new
+# job, root's too, was refused until a purge. Users have quotas; root's
+# jobs never wait on them.
+@test "a user's jobs are held to its quotas (active jobs, journal bytes, the users' share); root's are not" {
+    cairnd_stop
+    cairnd_start "{\"public-socket\": \"$PUB/cairn.sock\",
+        \"journal\": {\"max-size\": \"16M\"},
+        \"limits\": {\"user-max-jobs\": 2, \"user-max-journal-bytes\": \"1M\",
+                   \"users-journal-share\": 0.06}}"
+    uid_a=$(id -u "$UA") uid_b=$(id -u "$UB")
+    # active jobs: A's third is refused, B's and root's are not
+    CWD=/tmp as "$UA" run --detach -- sleep 60
+    CWD=/tmp as "$UA" run --detach -- sleep 60
+    run --separate-stderr as "$UA" run -- true
+    echo "$stderr"
+    [ "$status" -eq 1 ]
+    [ "$stderr" = "cairn run: start: uid $uid_a has 2 active jobs, the most limits.user-max-jobs (2) allows" ]
+    [ "$(as_rpc "$UA" start "{\"id\": $j5, \"userid\": $uid_a, \"jobspec\": {}, \"R\": {}}")" = \
+        "122 start: uid $uid_a has 2 active jobs, the most limits.user-max-jobs (2) allows" ]
+    CWD=/tmp run as "$UB" run -- true
+    [ "$status" -eq 0 ]
+    run cairn run -- true
+    [ "$status" -eq 0 ]
+    for id in $(cairn jobs -n -o '{id}'); do as "$UA" cancel "$id"; done
+    for id in $(cairn jobs -a -n -o '{id}'); do wait_event "$id" 10 clean; done
+    # journal bytes: the attack, jobspecs of 600 KB each (the environment
+    # is in the jobspec); the second is over A's 1 MiB
+    # (five variables: one argument may not pass 128 KiB)
+    x=$(head -c 120000 /dev/zero | tr '\0' x)
+    big=(--env "B1=$x" --env "B2=$x" --env "B3=$x" --env "B4=$x" --env "B5=$x")
+    CWD=/tmp run as "$UA" run "${big[@]}" -- true
+    [ "$status" -eq 0 ]
+    CWD=/tmp run --separate-stderr as "$UA" run "${big[@]}" -- true
+    echo "$stderr"
+    [ "$status" -eq 1 ]
+    [[ "$stderr" == "cairn run: start: uid $uid_a's jobs hold 0.6 MiB of the journal, and this one needs 6"?????" bytes more: limits.user-max-journal-bytes is 1.0 MiB (finished jobs count until purged)" ]]
+    # all users together: B's is over their share, 0.06 of 16 MiB
+    CWD=/tmp run --separate-stderr as "$UB" run "${big[@]}" -- true
+    echo "$stderr"
+    [ "$status" -eq 1 ]
+    [[ "$stderr" == "cairn run: start: the users' jobs hold 0.6 MiB of the journal (with room for those still running), and their share is 1.0 MiB (limits.users-journal-share 0.06 of journal.max-size): the rest is kept for root's and cairnd's uid's jobs" ]]
+    # the count survives a restart: made again from the journal
+    cairnd_stop
+    cairnd_launch
+    CWD=/tmp run --separate-stderr as "$UA" run "${big[@]}" -- true
+    [ "$status" -eq 1 ]
+    [[ "$stderr" == "cairn run: start: uid $uid_a's jobs hold 0.6 MiB of the journal, and this one needs 6"?????" bytes more: limits.user-max-journal-bytes is 1.0 MiB (finished jobs count until purged)" ]]
+    # root's are never refused for the users' usage
+    for i in 1 2 3; do
+        run cairn run "${big[@]}" -- true
+        [ "$status" -eq 0 ]
+    done
+    # a purge (another process: cairn purge) gives A its quota back
+    cairn purge --older-than 0
+    CWD=/tmp run as "$UA" run "${big[@]}" -- true
+    [ "$status" -eq 0 ]
 }
 
 @test "a job whose user does not exist, or whose cwd its user cannot enter, runs nothing" {
@@ -108,9 +250,9 @@ PY
     [ ! -e /tmp/cairn-ran-4 ]
     # A's job in a directory A may not enter: the shell fails, as A
     mkdir -m 700 "$T/closed"
-    CWD="$T/closed" run -127 as "$UA" run --id 5 -- touch "$T/closed/ran"
+    CWD="$T/closed" run -127 as "$UA" run --id $j5 -- touch "$T/closed/ran"
     # (the prolog, as root, ran; the shell's exit says why it did not)
-    [ "$(events_named 5 proc-exit | jq -r 'select(.error) | .error')" = \
+    [ "$(events_named $j5 proc-exit | jq -r 'select(.error) | .error')" = \
         "chdir $T/closed: Permission denied" ]
     [ ! -e "$T/closed/ran" ]
 }
@@ -124,19 +266,19 @@ PY
 }
 
 @test "cairnd SIGKILLed while A's and B's jobs run: both end, each as its user" {
-    CWD="$HA" as "$UA" run --detach --id 6 -- sh -c 'sleep 2; id -u >'"$OUT"'/a.out'
-    CWD=/tmp as "$UB" run --detach --id 7 -- sh -c 'sleep 2; id -u >'"$OUT"'/b.out'
-    wait_event 6 10 start
-    wait_event 7 10 start
+    CWD="$HA" as "$UA" run --detach --id $j6 -- sh -c 'sleep 2; id -u >'"$OUT"'/a.out'
+    CWD=/tmp as "$UB" run --detach --id $j7 -- sh -c 'sleep 2; id -u >'"$OUT"'/b.out'
+    wait_event $j6 10 start
+    wait_event $j7 10 start
     cairnd_crash
     cairnd_launch
-    wait_event 6 20 clean
-    wait_event 7 20 clean
+    wait_event $j6 20 clean
+    wait_event $j7 20 clean
     [ "$(cat "$OUT/a.out")" = "$(id -u "$UA")" ]
     [ "$(cat "$OUT/b.out")" = "$(id -u "$UB")" ]
-    [ "$(events_named 6 finish | jq .status)" -eq 0 ]
-    [ "$(events_named 7 finish | jq .status)" -eq 0 ]
-    run cairn verify 6 7
+    [ "$(events_named $j6 finish | jq .status)" -eq 0 ]
+    [ "$(events_named $j7 finish | jq .status)" -eq 0 ]
+    run cairn verify $j6 $j7
     [ "$status" -eq 0 ]
 }
 
@@ -166,91 +308,91 @@ PY
 }
 
 @test "B lists every user's jobs through the public socket; commands of its own only" {
-    CWD="$HA" as "$UA" run --detach --id 10 -- sh -c 'sleep 60 # secret-of-A'
-    CWD=/tmp as "$UB" run --detach --id 11 -- sleep 61
-    wait_event 10 10 start
-    wait_event 11 10 start
+    CWD="$HA" as "$UA" run --detach --id $j10 -- sh -c 'sleep 60 # secret-of-A'
+    CWD=/tmp as "$UB" run --detach --id $j11 -- sleep 61
+    wait_event $j10 10 start
+    wait_event $j11 10 start
     run --separate-stderr as "$UB" jobs -n -d -o '{id} {username} {state} {command} [{cwd}]'
     echo "$output$stderr"
     [ "$status" -eq 0 ]
     [ "${#lines[@]}" -eq 2 ]
     # A's job by its name only, as flux jobs shows it; B's in full
-    [ "${lines[0]}" = "10 $UA run sh []" ]
-    [ "${lines[1]}" = "11 $UB run sleep 61 [/tmp]" ]
+    [ "${lines[0]}" = "$j10 $UA run sh []" ]
+    [ "${lines[1]}" = "$j11 $UB run sleep 61 [/tmp]" ]
     # the table, as root's: the same rows but for A's command
     run as "$UB" jobs -d
     [ "$status" -eq 0 ]
     [[ "${lines[0]}" == "ID "*" USER "*" COMMAND" ]]
-    [[ "${lines[1]}" == "10 "*" $UA "*" run "*" 1 (0) "*" sh" ]]
-    [[ "${lines[2]}" == "11 "*" $UB "*" run "*" sleep 61" ]]
+    [[ "${lines[1]}" == "$j10 "*" $UA "*" run "*" 1 (0) "*" sh" ]]
+    [[ "${lines[2]}" == "$j11 "*" $UB "*" run "*" sleep 61" ]]
     [[ "$(cairn jobs -d | sed -n 2p)" == *" sh -c 'sleep 60 # secret-of-A'" ]]
     # nothing of A's command line reaches B, whatever it asks
     run as "$UB" jobs -a --json
     [ "$status" -eq 0 ]
     [[ "$output" != *secret-of-A* ]]
     # a job that is not there is named, the others are shown
-    run --separate-stderr as "$UB" jobs -n -d -o '{id}' 4242 11
+    run --separate-stderr as "$UB" jobs -n -d -o '{id}' 4242 $j11
     [ "$status" -eq 1 ]
-    [ "$output" = "11" ]
+    [ "$output" = "$j11" ]
     [[ "$stderr" == "cairn jobs: no job 4242 ("*") known to cairnd at $PUB/cairn.sock" ]]
-    as "$UA" cancel 10
-    as "$UB" cancel 11
-    wait_event 10 10 clean
-    wait_event 11 10 clean
+    as "$UA" cancel $j10
+    as "$UB" cancel $j11
+    wait_event $j10 10 clean
+    wait_event $j11 10 clean
     # finished jobs with -a; B's own as root reads it in the journal
     run as "$UB" jobs -n -d -o '{id}'
     [ "$status" -eq 0 ]
     [ -z "$output" ]
     run as "$UB" jobs -a -n -d -o '{id} {state} {result} {returncode}'
-    [ "$output" = "10 done canceled 143
-11 done canceled 143" ]
+    [ "$output" = "$j10 done canceled 143
+$j11 done canceled 143" ]
     run as "$UB" jobs --state done -n -d -o '{id}'
-    [ "$output" = "10
-11" ]
-    [ "$(as "$UB" jobs --json 11)" = "$(cairn jobs --json 11)" ]
-    [ "$(as "$UB" jobs --json 10 | jq -c '[.command, .cwd]')" = '["sh",""]' ]
-    [ "$(as "$UA" jobs --json 10)" = "$(cairn jobs --json 10)" ]
+    [ "$output" = "$j10
+$j11" ]
+    [ "$(as "$UB" jobs --json $j11)" = "$(cairn jobs --json $j11)" ]
+    [ "$(as "$UB" jobs --json $j10 | jq -c '[.command, .cwd]')" = '["sh",""]' ]
+    [ "$(as "$UA" jobs --json $j10)" = "$(cairn jobs --json $j10)" ]
 }
 
 @test "B reads its own job with show and eventlog through the socket; A's job and output are refused" {
-    CWD="$HA" as "$UA" run --detach --id 12 -- sh -c 'echo secret-of-A; sleep 60'
-    CWD=/tmp run -3 as "$UB" run --id 13 -- sh -c 'echo hello-from-B; exit 3'
-    wait_event 12 10 start
+    CWD="$HA" as "$UA" run --detach --id $j12 -- sh -c 'echo secret-of-A; sleep 60'
+    CWD=/tmp run -3 as "$UB" run --id $j13 -- sh -c 'echo hello-from-B; exit 3'
+    wait_event $j12 10 start
     # B's own job: what root reads in the journal, byte for byte
-    for c in "show 13" "show --json 13" "eventlog 13" "eventlog --json 13" \
-             "ranks 13" "ranks --json 13"; do
+    for c in "show $j13" "show --json $j13" "eventlog $j13" "eventlog --json $j13" \
+             "ranks $j13" "ranks --json $j13"; do
         [ "$(as "$UB" $c)" = "$(cairn $c)" ] || { echo "differs: $c"; false; }
     done
-    run as "$UB" eventlog 13
+    run as "$UB" eventlog $j13
     [[ "$output" == *"        | hello-from-B"* ]]
-    run as "$UB" show 13
+    run as "$UB" show $j13
     [[ "$output" == *"exit code   3 (exit 3)"* ]]
     # A's job: EPERM, with why, and nothing of it
-    n=$(cairn eventlog --json 12 | wc -l)
+    n=$(cairn eventlog --json $j12 | wc -l)
     uid_a=$(id -u "$UA")
     for c in show eventlog ranks; do
-        run --separate-stderr as "$UB" $c 12
+        run --separate-stderr as "$UB" $c $j12
         [ "$status" -eq 1 ]
-        [ "$stderr" = "cairn $c: job-events: permission denied: job 12 belongs to uid $uid_a" ]
+        [ "$stderr" = "cairn $c: job-events: permission denied: job $j12 belongs to uid $uid_a" ]
         [ -z "$output" ]
     done
-    [ "$(as_rpc "$UB" job-events '{"id": 12}')" = \
-        "1 job-events: permission denied: job 12 belongs to uid $uid_a" ]
-    [ "$(as_rpc "$UB" job-events '{"id": 12, "from": 3}')" = \
-        "1 job-events: permission denied: job 12 belongs to uid $uid_a" ]
+    [ "$(as_rpc "$UB" job-events "{\"id\": $j12}")" = \
+        "1 job-events: permission denied: job $j12 belongs to uid $uid_a" ]
+    [ "$(as_rpc "$UB" job-events "{\"id\": $j12, \"from\": 3}")" = \
+        "1 job-events: permission denied: job $j12 belongs to uid $uid_a" ]
     # and nothing changed: A's job runs on, its events as they were
-    [ "$(cairn eventlog --json 12 | wc -l)" -eq "$n" ]
-    [ "$(cairn jobs -n -d -o '{id} {state}' 12)" = "12 run" ]
+    [ "$(cairn eventlog --json $j12 | wc -l)" -eq "$n" ]
+    [ "$(cairn jobs -n -d -o '{id} {state}' $j12)" = "$j12 run" ]
     # its output, once journaled, is A's (and root's) alone
-    as "$UA" cancel 12
-    wait_event 12 10 clean
-    [[ "$(cairn eventlog 12)" == *"| secret-of-A"* ]]
-    [[ "$(as "$UA" eventlog 12)" == *"| secret-of-A"* ]]
-    run --separate-stderr as "$UB" eventlog --json 12
+    as "$UA" cancel $j12
+    wait_event $j12 10 clean
+    [[ "$(cairn eventlog $j12)" == *"| secret-of-A"* ]]
+    [[ "$(as "$UA" eventlog $j12)" == *"| secret-of-A"* ]]
+    run --separate-stderr as "$UB" eventlog --json $j12
     [ "$status" -eq 1 ]
-    [ "$stderr" = "cairn eventlog: job-events: permission denied: job 12 belongs to uid $uid_a" ]
+    [ "$stderr" = "cairn eventlog: job-events: permission denied: job $j12 belongs to uid $uid_a" ]
     [[ "$output" != *secret-of-A* ]]
-    [[ "$(as_rpc "$UB" job-events '{"id": 12}')" != *secret-of-A* ]]
+    [[ "$(as_rpc "$UB" job-events "{\"id\": $j12}")" != *secret-of-A* ]]
     # a job nobody has: ENOENT, as for root
     run --separate-stderr as "$UB" show 4242
     [ "$status" -eq 1 ]
@@ -261,17 +403,17 @@ PY
     unshare -m true 2>/dev/null || skip "no mount namespaces here"
     [ ! -e /run/cairn.sock ] || skip "a cairnd's public socket is at /run/cairn.sock"
     # no state dir of B's own (HOME has none): /run/cairn.sock
-    run --separate-stderr as_default "$UB" run --id 14 -- id -un
+    run --separate-stderr as_default "$UB" run --id $j14 -- id -un
     echo "$output$stderr"
     [ "$status" -eq 0 ]
     [ "$output" = "$UB" ]
     run as_default "$UB" jobs -a -n -d -o '{id} {username} {result}'
-    [ "$output" = "14 $UB completed" ]
+    [ "$output" = "$j14 $UB completed" ]
     # root's state dir, closed to B (0700): the same socket
-    run --separate-stderr as_default "$UB" --statedir "$STATEDIR" show 14
+    run --separate-stderr as_default "$UB" --statedir "$STATEDIR" show $j14
     [ "$status" -eq 0 ]
     [ "${lines[1]}" = "user        $UB ($(id -u "$UB"))" ]
-    run as_default "$UB" --statedir "$STATEDIR" eventlog 14
+    run as_default "$UB" --statedir "$STATEDIR" eventlog $j14
     [ "$status" -eq 0 ]
     [[ "$output" == *"        | $UB"* ]]
     # a state dir that is not there, named: an error, not another cairnd
@@ -290,5 +432,5 @@ PY
     # root reads the journal, whatever CAIRN_SOCKET says
     run env CAIRN_SOCKET="$T/nothing-here" "$B/cairn" --statedir "$STATEDIR" jobs -a -n -d -o '{id}'
     [ "$status" -eq 0 ]
-    [ "$output" = "14" ]
+    [ "$output" = "$j14" ]
 }

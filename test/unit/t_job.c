@@ -1947,6 +1947,56 @@ static void test_multi_user (void)
     fake_fini (&fb);
 }
 
+/* Issue 30: the accept records who submitted the job. A user's job says
+ * "privileged": false, first in its context (daemon_quota.c reads only
+ * the start of the line); a privileged client's job says nothing, as every
+ * job of a journal before the field did, and reads back as privileged. */
+static void test_submitter (void)
+{
+    struct fake fb;
+    struct job_config jc;
+    struct cairn_error err;
+    char why[256] = "";
+    char *av[] = {"/bin/app", NULL};
+
+    cfg_init (&jc, true, true);
+    start_job (&fb, &jc, 1, 0, 0, OWNER);
+    json_t *ctx = fake_event (&fb, 0, "accept", 0);
+    ok (!json_object_get (json_object_get (ctx, "context"), "privileged"),
+        "submitter: a privileged client's accept has no privileged field");
+    ok (job_privileged (fb.job), "submitter: privileged by default");
+    struct job *re = replay (&fb, json_array_size (fb.out), why, sizeof (why));
+    ok (re && job_privileged (re),
+        "submitter: an accept without the field replays as privileged %s", why);
+    job_destroy (re);
+    fake_fini (&fb);
+
+    json_t *R = rv1_create (1, 2, "node0", 0);
+    json_t *js = jobspec_create (av, 1, "/tmp/work", NULL, 0, 0);
+    cfg_init (&jc, true, true);
+    if (fake_init (&fb, JOBID, T0, OWNER) < 0 || !R || !js)
+        BAIL_OUT ("cannot set up job: %s", strerror (errno));
+    job_set_unprivileged (fb.job);
+    ok (job_accept (fb.job, &fb.ctx, OWNER, R, js, &jc, fb.out, &err) == 0,
+        "submitter: a user's job is accepted");
+    ok (!job_privileged (fb.job), "submitter: a user's job is unprivileged");
+    char *line = eventlog_entry_encode (json_array_get (fb.out, 0));
+    like (line,
+          "\"name\":\"accept\",\"context\":{\"privileged\":false,"
+          "\"userid\":1000,",
+          "submitter: privileged false comes first, then userid");
+    free (line);
+    re = replay (&fb, json_array_size (fb.out), why, sizeof (why));
+    ok (re && !job_privileged (re), "submitter: it replays as unprivileged %s",
+        why);
+    job_destroy (re);
+    job_set_unprivileged (fb.job); /* too late: changes nothing */
+    json_decref (R);
+    json_decref (js);
+    job_config_free (&jc);
+    fake_fini (&fb);
+}
+
 /* ---- malformed requests and journals ---- */
 
 static void test_accept_errors (void)
@@ -2406,6 +2456,7 @@ int main (void)
     test_lost_every_shell ();
     test_lost_prolog ();
     test_multi_user ();
+    test_submitter ();
     test_accept_errors ();
     test_output ();
     test_rank_env ();

@@ -1,0 +1,305 @@
+/* daemon_quota.c - the unprivileged clients' quotas (issue 30).
+ *
+ * One user's 1 MiB jobspecs filled the journal, and then every new job,
+ * root's too, was refused until a purge. A user on the public socket
+ * (not root or cairnd's uid: service.c's privileged()) now has, per uid,
+ * at most limits.user-max-jobs active jobs and limits.user-max-journal-
+ * bytes of journal; and all such users together at most
+ * limits.users-journal-share of journal.max-size, counting what their
+ * running jobs may still write, so that the rest is always there for the
+ * privileged clients' jobs (a resource manager's).
+ *
+ * A job's bytes are its events' lines as journaled, plus QUOTA_OVERHEAD
+ * each for its key and LMDB's bookkeeping; they count from its accept
+ * until the job is purged (retention, or `cairn purge`), finished or not.
+ * The count is kept in memory: made at startup from the journal (only the
+ * start of each job's accept line is read for a privileged job, so a
+ * journal of many large privileged jobs is not parsed), then updated as
+ * events are staged and jobs purged. A purge by another process
+ * (`cairn purge` while cairnd runs) changes the number of job records,
+ * and the next unprivileged start then counts again.
+ *
+ * Nothing here writes the journal: no crash points.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/daemon_private.h"
+#include "exec/log.h"
+
+/* per event: a 12-byte key, an 8-byte node, a 2-byte index, page slack */
+#define QUOTA_OVERHEAD 32
+
+struct ujob {
+    uint32_t uid;
+    size_t bytes;
+};
+
+struct uusage {
+    size_t bytes;  /* of its jobs in the journal */
+    size_t active; /* its active jobs */
+};
+
+static void key_of (char *buf, size_t len, uint64_t n)
+{
+    snprintf (buf, len, "%" PRIu64, n);
+}
+
+static void map_clear (struct hashmap *h)
+{
+    size_t pos = 0;
+    const char *key;
+    void *v;
+    while ((v = hashmap_next (h, &pos, &key))) {
+        hashmap_del (h, key);
+        free (v);
+    }
+}
+
+void quota_destroy (struct cairnd *d)
+{
+    if (d->ujobs) {
+        map_clear (d->ujobs);
+        hashmap_destroy (d->ujobs);
+    }
+    if (d->uusage) {
+        map_clear (d->uusage);
+        hashmap_destroy (d->uusage);
+    }
+    d->ujobs = d->uusage = NULL;
+}
+
+static struct uusage *usage_of (struct cairnd *d, uint32_t uid, bool create)
+{
+    char key[24];
+    struct uusage *u;
+
+    key_of (key, sizeof (key), uid);
+    if ((u = hashmap_get (d->uusage, key)) || !create)
+        return u;
+    if (!(u = calloc (1, sizeof (*u))) || hashmap_put (d->uusage, key, u) < 0) {
+        free (u);
+        return NULL;
+    }
+    return u;
+}
+
+/* job id (of uid) has len more bytes in the journal. A job new to the
+ * count is active. */
+static void add (struct cairnd *d, uint64_t id, uint32_t uid, size_t len)
+{
+    char key[24];
+    struct ujob *j;
+    struct uusage *u = usage_of (d, uid, true);
+
+    key_of (key, sizeof (key), id);
+    if (!(j = hashmap_get (d->ujobs, key))) {
+        if (!(j = calloc (1, sizeof (*j))) ||
+            hashmap_put (d->ujobs, key, j) < 0) {
+            free (j);
+            log_msg (LOG_ERR, "quota: out of memory");
+            return;
+        }
+        j->uid = uid;
+        if (u)
+            u->active++;
+    }
+    j->bytes += len + QUOTA_OVERHEAD;
+    if (u)
+        u->bytes += len + QUOTA_OVERHEAD;
+    d->users_bytes += len + QUOTA_OVERHEAD;
+}
+
+void quota_staged (struct cairnd *d,
+                   const struct job *job,
+                   uint32_t seq,
+                   const char *name,
+                   size_t len)
+{
+    if (seq == 0)
+        d->quota_njobs++; /* its record is made with its first event */
+    if (job_privileged (job))
+        return;
+    add (d, job_id (job), job_userid (job), len);
+    if (!strcmp (name, "clean")) {
+        struct uusage *u = usage_of (d, job_userid (job), false);
+        if (u && u->active > 0)
+            u->active--;
+    }
+}
+
+void quota_purged (struct cairnd *d, uint64_t id)
+{
+    char key[24];
+    struct ujob *j;
+
+    if (d->quota_njobs > 0)
+        d->quota_njobs--;
+    key_of (key, sizeof (key), id);
+    if (!(j = hashmap_get (d->ujobs, key)))
+        return;
+    struct uusage *u = usage_of (d, j->uid, false);
+    if (u) {
+        u->bytes -= j->bytes < u->bytes ? j->bytes : u->bytes;
+        if (u->bytes == 0 && u->active == 0) {
+            char ukey[24];
+            key_of (ukey, sizeof (ukey), j->uid);
+            hashmap_del (d->uusage, ukey);
+            free (u);
+        }
+    }
+    d->users_bytes -= j->bytes < d->users_bytes ? j->bytes : d->users_bytes;
+    hashmap_del (d->ujobs, key);
+    free (j);
+}
+
+/* ---- counting from the journal ---- */
+
+struct scan {
+    struct cairnd *d;
+    bool active;
+    bool user; /* the accept says privileged: false */
+    uint32_t uid;
+};
+
+/* An unprivileged job's accept line begins so (job_accept() writes
+ * "privileged" first, and only when false); a privileged job's line is
+ * not read further. */
+static bool accept_unprivileged (const char *line, size_t len, uint32_t *uid)
+{
+    static const char mark[] =
+        "\"name\":\"accept\",\"context\":{\"privileged\":false,\"userid\":";
+    size_t n = len < 160 ? len : 160;
+    char buf[161];
+    char *p, *end;
+
+    memcpy (buf, line, n);
+    buf[n] = '\0';
+    if (!(p = strstr (buf, mark)))
+        return false;
+    p += sizeof (mark) - 1;
+    unsigned long v = strtoul (p, &end, 10);
+    if (end == p || v > UINT32_MAX)
+        return false;
+    *uid = (uint32_t)v;
+    return true;
+}
+
+static int
+scan_event (uint64_t id, uint32_t seq, const char *line, size_t len, void *arg)
+{
+    struct scan *s = arg;
+    if (seq == 0 && !(s->user = accept_unprivileged (line, len, &s->uid)))
+        return 1; /* a privileged job: not counted */
+    add (s->d, id, s->uid, len);
+    return 0;
+}
+
+static int scan_job (const struct journal_jobinfo *info, void *arg)
+{
+    struct scan *s = arg;
+    struct cairn_error err;
+
+    s->user = false;
+    if (journal_read_job (s->d->journal, info->id, 0, scan_event, s, &err) < 0)
+        return -1;
+    if (s->user && !info->active) {
+        struct uusage *u = usage_of (s->d, s->uid, false);
+        if (u && u->active > 0)
+            u->active--;
+    }
+    return 0;
+}
+
+int quota_count (struct cairnd *d, struct cairn_error *err)
+{
+    struct scan s = {.d = d};
+    struct journal_stats st = {0};
+
+    d->quota_stale = true; /* until this count is done */
+    if ((!d->ujobs && !(d->ujobs = hashmap_create ())) ||
+        (!d->uusage && !(d->uusage = hashmap_create ())))
+        return errset (err, ENOMEM, "out of memory");
+    map_clear (d->ujobs);
+    map_clear (d->uusage);
+    d->users_bytes = 0;
+    if (journal_foreach_job (d->journal, false, scan_job, &s, err) < 0)
+        return errprefix (err, "counting the users' jobs");
+    if (journal_stats (d->journal, &st) < 0)
+        return errset (err, errno, "counting the users' jobs: %s",
+                       strerror (errno));
+    d->quota_njobs = st.njobs;
+    d->quota_stale = false;
+    return 0;
+}
+
+/* ---- the check ---- */
+
+static void mib (char *buf, size_t len, size_t n)
+{
+    snprintf (buf, len, "%.1f MiB", (double)n / (1 << 20));
+}
+
+int quota_check (struct cairnd *d,
+                 uid_t uid,
+                 size_t need,
+                 struct cairn_error *err)
+{
+    struct journal_stats st = {0};
+    struct cairn_error cerr;
+    char have[32], lim[32];
+
+    /* another process purged jobs (cairn purge), or the last count
+     * failed: count again; a user's job is not started uncounted */
+    if (d->quota_stale ||
+        (journal_stats (d->journal, &st) == 0 && st.njobs != d->quota_njobs)) {
+        log_msg (LOG_INFO,
+                 "quota: counting the users' jobs again (%zu job records, "
+                 "%zu expected)",
+                 st.njobs, d->quota_njobs);
+        if (quota_count (d, &cerr) < 0) {
+            log_msg (LOG_ERR, "quota: %s", cerr.text);
+            return errset (err, errno, "%s", cerr.text);
+        }
+    }
+    struct uusage *u = usage_of (d, (uint32_t)uid, false);
+    size_t active = u ? u->active : 0, bytes = u ? u->bytes : 0;
+    if (active >= (size_t)d->cfg.user_max_jobs)
+        return errset (err, EDQUOT,
+                       "uid %u has %zu active jobs, the most "
+                       "limits.user-max-jobs (%d) allows",
+                       (unsigned)uid, active, d->cfg.user_max_jobs);
+    if (bytes + need > d->cfg.user_max_journal_bytes) {
+        mib (have, sizeof (have), bytes);
+        mib (lim, sizeof (lim), d->cfg.user_max_journal_bytes);
+        return errset (err, EDQUOT,
+                       "uid %u's jobs hold %s of the journal, and this one "
+                       "needs %zu bytes more: limits.user-max-journal-bytes "
+                       "is %s (finished jobs count until purged)",
+                       (unsigned)uid, have, need, lim);
+    }
+    /* all users together, with what their running jobs may still write
+     * (as cairnd_journal_full() reserves it) */
+    size_t nactive = 0, pos = 0;
+    struct uusage *v;
+    while ((v = hashmap_next (d->uusage, &pos, NULL)))
+        nactive += v->active;
+    size_t per_job = 3 * d->cfg.job.output_max_bytes + (64 << 10);
+    size_t users = d->users_bytes + nactive * per_job;
+    size_t share =
+        (size_t)(d->cfg.users_journal_share * (double)d->cfg.journal_max_size);
+    if (users + need > share) {
+        mib (have, sizeof (have), users);
+        mib (lim, sizeof (lim), share);
+        return errset (err, EDQUOT,
+                       "the users' jobs hold %s of the journal (with room "
+                       "for those still running), and their share is %s "
+                       "(limits.users-journal-share %.2f of journal.max-size): "
+                       "the rest is kept for root's and cairnd's uid's jobs",
+                       have, lim, d->cfg.users_journal_share);
+    }
+    return 0;
+}
