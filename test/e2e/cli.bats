@@ -127,7 +127,8 @@ wait_state() {
         2>"$BATS_TEST_TMPDIR/err" || rc=$?
     [ "$rc" -eq 1 ]
     [ "$(cat "$BATS_TEST_TMPDIR/err")" = "cairn run: R: 100000 ranks, more than the limit of 65536" ]
-    ! grep -q submitted "$BATS_TEST_TMPDIR/out"
+    run grep -q submitted "$BATS_TEST_TMPDIR/out"
+    [ "$status" -ne 0 ]
     [ ! -s "$BATS_TEST_TMPDIR/out" ]
     run cairn list
     [ "${#lines[@]}" -eq 1 ] # nothing was started
@@ -313,5 +314,6 @@ cairn run: shell on rank 1: exit 3" ]
     run_bg --id 99 -- true
     run_wait 10
     [ "$RUN_RC" -eq 0 ]
-    ! grep -q '^cairn run:' "$E"
+    run grep -q '^cairn run:' "$E"
+    [ "$status" -ne 0 ]
 }

@@ -292,11 +292,13 @@ except ConnectionRefusedError:
 print("connected to a dead cairnd"); sys.exit(1)' "$STATEDIR/cairn.sock"
     [ "$status" -eq 0 ]
     cairnd_launch   # at once, and on the first try
-    ! grep -q "another cairnd" "$BATS_TEST_TMPDIR/cairnd.log"
+    run grep -q "another cairnd" "$BATS_TEST_TMPDIR/cairnd.log"
+    [ "$status" -ne 0 ]
     cairn list >/dev/null
     rm "$hold"      # the old spawn goes on: it must not run the job again
     for _ in $(seq 1 100); do kill -0 $held 2>/dev/null || break; sleep 0.05; done
-    ! kill -0 $held 2>/dev/null
+    run kill -0 $held
+    [ "$status" -ne 0 ]
     wait_event 401 10 clean
     [ "$(events_named 401 finish | jq .status)" -eq 0 ]
     [ "$(wc -l <"$BATS_TEST_TMPDIR/runlog")" -eq 1 ]

@@ -81,7 +81,8 @@ wait_exited() {
     CAIRN_CRASH_AT=exec.spawn.after:1 cairnd_start '{}'
     cairn run --id 6 -- env -i /bin/sh -c 'sleep 1; exit 6' 3>&- &
     for _ in $(seq 1 100); do kill -0 "$CAIRND_PID" 2>/dev/null || break; sleep 0.05; done
-    ! kill -0 "$CAIRND_PID" 2>/dev/null
+    run kill -0 "$CAIRND_PID"
+    [ "$status" -ne 0 ]
     CAIRND_PID=
     marker=$(ls "$STATEDIR"/exits/*.started)
     read -r pid ns <"$marker"
