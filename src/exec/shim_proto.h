@@ -35,22 +35,28 @@
  * its groups in /etc/group, read directly (no NSS: the shim is static, and
  * NSS modules cannot be loaded into it safely), and sets HOME, USER,
  * LOGNAME and SHELL from the entry, each unless the environment has it.
- * The command's process then takes, in order: stdio, marker, setgroups,
- * setresgid, setresuid, capset (to none), a check that the ids are all the
- * user's and that setuid(0) fails, then chdir (with the user's
- * permissions), exec. Without --user: stdio, marker, chdir, exec. UID equal
+ * The command's process then takes, in order: stdio, marker, cgroup, an
+ * exec of `cairn-shim --drop` (shim/drop.c: from here on nothing it does
+ * keeps the supervisor waiting), setgroups, setresgid, setresuid, capset
+ * (to none), a check that the ids are all the user's and that setuid(0)
+ * fails, then chdir (with the user's permissions) and exec (the command
+ * looked up in the job's PATH, as the user); --drop appends the record
+ * of its own failures to the marker. Without --user: stdio, marker,
+ * cgroup, chdir, exec. UID equal
  * to the shim's own (real and effective) uid changes nothing; any other
  * UID needs a root shim. Failures (status 32512, nothing run):
  *   "--user N: the shim is not root"         no marker
  *   "no user with uid N in /etc/passwd"      no marker, no output files
  *   "user NAME: more than 65536 groups in /etc/group", "/etc/passwd: ...",
  *   "/etc/group: <strerror>"                 the same
- *   "setgroups NAME: <strerror>"             marker (so are the next ones)
+ *   "exec cairn-shim --drop: <strerror>"     marker (so are the next ones)
+ *   "setgroups NAME: <strerror>"
  *   "setresgid GID: <strerror>", "setresuid N: <strerror>",
  *   "capset N: <strerror>", "getresuid N: <strerror>",
  *   "setresuid N: the ids did not all change",
  *   "setresuid N: root could be regained"
  *   "chdir DIR: <strerror>"                  e.g. Permission denied
+ *   "execvp CMD: <strerror>"
  * A UID that is not a number below 4294967295 is a usage error (exit 2).
  *
  * CAIRN_EXECID must be a canonical lowercase UUID (it becomes part of file

@@ -140,6 +140,7 @@ int shim_main (int argc, char *argv[])
      * from here on we must outlive cairnd, and nothing has run yet. */
     (void)prctl (PR_SET_PDEATHSIG, 0);
     signals_setup (&waitset);
+    (void)shim_cmd_init (); /* a failure shows in a --user start */
     if (!(s = shim_cmd_parse (argc, argv, getenv (SHIM_ENV_EXECID))))
         return errno == ENOMEM ? 3 : 2;
     /* Leave cairnd's session and process group: a Ctrl-C or a signal to

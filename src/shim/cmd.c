@@ -2,13 +2,15 @@
  * contract is exec/shim_proto.h).
  *
  * The command's process is made with vfork and takes its own steps up to
- * the exec (stdio, start marker, cgroup, the drop to --user, chdir); the
- * supervising process caps the output files (by name), kills what is
- * left of the command's group and cgroup once it has exited, and writes
- * its exit file. With --user the supervising process stays root, so that
- * it can create the start marker and write the exit file in a root-only
- * directory; only the command's process gives root up, after creating the
- * marker and before the chdir and the exec.
+ * the exec (stdio, start marker, cgroup, chdir); the supervising process
+ * caps the output files (by name), kills what is left of the command's
+ * group and cgroup once it has exited, and writes its exit file. With
+ * --user the supervising process stays root, so that it can create the
+ * start marker and write the exit file in a root-only directory; the
+ * command's process, after its root steps, execs `cairn-shim --drop`
+ * (drop.c), which gives root up, chdirs and execs the command: nothing
+ * the user can do to a process of theirs (stop it, hang its chdir) keeps
+ * the vfork, and so the supervisor, waiting.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,35 +35,17 @@
 #include "shim/shim.h"
 #include "shim/userdb.h"
 
-/* The uid and gid system calls, called raw in the command's process (see
- * user_drop()); the 32-bit ids where the plain calls take 16-bit ones. */
-#ifdef SYS_setresuid32
-#define SYS_SETGROUPS SYS_setgroups32
-#define SYS_SETRESGID SYS_setresgid32
-#define SYS_SETRESUID SYS_setresuid32
-#define SYS_SETUID SYS_setuid32
-#else
-#define SYS_SETGROUPS SYS_setgroups
-#define SYS_SETRESGID SYS_setresgid
-#define SYS_SETRESUID SYS_setresuid
-#define SYS_SETUID SYS_setuid
-#endif
-
 /* What the command's process failed to do before exec. It shares our
  * memory until its exec or _exit (vfork), and writes the step into our
  * struct report before an _exit; a report still zero once vfork returns
- * means the exec succeeded. In the order the steps are taken (STEP_GROUPS
- * to STEP_REGAIN only with --user). */
+ * means the exec succeeded. In the order the steps are taken (STEP_DROP
+ * only with --user, STEP_CHDIR and STEP_EXEC only without: drop.c takes
+ * them then, and reports in the marker itself). */
 enum step {
     STEP_STDIO = 1,
     STEP_MARKER,
     STEP_CGROUP, /* joining --cgroup */
-    STEP_GROUPS, /* setgroups */
-    STEP_GID,    /* setresgid */
-    STEP_UID,    /* setresuid */
-    STEP_CAPS,   /* capset: to none */
-    STEP_IDS,    /* getresuid/getresgid: not all three ids are the user's */
-    STEP_REGAIN, /* setuid (0) succeeded after the drop */
+    STEP_DROP,   /* exec of cairn-shim --drop */
     STEP_CHDIR,
     STEP_EXEC,
 };
@@ -101,6 +85,9 @@ struct shim {
     char *pwbuf;        /* the user's passwd entry, allocated */
     gid_t *pwgroups;    /* the user's groups from /etc/group */
     char user_name[32]; /* "uid N", with --groups */
+    char **drop_argv;   /* --user: `cairn-shim --drop ...` (drop.c) */
+    char *drop_groups;  /* ... its GROUPS */
+    char drop_nums[4][24];
     char error[400];    /* why the command could not run, or "" */
     char name_out[SHIM_NAME_MAX];
     char name_err[SHIM_NAME_MAX];
@@ -110,6 +97,9 @@ struct shim {
 
 _Thread_local pid_t shim_kill_at_drop;
 bool shim_fresh;
+
+/* Our own executable, for `cairn-shim --drop` (shim_cmd_init). */
+static int self_exe = -1;
 
 /* Say in s->error why the command cannot run. Returns -1. */
 static int __attribute__ ((format (printf, 2, 3)))
@@ -260,52 +250,6 @@ child_fail (volatile struct report *r, enum step step)
     _exit (127);
 }
 
-/* In the command's process: give up root for the user's ids, for good.
- * Raw system calls: glibc's wrappers would make every thread of the process
- * change its ids too, through bookkeeping that a vfork child shares with
- * its (single-threaded, suspended) parent and must leave alone. Groups
- * first, then the gids, then the uids: the first two need the privilege
- * (CAP_SETGID) that the third gives up. Then every capability goes explicitly:
- * leaving root clears them only without the securebits that say otherwise
- * (SECBIT_NO_SETUID_FIXUP), and that would leave the command root's powers
- * under the user's name. Last, check that the change took (all three uids
- * and gids are the user's) and stuck (root cannot be had back). From the
- * drop to the exec, this process, now the user's, shares the root shim's
- * memory (vfork): the change of ids makes it undumpable, so the user
- * cannot ptrace it, unless fs.suid_dumpable is 1 (which the kernel
- * documents as insecure). Returns 0, or the step that failed with errno
- * set (0 for a check that failed). */
-static int user_drop (const struct shim *s)
-{
-    struct __user_cap_header_struct hdr = {.version =
-                                               _LINUX_CAPABILITY_VERSION_3};
-    struct __user_cap_data_struct none[_LINUX_CAPABILITY_U32S_3];
-    uid_t ru, eu, su;
-    gid_t rg, eg, sg;
-
-    memset (none, 0, sizeof (none));
-    if (syscall (SYS_SETGROUPS, (long)s->ngroups, s->groups) < 0)
-        return STEP_GROUPS;
-    if (syscall (SYS_SETRESGID, (long)s->gid, (long)s->gid, (long)s->gid) < 0)
-        return STEP_GID;
-    if (syscall (SYS_SETRESUID, (long)s->uid, (long)s->uid, (long)s->uid) < 0)
-        return STEP_UID;
-    /* Lowering is always allowed; it empties the ambient set too. */
-    if (syscall (SYS_capset, &hdr, none) < 0)
-        return STEP_CAPS;
-    if (getresuid (&ru, &eu, &su) < 0 || getresgid (&rg, &eg, &sg) < 0)
-        return STEP_IDS;
-    errno = 0;
-    if (ru != s->uid || eu != s->uid || su != s->uid || rg != s->gid ||
-        eg != s->gid || sg != s->gid)
-        return STEP_IDS;
-    if (s->uid != 0 && syscall (SYS_SETUID, 0L) == 0) {
-        errno = 0;
-        return STEP_REGAIN;
-    }
-    return 0;
-}
-
 /* The command's process's fds, set up by start(), and where it reports. */
 struct child_fds {
     int out, err, null;
@@ -381,7 +325,8 @@ child_run (struct shim *s, const struct child_fds *f)
     if (fd < 0)
         child_fail (f->rep, STEP_MARKER);
     marker_write (fd);
-    close (fd);
+    if (!s->as_user)
+        close (fd);
     if (shim_kill_at_drop > 0) /* crash point "shim.drop.before" */
         kill (shim_kill_at_drop, SIGKILL);
     /* Into its own cgroup while still root (the shim stays outside it, so
@@ -389,19 +334,17 @@ child_run (struct shim *s, const struct child_fds *f)
      * whatever session or group it makes. */
     if (s->cgfd >= 0 && write (s->cgfd, "0\n", 2) != 2)
         child_fail (f->rep, STEP_CGROUP);
+    /* The rest as the user, in drop.c, past an exec that frees our vfork:
+     * the marker on 3 (where it reports a failure), no environment (the
+     * job's rides in argv until the drop). */
     if (s->as_user) {
-        int step = user_drop (s);
-        if (step)
-            child_fail (f->rep, step);
-        /* Changing ids cleared the death signal: set it again, and check
-         * the shim did not die before it was set. */
-        if (!shim_fresh) {
-            prctl (PR_SET_PDEATHSIG, SIGKILL);
-            if (getppid () != f->shim)
-                _exit (127);
-        }
+        static char *const no_env[] = {NULL};
+        if (dup2 (fd, 3) < 0)
+            child_fail (f->rep, STEP_DROP);
+        syscall (SYS_execveat, self_exe, "", s->drop_argv, no_env,
+                 AT_EMPTY_PATH);
+        child_fail (f->rep, STEP_DROP);
     }
-    /* After the drop: the user's own permissions decide. */
     if (s->cwd && chdir (s->cwd) < 0)
         child_fail (f->rep, STEP_CHDIR);
     execvpe (s->argv[0], s->argv, s->envp ? s->envp : environ);
@@ -547,11 +490,61 @@ static int user_prepare (struct shim *s)
     return 0;
 }
 
+/* --user: the command line of `cairn-shim --drop` (drop.c), built before
+ * the vfork (the child may not allocate): the marker on 3, the death
+ * signal's parent (a lone shim's command dies with it), the ids, the cwd,
+ * the command's environment, then the command. */
+static int drop_prepare (struct shim *s, pid_t shim)
+{
+    char **env = s->envp ? s->envp : environ;
+    size_t nenv = 0, nargv = 0, glen = 2, k = 0;
+
+    if (!s->as_user)
+        return 0;
+    if (self_exe < 0)
+        return shim_errorf (s, "--user: cannot find cairn-shim itself: %s",
+                            strerror (EBADF));
+    while (env[nenv])
+        nenv++;
+    while (s->argv[nargv])
+        nargv++;
+    for (int i = 0; i < s->ngroups; i++)
+        glen += 11;
+    if (!(s->drop_groups = malloc (glen)) ||
+        !(s->drop_argv = calloc (10 + nenv + nargv + 1, sizeof (char *))))
+        return shim_errorf (s, "out of memory");
+    char *g = s->drop_groups;
+    *g = '\0';
+    for (int i = 0; i < s->ngroups; i++)
+        g += sprintf (g, "%s%u", i ? "," : "", (unsigned)s->groups[i]);
+    if (s->ngroups == 0)
+        strcpy (s->drop_groups, "-");
+    snprintf (s->drop_nums[0], 24, "%d", shim_fresh ? 0 : (int)shim);
+    snprintf (s->drop_nums[1], 24, "%u", (unsigned)s->uid);
+    snprintf (s->drop_nums[2], 24, "%u", (unsigned)s->gid);
+    char **av = s->drop_argv;
+    av[k++] = (char *)"cairn-shim";
+    av[k++] = (char *)"--drop";
+    av[k++] = (char *)"3";
+    av[k++] = s->drop_nums[0];
+    av[k++] = s->drop_nums[1];
+    av[k++] = s->drop_nums[2];
+    av[k++] = (char *)s->user;
+    av[k++] = s->drop_groups;
+    av[k++] = (char *)(s->cwd ? s->cwd : "");
+    for (size_t i = 0; i < nenv; i++)
+        av[k++] = env[i];
+    av[k++] = (char *)"--";
+    for (size_t i = 0; i < nargv; i++)
+        av[k++] = s->argv[i];
+    av[k] = NULL;
+    return 0;
+}
+
 /* Put what the command's process reported into s->error. */
 static void report_error (struct shim *s, const struct report *r)
 {
     const char *why = strerror (r->errnum);
-    unsigned uid = (unsigned)s->uid, gid = (unsigned)s->gid;
 
     switch (r->step) {
     case STEP_STDIO:
@@ -563,26 +556,8 @@ static void report_error (struct shim *s, const struct report *r)
     case STEP_CGROUP:
         shim_errorf (s, "join cgroup %s: %s", s->cgroup, why);
         break;
-    case STEP_GROUPS:
-        shim_errorf (s, "setgroups %s: %s", s->user, why);
-        break;
-    case STEP_GID:
-        shim_errorf (s, "setresgid %u: %s", gid, why);
-        break;
-    case STEP_UID:
-        shim_errorf (s, "setresuid %u: %s", uid, why);
-        break;
-    case STEP_CAPS:
-        shim_errorf (s, "capset %u: %s", uid, why);
-        break;
-    case STEP_IDS:
-        if (r->errnum)
-            shim_errorf (s, "getresuid %u: %s", uid, why);
-        else
-            shim_errorf (s, "setresuid %u: the ids did not all change", uid);
-        break;
-    case STEP_REGAIN:
-        shim_errorf (s, "setresuid %u: root could be regained", uid);
+    case STEP_DROP:
+        shim_errorf (s, "exec cairn-shim --drop: %s", why);
         break;
     case STEP_CHDIR:
         shim_errorf (s, "chdir %s: %s", s->cwd, why);
@@ -658,7 +633,8 @@ static int start (struct shim *s)
     int rc = -1;
 
     f.shim = getpid ();
-    if (user_prepare (s) < 0 || cgroup_prepare (s) < 0)
+    if (user_prepare (s) < 0 || drop_prepare (s, f.shim) < 0 ||
+        cgroup_prepare (s) < 0)
         goto done;
     if ((f.out = open_output (s, s->name_out)) < 0 ||
         (f.err = open_output (s, s->name_err)) < 0)
@@ -766,6 +742,22 @@ static size_t json_escape (char *out, size_t size, const char *in)
     return n;
 }
 
+/* Does the marker hold a record already (the start of one, at least)? */
+static bool marker_has_record (const struct shim *s)
+{
+    char buf[512];
+    int fd = openat (s->dirfd, s->name_started,
+                     O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read (fd, buf, sizeof (buf) - 1);
+    close (fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    return strchr (buf, '{') != NULL;
+}
+
 /* The exit record: into the marker if the command's process made it,
  * else (or if that fails) the exit file. No fsync: a reboot changes the
  * boot id and cairnd then treats everything as lost anyway. A test can
@@ -791,6 +783,9 @@ static int write_exitfile (struct shim *s, int status)
 
     if ((errno = fault_inject ("shim.exitfile.write")))
         goto error;
+    /* cairn-shim --drop wrote the record of its failure: it stands. */
+    if (s->as_user && s->marked && !s->error[0] && marker_has_record (s))
+        return 0;
     /* A short append leaves no whole record in the marker: the exit file
      * then says it. */
     if (s->marked &&
@@ -827,6 +822,19 @@ static bool already_used (struct shim *s)
 }
 
 /* ---- the calls of cmd.h ---- */
+
+int shim_cmd_init (void)
+{
+    int fd;
+    if (self_exe >= 0 ||
+        (fd = open ("/proc/self/exe", O_PATH | O_CLOEXEC)) < 0)
+        return self_exe < 0 ? -1 : 0;
+    /* off 3, where the command's process puts the marker for --drop */
+    self_exe = fd > 3 ? fd : fcntl (fd, F_DUPFD_CLOEXEC, 4);
+    if (self_exe != fd)
+        close (fd);
+    return self_exe < 0 ? -1 : 0;
+}
 
 struct shim *shim_cmd_parse (int argc, char *argv[], const char *execid)
 {
@@ -936,6 +944,8 @@ void shim_cmd_free (struct shim *s)
         return;
     close_fds ((int[]){s->dirfd_kept ? -1 : s->dirfd, s->cgfd}, 2);
     free (s->given);
+    free (s->drop_argv);
+    free (s->drop_groups);
     free (s->pwbuf);
     free (s->pwgroups);
     free (s->envp_own);

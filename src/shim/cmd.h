@@ -22,6 +22,11 @@ struct shim;
 /* When an output cap is first applied after the start (shim_cmd_cap). */
 #define SHIM_CAP_FIRST_NS (100LL * 1000 * 1000)
 
+/* Once per process, before any start: open our own executable (for the
+ * commands that run as a user: drop.c). Returns 0, or -1 with errno (then
+ * --user commands fail to start, saying so). */
+int shim_cmd_init (void);
+
 /* Parse a shim's argv (argv[0] its name; shim_proto.h) for the command of
  * execid. Returns the command, or NULL with errno: EINVAL, a usage error
  * (said on stderr; exit code 2), or ENOMEM. */

@@ -22,6 +22,8 @@ int main (int argc, char *argv[])
             return 2;
         shim_serve ((int)fd, (pid_t)pid);
     }
+    if (argc >= 2 && strcmp (argv[1], "--drop") == 0)
+        return shim_drop_main (argc, argv);
     if (argc == 5 && strcmp (argv[1], "--keeper") == 0) {
         long fd = number (argv[2], 3, 1023),
              pid = number (argv[3], 1, 1L << 30);

@@ -623,6 +623,7 @@ void shim_serve (int sock, pid_t cairnd)
     long hz = sysconf (_SC_CLK_TCK);
     tick_ns = hz > 0 && 1000000000 % hz == 0 ? 1000000000u / (uint64_t)hz : 0;
     crashpoint_init ();
+    (void)shim_cmd_init (); /* a failure shows in each --user start */
     fresh_setup ();
     hold = getenv ("CAIRN_TEST_SPAWN_HOLD");
     if (hold && !*hold)

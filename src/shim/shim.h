@@ -25,6 +25,11 @@ int shim_main (int argc, char *argv[]);
  * workers starts its own commands. */
 extern _Thread_local pid_t shim_kill_at_drop;
 
+/* `cairn-shim --drop ...`: a command's last steps as its user, after the
+ * exec that frees the supervisor's vfork (shim/drop.c says why and
+ * what argv holds). Returns only on a usage error before anything ran. */
+int shim_drop_main (int argc, char *argv[]);
+
 /* Give every signal but SIGKILL and SIGSTOP the default disposition, the
  * two glibc keeps for itself included (its sigaction() refuses them, yet
  * its posix_spawn() leaves them ignored in the process it starts: the raw

@@ -434,3 +434,37 @@ $j11" ]
     [ "$status" -eq 0 ]
     [ "$output" = "$j14" ]
 }
+
+# The supervisor starts a command with vfork, which held its thread until
+# the command's exec; after the drop to the user, the user may stop that
+# process (SIGSTOP) before its exec, and every later start on the node
+# then waited behind it, root's included (answers go out in order). The
+# drop, chdir and exec now run after an exec of cairn-shim --drop
+# (shim/drop.c): only the user's own job waits.
+# CAIRN_TEST_STOP_AT_DROP=1 in the job's environment makes its process
+# stop itself right after the drop, as its user could.
+@test "a user's command stopped between its drop and its exec holds up no other start" {
+    (cd / && runuser -u "$UA" -- env CAIRN_SOCKET="$PUB/cairn.sock" \
+        CAIRN_TEST_STOP_AT_DROP=1 "$B/cairn" run -- sh -c 'echo a-ran') \
+        >"$T/a.out" 2>&1 3>&- &
+    apid=$!
+    stopped=
+    for _ in $(seq 1 200); do
+        stopped=$(ps -o pid=,stat= -u "$UA" | awk '$2 ~ /^T/ {print $1}' | head -1)
+        [ -n "$stopped" ] && break
+        sleep 0.05
+    done
+    [ -n "$stopped" ]
+    # root's jobs and B's start and end while A's process is stopped
+    for i in 1 2 3 4 5 6 7 8 9; do
+        run timeout 10 "$B/cairn" --statedir "$STATEDIR" run -- true
+        [ "$status" -eq 0 ]
+    done
+    CWD=/ run timeout 10 runuser -u "$UB" -- env CAIRN_SOCKET="$PUB/cairn.sock" \
+        "$B/cairn" run -- true
+    [ "$status" -eq 0 ]
+    # A's own job goes on once A lets its process go
+    kill -CONT "$stopped"
+    wait "$apid"
+    grep -qx a-ran "$T/a.out"
+}
