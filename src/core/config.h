@@ -21,6 +21,7 @@
  *   role     ("exec", the default, or "node")
  *   journal  { max-size, retention }
  *   limits   { max-request-size, max-ranks, max-connections, max-jobs,
+ *              user-idle-timeout,
  *              user-max-jobs, user-max-journal-bytes, users-journal-share }
  *
  * A command (prolog/epilog command, exec job-shell) may be null: not
@@ -120,6 +121,9 @@ struct cairn_config {
     size_t max_ranks;         /* per job, >= 1; default 65536 */
     int max_connections;      /* >= 1; default 256 */
     int max_jobs;             /* active jobs, >= 1; default 10000 */
+    double user_idle_timeout; /* seconds a user's connection may sit idle
+                                 holding nothing (no stream) before it is
+                                 closed; 0 = never; default 5 min */
     /* Quotas of the unprivileged clients (a user on the public socket,
      * not root or the service's uid), per uid; SECURITY.md, issue 30 */
     int user_max_jobs;             /* active jobs, >= 1; default 1000 */

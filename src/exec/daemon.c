@@ -222,6 +222,13 @@ void cairnd_ack (struct cairnd *d,
     d->acks_tail = &a->next;
 }
 
+bool cairnd_conn_busy (struct cairnd *d, struct conn *c)
+{
+    char key[24];
+    snprintf (key, sizeof (key), "%ju", (uintmax_t)conn_id (c));
+    return d->conn_subs && hashmap_get (d->conn_subs, key) != NULL;
+}
+
 void cairnd_conn_gone (struct cairnd *d, struct conn *c)
 {
     remote_conn_gone (d, c);
@@ -956,6 +963,7 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
     d->cfg.max_request_size = cfg->max_request_size;
     d->cfg.max_ranks = cfg->max_ranks;
     d->cfg.max_connections = cfg->max_connections;
+    d->cfg.user_idle_timeout = cfg->user_idle_timeout;
     d->cfg.max_jobs = cfg->max_jobs;
     d->cfg.user_max_jobs = cfg->user_max_jobs;
     d->cfg.user_max_journal_bytes = cfg->user_max_journal_bytes;
@@ -1089,11 +1097,15 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
     if (exitdir_seal (&d->xd, d->bootid, &serr) < 0)
         log_msg (LOG_WARNING, "%s", serr.text);
 
-    struct server_limits lim = {.max_request_size = d->cfg.max_request_size,
-                                .max_output = 0,
-                                .max_connections = d->cfg.max_connections};
+    struct server_limits lim = {
+        .max_request_size = d->cfg.max_request_size,
+        .max_output = 0,
+        .max_connections = d->cfg.max_connections,
+        .user_idle_timeout =
+            d->cfg.user_idle_timeout > 0 ? d->cfg.user_idle_timeout : -1};
     struct server_ops ops = {.request = service_request,
-                             .disconnect = service_disconnect};
+                             .disconnect = service_disconnect,
+                             .busy = service_busy};
     if (!(d->server = server_create (d->loop, d->sockpath, &lim, &ops, d, err)))
         goto error;
     /* The state dir stays 0700 (journal, exit records, the service's

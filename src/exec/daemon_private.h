@@ -193,6 +193,8 @@ void cairnd_sub_add (struct jobentry *je,
                      bool events,
                      json_t *sent);
 void cairnd_conn_gone (struct cairnd *d, struct conn *c);
+/* Does cairnd hold a stream of c's (a job's events it follows)? */
+bool cairnd_conn_busy (struct cairnd *d, struct conn *c);
 /* The supervisor went away in the middle of a spawn. Wait for its death
  * (kill it if it lingers), adopt its commands, start a new supervisor, and
  * wait until its last start is done or never made (exitdir_settle): the
@@ -310,6 +312,7 @@ void service_request (struct conn *c,
                       json_t *payload,
                       void *arg);
 void service_disconnect (struct conn *c, void *arg);
+bool service_busy (struct conn *c, void *arg);
 
 /* ---- rank 0's processes on other nodes (remote.c, DESIGN-MULTINODE.md) */
 

@@ -7,6 +7,12 @@
  * - Memory per client is bounded both ways: the input buffer by
  *   max_request_size (a longer line ends the connection), the output queue
  *   by max_output (a client that falls further behind is dropped).
+ * - A user (any uid but root and our own) never starves anyone else:
+ *   its connections are read at a lower priority than process events and
+ *   privileged clients, a batch of requests at a time, the rest of what
+ *   it sent waiting in an idle watcher (run when nothing else is pending);
+ *   and while its unread answers pass user_max_queued its connection is
+ *   not read at all, so what it costs is bounded by what it reads.
  * - A connection is never freed under a caller's feet. Dropping it only
  *   closes the fd and marks it dead; the disconnect callback and the free
  *   run later, from a prepare watcher (before the loop next blocks), and not
@@ -48,9 +54,13 @@ struct conn {
     char *out; /* queued output: [out_off, out_len) */
     size_t out_off, out_len, out_cap;
 
-    int busy;     /* > 0 while a read callback for this conn is running */
-    bool closing; /* conn_close: flush then drop */
-    bool dead;    /* fd closed; disconnect callback pending */
+    int busy;        /* > 0 while a read callback for this conn is running */
+    bool closing;    /* conn_close: flush then drop */
+    bool dead;       /* fd closed; disconnect callback pending */
+    bool user;       /* not root nor our uid: served after the others */
+    bool paused;     /* user: its unread answers passed user_max_queued */
+    ev_tstamp active; /* user: when it last sent anything */
+    ev_idle backlog; /* user: complete requests left from the last batch */
 };
 
 struct server {
@@ -62,6 +72,7 @@ struct server {
     ev_io accept_w;
     ev_timer backoff_w;
     ev_prepare reap_w; /* active while some conn is dead but not freed */
+    ev_timer idle_w;   /* closes idle users' connections */
     struct server_limits lim;
     struct server_ops ops;
     void *arg;
@@ -72,6 +83,16 @@ struct server {
 static size_t pending_out (const struct conn *c)
 {
     return c->out_len - c->out_off;
+}
+
+/* A user's connection: read while it is not paused and has no backlog. */
+static void conn_resume (struct conn *c)
+{
+    if (c->dead || c->closing || c->paused)
+        return;
+    if (ev_is_active (&c->backlog))
+        return;
+    ev_io_start (c->s->loop, &c->rw);
 }
 
 size_t conn_pending (const struct conn *c)
@@ -90,6 +111,7 @@ static void conn_drop (struct conn *c)
     c->dead = true;
     ev_io_stop (c->s->loop, &c->rw);
     ev_io_stop (c->s->loop, &c->ww);
+    ev_idle_stop (c->s->loop, &c->backlog);
     close (c->fd);
     c->fd = -1;
     c->s->nconns--;
@@ -172,6 +194,14 @@ static void conn_write_cb (struct ev_loop *loop, ev_io *w, int revents)
         if (c->closing)
             conn_drop (c);
     }
+    if (c->paused && !c->dead &&
+        pending_out (c) <= c->s->lim.user_max_queued / 2) {
+        c->paused = false; /* it reads its answers again */
+        if (c->in_len > 0)
+            ev_idle_start (loop, &c->backlog);
+        else
+            conn_resume (c);
+    }
 }
 
 /* Append one complete line to c's output, sending at once when nothing is
@@ -227,6 +257,13 @@ static int conn_queue (struct conn *c, const char *buf, size_t len)
     memcpy (c->out + c->out_len, buf, len);
     c->out_len += len;
     ev_io_start (c->s->loop, &c->ww);
+    /* A user that does not read its answers: read no more of it until it
+     * has (its subscriptions still get theirs, up to max_output). */
+    if (c->user && !c->paused && pending_out (c) > c->s->lim.user_max_queued) {
+        c->paused = true;
+        ev_io_stop (c->s->loop, &c->rw);
+        ev_idle_stop (c->s->loop, &c->backlog);
+    }
     return 0;
 }
 
@@ -377,14 +414,17 @@ static void conn_too_large (struct conn *c)
     conn_close (c);
 }
 
-/* Deliver every complete line in the input buffer, then keep the partial
+/* Deliver the complete lines in the input buffer (a user's: at most
+ * user_batch, the rest left to its backlog watcher), then keep the partial
  * rest for the next read. Stops as soon as a handler closes the conn. */
 static void conn_process_input (struct conn *c)
 {
     size_t max = c->s->lim.max_request_size;
     size_t start = 0;
+    int budget = c->user ? c->s->lim.user_batch : -1;
+    bool more = false;
 
-    while (!c->dead && !c->closing) {
+    while (!c->dead && !c->closing && !c->paused) {
         char *nl = memchr (c->in + c->in_scan, '\n', c->in_len - c->in_scan);
         if (!nl) {
             c->in_scan = c->in_len;
@@ -395,14 +435,32 @@ static void conn_process_input (struct conn *c)
             conn_too_large (c);
             return;
         }
+        if (budget == 0) {
+            more = true;
+            break;
+        }
         conn_handle_line (c, c->in + start, end - start);
         start = c->in_scan = end + 1;
+        if (budget > 0)
+            budget--;
     }
-    if (c->dead || c->closing)
+    if (c->dead || c->closing) {
+        ev_idle_stop (c->s->loop, &c->backlog);
         return;
+    }
     c->in_len -= start;
     c->in_scan -= start;
     memmove (c->in, c->in + start, c->in_len);
+    if (c->user && (more || (c->paused && c->in_scan < c->in_len))) {
+        /* complete requests wait: no more reading until they are served */
+        ev_io_stop (c->s->loop, &c->rw);
+        if (!c->paused)
+            ev_idle_start (c->s->loop, &c->backlog);
+        return;
+    }
+    ev_idle_stop (c->s->loop, &c->backlog);
+    if (c->user)
+        conn_resume (c);
     if (c->in_len > max)
         conn_too_large (c); /* no need to wait for the end of it */
     else if (c->in_len == 0 && c->in_cap > BUF_KEEP) {
@@ -410,6 +468,17 @@ static void conn_process_input (struct conn *c)
         c->in = NULL;
         c->in_cap = 0;
     }
+}
+
+/* A user's backlog, a batch at a time, when nothing else is pending. */
+static void conn_backlog_cb (struct ev_loop *loop, ev_idle *w, int revents)
+{
+    struct conn *c = w->data;
+
+    c->busy++;
+    c->in_scan = 0;
+    conn_process_input (c);
+    c->busy--;
 }
 
 static void conn_read (struct conn *c)
@@ -438,6 +507,7 @@ static void conn_read (struct conn *c)
         conn_drop (c);
         return;
     }
+    c->active = ev_now (c->s->loop);
     c->in_len += n;
     conn_process_input (c);
 }
@@ -457,6 +527,7 @@ void conn_close (struct conn *c)
         return;
     c->closing = true;
     ev_io_stop (c->s->loop, &c->rw);
+    ev_idle_stop (c->s->loop, &c->backlog);
     if (pending_out (c) == 0)
         conn_drop (c);
 }
@@ -512,15 +583,44 @@ static void server_add_conn (struct server *s, int fd)
     c->id = ++next_id;
     c->uid = cred.uid;
     c->pid = cred.pid;
+    c->user = cred.uid != 0 && cred.uid != getuid ();
+    c->active = ev_now (s->loop);
     ev_io_init (&c->rw, conn_read_cb, fd, EV_READ);
     ev_io_init (&c->ww, conn_write_cb, fd, EV_WRITE);
-    c->rw.data = c->ww.data = c;
+    ev_idle_init (&c->backlog, conn_backlog_cb);
+    c->rw.data = c->ww.data = c->backlog.data = c;
+    /* after process events and privileged clients (every other watcher
+     * is at the default priority, 0); its backlog after everything */
+    if (c->user) {
+        ev_set_priority (&c->rw, -1);
+        ev_set_priority (&c->backlog, EV_MINPRI);
+    }
     c->next = s->conns;
     if (s->conns)
         s->conns->prev = c;
     s->conns = c;
     s->nconns++;
     ev_io_start (s->loop, &c->rw);
+}
+
+/* Close each user's connection that has sent nothing for user_idle_timeout
+ * and holds nothing: no partial request, no unread answer, no stream. */
+static void server_idle_cb (struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct server *s = w->data;
+    double timeout = s->lim.user_idle_timeout;
+
+    for (struct conn *c = s->conns; c; c = c->next) {
+        if (!c->user || c->dead || c->closing || c->in_len > 0 ||
+            pending_out (c) > 0 || ev_now (loop) - c->active < timeout ||
+            (s->ops.busy && s->ops.busy (c, s->arg)))
+            continue;
+        conn_respond_error (c, 0, ETIMEDOUT,
+                            "idle for %.0f s (limits.user-idle-timeout): "
+                            "closing",
+                            timeout);
+        conn_close (c);
+    }
 }
 
 static void server_backoff_cb (struct ev_loop *loop, ev_timer *w, int revents)
@@ -693,6 +793,9 @@ struct server *server_create (struct ev_loop *loop,
     s->lim.max_request_size = SERVER_MAX_REQUEST_SIZE_DEFAULT;
     s->lim.max_output = SERVER_MAX_OUTPUT_DEFAULT;
     s->lim.max_connections = SERVER_MAX_CONNECTIONS_DEFAULT;
+    s->lim.user_batch = SERVER_USER_BATCH_DEFAULT;
+    s->lim.user_max_queued = SERVER_USER_MAX_QUEUED_DEFAULT;
+    s->lim.user_idle_timeout = SERVER_USER_IDLE_TIMEOUT_DEFAULT;
     s->lim.socket_mode = 0600;
     if (lim && lim->socket_mode > 0)
         s->lim.socket_mode = lim->socket_mode & 0777;
@@ -702,15 +805,27 @@ struct server *server_create (struct ev_loop *loop,
         s->lim.max_output = lim->max_output;
     if (lim && lim->max_connections > 0)
         s->lim.max_connections = lim->max_connections;
+    if (lim && lim->user_batch > 0)
+        s->lim.user_batch = lim->user_batch;
+    if (lim && lim->user_max_queued > 0)
+        s->lim.user_max_queued = lim->user_max_queued;
+    if (lim && lim->user_idle_timeout != 0)
+        s->lim.user_idle_timeout = lim->user_idle_timeout;
     ev_io_init (&s->accept_w, server_accept_cb, -1, EV_READ);
     ev_init (&s->backoff_w, server_backoff_cb);
     ev_prepare_init (&s->reap_w, server_reap_cb);
     s->accept_w.data = s->backoff_w.data = s->reap_w.data = s;
+    double every = s->lim.user_idle_timeout / 4;
+    ev_timer_init (&s->idle_w, server_idle_cb, every < 1 ? 1 : every,
+                   every < 1 ? 1 : every);
+    s->idle_w.data = s;
 
     if (server_clear_path (&addr, err) < 0 || server_listen (s, &addr, err) < 0)
         goto error;
     ev_io_set (&s->accept_w, s->fd, EV_READ);
     ev_io_start (loop, &s->accept_w);
+    if (s->lim.user_idle_timeout > 0)
+        ev_timer_start (loop, &s->idle_w);
     return s;
 error:
     s->ino = 0; /* nothing of ours to unlink */
@@ -726,6 +841,7 @@ void server_destroy (struct server *s)
     if (!s)
         return;
     server_stop_accepting (s);
+    ev_timer_stop (s->loop, &s->idle_w);
     while (s->conns) {
         struct conn *c = s->conns;
         if (!c->dead) {

@@ -33,6 +33,14 @@ struct server_limits {
     size_t max_output;       /* bytes queued for one client before it is
                               * dropped as too slow, default 16 MiB */
     int max_connections;     /* default 256 */
+    int user_batch;          /* a user's requests served per turn, default
+                              * 16 (a user: not root nor our own uid) */
+    size_t user_max_queued;  /* a user's unread answers past which its
+                              * connection is not read, default 1 MiB */
+    double user_idle_timeout; /* seconds after which a user's connection
+                               * that sent nothing and holds nothing
+                               * (ops->busy) is closed; default 300; < 0:
+                               * never */
     int socket_mode;         /* of the socket file, default 0600; 0666
                               * for a socket every local user may reach
                               * (each request checked by its peer's uid) */
@@ -42,6 +50,9 @@ struct server_limits {
 #define SERVER_MAX_REQUEST_SIZE_DEFAULT (1024 * 1024)
 #define SERVER_MAX_OUTPUT_DEFAULT (16 * 1024 * 1024)
 #define SERVER_MAX_CONNECTIONS_DEFAULT 256
+#define SERVER_USER_BATCH_DEFAULT 16
+#define SERVER_USER_MAX_QUEUED_DEFAULT (1024 * 1024)
+#define SERVER_USER_IDLE_TIMEOUT_DEFAULT 300.
 
 struct server_ops {
     /* A decoded request. topic and payload are borrowed for the duration of
@@ -62,6 +73,9 @@ struct server_ops {
      * reference to it. Until then c stays valid, but responses to it fail
      * with ENOTCONN. Optional (NULL). */
     void (*disconnect) (struct conn *c, void *arg);
+    /* Does the service hold something of c's (a stream it follows)? Then
+     * c is not idle however long it is silent. Optional (NULL: never). */
+    bool (*busy) (struct conn *c, void *arg);
 };
 
 /* Listen on the unix socket at path and serve it on loop.

@@ -891,3 +891,8 @@ void service_disconnect (struct conn *c, void *arg)
 {
     cairnd_conn_gone (arg, c);
 }
+
+bool service_busy (struct conn *c, void *arg)
+{
+    return cairnd_conn_busy (arg, c);
+}
