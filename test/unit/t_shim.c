@@ -1415,8 +1415,9 @@ static void test_spawner (void)
     int status = -1;
 
     /* The supervisor starts the command itself and is its parent, not the
-     * caller; the command leads its own group in the supervisor's session,
-     * away from the caller's. */
+     * caller; the command leads its own group and its own session, away
+     * from the caller's and the supervisor's (so that it cannot signal
+     * them, nor another command, through either). */
     run_argv (&r, sleeper, NULL);
     is_int (ppid_of (r.pid), (int)super,
             "a command's parent is the supervisor");
@@ -1424,7 +1425,8 @@ static void test_spawner (void)
               "... not the caller: shim_reap on its pidfd says ECHILD");
     is_int (getpgid (r.pid), (int)r.pid, "it leads its own process group");
     ok (getsid (r.pid) != getsid (0), "... outside the caller's session");
-    is_int (getsid (r.pid), (int)super, "... in the supervisor's");
+    is_int (getsid (r.pid), (int)r.pid,
+            "... and its own session, not the supervisor's");
     is_int (getsid (super), (int)super, "the supervisor leads its own session");
     ok (stdio_null (super), "... with 0-2 on /dev/null");
     ok (signal_group (&r, SIGKILL) == 0, "KILL to the group");
