@@ -613,6 +613,7 @@ static const struct key limits_keys[] = {
     KEYMIN ("max-request-size", parse_size, CF (max_request_size), 4 * KIB),
     KEYMIN ("max-ranks", parse_count, CF (max_ranks), 1),
     KEYMIN ("max-connections", parse_int, CF (max_connections), 1),
+    KEYMIN ("max-user-connections", parse_int, CF (max_user_connections), 1),
     KEYMIN ("max-jobs", parse_int, CF (max_jobs), 1),
     END,
 };
@@ -871,6 +872,7 @@ void config_init (struct cairn_config *cfg)
         .max_request_size = MIB,
         .max_ranks = 65536,
         .max_connections = 256,
+        .max_user_connections = 32,
         .max_jobs = 10000,
     };
     job_config_init (&cfg->job);

@@ -20,7 +20,8 @@
  *   multinode { local-ranks, timeout, poll }   (null or absent: one host)
  *   role     ("exec", the default, or "node")
  *   journal  { max-size, retention }
- *   limits   { max-request-size, max-ranks, max-connections, max-jobs }
+ *   limits   { max-request-size, max-ranks, max-connections,
+ *              max-user-connections, max-jobs }
  *
  * A command (prolog/epilog command, exec job-shell) may be null: not
  * configured. See the field comments below for types, ranges and defaults.
@@ -118,6 +119,8 @@ struct cairn_config {
     size_t max_request_size;  /* bytes, >= 4 KiB; default 1 MiB */
     size_t max_ranks;         /* per job, >= 1; default 65536 */
     int max_connections;      /* >= 1; default 256 */
+    int max_user_connections; /* per uid, >= 1; default 32; root and
+                                 cairnd's own uid are not counted */
     int max_jobs;             /* active jobs, >= 1; default 10000 */
     bool role_node;           /* "role": "node": runs the processes a
                                  rank-0 cairnd asks for, no jobs; refuses

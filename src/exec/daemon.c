@@ -938,6 +938,7 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
     d->cfg.max_request_size = cfg->max_request_size;
     d->cfg.max_ranks = cfg->max_ranks;
     d->cfg.max_connections = cfg->max_connections;
+    d->cfg.max_user_connections = cfg->max_user_connections;
     d->cfg.max_jobs = cfg->max_jobs;
     d->cfg.role_node = cfg->role_node;
     if (!(d->statedir = strdup (statedir)) || !(d->shim = find_shim (cfg)) ||
@@ -1058,7 +1059,10 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
 
     struct server_limits lim = {.max_request_size = d->cfg.max_request_size,
                                 .max_output = 0,
-                                .max_connections = d->cfg.max_connections};
+                                .max_connections = d->cfg.max_connections,
+                                .max_uid_connections =
+                                    d->cfg.max_user_connections,
+                                .trusted_uid = d->uid};
     struct server_ops ops = {.request = service_request,
                              .disconnect = service_disconnect};
     if (!(d->server = server_create (d->loop, d->sockpath, &lim, &ops, d, err)))

@@ -476,18 +476,27 @@ uint64_t conn_id (const struct conn *c)
     return c->id;
 }
 
-/* Over the connection limit: say why and hang up. The line is short and the
- * socket is new, so one non-blocking send is enough; if it does not fit,
- * the client sees a plain EOF. */
-static void server_reject (struct server *s, int fd)
+/* Over a connection limit: say why (EAGAIN) and hang up. The line is short
+ * and the socket is new, so one non-blocking send is enough; if it does
+ * not fit, the client sees a plain EOF. */
+static void server_reject (int fd, const char *why)
 {
-    char line[128];
+    char line[256];
     int len = snprintf (line, sizeof (line),
-                        "{\"matchtag\":0,\"errnum\":%d,"
-                        "\"errstr\":\"too many connections (limit %d)\"}\n",
-                        EAGAIN, s->lim.max_connections);
+                        "{\"matchtag\":0,\"errnum\":%d,\"errstr\":\"%s\"}\n",
+                        EAGAIN, why);
     (void)!send (fd, line, len, MSG_NOSIGNAL | MSG_DONTWAIT);
     close (fd);
+}
+
+/* The connections uid holds now. A walk of the list: connections are few
+ * (max_connections) and accepted far less often than served. */
+static int uid_conns (const struct server *s, uid_t uid)
+{
+    int n = 0;
+    for (const struct conn *c = s->conns; c; c = c->next)
+        n += !c->dead && c->uid == uid;
+    return n;
 }
 
 static void server_add_conn (struct server *s, int fd)
@@ -495,14 +504,30 @@ static void server_add_conn (struct server *s, int fd)
     struct conn *c;
     struct ucred cred = {.pid = -1, .uid = (uid_t)-1, .gid = (gid_t)-1};
     socklen_t credlen = sizeof (cred);
+    char why[128];
 
     if (s->nconns >= s->lim.max_connections) {
-        server_reject (s, fd);
+        snprintf (why, sizeof (why), "too many connections (limit %d)",
+                  s->lim.max_connections);
+        server_reject (fd, why);
         return;
     }
     /* Without credentials the service could not decide access: refuse. */
-    if (getsockopt (fd, SOL_SOCKET, SO_PEERCRED, &cred, &credlen) < 0 ||
-        !(c = calloc (1, sizeof (*c)))) {
+    if (getsockopt (fd, SOL_SOCKET, SO_PEERCRED, &cred, &credlen) < 0) {
+        close (fd);
+        return;
+    }
+    /* One user must not hold every connection: the others, and root,
+     * could not reach cairnd any more. */
+    if (cred.uid != 0 && cred.uid != s->lim.trusted_uid &&
+        uid_conns (s, cred.uid) >= s->lim.max_uid_connections) {
+        snprintf (why, sizeof (why),
+                  "too many connections of uid %u (limit %d per user)",
+                  (unsigned)cred.uid, s->lim.max_uid_connections);
+        server_reject (fd, why);
+        return;
+    }
+    if (!(c = calloc (1, sizeof (*c)))) {
         close (fd);
         return;
     }
@@ -676,7 +701,7 @@ struct server *server_create (struct ev_loop *loop,
                 strlen (path), sizeof (addr.sun_path) - 1, path);
         return NULL;
     }
-    if (lim && lim->max_connections < 0) {
+    if (lim && (lim->max_connections < 0 || lim->max_uid_connections < 0)) {
         errset (err, EINVAL, "max_connections must not be negative");
         return NULL;
     }
@@ -702,6 +727,11 @@ struct server *server_create (struct ev_loop *loop,
         s->lim.max_output = lim->max_output;
     if (lim && lim->max_connections > 0)
         s->lim.max_connections = lim->max_connections;
+    s->lim.max_uid_connections = SERVER_MAX_UID_CONNECTIONS_DEFAULT;
+    if (lim && lim->max_uid_connections > 0)
+        s->lim.max_uid_connections = lim->max_uid_connections;
+    if (lim)
+        s->lim.trusted_uid = lim->trusted_uid;
     ev_io_init (&s->accept_w, server_accept_cb, -1, EV_READ);
     ev_init (&s->backoff_w, server_backoff_cb);
     ev_prepare_init (&s->reap_w, server_reap_cb);

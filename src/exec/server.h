@@ -33,6 +33,11 @@ struct server_limits {
     size_t max_output;       /* bytes queued for one client before it is
                               * dropped as too slow, default 16 MiB */
     int max_connections;     /* default 256 */
+    int max_uid_connections; /* held by one uid at once, default 32; not
+                              * counted for root and trusted_uid */
+    uid_t trusted_uid;       /* besides root, the uid not held to
+                              * max_uid_connections (cairnd's own); 0 for
+                              * none */
     int socket_mode;         /* of the socket file, default 0600; 0666
                               * for a socket every local user may reach
                               * (each request checked by its peer's uid) */
@@ -42,6 +47,7 @@ struct server_limits {
 #define SERVER_MAX_REQUEST_SIZE_DEFAULT (1024 * 1024)
 #define SERVER_MAX_OUTPUT_DEFAULT (16 * 1024 * 1024)
 #define SERVER_MAX_CONNECTIONS_DEFAULT 256
+#define SERVER_MAX_UID_CONNECTIONS_DEFAULT 32
 
 struct server_ops {
     /* A decoded request. topic and payload are borrowed for the duration of
