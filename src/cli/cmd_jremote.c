@@ -33,7 +33,7 @@ int jcli_open_view (struct jcli *jc, struct cli *cli)
     }
     jc->cli = cli;
     jc->sockpath = sock;
-    if (!(jc->c = client_connect (sock, &err))) {
+    if (!(jc->c = cli_client_connect (cli, sock, &err))) {
         int ce = errno;
         was = cli_set_quiet (true);
         char *dir = cli_statedir (cli);

@@ -26,6 +26,7 @@
 #include "core/eventlog.h"
 #include "core/hostlist.h"
 #include "exec/daemon_private.h"
+#include "exec/dircheck.h"
 #include "exec/exitfile.h"
 #include "exec/log.h"
 #include "exec/notify.h"
@@ -692,6 +693,9 @@ static void signal_cb (struct ev_loop *loop, ev_signal *w, int revents)
 static int statedir_check (const char *dir, uid_t uid, struct cairn_error *err)
 {
     struct stat st;
+    /* Not made, nor used, where another user could swap it for their own */
+    if (dir_check_parent (dir, uid, err) < 0)
+        return errprefix (err, "state dir %s", dir);
     if (mkdir (dir, 0700) < 0 && errno != EEXIST)
         return errprintf (err, "cannot create state dir %s: %s", dir,
                           strerror (errno));
@@ -967,6 +971,13 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
     if (statedir_check (statedir, d->uid, err) < 0 ||
         statedir_lock (d, err) < 0)
         goto error;
+    /* Users trust what answers there: no one else may be able to put
+     * their own socket in its place (server_create replaces a stale one). */
+    if (cfg->public_socket &&
+        dir_check_parent (cfg->public_socket, d->uid, err) < 0) {
+        errprefix (err, "public-socket");
+        goto error;
+    }
     struct journal_opts jo = {.map_size = d->cfg.journal_max_size < (64 << 20)
                                               ? d->cfg.journal_max_size
                                               : 0,

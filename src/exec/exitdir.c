@@ -12,6 +12,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "exec/dircheck.h"
 #include "exec/exitdir.h"
 #include "exec/log.h"
 #include "journal/crashpoint.h"
@@ -29,11 +30,22 @@ static bool is_tmpfs (const char *path)
     return path && statfs (path, &sf) == 0 && sf.f_type == TMPFS_MAGIC;
 }
 
+/* Is path a directory that only root can change? */
+static bool root_only (const char *path)
+{
+    struct stat st;
+    return lstat (path, &st) == 0 && S_ISDIR (st.st_mode) && st.st_uid == 0 &&
+           !(st.st_mode & 022);
+}
+
 const char *exitdir_default_run_dir (uid_t uid, char *buf, size_t len)
 {
     const char *xdg = getenv ("XDG_RUNTIME_DIR");
 
-    if (uid == 0 && is_tmpfs ("/run"))
+    /* Root's where no one else can make the name first: in /dev/shm any
+     * user could make /dev/shm/cairn-0 before cairnd, and keep it from
+     * starting. /run on a disk is slower, never squatted. */
+    if (uid == 0 && root_only ("/run"))
         snprintf (buf, len, "/run/cairn");
     else if (xdg && xdg[0] == '/' && is_tmpfs (xdg) &&
              (size_t)snprintf (buf, len, "%s/cairn", xdg) < len)
@@ -262,7 +274,8 @@ int exitdir_open (const char *statedir,
         return errset (err, ENAMETOOLONG, "exit dir under %s: %s",
                        on_disk ? statedir : run_dir, strerror (ENAMETOOLONG));
     if (!on_disk) {
-        if (make_dir (run_dir, err) < 0 ||
+        if (dir_check_parent (run_dir, uid, err) < 0 ||
+            make_dir (run_dir, err) < 0 ||
             check_dir (run_dir, uid, true, 0022, err) < 0 ||
             make_dir (target, err) < 0 ||
             check_dir (target, uid, false, 0077, err) < 0)

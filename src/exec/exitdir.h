@@ -46,18 +46,21 @@ struct exitdir {
     bool tmpfs;   /* on a tmpfs (cairn stats) */
 };
 
-/* The default run dir for uid: /run/cairn when /run is a tmpfs and uid is
- * 0; else $XDG_RUNTIME_DIR/cairn when that is a tmpfs; else
- * /dev/shm/cairn-<uid> when /dev/shm is one; else "statedir". Written to
- * buf (len >= 64). */
+/* The default run dir for uid: /run/cairn when uid is 0 and /run is a
+ * directory of root's that no one else may write (a tmpfs or not: a name
+ * in /dev/shm, which every user may write, could be taken first); else
+ * $XDG_RUNTIME_DIR/cairn when that is a tmpfs; else /dev/shm/cairn-<uid>
+ * when /dev/shm is one; else "statedir". Written to buf (len >= 64). */
 const char *exitdir_default_run_dir (uid_t uid, char *buf, size_t len);
 
 /* Set up and open the exit dir of statedir (the state dir itself is
  * checked already): run_dir NULL = the default above, "statedir" = a
  * directory <statedir>/exits, else an absolute path under which
  * <instance> (the journal's) is made, mode 0700, and <statedir>/exits
- * points there. A run dir must be a directory owned by uid or root and
- * writable by no one else; the instance dir must be uid's and 0700.
+ * points there. Every directory above a run dir must pass
+ * dir_check_trusted() (dircheck.h) before it is made; a run dir must be a
+ * directory owned by uid or root and writable by no one else; the
+ * instance dir must be uid's and 0700.
  * bootid is the current boot id. Fills xd (exitdir_close frees it).
  * Returns 0, or -1 with errno and err naming the path: ENOTDIR, EPERM
  * (wrong owner or mode, "... is writable by others"), ENAMETOOLONG, or the
