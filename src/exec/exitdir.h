@@ -47,10 +47,12 @@ struct exitdir {
 };
 
 /* The default run dir for uid: /run/cairn when uid is 0 and /run is a
- * directory of root's that no one else may write (a tmpfs or not: a name
- * in /dev/shm, which every user may write, could be taken first); else
- * $XDG_RUNTIME_DIR/cairn when that is a tmpfs; else /dev/shm/cairn-<uid>
- * when /dev/shm is one; else "statedir". Written to buf (len >= 64). */
+ * tmpfs of root's that no one else may write; else $XDG_RUNTIME_DIR/cairn
+ * when that is a tmpfs; else /dev/shm/cairn-<uid> when /dev/shm is one,
+ * but for root when something other than a closed directory of root's is
+ * there already (another user made it first, which would keep cairnd from
+ * starting) and /run is root's: then /run/cairn, on a disk; else
+ * "statedir". Written to buf (len >= 64). */
 const char *exitdir_default_run_dir (uid_t uid, char *buf, size_t len);
 
 /* Set up and open the exit dir of statedir (the state dir itself is

@@ -142,12 +142,30 @@ as_env() {
 
 # ---- 3. directories another user could change ----
 
-@test "root's default run dir is /run/cairn, which no other user can make first" {
+@test "a /dev/shm/cairn-0 another user made first does not keep root's cairnd from starting" {
     [ "$(stat -c %u:%a /run)" = 0:755 ] || skip "/run is not root's 0755 here"
-    target=$(readlink "$STATEDIR/exits")
-    [[ "$target" == /run/cairn/* ]]
+    [ "$(stat -f -c %T /run)" != tmpfs ] || skip "/run is a tmpfs: the default is /run/cairn"
+    command -v unshare >/dev/null || skip "no unshare here"
+    cairnd_stop
+    # in a mount namespace of its own, on a /dev/shm of its own, so that
+    # the squat touches no other cairnd of this host
+    STATEDIR=$T/s3
+    unshare -m sh -c 'mount -t tmpfs tmpfs /dev/shm &&
+        runuser -u "$0" -- mkdir -m 700 /dev/shm/cairn-0 && exec "$@"' "$UA" \
+        env CAIRN_TEST_TAG="$BATS_TEST_TMPDIR" "$B/cairnd" -c "$CAIRN_CONF" \
+        --statedir "$STATEDIR" 2>>"$T/cairnd.log" &
+    CAIRND_PID=$!
+    for i in $(seq 1 200); do
+        "$B/cairn" --statedir "$STATEDIR" list >/dev/null 2>&1 && break
+        kill -0 "$CAIRND_PID" 2>/dev/null || break
+        sleep 0.05
+    done
+    cat "$T/cairnd.log"
+    [[ "$(readlink "$STATEDIR/exits")" == /run/cairn/* ]]
     [ "$(stat -c %u:%a /run/cairn)" = 0:700 ]
-    [ "$(stat -c %u:%a "$target")" = 0:700 ]
+    grep -q "/dev/shm/cairn-0 is not root's own (uid $(id -u "$UA"), mode 0700): the run dir is /run/cairn instead, on a disk" "$T/cairnd.log"
+    CWD="$HA" run as "$UA" run --id 9 -- true
+    [ "$status" -eq 0 ]
 }
 
 @test "a state dir, run dir or public socket in a directory another user can change is refused, naming it" {
