@@ -883,6 +883,73 @@ static void test_client_malformed (void)
     unlink (path);
 }
 
+/* A socket served by another uid is refused before anything is sent,
+ * unless that uid is the one named. The server is a child that takes uid
+ * 4000123 before it listens (SO_PEERCRED gives a client the listener's
+ * ids). */
+static void test_client_peer (void)
+{
+    const char *path = tpath ("theirs.sock");
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    struct cairn_error err = {{0}};
+    int ready[2], quit[2];
+    char want[512], b;
+    pid_t pid;
+
+    if (geteuid () != 0) {
+        ok (1, "# SKIP a server of another uid needs root");
+        return;
+    }
+    snprintf (addr.sun_path, sizeof (addr.sun_path), "%s", path);
+    chmod (tmpdir, 01777);
+    if (pipe (ready) < 0 || pipe (quit) < 0 || (pid = fork ()) < 0)
+        BAIL_OUT ("pipe or fork: %s", strerror (errno));
+    if (pid == 0) {
+        int lfd = -1;
+        close (quit[1]); /* its EOF says quit */
+        close (ready[0]);
+        if (setresgid (4000123, 4000123, 4000123) < 0 ||
+            setresuid (4000123, 4000123, 4000123) < 0 ||
+            (lfd = socket (AF_UNIX, SOCK_STREAM, 0)) < 0 ||
+            bind (lfd, (struct sockaddr *)&addr, sizeof (addr)) < 0 ||
+            listen (lfd, 4) < 0)
+            _exit (1);
+        (void)!write (ready[1], "r", 1);
+        (void)!read (quit[0], &b, 1);
+        _exit (0);
+    }
+    close (ready[1]);
+    close (quit[0]);
+    if (read (ready[0], &b, 1) != 1)
+        BAIL_OUT ("the other uid's server did not start");
+
+    errno = 0;
+    struct client *c = client_connect (path, &err);
+    is_errno_ptr (c, EPERM, "a socket another uid serves: EPERM");
+    snprintf (want, sizeof (want),
+              "%s is served by uid 4000123, not by root: refusing to talk to "
+              "it",
+              path);
+    is_str (err.text, want, "... naming the path and its uid");
+    errno = 0;
+    c = client_connect_as (path, 4000124, &err);
+    is_errno_ptr (c, EPERM, "served by another uid than the one named: EPERM");
+    like (err.text, "not by root, uid 0 or uid 4000124",
+          "... naming each uid it would talk to");
+    c = client_connect_as (path, 4000123, &err);
+    ok (c != NULL, "client_connect_as its uid: connected");
+    client_close (c);
+
+    close (quit[1]);
+    close (ready[0]);
+    int status;
+    ok (waitpid (pid, &status, 0) == pid && WIFEXITED (status) &&
+            WEXITSTATUS (status) == 0,
+        "the other uid's server exited cleanly");
+    unlink (path);
+    chmod (tmpdir, 0700);
+}
+
 static int count_fds (void)
 {
     int n = 0;
@@ -907,6 +974,7 @@ int main (void)
 
     test_client ();
     test_client_malformed ();
+    test_client_peer ();
 
     x.loop = ev_loop_new (EVFLAG_SIGNALFD | EVFLAG_NOSIGMASK);
     char path[256];
