@@ -242,6 +242,12 @@ PY
     echo "$output$stderr"
     [ "$status" -eq 1 ]
     [ "$stderr" = "cairn list: cannot connect to cairnd: $FAKE/cairn.sock is served by uid $(id -u "$UA"), not by root or uid $(id -u "$UB"): refusing to talk to it" ]
+    # so do the views (cairn jobs, show, eventlog) that read no journal
+    run --separate-stderr as_env "$UB" CAIRN_SOCKET="$FAKE/cairn.sock" \
+        "$B/cairn" jobs
+    echo "$stderr"
+    [ "$status" -ne 0 ]
+    [[ "$stderr" == "cairn jobs: cannot read the journal of "*" nor connect to cairnd: $FAKE/cairn.sock is served by uid $(id -u "$UA"), not by root or uid $(id -u "$UB"): refusing to talk to it" ]]
     # root's cairn the same
     run -1 env CAIRN_SOCKET="$FAKE/cairn.sock" "$B/cairn" list
     [[ "$output" == *"is served by uid $(id -u "$UA"), not by root: refusing to talk to it" ]]
