@@ -71,8 +71,8 @@ as_env() {
     [[ "$output" != *root-only* ]]
     # the prolog, root's site script, keeps cairnd's environment
     [[ "$(cat "$PUB/runlog")" == "prolog 0 root-only "* ]]
-    # a jobspec without an environment: cairn's variables and the login
-    # ones only (no PATH is made up)
+    # a caller with no PATH: none is made up for its job (env itself is
+    # found in /usr/bin:/bin)
     run --separate-stderr as_env "$UA" "$B/cairn" run --id 2 -- env
     [ "$status" -eq 0 ]
     [ "$(printf '%s\n' "${lines[@]}" | cut -d= -f1 | LC_ALL=C sort \
