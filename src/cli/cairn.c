@@ -239,16 +239,38 @@ none:
     return NULL;
 }
 
-static void connect_error (const char *path, int e)
+static void
+connect_error (const char *path, int e, const struct cairn_error *err)
 {
-    cli_error ("cannot connect to cairnd at %s: %s%s", path, strerror (e),
-               e == ENOENT || e == ECONNREFUSED ? " (is cairnd running?)" : "");
+    if (e == EPERM && err->text[0]) /* who serves it: say so */
+        cli_error ("cannot connect to cairnd: %s", err->text);
+    else
+        cli_error ("cannot connect to cairnd at %s: %s%s", path, strerror (e),
+                   e == ENOENT || e == ECONNREFUSED ? " (is cairnd running?)"
+                                                    : "");
+}
+
+struct client *
+cli_client_connect (struct cli *cli, const char *path, struct cairn_error *err)
+{
+    bool was = cli_set_quiet (true);
+    char *dir = cli_statedir (cli);
+    uid_t owner = (uid_t)-1;
+    struct stat sb;
+
+    cli_set_quiet (was);
+    /* the state dir named (or the default one) says whose cairnd is meant */
+    if (dir && stat (dir, &sb) == 0)
+        owner = sb.st_uid;
+    free (dir);
+    return client_connect_as (path, owner, err);
 }
 
 struct client *cli_connect (struct cli *cli, char **path_out)
 {
     struct client *c = NULL;
     char *dir = NULL, *path = NULL, *pub = NULL;
+    struct cairn_error err = {{0}};
     int e;
 
     if (path_out)
@@ -276,7 +298,7 @@ struct client *cli_connect (struct cli *cli, char **path_out)
         cli_error ("%s", strerror (errno));
         return NULL;
     }
-    if (!(c = client_connect (path, NULL))) {
+    if (!(c = cli_client_connect (cli, path, &err))) {
         e = errno;
         /* the state dir's socket is closed to this user, or there is no
          * cairnd of its own: a root cairnd's public socket */
@@ -285,11 +307,12 @@ struct client *cli_connect (struct cli *cli, char **path_out)
             free (path);
             path = pub;
             pub = NULL;
-            if (!(c = client_connect (path, NULL)))
+            err.text[0] = '\0';
+            if (!(c = cli_client_connect (cli, path, &err)))
                 e = errno;
         }
         if (!c)
-            connect_error (path, e);
+            connect_error (path, e, &err);
     }
     free (pub);
     if (path_out)

@@ -138,6 +138,13 @@ char *cli_statedir (struct cli *cli);
  * last tried (malloc'd, caller frees), when there is one. */
 struct client *cli_connect (struct cli *cli, char **path_out);
 
+/* Connect to the socket at path (client_connect_as), trusting root, this
+ * user and the owner of the state directory (cli_statedir(), if it is
+ * there): whose cairnd the user named. Prints nothing. Returns the client,
+ * or NULL with errno and err (EPERM: served by someone else). */
+struct client *
+cli_client_connect (struct cli *cli, const char *path, struct cairn_error *err);
+
 /* A public socket for a user for whom the state directory failed with
  * errno why (EACCES or ENOENT, as cli_connect() says): $CAIRN_SOCKET, else
  * the -c file's public-socket, else CAIRN_PUBLIC_SOCKET if there is a

@@ -33,14 +33,19 @@ int jcli_open_view (struct jcli *jc, struct cli *cli)
     }
     jc->cli = cli;
     jc->sockpath = sock;
-    if (!(jc->c = client_connect (sock, &err))) {
+    if (!(jc->c = cli_client_connect (cli, sock, &err))) {
         int ce = errno;
         was = cli_set_quiet (true);
         char *dir = cli_statedir (cli);
         cli_set_quiet (was);
-        cli_error ("cannot read the journal of %s (%s) nor connect to cairnd "
-                   "at %s: %s",
-                   dir ? dir : "?", strerror (e), sock, strerror (ce));
+        if (ce == EPERM && err.text[0]) /* served by someone else */
+            cli_error ("cannot read the journal of %s (%s) nor connect to "
+                       "cairnd: %s",
+                       dir ? dir : "?", strerror (e), err.text);
+        else
+            cli_error ("cannot read the journal of %s (%s) nor connect to "
+                       "cairnd at %s: %s",
+                       dir ? dir : "?", strerror (e), sock, strerror (ce));
         free (dir);
         jcli_close (jc);
         return -1;

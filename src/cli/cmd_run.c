@@ -268,7 +268,7 @@ static int reconnect (struct run *r)
     r->c = NULL;
     cli_error ("cairnd went away; reconnecting");
     for (;;) {
-        if ((r->c = client_connect (r->path, &err))) {
+        if ((r->c = cli_client_connect (r->cli, r->path, &err))) {
             if (send_start (r, true) == 0)
                 return 0;
             snprintf (err.text, sizeof (err.text), "sending start: %s",

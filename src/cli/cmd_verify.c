@@ -324,7 +324,9 @@ static void size_str (double n, char *buf, size_t len)
 static char *confinement (const char *statedir)
 {
     char *path = statedir_socket (statedir), *out = NULL;
-    struct client *c = path ? client_connect (path, NULL) : NULL;
+    struct stat sb;
+    uid_t owner = stat (statedir, &sb) == 0 ? sb.st_uid : (uid_t)-1;
+    struct client *c = path ? client_connect_as (path, owner, NULL) : NULL;
     json_t *none = json_object ();
     json_t *r = c ? client_rpc (c, "stats", none, 5, NULL) : NULL;
     const char *s = json_string_value (json_object_get (r, "confinement"));

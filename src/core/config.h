@@ -20,8 +20,8 @@
  *   multinode { local-ranks, timeout, poll }   (null or absent: one host)
  *   role     ("exec", the default, or "node")
  *   journal  { max-size, retention }
- *   limits   { max-request-size, max-ranks, max-connections, max-jobs,
- *              user-idle-timeout,
+ *   limits   { max-request-size, max-ranks, max-connections,
+ *              max-user-connections, max-jobs, user-idle-timeout,
  *              user-max-jobs, user-max-journal-bytes, users-journal-share }
  *
  * A command (prolog/epilog command, exec job-shell) may be null: not
@@ -120,6 +120,8 @@ struct cairn_config {
     size_t max_request_size;  /* bytes, >= 4 KiB; default 1 MiB */
     size_t max_ranks;         /* per job, >= 1; default 65536 */
     int max_connections;      /* >= 1; default 256 */
+    int max_user_connections; /* per uid, >= 1; default 32; root and
+                                 cairnd's own uid are not counted */
     int max_jobs;             /* active jobs, >= 1; default 10000 */
     double user_idle_timeout; /* seconds a user's connection may sit idle
                                  holding nothing (no stream) before it is

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "exec/daemon_private.h"
+#include "exec/dircheck.h"
 #include "exec/log.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
@@ -34,9 +35,22 @@ void cgroup_setup (struct cairnd *d, const char *parent)
     d->cgroup = NULL;
     if (!parent)
         return;
+    /* A cgroup another user could move or write (a delegated subtree)
+     * would let that user pick what cgroup.kill reaches. */
+    struct cairn_error err = {{0}};
+    if (dir_check_parent (parent, d->uid, &err) < 0) {
+        log_msg (LOG_WARNING, "cgroup-parent %s: %s: using process groups",
+                 parent, err.text);
+        return;
+    }
     if (mkdir (parent, 0755) < 0 && errno != EEXIST) {
         log_msg (LOG_WARNING, "cgroup-parent %s: %s: using process groups",
                  parent, strerror (errno));
+        return;
+    }
+    if (dir_check_trusted (parent, d->uid, &err) < 0) {
+        log_msg (LOG_WARNING, "cgroup-parent %s: %s: using process groups",
+                 parent, err.text);
         return;
     }
     if (statfs (parent, &fs) < 0 || fs.f_type != CGROUP2_SUPER_MAGIC) {

@@ -52,7 +52,43 @@ static int ms_left (double deadline)
     return ms > INT_MAX ? INT_MAX : (int)ms;
 }
 
+/* Who serves fd: root, ourselves or server_uid; anyone else is refused. */
+static int
+peer_check (int fd, const char *path, uid_t server_uid, struct cairn_error *err)
+{
+    struct ucred cred = {.uid = (uid_t)-1};
+    socklen_t len = sizeof (cred);
+    uid_t me = geteuid ();
+
+    if (getsockopt (fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+        return errprintf (err, "cannot tell who serves %s: %s", path,
+                          strerror (errno));
+    if (cred.uid == 0 || cred.uid == me || cred.uid == server_uid)
+        return 0;
+    if (server_uid != (uid_t)-1 && server_uid != 0 && server_uid != me)
+        return errset (err, EPERM,
+                       "%s is served by uid %u, not by root, uid %u or uid "
+                       "%u: refusing to talk to it",
+                       path, (unsigned)cred.uid, (unsigned)me,
+                       (unsigned)server_uid);
+    if (me == 0)
+        return errset (err, EPERM,
+                       "%s is served by uid %u, not by root: refusing to "
+                       "talk to it",
+                       path, (unsigned)cred.uid);
+    return errset (err, EPERM,
+                   "%s is served by uid %u, not by root or uid %u: refusing "
+                   "to talk to it",
+                   path, (unsigned)cred.uid, (unsigned)me);
+}
+
 struct client *client_connect (const char *path, struct cairn_error *err)
+{
+    return client_connect_as (path, (uid_t)-1, err);
+}
+
+struct client *
+client_connect_as (const char *path, uid_t server_uid, struct cairn_error *err)
 {
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
     struct client *c;
@@ -84,6 +120,8 @@ struct client *client_connect (const char *path, struct cairn_error *err)
                    down ? " (is cairnd running?)" : "");
         goto error;
     }
+    if (peer_check (c->fd, path, server_uid, err) < 0)
+        goto error;
     return c;
 error:
     client_close (c);

@@ -9,15 +9,26 @@
 
 #include <jansson.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "core/error.h"
 
 struct client;
 
-/* Connect to the cairnd socket at path.
+/* Connect to the cairnd socket at path, then, before anything is sent,
+ * check who serves it (SO_PEERCRED): root, our own effective uid, or
+ * server_uid ((uid_t)-1: no other). A socket anyone else serves may be
+ * another user's stand-in for cairnd, put where cairnd's was, that would
+ * read our requests and answer them: it gets nothing.
  * Returns a client the caller frees with client_close, or NULL with errno
  * set and err naming the path: ENOENT (no socket there), ECONNREFUSED
- * (nobody listening), ENAMETOOLONG, EINVAL (empty path), EACCES, ENOMEM. */
+ * (nobody listening), EPERM ("PATH is served by uid N, not by root or uid
+ * M: refusing to talk to it"), ENAMETOOLONG, EINVAL (empty path), EACCES,
+ * ENOMEM. */
+struct client *
+client_connect_as (const char *path, uid_t server_uid, struct cairn_error *err);
+
+/* client_connect_as (path, (uid_t)-1, err): served by root or ourselves. */
 struct client *client_connect (const char *path, struct cairn_error *err);
 
 /* Close the connection, drop queued responses, free. NULL ok; errno is

@@ -26,6 +26,7 @@
 #include "core/eventlog.h"
 #include "core/hostlist.h"
 #include "exec/daemon_private.h"
+#include "exec/dircheck.h"
 #include "exec/exitfile.h"
 #include "exec/log.h"
 #include "exec/notify.h"
@@ -705,6 +706,9 @@ static void signal_cb (struct ev_loop *loop, ev_signal *w, int revents)
 static int statedir_check (const char *dir, uid_t uid, struct cairn_error *err)
 {
     struct stat st;
+    /* Not made, nor used, where another user could swap it for their own */
+    if (dir_check_parent (dir, uid, err) < 0)
+        return errprefix (err, "state dir %s", dir);
     if (mkdir (dir, 0700) < 0 && errno != EEXIST)
         return errprintf (err, "cannot create state dir %s: %s", dir,
                           strerror (errno));
@@ -964,6 +968,7 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
     d->cfg.max_ranks = cfg->max_ranks;
     d->cfg.max_connections = cfg->max_connections;
     d->cfg.user_idle_timeout = cfg->user_idle_timeout;
+    d->cfg.max_user_connections = cfg->max_user_connections;
     d->cfg.max_jobs = cfg->max_jobs;
     d->cfg.user_max_jobs = cfg->user_max_jobs;
     d->cfg.user_max_journal_bytes = cfg->user_max_journal_bytes;
@@ -997,6 +1002,13 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
     if (statedir_check (statedir, d->uid, err) < 0 ||
         statedir_lock (d, err) < 0)
         goto error;
+    /* Users trust what answers there: no one else may be able to put
+     * their own socket in its place (server_create replaces a stale one). */
+    if (cfg->public_socket &&
+        dir_check_parent (cfg->public_socket, d->uid, err) < 0) {
+        errprefix (err, "public-socket");
+        goto error;
+    }
     struct journal_opts jo = {.map_size = d->cfg.journal_max_size < (64 << 20)
                                               ? d->cfg.journal_max_size
                                               : 0,
@@ -1101,6 +1113,8 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
         .max_request_size = d->cfg.max_request_size,
         .max_output = 0,
         .max_connections = d->cfg.max_connections,
+        .max_uid_connections = d->cfg.max_user_connections,
+        .trusted_uid = d->uid,
         .user_idle_timeout =
             d->cfg.user_idle_timeout > 0 ? d->cfg.user_idle_timeout : -1};
     struct server_ops ops = {.request = service_request,

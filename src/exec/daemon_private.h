@@ -259,10 +259,13 @@ void spawn_pending_orphan (struct cairnd *d);
  * again). */
 void spawn_orphans_settle (struct cairnd *d);
 /* Start argv through the supervisor (execid, exit records in the exit dir,
- * env added to cairnd's own environment less its private variables,
- * output capped at max_output bytes), as uid user when that is >= 0 and
- * not cairnd's own (the command's process drops to it before the exec;
- * cairnd's login variables are not passed on then). With async, only the
+ * output capped at max_output bytes). user >= 0: a job's shell, run as
+ * that uid when it is not cairnd's own (the command's process drops to it
+ * before the exec), whose environment is env alone (the jobspec's and
+ * cairn's variables; plus HOME, USER, LOGNAME and SHELL from the user
+ * database, each unless env has it, when run as another uid). user < 0:
+ * a prolog or epilog, run as cairnd's uid, with env added to cairnd's own
+ * environment less its private variables. With async, only the
  * request is sent: out->pending, and the answer comes to
  * spawn_answered(). -1 with err if it could not start; a supervisor that
  * died in the spawn is settled first (cairnd_spawner_recover). */

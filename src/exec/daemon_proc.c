@@ -45,12 +45,16 @@ static bool env_login (const char *entry)
     return false;
 }
 
-/* environ, minus the names in `add` (and cairnd's login variables for a
- * command run as another user), plus `add`. */
-static char **build_env (json_t *add, bool as_user)
+/* A command's environment. A shell's (inherit false) is `add` alone: the
+ * jobspec's variables and cairn's own, never cairnd's (which would hand
+ * root's, or the service's, settings and PATH to every user's job). A
+ * prolog's or epilog's (inherit true), the site's scripts run as cairnd's
+ * user, is environ minus the names in `add` (and cairnd's login variables
+ * for a command run as another user), plus `add`. */
+static char **build_env (json_t *add, bool as_user, bool inherit)
 {
     size_t n = 0, k = 0;
-    while (environ[n])
+    while (inherit && environ[n])
         n++;
     char **envp = calloc (n + json_object_size (add) + 1, sizeof (*envp));
     if (!envp)
@@ -497,7 +501,7 @@ int shim_start (struct cairnd *d,
 
     if (as_user && user_lookup ((uid_t)user, env, &groups, &ngroups, err) < 0)
         return -1;
-    char **envp = build_env (env, as_user);
+    char **envp = build_env (env, as_user, user < 0);
     if (!envp) {
         free (groups);
         return errprintf (err, "cannot build the command: %s",

@@ -12,6 +12,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "exec/dircheck.h"
 #include "exec/exitdir.h"
 #include "exec/log.h"
 #include "journal/crashpoint.h"
@@ -29,18 +30,41 @@ static bool is_tmpfs (const char *path)
     return path && statfs (path, &sf) == 0 && sf.f_type == TMPFS_MAGIC;
 }
 
+/* Is path a directory that only root can change? */
+static bool root_only (const char *path)
+{
+    struct stat st;
+    return lstat (path, &st) == 0 && S_ISDIR (st.st_mode) && st.st_uid == 0 &&
+           !(st.st_mode & 022);
+}
+
+/* Is there something at path that is not root's own closed directory? */
+static bool taken (const char *path)
+{
+    struct stat st;
+    return lstat (path, &st) == 0 && !root_only (path);
+}
+
 const char *exitdir_default_run_dir (uid_t uid, char *buf, size_t len)
 {
     const char *xdg = getenv ("XDG_RUNTIME_DIR");
+    char shm[64];
 
-    if (uid == 0 && is_tmpfs ("/run"))
+    snprintf (shm, sizeof (shm), "/dev/shm/cairn-%u", (unsigned)uid);
+    if (uid == 0 && root_only ("/run") && is_tmpfs ("/run"))
         snprintf (buf, len, "/run/cairn");
     else if (xdg && xdg[0] == '/' && is_tmpfs (xdg) &&
              (size_t)snprintf (buf, len, "%s/cairn", xdg) < len)
         ;
-    else if (is_tmpfs ("/dev/shm"))
-        snprintf (buf, len, "/dev/shm/cairn-%u", (unsigned)uid);
-    else
+    else if (is_tmpfs ("/dev/shm")) {
+        /* Any user may make /dev/shm/cairn-0 before root's cairnd does
+         * (after a reboot), which would keep it from starting: root then
+         * takes /run/cairn, on a disk, slower but no one else's. */
+        if (uid == 0 && taken (shm) && root_only ("/run"))
+            snprintf (buf, len, "/run/cairn");
+        else
+            snprintf (buf, len, "%s", shm);
+    } else
         snprintf (buf, len, "statedir");
     return buf;
 }
@@ -252,8 +276,16 @@ int exitdir_open (const char *statedir,
     char rd[PATH_MAX], link[PATH_MAX], target[PATH_MAX], *real;
 
     *xd = (struct exitdir){.fd = -1};
-    if (!run_dir)
+    if (!run_dir) {
         run_dir = exitdir_default_run_dir (uid, rd, sizeof (rd));
+        struct stat st;
+        if (uid == 0 && strcmp (run_dir, "/run/cairn") == 0 &&
+            !is_tmpfs ("/run") && lstat ("/dev/shm/cairn-0", &st) == 0)
+            log_msg (LOG_WARNING,
+                     "/dev/shm/cairn-0 is not root's own (uid %u, mode "
+                     "%04o): the run dir is /run/cairn instead, on a disk",
+                     (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+    }
     bool on_disk = strcmp (run_dir, "statedir") == 0;
     if (snprintf (link, sizeof (link), "%s/exits", statedir) >=
             (int)sizeof (link) ||
@@ -262,7 +294,8 @@ int exitdir_open (const char *statedir,
         return errset (err, ENAMETOOLONG, "exit dir under %s: %s",
                        on_disk ? statedir : run_dir, strerror (ENAMETOOLONG));
     if (!on_disk) {
-        if (make_dir (run_dir, err) < 0 ||
+        if (dir_check_parent (run_dir, uid, err) < 0 ||
+            make_dir (run_dir, err) < 0 ||
             check_dir (run_dir, uid, true, 0022, err) < 0 ||
             make_dir (target, err) < 0 ||
             check_dir (target, uid, false, 0077, err) < 0)

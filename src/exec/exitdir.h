@@ -46,18 +46,23 @@ struct exitdir {
     bool tmpfs;   /* on a tmpfs (cairn stats) */
 };
 
-/* The default run dir for uid: /run/cairn when /run is a tmpfs and uid is
- * 0; else $XDG_RUNTIME_DIR/cairn when that is a tmpfs; else
- * /dev/shm/cairn-<uid> when /dev/shm is one; else "statedir". Written to
- * buf (len >= 64). */
+/* The default run dir for uid: /run/cairn when uid is 0 and /run is a
+ * tmpfs of root's that no one else may write; else $XDG_RUNTIME_DIR/cairn
+ * when that is a tmpfs; else /dev/shm/cairn-<uid> when /dev/shm is one,
+ * but for root when something other than a closed directory of root's is
+ * there already (another user made it first, which would keep cairnd from
+ * starting) and /run is root's: then /run/cairn, on a disk; else
+ * "statedir". Written to buf (len >= 64). */
 const char *exitdir_default_run_dir (uid_t uid, char *buf, size_t len);
 
 /* Set up and open the exit dir of statedir (the state dir itself is
  * checked already): run_dir NULL = the default above, "statedir" = a
  * directory <statedir>/exits, else an absolute path under which
  * <instance> (the journal's) is made, mode 0700, and <statedir>/exits
- * points there. A run dir must be a directory owned by uid or root and
- * writable by no one else; the instance dir must be uid's and 0700.
+ * points there. Every directory above a run dir must pass
+ * dir_check_trusted() (dircheck.h) before it is made; a run dir must be a
+ * directory owned by uid or root and writable by no one else; the
+ * instance dir must be uid's and 0700.
  * bootid is the current boot id. Fills xd (exitdir_close frees it).
  * Returns 0, or -1 with errno and err naming the path: ENOTDIR, EPERM
  * (wrong owner or mode, "... is writable by others"), ENAMETOOLONG, or the

@@ -7,7 +7,7 @@
  * - Memory per client is bounded both ways: the input buffer by
  *   max_request_size (a longer line ends the connection), the output queue
  *   by max_output (a client that falls further behind is dropped).
- * - A user (any uid but root and our own) never starves anyone else:
+ * - A user (any uid but root and trusted_uid) never starves anyone else:
  *   its connections are read at a lower priority than process events and
  *   privileged clients, a batch of requests at a time, the rest of what
  *   it sent waiting in an idle watcher (run when nothing else is pending);
@@ -547,18 +547,27 @@ uint64_t conn_id (const struct conn *c)
     return c->id;
 }
 
-/* Over the connection limit: say why and hang up. The line is short and the
- * socket is new, so one non-blocking send is enough; if it does not fit,
- * the client sees a plain EOF. */
-static void server_reject (struct server *s, int fd)
+/* Over a connection limit: say why (EAGAIN) and hang up. The line is short
+ * and the socket is new, so one non-blocking send is enough; if it does
+ * not fit, the client sees a plain EOF. */
+static void server_reject (int fd, const char *why)
 {
-    char line[128];
+    char line[256];
     int len = snprintf (line, sizeof (line),
-                        "{\"matchtag\":0,\"errnum\":%d,"
-                        "\"errstr\":\"too many connections (limit %d)\"}\n",
-                        EAGAIN, s->lim.max_connections);
+                        "{\"matchtag\":0,\"errnum\":%d,\"errstr\":\"%s\"}\n",
+                        EAGAIN, why);
     (void)!send (fd, line, len, MSG_NOSIGNAL | MSG_DONTWAIT);
     close (fd);
+}
+
+/* The connections uid holds now. A walk of the list: connections are few
+ * (max_connections) and accepted far less often than served. */
+static int uid_conns (const struct server *s, uid_t uid)
+{
+    int n = 0;
+    for (const struct conn *c = s->conns; c; c = c->next)
+        n += !c->dead && c->uid == uid;
+    return n;
 }
 
 static void server_add_conn (struct server *s, int fd)
@@ -566,14 +575,30 @@ static void server_add_conn (struct server *s, int fd)
     struct conn *c;
     struct ucred cred = {.pid = -1, .uid = (uid_t)-1, .gid = (gid_t)-1};
     socklen_t credlen = sizeof (cred);
+    char why[128];
 
     if (s->nconns >= s->lim.max_connections) {
-        server_reject (s, fd);
+        snprintf (why, sizeof (why), "too many connections (limit %d)",
+                  s->lim.max_connections);
+        server_reject (fd, why);
         return;
     }
     /* Without credentials the service could not decide access: refuse. */
-    if (getsockopt (fd, SOL_SOCKET, SO_PEERCRED, &cred, &credlen) < 0 ||
-        !(c = calloc (1, sizeof (*c)))) {
+    if (getsockopt (fd, SOL_SOCKET, SO_PEERCRED, &cred, &credlen) < 0) {
+        close (fd);
+        return;
+    }
+    /* One user must not hold every connection: the others, and root,
+     * could not reach cairnd any more. */
+    if (cred.uid != 0 && cred.uid != s->lim.trusted_uid &&
+        uid_conns (s, cred.uid) >= s->lim.max_uid_connections) {
+        snprintf (why, sizeof (why),
+                  "too many connections of uid %u (limit %d per user)",
+                  (unsigned)cred.uid, s->lim.max_uid_connections);
+        server_reject (fd, why);
+        return;
+    }
+    if (!(c = calloc (1, sizeof (*c)))) {
         close (fd);
         return;
     }
@@ -583,7 +608,7 @@ static void server_add_conn (struct server *s, int fd)
     c->id = ++next_id;
     c->uid = cred.uid;
     c->pid = cred.pid;
-    c->user = cred.uid != 0 && cred.uid != getuid ();
+    c->user = cred.uid != 0 && cred.uid != s->lim.trusted_uid;
     c->active = ev_now (s->loop);
     ev_io_init (&c->rw, conn_read_cb, fd, EV_READ);
     ev_io_init (&c->ww, conn_write_cb, fd, EV_WRITE);
@@ -776,7 +801,7 @@ struct server *server_create (struct ev_loop *loop,
                 strlen (path), sizeof (addr.sun_path) - 1, path);
         return NULL;
     }
-    if (lim && lim->max_connections < 0) {
+    if (lim && (lim->max_connections < 0 || lim->max_uid_connections < 0)) {
         errset (err, EINVAL, "max_connections must not be negative");
         return NULL;
     }
@@ -811,6 +836,11 @@ struct server *server_create (struct ev_loop *loop,
         s->lim.user_max_queued = lim->user_max_queued;
     if (lim && lim->user_idle_timeout != 0)
         s->lim.user_idle_timeout = lim->user_idle_timeout;
+    s->lim.max_uid_connections = SERVER_MAX_UID_CONNECTIONS_DEFAULT;
+    if (lim && lim->max_uid_connections > 0)
+        s->lim.max_uid_connections = lim->max_uid_connections;
+    if (lim)
+        s->lim.trusted_uid = lim->trusted_uid;
     ev_io_init (&s->accept_w, server_accept_cb, -1, EV_READ);
     ev_init (&s->backoff_w, server_backoff_cb);
     ev_prepare_init (&s->reap_w, server_reap_cb);

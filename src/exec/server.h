@@ -34,13 +34,18 @@ struct server_limits {
                               * dropped as too slow, default 16 MiB */
     int max_connections;     /* default 256 */
     int user_batch;          /* a user's requests served per turn, default
-                              * 16 (a user: not root nor our own uid) */
+                              * 16 (a user: not root nor trusted_uid) */
     size_t user_max_queued;  /* a user's unread answers past which its
                               * connection is not read, default 1 MiB */
     double user_idle_timeout; /* seconds after which a user's connection
                                * that sent nothing and holds nothing
                                * (ops->busy) is closed; default 300; < 0:
                                * never */
+    int max_uid_connections; /* held by one uid at once, default 32; not
+                              * counted for root and trusted_uid */
+    uid_t trusted_uid;       /* besides root, the uid not held to
+                              * max_uid_connections (cairnd's own); 0 for
+                              * none */
     int socket_mode;         /* of the socket file, default 0600; 0666
                               * for a socket every local user may reach
                               * (each request checked by its peer's uid) */
@@ -53,6 +58,7 @@ struct server_limits {
 #define SERVER_USER_BATCH_DEFAULT 16
 #define SERVER_USER_MAX_QUEUED_DEFAULT (1024 * 1024)
 #define SERVER_USER_IDLE_TIMEOUT_DEFAULT 300.
+#define SERVER_MAX_UID_CONNECTIONS_DEFAULT 32
 
 struct server_ops {
     /* A decoded request. topic and payload are borrowed for the duration of

@@ -56,7 +56,14 @@
  *   "setresuid N: the ids did not all change",
  *   "setresuid N: root could be regained"
  *   "chdir DIR: <strerror>"                  e.g. Permission denied
- *   "execvp CMD: <strerror>"
+ *   "execvp NAME: <strerror>"                not found, or not executable
+ *
+ * The command's process leads a session and process group of its own
+ * (setsid, its first act): cairnd and the shim signal the command's group
+ * by its pid. COMMAND is looked up as execvp(3) does, in the PATH of the
+ * command's own environment (the one it is given, never the shim's), or
+ * in SHIM_DEFAULT_PATH when that has none, after the drop to --user: with
+ * the user's permissions.
  * A UID that is not a number below 4294967295 is a usage error (exit 2).
  *
  * CAIRN_EXECID must be a canonical lowercase UUID (it becomes part of file
@@ -131,6 +138,9 @@
  */
 #ifndef CAIRN_SHIM_PROTO_H
 #define CAIRN_SHIM_PROTO_H
+
+/* Where COMMAND is looked up when its environment has no PATH. */
+#define SHIM_DEFAULT_PATH "/usr/bin:/bin"
 
 #include <errno.h>
 #include <fcntl.h>

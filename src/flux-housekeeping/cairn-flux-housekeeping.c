@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <flux/core.h>
@@ -194,9 +195,12 @@ int main (int argc, char *argv[])
                  err.text[0] ? err.text : strerror (errno));
         return 2;
     }
+    /* served by root, by us, or by the state dir's owner (cairnd's uid) */
+    struct stat sb;
+    uid_t owner = stat (dir, &sb) == 0 ? sb.st_uid : (uid_t)-1;
     free (dir);
     for (;;) {
-        struct client *c = client_connect (hk.sock, &err);
+        struct client *c = client_connect_as (hk.sock, owner, &err);
         enum outcome o = WAIT_AGAIN;
         if (c) {
             o = follow (&hk, c);

@@ -78,6 +78,8 @@ struct shim {
                                       record goes there (shim_proto.h) */
     char **envp;                   /* the command's environment, or NULL:
                                     * environ as it is at the exec */
+    char **sh_argv;                /* /bin/sh, the file, argv[1...]: for a
+                                    * file without #! (exec_lookup) */
     gid_t *given;                  /* --groups, allocated */
     char **envp_own;               /* envp with the user's variables added,
                                     * and those variables: allocated */
@@ -284,6 +286,89 @@ static void marker_write (int fd)
     (void)!write (fd, p, (size_t)(buf + sizeof (buf) - p));
 }
 
+/* The command's own PATH: envp's, not ours (which is cairnd's), or
+ * SHIM_DEFAULT_PATH if it has none. No allocation: a vfork child. */
+static const char *env_path (char **envp)
+{
+    for (; envp && *envp; envp++)
+        if (strncmp (*envp, "PATH=", 5) == 0)
+            return *envp + 5;
+    return SHIM_DEFAULT_PATH;
+}
+
+/* A file the kernel would not exec (no #!, ENOEXEC): run it with
+ * /bin/sh, as execvp does. sh_argv was made before the vfork. */
+static void exec_script (struct shim *s, char *file, char **envp)
+{
+    if (!s->sh_argv)
+        return;
+    s->sh_argv[1] = file;
+    execve (s->sh_argv[0], s->sh_argv, envp);
+    errno = ENOEXEC;
+}
+
+/* execvpe, but looking argv[0] up in the command's own PATH (env_path),
+ * not in ours, and as the command's user (after the drop, the kernel
+ * checks every directory and file with the user's permissions). The
+ * rules are execvp's: a name with a '/' is not looked up; an empty
+ * element is the working directory; EACCES from any element wins over a
+ * later ENOENT; an error other than "not here" ends the search. In the
+ * command's process, between vfork and exec: system calls and the stack
+ * only. Returns only on failure, errno set. */
+static void exec_lookup (struct shim *s, char **envp)
+{
+    char *file = s->argv[0], buf[PATH_MAX];
+    size_t flen = strlen (file);
+    bool eacces = false;
+    const char *p, *end;
+
+    if (flen == 0) {
+        errno = ENOENT;
+        return;
+    }
+    if (strchr (file, '/')) {
+        execve (file, s->argv, envp);
+        if (errno == ENOEXEC)
+            exec_script (s, file, envp);
+        return;
+    }
+    for (p = env_path (envp);; p = end + 1) {
+        size_t dlen;
+        end = strchrnul (p, ':');
+        dlen = (size_t)(end - p);
+        if (dlen + 1 + flen + 1 > sizeof (buf))
+            errno = ENAMETOOLONG;
+        else {
+            memcpy (buf, p, dlen);
+            if (dlen > 0)
+                buf[dlen++] = '/';
+            memcpy (buf + dlen, file, flen + 1);
+            execve (buf, s->argv, envp);
+        }
+        switch (errno) {
+        case EACCES:
+            eacces = true;
+            break;
+        case ENOENT:
+        case ENOTDIR:
+        case ENAMETOOLONG:
+        case ELOOP:
+        case ESTALE:
+        case ENODEV:
+        case ETIMEDOUT:
+            break;
+        case ENOEXEC:
+            exec_script (s, buf, envp);
+            return;
+        default:
+            return;
+        }
+        if (*end == '\0')
+            break;
+    }
+    errno = eacces ? EACCES : ENOENT;
+}
+
 /* In the command's process, between vfork and exec. vfork, not fork: it
  * skips copying the shim's page tables and the copy-on-write faults that
  * follow (measurably cheaper per spawn). This is safe here because the
@@ -297,7 +382,12 @@ child_run (struct shim *s, const struct child_fds *f)
     sigset_t empty;
     int fd;
 
-    setpgid (0, 0);
+    /* A session and group of its own, led by the command: it can signal
+     * neither its supervisor nor another command through a group or
+     * session it shares with them, and no job's terminal, job control or
+     * SIGHUP reaches another. A vfork child leads no group yet, so setsid
+     * cannot fail; cairnd and the supervisor signal the group by its pid. */
+    setsid ();
     /* Under a lone shim, the command dies with the shim: nobody else would
      * record what it does. Under the supervisor (shim_fresh) it outlives
      * it: cairnd, a subreaper, inherits it and sees it through. Either way,
@@ -347,7 +437,7 @@ child_run (struct shim *s, const struct child_fds *f)
     }
     if (s->cwd && chdir (s->cwd) < 0)
         child_fail (f->rep, STEP_CHDIR);
-    execvpe (s->argv[0], s->argv, s->envp ? s->envp : environ);
+    exec_lookup (s, s->envp ? s->envp : environ);
     child_fail (f->rep, STEP_EXEC);
 }
 
@@ -623,6 +713,22 @@ static void cgroup_remove (struct shim *s)
              strerror (errno));
 }
 
+/* The argv of /bin/sh for a command file without #! (exec_script): made
+ * here, as the vfork child may not allocate; it fills in the file. */
+static int script_prepare (struct shim *s)
+{
+    size_t n = 0;
+
+    while (s->argv[n])
+        n++;
+    if (!(s->sh_argv = calloc (n + 2, sizeof (char *))))
+        return shim_errorf (s, "out of memory");
+    s->sh_argv[0] = "/bin/sh";
+    for (size_t i = 1; i < n; i++)
+        s->sh_argv[i + 1] = s->argv[i];
+    return 0;
+}
+
 /* Start the command. Returns 0 if a child was created (s->error says if it
  * failed before exec), -1 with s->error set if nothing was started. */
 static int start (struct shim *s)
@@ -634,7 +740,7 @@ static int start (struct shim *s)
 
     f.shim = getpid ();
     if (user_prepare (s) < 0 || drop_prepare (s, f.shim) < 0 ||
-        cgroup_prepare (s) < 0)
+        cgroup_prepare (s) < 0 || script_prepare (s) < 0)
         goto done;
     if ((f.out = open_output (s, s->name_out)) < 0 ||
         (f.err = open_output (s, s->name_err)) < 0)
@@ -651,7 +757,7 @@ static int start (struct shim *s)
         goto done;
     }
     /* No setpgid (child, child) here: vfork resumes us only after the
-     * child's exec or _exit, and its own setpgid was its first act, so the
+     * child's exec or _exit, and its own setsid was its first act, so the
      * group exists before any signal can be relayed to it. Resumed, we
      * read what it left in r if it did not get to the exec. */
     if (r.step) {
@@ -949,6 +1055,7 @@ void shim_cmd_free (struct shim *s)
     free (s->pwbuf);
     free (s->pwgroups);
     free (s->envp_own);
+    free (s->sh_argv);
     for (size_t i = 0; i < 4; i++)
         free (s->env_own[i]);
     free (s);

@@ -42,15 +42,16 @@ int shim_cmd_dirfd (const struct shim *s);
  * (said on stderr; exit code 4). Touch nothing of it then. */
 bool shim_cmd_used (struct shim *s);
 
-/* Start the command with envp (NULL: environ as it is at the exec). The
- * caller blocks the signals it waits for; the command's process starts
- * with none blocked and default dispositions. Returns 0 when a process was
- * made (shim_cmd_pid; it may still have failed before its exec: the exit
- * file will say), or -1 when nothing was started (the reason goes into
- * the exit record). */
+/* Start the command with envp (NULL: environ as it is at the exec),
+ * looked up in envp's PATH (shim_proto.h), in a session and process group
+ * of its own. The caller blocks the signals it waits for; the command's
+ * process starts with none blocked and default dispositions. Returns 0 when a
+ * process was made (shim_cmd_pid; it may still have failed before its exec: the
+ * exit file will say), or -1 when nothing was started (the reason goes into the
+ * exit record). */
 int shim_cmd_start (struct shim *s, char **envp);
 
-/* The command's process (its process group too), or 0. */
+/* The command's process (its process group and session too), or 0. */
 pid_t shim_cmd_pid (const struct shim *s);
 
 /* Send sig to the command's process group (to the process itself if it

@@ -14,8 +14,9 @@
  *
  * Here, in order: give up root for the user's ids for good (user_drop),
  * set the death signal again where the parent asked for one (a lone shim),
- * take the job's environment, chdir with the user's permissions, and exec
- * the command (looked up in the job's PATH, as the user). A step that
+ * chdir with the user's permissions, and exec the command with the job's
+ * environment (looked up in the job's PATH, as the user, by execvp's rules
+ * as cmd.c's exec_lookup does for root's commands). A step that
  * fails appends the exit record {"status":32512,"error":"..."} to the
  * start marker on descriptor 3 and exits 127; the supervisor, which reaps
  * us, keeps that record (cmd.c). Descriptor 3 is closed at the exec: the
@@ -115,11 +116,8 @@ static unsigned long number (const char *s, const char *what)
  * up); then every capability explicitly (leaving root clears them only
  * without the securebits that say otherwise); then check that the change
  * took and that root cannot be had back. */
-static void user_drop (uid_t uid,
-                       gid_t gid,
-                       const char *name,
-                       const gid_t *groups,
-                       int ngroups)
+static void user_drop (
+    uid_t uid, gid_t gid, const char *name, const gid_t *groups, int ngroups)
 {
     struct __user_cap_header_struct hdr = {.version =
                                                _LINUX_CAPABILITY_VERSION_3};
@@ -197,12 +195,20 @@ int shim_drop_main (int argc, char *argv[])
     for (char **e = env; *e; e++)
         if (strcmp (*e, "CAIRN_TEST_STOP_AT_DROP=1") == 0)
             raise (SIGSTOP);
-    environ = env;
     if (*cwd && chdir (cwd) < 0)
         fail ("chdir %s: %s", cwd, strerror (errno));
     if (fcntl (marker_fd, F_SETFD, FD_CLOEXEC) < 0)
         fail ("cairn-shim --drop: descriptor %d: %s", marker_fd,
               strerror (errno));
-    execvp (cmd[0], cmd);
+    /* execvpe looks the command up in our own environment's PATH: make
+     * that the job's, or SHIM_DEFAULT_PATH when it has none, as cmd.c
+     * does for root's commands; the command gets env alone. */
+    static char path[PATH_MAX + 8] = "PATH=" SHIM_DEFAULT_PATH;
+    char *lookup[] = {path, NULL};
+    for (char **e = env; *e; e++)
+        if (strncmp (*e, "PATH=", 5) == 0)
+            snprintf (path, sizeof (path), "%s", *e);
+    environ = lookup;
+    execvpe (cmd[0], cmd, env);
     fail ("execvp %s: %s", cmd[0], strerror (errno));
 }

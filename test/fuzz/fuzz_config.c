@@ -138,7 +138,8 @@ static void fuzz_config_parse (const json_t *o)
         CHECK (cfg.journal_max_size >= 1024 * 1024, "journal.max-size");
         CHECK (cfg.journal_retention >= 0, "journal.retention");
         CHECK (cfg.max_request_size >= 4096 && cfg.max_ranks >= 1 &&
-                   cfg.max_connections >= 1 && cfg.max_jobs >= 1,
+                   cfg.max_connections >= 1 && cfg.max_user_connections >= 1 &&
+                   cfg.max_jobs >= 1,
                "limits");
         round_trip (&cfg.job);
         /* applying the same file again changes nothing */

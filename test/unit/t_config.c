@@ -42,6 +42,7 @@ static const char *all_keys[] = {
     "limits.max-request-size",
     "limits.max-ranks",
     "limits.max-connections",
+    "limits.max-user-connections",
     "limits.max-jobs",
     "limits.user-idle-timeout",
     "limits.user-max-jobs",
@@ -149,6 +150,7 @@ static bool config_equal (const struct cairn_config *a,
            a->max_request_size == b->max_request_size &&
            a->max_ranks == b->max_ranks &&
            a->max_connections == b->max_connections &&
+           a->max_user_connections == b->max_user_connections &&
            a->max_jobs == b->max_jobs &&
            a->user_idle_timeout == b->user_idle_timeout &&
            a->user_max_jobs == b->user_max_jobs &&
@@ -189,6 +191,7 @@ static void test_defaults (void)
     is_int (cfg.max_request_size, 1 << 20, "max-request-size 1M");
     is_int (cfg.max_ranks, 65536, "max-ranks 65536");
     is_int (cfg.max_connections, 256, "max-connections 256");
+    is_int (cfg.max_user_connections, 32, "max-user-connections 32");
     is_int (cfg.max_jobs, 10000, "max-jobs 10000");
     ok (cfg.user_idle_timeout == 300., "user-idle-timeout 5m");
     is_int (cfg.user_max_jobs, 1000, "user-max-jobs 1000");
@@ -222,8 +225,8 @@ static const char *full_file =
     " 'journal': {'max-size': '2G', 'retention': '1d',"
     "   'commit-interval': '0.005s'},"
     " 'limits': {'max-request-size': '64K', 'max-ranks': 16,"
-    "   'max-connections': 10, 'max-jobs': 20, 'user-idle-timeout': '90s',"
-    "   'user-max-jobs': 5,"
+    "   'max-connections': 10, 'max-user-connections': 3, 'max-jobs': 20,"
+    "   'user-idle-timeout': '90s', 'user-max-jobs': 5,"
     "   'user-max-journal-bytes': '8M', 'users-journal-share': 0.25}}";
 
 static void check_full (const struct cairn_config *c)
@@ -264,6 +267,7 @@ static void check_full (const struct cairn_config *c)
     is_int (c->max_request_size, 64 * 1024, "limits.max-request-size");
     is_int (c->max_ranks, 16, "limits.max-ranks");
     is_int (c->max_connections, 10, "limits.max-connections");
+    is_int (c->max_user_connections, 3, "limits.max-user-connections");
     is_int (c->max_jobs, 20, "limits.max-jobs");
     ok (c->user_idle_timeout == 90., "limits.user-idle-timeout 90s");
     is_int (c->user_max_jobs, 5, "limits.user-max-jobs");
@@ -378,6 +382,9 @@ static const struct bad {
     {"limits.max-ranks", "0", "must be an integer >= 1"},
     {"limits.max-connections", "-3", "must be an integer >= 1"},
     {"limits.max-connections", "4294967296", "must be <= 2147483647"},
+    {"limits.max-user-connections", "0", "must be an integer >= 1"},
+    {"limits.max-user-connections", "'32'", "must be an integer >= 1"},
+    {"limits.max-user-connections", "2147483648", "must be <= 2147483647"},
     {"limits.max-jobs", "'many'", "must be an integer >= 1"},
     {"limits.user-max-jobs", "0", "must be an integer >= 1"},
     {"limits.user-idle-timeout", "'soon'", "invalid duration"},

@@ -591,6 +591,84 @@ static void test_max_connections (struct ctx *x)
     close (c);
 }
 
+/* A socket connected to path by uid: a child takes the uid and connects
+ * it, then exits (SO_PEERCRED keeps the connecting process's ids). */
+static int connect_as (const char *path, uid_t uid)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), st;
+    pid_t pid;
+
+    snprintf (a.sun_path, sizeof (a.sun_path), "%s", path);
+    if (fd < 0 || (pid = fork ()) < 0)
+        BAIL_OUT ("socket or fork: %s", strerror (errno));
+    if (pid == 0) {
+        if (setresgid (uid, uid, uid) < 0 || setresuid (uid, uid, uid) < 0 ||
+            connect (fd, (struct sockaddr *)&a, sizeof (a)) < 0)
+            _exit (1);
+        _exit (0);
+    }
+    if (waitpid (pid, &st, 0) < 0 || !WIFEXITED (st) || WEXITSTATUS (st) != 0)
+        BAIL_OUT ("connect %s as uid %u failed", path, (unsigned)uid);
+    return fd;
+}
+
+/* One uid cannot hold every connection; root and the trusted uid are
+ * not counted. */
+static void test_max_uid_connections (struct ctx *x)
+{
+    const uid_t u = 4000123, other = 4000125, trusted = 4000124;
+    struct server_limits lim = {.max_connections = 16,
+                                .max_uid_connections = 2,
+                                .trusted_uid = trusted,
+                                .socket_mode = 0666};
+    struct cairn_error err;
+    int fds[9], n = 0;
+
+    if (geteuid () != 0) {
+        ok (1, "# SKIP connections of another uid need root");
+        return;
+    }
+    chmod (tmpdir, 0711); /* the other uids reach the socket */
+    const char *path = tpath ("peruid.sock");
+    struct server *s = server_create (x->loop, path, &lim, &ops, x, &err);
+    if (!s)
+        BAIL_OUT ("server_create: %s", err.text);
+    fds[n++] = connect_as (path, u);
+    fds[n++] = connect_as (path, u);
+    ok (wait_nconns (x->loop, s, 2), "uid %u: two connections", (unsigned)u);
+    int c = connect_as (path, u);
+    is_str (raw_line (x->loop, c),
+            "{\"matchtag\":0,\"errnum\":11,\"errstr\":\"too many "
+            "connections of uid 4000123 (limit 2 per user)\"}",
+            "a third of the same uid: EAGAIN, naming the uid and the limit");
+    ok (raw_eof (x->loop, c), "... and it is closed");
+    close (c);
+    fds[n++] = connect_as (path, other);
+    rt (x->loop, fds[n - 1], "{\"topic\":\"echo\",\"matchtag\":5}\n",
+        "{\"matchtag\":5,\"payload\":{}}", "another uid is served");
+    for (int i = 0; i < 3; i++)
+        fds[n++] = raw_connect (path);
+    rt (x->loop, fds[n - 1], "{\"topic\":\"echo\",\"matchtag\":6}\n",
+        "{\"matchtag\":6,\"payload\":{}}",
+        "root is not counted: a third of root's is served");
+    for (int i = 0; i < 3; i++)
+        fds[n++] = connect_as (path, trusted);
+    rt (x->loop, fds[n - 1], "{\"topic\":\"echo\",\"matchtag\":7}\n",
+        "{\"matchtag\":7,\"payload\":{}}",
+        "nor is the trusted uid: a third of its own is served");
+    close (fds[0]);
+    ok (wait_nconns (x->loop, s, n - 1), "uid %u let one go", (unsigned)u);
+    c = connect_as (path, u);
+    rt (x->loop, c, "{\"topic\":\"echo\",\"matchtag\":8}\n",
+        "{\"matchtag\":8,\"payload\":{}}", "... and may connect again");
+    close (c);
+    for (int i = 1; i < n; i++)
+        close (fds[i]);
+    server_destroy (s);
+    chmod (tmpdir, 0700);
+}
+
 static void test_create_errors (struct ctx *x, const char *live)
 {
     struct cairn_error err;
@@ -805,6 +883,73 @@ static void test_client_malformed (void)
     unlink (path);
 }
 
+/* A socket served by another uid is refused before anything is sent,
+ * unless that uid is the one named. The server is a child that takes uid
+ * 4000123 before it listens (SO_PEERCRED gives a client the listener's
+ * ids). */
+static void test_client_peer (void)
+{
+    const char *path = tpath ("theirs.sock");
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    struct cairn_error err = {{0}};
+    int ready[2], quit[2];
+    char want[512], b;
+    pid_t pid;
+
+    if (geteuid () != 0) {
+        ok (1, "# SKIP a server of another uid needs root");
+        return;
+    }
+    snprintf (addr.sun_path, sizeof (addr.sun_path), "%s", path);
+    chmod (tmpdir, 01777);
+    if (pipe (ready) < 0 || pipe (quit) < 0 || (pid = fork ()) < 0)
+        BAIL_OUT ("pipe or fork: %s", strerror (errno));
+    if (pid == 0) {
+        int lfd = -1;
+        close (quit[1]); /* its EOF says quit */
+        close (ready[0]);
+        if (setresgid (4000123, 4000123, 4000123) < 0 ||
+            setresuid (4000123, 4000123, 4000123) < 0 ||
+            (lfd = socket (AF_UNIX, SOCK_STREAM, 0)) < 0 ||
+            bind (lfd, (struct sockaddr *)&addr, sizeof (addr)) < 0 ||
+            listen (lfd, 4) < 0)
+            _exit (1);
+        (void)!write (ready[1], "r", 1);
+        (void)!read (quit[0], &b, 1);
+        _exit (0);
+    }
+    close (ready[1]);
+    close (quit[0]);
+    if (read (ready[0], &b, 1) != 1)
+        BAIL_OUT ("the other uid's server did not start");
+
+    errno = 0;
+    struct client *c = client_connect (path, &err);
+    is_errno_ptr (c, EPERM, "a socket another uid serves: EPERM");
+    snprintf (want, sizeof (want),
+              "%s is served by uid 4000123, not by root: refusing to talk to "
+              "it",
+              path);
+    is_str (err.text, want, "... naming the path and its uid");
+    errno = 0;
+    c = client_connect_as (path, 4000124, &err);
+    is_errno_ptr (c, EPERM, "served by another uid than the one named: EPERM");
+    like (err.text, "not by root, uid 0 or uid 4000124",
+          "... naming each uid it would talk to");
+    c = client_connect_as (path, 4000123, &err);
+    ok (c != NULL, "client_connect_as its uid: connected");
+    client_close (c);
+
+    close (quit[1]);
+    close (ready[0]);
+    int status;
+    ok (waitpid (pid, &status, 0) == pid && WIFEXITED (status) &&
+            WEXITSTATUS (status) == 0,
+        "the other uid's server exited cleanly");
+    unlink (path);
+    chmod (tmpdir, 0700);
+}
+
 static int count_fds (void)
 {
     int n = 0;
@@ -829,6 +974,7 @@ int main (void)
 
     test_client ();
     test_client_malformed ();
+    test_client_peer ();
 
     x.loop = ev_loop_new (EVFLAG_SIGNALFD | EVFLAG_NOSIGMASK);
     char path[256];
@@ -850,6 +996,7 @@ int main (void)
     test_slow_reader (&x, s, path);
     settle (&x, s);
     test_max_connections (&x);
+    test_max_uid_connections (&x);
     test_create_errors (&x, path);
 
     wait_nconns (x.loop, s, 0);

@@ -85,7 +85,9 @@ struct run_opts {
     uid_t uid;
     const gid_t *groups; /* --groups, as cairnd passes them */
     size_t ngroups;
-    char *env;           /* one more environment entry, or NULL */
+    char *env;           /* one more environment entry, or NULL; a
+                            "PATH=..." one replaces the default PATH */
+    bool no_path;        /* no PATH at all in the environment */
     struct spawner *via; /* the supervisor to ask, or NULL: sp */
     const char *execid;  /* an execid used before, or NULL: a new one */
 };
@@ -97,7 +99,13 @@ static int spawn_try (struct run *r,
                       const struct run_opts *o,
                       struct cairn_error *err)
 {
-    char *envp[] = {r->envvar, "PATH=/usr/bin:/bin", o->env, NULL};
+    bool path = o->env && strncmp (o->env, "PATH=", 5) == 0;
+    char *envp[] = {r->envvar, path ? o->env : "PATH=/usr/bin:/bin",
+                    path ? NULL : o->env, NULL};
+    if (o->no_path) {
+        envp[1] = o->env;
+        envp[2] = NULL;
+    }
 
     if (o->execid)
         snprintf (r->execid, sizeof (r->execid), "%s", o->execid);
@@ -866,6 +874,64 @@ static void write_file (const char *name, const char *text, char *path)
         BAIL_OUT ("%s: %s", path, strerror (errno));
 }
 
+/* The command is looked up in the PATH of its own environment, never in
+ * the supervisor's (cairnd's), as execvp does it: EACCES wins over a
+ * later ENOENT, a file without #! runs under /bin/sh, no PATH means
+ * /usr/bin:/bin. */
+static void test_exec_path (void)
+{
+    char path[PATH_MAX], env[PATH_MAX + 8], *error = NULL;
+    char *tool[] = {"cairn-path-tool", NULL},
+         *noshebang[] = {"cairn-nosb", NULL};
+    char *closed[] = {"cairn-closed", NULL}, *true_[] = {"true", NULL};
+    struct run r;
+
+    if (mkdir (strcat (strcpy (path, tmpdir), "/bin"), 0755) < 0)
+        BAIL_OUT ("mkdir %s: %s", path, strerror (errno));
+    write_file ("bin/cairn-path-tool", "#!/bin/sh\nexit 7\n", path);
+    chmod (path, 0755);
+    write_file ("bin/cairn-nosb", "exit 5\n", path);
+    chmod (path, 0755);
+    write_file ("bin/cairn-closed", "#!/bin/sh\nexit 0\n", path);
+    chmod (path, 0644);
+    snprintf (env, sizeof (env), "PATH=/nonexistent-cairn:%s/bin", tmpdir);
+
+    run_opts (&r, tool, NULL, &(struct run_opts){.env = env});
+    is_int (wait_ended (&r, 10000), 0, "PATH: seen through");
+    is_int (exit_status (&r, NULL), 7 << 8,
+            "a command in the command's own PATH is found (exit 7)");
+    run_close (&r);
+
+    run_opts (&r, noshebang, NULL, &(struct run_opts){.env = env});
+    is_int (wait_ended (&r, 10000), 0, "no #!: seen through");
+    is_int (exit_status (&r, NULL), 5 << 8, "... run by /bin/sh (exit 5)");
+    run_close (&r);
+
+    run_opts (&r, closed, NULL, &(struct run_opts){.env = env});
+    is_int (wait_ended (&r, 10000), 0, "not executable: seen through");
+    is_int (exit_status (&r, &error), 32512, "... status 127<<8");
+    like (error, "execvp cairn-closed: Permission denied",
+          "... EACCES, not ENOENT, though no later entry has it");
+    free (error);
+    error = NULL;
+    run_close (&r);
+
+    run_opts (&r, true_, NULL,
+              &(struct run_opts){.env = "PATH=/nonexistent-cairn"});
+    is_int (wait_ended (&r, 10000), 0, "a PATH without it: seen through");
+    is_int (exit_status (&r, &error), 32512, "... status 127<<8");
+    like (error, "execvp true: No such file or directory",
+          "... not found: the supervisor's own PATH is not looked in");
+    free (error);
+    error = NULL;
+    run_close (&r);
+
+    run_opts (&r, true_, NULL, &(struct run_opts){.no_path = true});
+    is_int (wait_ended (&r, 10000), 0, "no PATH: seen through");
+    is_int (exit_status (&r, NULL), 0, "... true found in /usr/bin:/bin");
+    run_close (&r);
+}
+
 /* The groups userdb_groups() finds, as "a b c", or "error: <errno>". */
 static void groups_str (
     const char *path, const struct passwd *pw, int max, char *out, size_t size)
@@ -1446,8 +1512,9 @@ static void test_spawner (void)
     int status = -1;
 
     /* The supervisor starts the command itself and is its parent, not the
-     * caller; the command leads its own group in the supervisor's session,
-     * away from the caller's. */
+     * caller; the command leads its own group and its own session, away
+     * from the caller's and the supervisor's (so that it cannot signal
+     * them, nor another command, through either). */
     run_argv (&r, sleeper, NULL);
     is_int (ppid_of (r.pid), (int)super,
             "a command's parent is the supervisor");
@@ -1457,7 +1524,8 @@ static void test_spawner (void)
               "... not the caller: shim_reap on its pidfd says ECHILD");
     is_int (getpgid (r.pid), (int)r.pid, "it leads its own process group");
     ok (getsid (r.pid) != getsid (0), "... outside the caller's session");
-    is_int (getsid (r.pid), (int)super, "... in the supervisor's");
+    is_int (getsid (r.pid), (int)r.pid,
+            "... and its own session, not the supervisor's");
     is_int (getsid (super), (int)super, "the supervisor leads its own session");
     ok (stdio_null (super), "... with 0-2 on /dev/null");
     ok (signal_group (&r, SIGKILL) == 0, "KILL to the group");
@@ -1524,6 +1592,7 @@ int main (void)
     test_output ();
     test_output_cap ();
     test_exec_failures ();
+    test_exec_path ();
     test_relay ();
     test_trap_term ();
     test_stragglers ();
