@@ -3,7 +3,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/close_range.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,6 +16,7 @@
 
 #include "exec/keeper.h"
 #include "exec/keeper_proto.h"
+#include "exec/scm.h"
 
 #define KEEPER_ANSWER_MS 10000
 
@@ -29,8 +29,7 @@ struct keeper {
 
 extern char **environ;
 
-/* The forked child: become `shim --keeper 3 PARENT SHIM`. Nothing but
- * system calls and the stack. On failure the errno goes up errfd. */
+/* The forked child: become `shim --keeper 3 PARENT SHIM`. */
 static void __attribute__ ((noreturn))
 keeper_exec (const char *shim, int sock, int errfd, pid_t parent)
 {
@@ -38,26 +37,9 @@ keeper_exec (const char *shim, int sock, int errfd, pid_t parent)
     char *av[] = {(char *)"cairn-shim", (char *)"--keeper",
                   (char *)"3",          pidarg,
                   (char *)shim,         NULL};
-    int e;
 
     snprintf (pidarg, sizeof (pidarg), "%d", (int)parent);
-    /* Die with cairnd until the keeper takes over; if it is gone, go. */
-    if (prctl (PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid () != parent)
-        _exit (0);
-    /* errfd off 3 and close-on-exec (even at a low descriptor limit), the
-     * socket on 3 without it. */
-    int fd = fcntl (errfd, F_DUPFD_CLOEXEC, 4);
-    if (fd < 0)
-        goto fail;
-    errfd = fd;
-    if ((fd = fcntl (sock, F_DUPFD, 4)) < 0 || dup2 (fd, 3) < 0 ||
-        close_range (4, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
-        goto fail;
-    execve (shim, av, environ);
-fail:
-    e = errno;
-    (void)!write (errfd, &e, sizeof (e));
-    _exit (127);
+    scm_child_exec (shim, av, environ, sock, errfd, parent);
 }
 
 struct keeper *keeper_create (const char *shim, struct cairn_error *err)
@@ -137,40 +119,18 @@ static int keeper_ask (struct keeper *k,
                        int *rfd,
                        struct cairn_error *err)
 {
-    char cbuf[CMSG_SPACE (sizeof (int))] = {0};
-    struct iovec iov = {.iov_base = m, .iov_len = sizeof (*m)};
-    struct msghdr msg = {.msg_iov = &iov,
-                         .msg_iovlen = 1,
-                         .msg_control = cbuf,
-                         .msg_controllen = sizeof (cbuf)};
-    struct cmsghdr *c = CMSG_FIRSTHDR (&msg);
     struct pollfd pf = {.fd = k->sock, .events = POLLIN};
     int type = m->type, rc;
-    ssize_t n;
 
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN (sizeof (int));
-    memcpy (CMSG_DATA (c), &fd, sizeof (int));
-    while ((n = sendmsg (k->sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
-        ;
-    if (n != (ssize_t)sizeof (*m))
+    if (scm_send (k->sock, m, sizeof (*m), fd, 0) != (ssize_t)sizeof (*m))
         return errset (err, EPIPE, "the keeper (pid %d) is gone", (int)k->pid);
     while ((rc = poll (&pf, 1, KEEPER_ANSWER_MS)) < 0 && errno == EINTR)
         ;
     if (rc == 0)
         return errset (err, ETIMEDOUT, "the keeper (pid %d) did not answer",
                        (int)k->pid);
-    msg.msg_controllen = sizeof (cbuf);
-    *rfd = -1;
-    while ((n = recvmsg (k->sock, &msg, MSG_CMSG_CLOEXEC)) < 0 &&
-           errno == EINTR)
-        ;
-    for (c = CMSG_FIRSTHDR (&msg); n > 0 && c; c = CMSG_NXTHDR (&msg, c)) {
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-            memcpy (rfd, CMSG_DATA (c), sizeof (int));
-    }
-    if (n != (ssize_t)sizeof (*m) || m->type != type) {
+    if (scm_recv (k->sock, m, sizeof (*m), rfd, 0) != (ssize_t)sizeof (*m) ||
+        m->type != type) {
         if (*rfd >= 0)
             close (*rfd);
         *rfd = -1;

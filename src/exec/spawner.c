@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "exec/keeper.h"
+#include "exec/scm.h"
 #include "exec/shim_proto.h"
 #include "exec/spawner.h"
 #include "exec/spawner_proto.h"
@@ -144,25 +145,10 @@ static char *request_encode (const char *path,
  * EPIPE: the spawner is gone. */
 static int msg_recv (int sock, struct spawner_msg *m, int *fd, int flags)
 {
-    char cbuf[CMSG_SPACE (sizeof (int))];
-    struct iovec iov = {.iov_base = m, .iov_len = sizeof (*m)};
-    struct msghdr msg = {.msg_iov = &iov,
-                         .msg_iovlen = 1,
-                         .msg_control = cbuf,
-                         .msg_controllen = sizeof (cbuf)};
-    ssize_t n;
+    ssize_t n = scm_recv (sock, m, sizeof (*m), fd, flags);
 
-    *fd = -1;
-    while ((n = recvmsg (sock, &msg, MSG_CMSG_CLOEXEC | flags)) < 0 &&
-           errno == EINTR)
-        ;
     if (n < 0)
         return -1;
-    for (struct cmsghdr *c = CMSG_FIRSTHDR (&msg); c;
-         c = CMSG_NXTHDR (&msg, c)) {
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-            memcpy (fd, CMSG_DATA (c), sizeof (int));
-    }
     if (n != (ssize_t)sizeof (*m) ||
         (m->type != SPAWNER_MSG_STARTED && m->type != SPAWNER_MSG_ENDED)) {
         if (*fd >= 0)

@@ -28,7 +28,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/close_range.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -44,6 +43,7 @@
 #include <unistd.h>
 
 #include "exec/keeper_proto.h"
+#include "exec/scm.h"
 #include "exec/shim_proto.h"
 #include "journal/crashpoint.h"
 #include "shim/shim.h"
@@ -235,8 +235,8 @@ static bool keeping (void)
 
 /* ---- cairnd's requests ---- */
 
-/* The forked child: become `SHIM --spawner 3 CAIRND` with sock on 3. Its
- * errno goes up errfd on failure. */
+/* The forked child: become `SHIM --spawner 3 CAIRND` with sock on 3,
+ * with the signal mask cairnd gave us. */
 static void __attribute__ ((noreturn))
 supervisor_exec (int sock, int errfd, pid_t keeper)
 {
@@ -244,25 +244,10 @@ supervisor_exec (int sock, int errfd, pid_t keeper)
     char *av[] = {(char *)"cairn-shim", (char *)"--spawner", (char *)"3",
                   pidarg, NULL};
     extern char **environ;
-    int e;
 
     snprintf (pidarg, sizeof (pidarg), "%d", (int)cairnd);
-    /* Die with us until the exec; if we are gone already, go now. */
-    if (prctl (PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid () != keeper)
-        _exit (0);
-    int fd = fcntl (errfd, F_DUPFD_CLOEXEC, 4);
-    if (fd < 0)
-        goto fail;
-    errfd = fd;
-    if ((fd = fcntl (sock, F_DUPFD, 4)) < 0 || dup2 (fd, 3) < 0 ||
-        close_range (4, ~0U, CLOSE_RANGE_CLOEXEC) < 0 ||
-        sigprocmask (SIG_SETMASK, &startmask, NULL) < 0)
-        goto fail;
-    execve (shim, av, environ);
-fail:
-    e = errno;
-    (void)!write (errfd, &e, sizeof (e));
-    _exit (127);
+    (void)sigprocmask (SIG_SETMASK, &startmask, NULL);
+    scm_child_exec (shim, av, environ, sock, errfd, keeper);
 }
 
 /* Start a supervisor on sock; its pid, or 0 and *err. */
@@ -314,59 +299,17 @@ out:
     return 0;
 }
 
-static int msg_recv (int sock, struct keeper_msg *m, int *fd)
-{
-    char cbuf[CMSG_SPACE (sizeof (int))];
-    struct iovec iov = {.iov_base = m, .iov_len = sizeof (*m)};
-    struct msghdr msg = {.msg_iov = &iov,
-                         .msg_iovlen = 1,
-                         .msg_control = cbuf,
-                         .msg_controllen = sizeof (cbuf)};
-    ssize_t n;
-
-    *fd = -1;
-    while ((n = recvmsg (sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
-        ;
-    for (struct cmsghdr *c = CMSG_FIRSTHDR (&msg); n > 0 && c;
-         c = CMSG_NXTHDR (&msg, c)) {
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-            memcpy (fd, CMSG_DATA (c), sizeof (int));
-    }
-    if (n != (ssize_t)sizeof (*m)) { /* gone (0), or broken */
-        if (*fd >= 0)
-            close (*fd);
-        return -1;
-    }
-    return 0;
-}
-
-static void msg_send (int sock, const struct keeper_msg *m, int fd)
-{
-    char cbuf[CMSG_SPACE (sizeof (int))] = {0};
-    struct iovec iov = {.iov_base = (void *)m, .iov_len = sizeof (*m)};
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-
-    if (fd >= 0) {
-        msg.msg_control = cbuf;
-        msg.msg_controllen = sizeof (cbuf);
-        struct cmsghdr *c = CMSG_FIRSTHDR (&msg);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN (sizeof (int));
-        memcpy (CMSG_DATA (c), &fd, sizeof (int));
-    }
-    while (sendmsg (sock, &msg, MSG_NOSIGNAL) < 0 && errno == EINTR)
-        ;
-}
-
 /* One request of cairnd's, answered. False when cairnd is gone. */
 static bool request_serve (int sock)
 {
     struct keeper_msg m, r = {0};
     int fd, pidfd = -1;
 
-    if (msg_recv (sock, &m, &fd) < 0)
+    if (scm_recv (sock, &m, sizeof (m), &fd, 0) != (ssize_t)sizeof (m)) {
+        if (fd >= 0) /* gone (0), or broken */
+            close (fd);
         return false;
+    }
     r.type = m.type;
     if (m.type == KEEPER_MSG_EXITDIR && fd >= 0) {
         if (exitdir >= 0)
@@ -379,7 +322,7 @@ static bool request_serve (int sock)
         r.errnum = EPROTO;
     if (fd >= 0)
         close (fd);
-    msg_send (sock, &r, pidfd);
+    (void)scm_send (sock, &r, sizeof (r), pidfd, 0);
     if (pidfd >= 0)
         close (pidfd);
     return true;

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "exec/scm.h"
 #include "shim/serve_out.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -47,26 +48,8 @@ void out_init (int s, int w)
  * socket is full). */
 static ssize_t msg_try (const struct outmsg *o, size_t off)
 {
-    char cbuf[CMSG_SPACE (sizeof (int))];
-    struct iovec iov = {.iov_base = (char *)&o->m + off,
-                        .iov_len = sizeof (o->m) - off};
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-
-    if (o->fd >= 0 && off == 0) {
-        memset (cbuf, 0, sizeof (cbuf));
-        msg.msg_control = cbuf;
-        msg.msg_controllen = sizeof (cbuf);
-        struct cmsghdr *c = CMSG_FIRSTHDR (&msg);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN (sizeof (int));
-        memcpy (CMSG_DATA (c), &o->fd, sizeof (int));
-    }
-    ssize_t n;
-    while ((n = sendmsg (sock, &msg, MSG_NOSIGNAL | MSG_DONTWAIT)) < 0 &&
-           errno == EINTR)
-        ;
-    return n;
+    return scm_send (sock, (const char *)&o->m + off, sizeof (o->m) - off,
+                     off == 0 ? o->fd : -1, MSG_DONTWAIT);
 }
 
 /* Under lock. */

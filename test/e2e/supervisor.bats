@@ -239,33 +239,30 @@ wait_exited() {
 
 # The keeper's two instants, the supervisor dead before them: killed
 # before it writes the record (both died: the status is lost, and said
-# so), after it (the record stands).
-@test "the keeper dead after an inherited command's record: the status stands" {
-    CAIRN_CRASH_AT=keeper.reap.before:1 cairnd_start '{}'
-    cairn run --id 25 -- sh -c 'sleep 1; exit 4' 3>&- &
-    wait_event 25 5 start
+# so), after it (the record stands). keeper_crash POINT ID: job ID runs
+# `sleep 1; exit 4`, its supervisor is killed, the keeper dies at POINT
+# (and cairnd with it), and a new cairnd sees the job to its end.
+keeper_crash() {
+    CAIRN_CRASH_AT=$1:1 cairnd_start '{}'
+    cairn run --id "$2" -- sh -c 'sleep 1; exit 4' 3>&- &
+    wait_event "$2" 5 start
     pid=$CAIRND_PID
     kill -9 "$(supervisor_pid)"
     wait_exited "$pid" 10
     unset CAIRN_CRASH_AT
     CAIRND_PID=
     cairnd_launch
-    wait_event 25 10 clean
+    wait_event "$2" 10 clean
+}
+
+@test "the keeper dead after an inherited command's record: the status stands" {
+    keeper_crash keeper.reap.before 25
     [ "$(events_named 25 proc-lost | wc -l)" -eq 0 ]
     [ "$(events_named 25 finish | jq .status)" -eq $((4 << 8)) ]
 }
 
 @test "the keeper dead before an inherited command's record: lost, said so" {
-    CAIRN_CRASH_AT=keeper.record.before:1 cairnd_start '{}'
-    cairn run --id 26 -- sh -c 'sleep 1; exit 4' 3>&- &
-    wait_event 26 5 start
-    pid=$CAIRND_PID
-    kill -9 "$(supervisor_pid)"
-    wait_exited "$pid" 10
-    unset CAIRN_CRASH_AT
-    CAIRND_PID=
-    cairnd_launch
-    wait_event 26 10 clean
+    keeper_crash keeper.record.before 26
     [ "$(events_named 26 proc-lost | wc -l)" -eq 1 ]
     # no status invented: not 0, not 4
     [ "$(events_named 26 finish | jq .status)" -eq 256 ]

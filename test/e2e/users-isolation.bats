@@ -12,6 +12,7 @@ setup() {
     command -v useradd >/dev/null || skip "no useradd here"
     T=$BATS_TEST_TMPDIR
     R=$(realpath "$T") # what cairnd names: the real path
+    U0=8070450532247928832 # the users' job ids start here (jobid.h)
     UA=cia$$ UB=cib$$
     HA=$(mktemp -d /tmp/cairn-home.XXXXXX)
     useradd -M -d "$HA" -s /bin/sh "$UA"
@@ -60,7 +61,7 @@ as_env() {
     cairnd_stop
     CAIRND_SECRET=root-only cairnd_launch
     CWD="$HA" run --separate-stderr as_env "$UA" PATH=/usr/bin:/bin A=1 \
-        "$B/cairn" run --id 1 -- env
+        "$B/cairn" run --id $((U0 + 1)) -- env
     echo "$output$stderr"
     [ "$status" -eq 0 ]
     # what cairn run sent (the caller's), cairn's own, the login variables
@@ -73,7 +74,7 @@ as_env() {
     [[ "$(cat "$PUB/runlog")" == "prolog 0 root-only "* ]]
     # a caller with no PATH: none is made up for its job (env itself is
     # found in /usr/bin:/bin)
-    run --separate-stderr as_env "$UA" "$B/cairn" run --id 2 -- env
+    run --separate-stderr as_env "$UA" "$B/cairn" run --id $((U0 + 2)) -- env
     [ "$status" -eq 0 ]
     [ "$(printf '%s\n' "${lines[@]}" | cut -d= -f1 | LC_ALL=C sort \
         | paste -sd' ')" = "CAIRN_EXECID CAIRN_JOB_ID CAIRN_JOB_RANKS CAIRN_JOB_USERID CAIRN_PHASE CAIRN_RANK CAIRN_RANKS CAIRN_SOCKET FLUX_JOB_ID FLUX_JOB_RANKS FLUX_JOB_USERID HOME LOGNAME SHELL USER" ]
@@ -93,22 +94,22 @@ as_env() {
     chmod 700 "$HA/closed" # root's: A may not search it
     # A's own directory in A's PATH
     CWD="$HA" run --separate-stderr as_env "$UA" PATH="$HA/bin:/usr/bin:/bin" \
-        "$B/cairn" run --id 3 -- mytool
+        "$B/cairn" run --id $((U0 + 3)) -- mytool
     echo "$output$stderr"
     [ "$status" -eq 0 ]
     [ "$output" = "mytool as $(id -u "$UA")" ]
     # cairnd's PATH is not the job's
     run -127 --separate-stderr as_env "$UA" PATH=/usr/bin:/bin \
-        "$B/cairn" run --id 4 -- roottool
+        "$B/cairn" run --id $((U0 + 4)) -- roottool
     echo "$output$stderr"
     [[ "$stderr" == *"cairn run: shell on rank 0: execvp roottool: No such file or directory"* ]]
     [[ "$output" != *root-tool* ]]
     # looked up as A: a directory only root may search is closed to it
     run -127 --separate-stderr as_env "$UA" PATH="$HA/closed:/usr/bin:/bin" \
-        "$B/cairn" run --id 5 -- hidden
+        "$B/cairn" run --id $((U0 + 5)) -- hidden
     [[ "$stderr" == *"cairn run: shell on rank 0: execvp hidden: Permission denied"* ]]
     # no PATH at all: found in /usr/bin:/bin
-    run --separate-stderr as_env "$UA" "$B/cairn" run --id 6 -- printf ok
+    run --separate-stderr as_env "$UA" "$B/cairn" run --id $((U0 + 6)) -- printf ok
     [ "$status" -eq 0 ]
     [ "$output" = ok ]
 }
@@ -116,7 +117,7 @@ as_env() {
 # ---- 2. a session of its own ----
 
 @test "each command leads its own session and group; a cancel still kills its group" {
-    CWD="$HA" run --separate-stderr as "$UA" run --id 7 -- \
+    CWD="$HA" run --separate-stderr as "$UA" run --id $((U0 + 7)) -- \
         sh -c 'echo $$; cut -d" " -f5,6 /proc/$$/stat'
     echo "$output$stderr"
     [ "$status" -eq 0 ]
@@ -126,11 +127,11 @@ as_env() {
     read -r _ _ _ pid sid <"$PUB/runlog"
     [ "$pid" = "$sid" ]
     # what the command starts in its group dies with a cancel
-    CWD="$HA" as "$UA" run --detach --id 8 -- \
+    CWD="$HA" as "$UA" run --detach --id $((U0 + 8)) -- \
         sh -c 'sleep 300 & sleep 301 & wait'
-    wait_event 8 10 start
-    as "$UA" cancel 8
-    wait_event 8 10 clean
+    wait_event $((U0 + 8)) 10 start
+    as "$UA" cancel $((U0 + 8))
+    wait_event $((U0 + 8)) 10 clean
     # (killed at once; reaped a moment later by whoever inherited them)
     for i in $(seq 1 100); do
         pgrep -u "$UA" sleep >/dev/null || break
@@ -165,7 +166,7 @@ as_env() {
     [[ "$(readlink "$STATEDIR/exits")" == /run/cairn/* ]]
     [ "$(stat -c %u:%a /run/cairn)" = 0:700 ]
     grep -q "/dev/shm/cairn-0 is not root's own (uid $(id -u "$UA"), mode 0700): the run dir is /run/cairn instead, on a disk" "$T/cairnd.log"
-    CWD="$HA" run as "$UA" run --id 9 -- true
+    CWD="$HA" run as "$UA" run --id $((U0 + 9)) -- true
     [ "$status" -eq 0 ]
 }
 
