@@ -641,6 +641,8 @@ static const struct key top_keys[] = {
     KEY ("shim", parse_string, CF (shim)),
     KEY ("public-socket", parse_string, CF (public_socket)),
     KEY ("cgroup-parent", parse_string, CF (cgroup_parent)),
+    KEYMIN ("cgroup-pids-max", parse_int, CF (cgroup_pids_max), 1),
+    KEYMIN ("cgroup-memory-max", parse_size, CF (cgroup_memory_max), MIB),
     KEY ("run-dir", parse_run_dir, CF (run_dir)),
     KEY ("role", parse_role, CF (role_node)),
     JOB_KEYS (CF (job)),

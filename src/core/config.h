@@ -102,6 +102,10 @@ struct cairn_config {
     char *cgroup_parent; /* a cgroup v2 directory under which each process
                             gets a cgroup of its own; NULL = none (process
                             groups and the execid sweep) */
+    int cgroup_pids_max; /* pids.max of each job shell's cgroup (what its
+                            processes may hold at once); 0 = none */
+    size_t cgroup_memory_max; /* memory.max of each job shell's cgroup,
+                                 bytes, >= 1 MiB; 0 = none */
     char *public_socket; /* a second socket, mode 0666, for every local
                             user (requests checked by SO_PEERCRED);
                             NULL = none */

@@ -27,7 +27,7 @@
 #define CGROUP2_SUPER_MAGIC 0x63677270
 #endif
 
-void cgroup_setup (struct cairnd *d, const char *parent)
+static void cgroup_parent_check (struct cairnd *d, const char *parent)
 {
     struct statfs fs;
     char probe[4096];
@@ -83,10 +83,97 @@ void cgroup_setup (struct cairnd *d, const char *parent)
              parent);
 }
 
-const char *cgroup_path (struct cairnd *d,
-                         const char *execid,
-                         char *buf,
-                         size_t len)
+/* Is word one of the space-separated words of the small file path? -1
+ * with errno if it cannot be read; its content into buf. */
+static int
+file_has_word (const char *path, const char *word, char *buf, size_t len)
+{
+    int fd = open (path, O_RDONLY | O_CLOEXEC);
+    ssize_t n;
+    if (fd < 0)
+        return -1;
+    n = read (fd, buf, len - 1);
+    int e = errno;
+    close (fd);
+    if (n < 0) {
+        errno = e;
+        return -1;
+    }
+    buf[n] = '\0';
+    if (n > 0 && buf[n - 1] == '\n')
+        buf[n - 1] = '\0';
+    size_t wl = strlen (word);
+    for (const char *p = buf; (p = strstr (p, word)); p += wl)
+        if ((p == buf || p[-1] == ' ') && (p[wl] == ' ' || p[wl] == '\0'))
+            return 1;
+    return 0;
+}
+
+/* Enable controller (pids, memory) for the children of d->cgroup, for
+ * the limit named key. */
+static int controller_enable (struct cairnd *d,
+                              const char *controller,
+                              const char *key,
+                              struct cairn_error *err)
+{
+    char path[4200], buf[1024], line[64];
+    int rc, fd;
+
+    snprintf (path, sizeof (path), "%s/cgroup.subtree_control", d->cgroup);
+    if (file_has_word (path, controller, buf, sizeof (buf)) == 1)
+        return 0;
+    snprintf (path, sizeof (path), "%s/cgroup.controllers", d->cgroup);
+    if ((rc = file_has_word (path, controller, buf, sizeof (buf))) < 0)
+        return errprintf (err, "%s: %s: %s", key, path, strerror (errno));
+    if (rc == 0)
+        return errset (err, ENOTSUP,
+                       "%s: the %s controller is not available under "
+                       "cgroup-parent %s (its cgroup.controllers: \"%s\"); "
+                       "enable it in the cgroups above, or drop the limit",
+                       key, controller, d->cgroup, buf);
+    snprintf (path, sizeof (path), "%s/cgroup.subtree_control", d->cgroup);
+    int n = snprintf (line, sizeof (line), "+%s\n", controller);
+    if ((fd = open (path, O_WRONLY | O_CLOEXEC)) < 0 ||
+        write (fd, line, (size_t)n) != n) {
+        int e = errno;
+        if (fd >= 0)
+            close (fd);
+        return errset (err, e,
+                       "%s: cannot enable the %s controller in %s: %s (a "
+                       "cgroup with processes of its own cannot)",
+                       key, controller, path, strerror (e));
+    }
+    close (fd);
+    return 0;
+}
+
+int cgroup_setup (struct cairnd *d,
+                  const struct cairn_config *cfg,
+                  struct cairn_error *err)
+{
+    const char *key =
+        cfg->cgroup_pids_max > 0 ? "cgroup-pids-max" : "cgroup-memory-max";
+
+    cgroup_parent_check (d, cfg->cgroup_parent);
+    if (cfg->cgroup_pids_max <= 0 && cfg->cgroup_memory_max == 0)
+        return 0;
+    if (!d->cgroup)
+        return errset (err, EINVAL, "%s needs a usable cgroup-parent (%s)", key,
+                       cfg->cgroup_parent ? "see the warning above"
+                                          : "none is set");
+    if ((cfg->cgroup_pids_max > 0 &&
+         controller_enable (d, "pids", "cgroup-pids-max", err) < 0) ||
+        (cfg->cgroup_memory_max > 0 &&
+         controller_enable (d, "memory", "cgroup-memory-max", err) < 0))
+        return -1;
+    log_msg (LOG_INFO, "each job shell's cgroup is limited:%s%s",
+             cfg->cgroup_pids_max > 0 ? " pids.max" : "",
+             cfg->cgroup_memory_max > 0 ? " memory.max" : "");
+    return 0;
+}
+
+const char *
+cgroup_path (struct cairnd *d, const char *execid, char *buf, size_t len)
 {
     if (!d->cgroup)
         return NULL;

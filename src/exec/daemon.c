@@ -968,6 +968,8 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
     d->cfg.max_ranks = cfg->max_ranks;
     d->cfg.max_connections = cfg->max_connections;
     d->cfg.user_idle_timeout = cfg->user_idle_timeout;
+    d->cfg.cgroup_pids_max = cfg->cgroup_pids_max;
+    d->cfg.cgroup_memory_max = cfg->cgroup_memory_max;
     d->cfg.max_user_connections = cfg->max_user_connections;
     d->cfg.max_jobs = cfg->max_jobs;
     d->cfg.user_max_jobs = cfg->user_max_jobs;
@@ -1090,7 +1092,8 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
         ev_timer_start (d->loop, &d->purge_timer);
     }
 
-    cgroup_setup (d, cfg->cgroup_parent);
+    if (cgroup_setup (d, cfg, err) < 0)
+        goto error;
     if (d->cfg.role_node ? node_create (d) : remote_create (d)) {
         errset (err, ENOMEM, "out of memory");
         goto error;

@@ -392,8 +392,15 @@ void req_node_watch (struct cairnd *d,
  * where the machine allows it. */
 /* Check cfg's cgroup-parent (make it if its parent exists): d->cgroup
  * when it is a cgroup v2 directory cairnd may make cgroups in; else NULL
- * and a warning saying why (process groups and the execid sweep stay). */
-void cgroup_setup (struct cairnd *d, const char *parent);
+ * and a warning saying why (process groups and the execid sweep stay).
+ * With cgroup-pids-max or cgroup-memory-max, enable the pids or memory
+ * controller for cgroup-parent's children. Returns 0, or -1 with err when
+ * a limit is configured and cannot be applied (no usable cgroup-parent, a
+ * controller not available there or not enabled): a site that asked for
+ * a limit never runs without it. */
+int cgroup_setup (struct cairnd *d,
+                  const struct cairn_config *cfg,
+                  struct cairn_error *err);
 /* The cgroup of execid into buf (for the shim's --cgroup): NULL if none. */
 const char *cgroup_path (struct cairnd *d,
                          const char *execid,

@@ -518,8 +518,12 @@ int shim_start (struct cairnd *d,
                              .uid = as_user ? (uid_t)user : 0,
                              .groups = groups,
                              .ngroups = ngroups,
-                             .cgroup =
-                                 cgroup_path (d, execid, cg, sizeof (cg))};
+                             .cgroup = cgroup_path (d, execid, cg, sizeof (cg)),
+                             /* a job's shells only: the prolog and epilog
+                              * are the site's own */
+                             .pids_max = user >= 0 ? d->cfg.cgroup_pids_max : 0,
+                             .memory_max =
+                                 user >= 0 ? d->cfg.cgroup_memory_max : 0};
     CRASHPOINT ("exec.spawn.before");
     *out = (struct shim_started){.pidfd = -1};
     if (async) {

@@ -12,13 +12,16 @@
  * Usage:
  *   CAIRN_EXECID=<uuid> cairn-shim --exitdir DIR [--cwd DIR]
  *                       [--max-output BYTES] [--user UID [--groups GID,...]]
- *                       [--cgroup DIR] -- COMMAND [ARGS]
+ *                       [--cgroup DIR [--cgroup-limit FILE=N]...]
+ *                       -- COMMAND [ARGS]
  *
  * --cgroup DIR: the command's own cgroup v2 directory; the shim makes it,
  * the command's process joins it (after the marker, before dropping to
  * --user; the shim stays outside), and when that process ends the shim
  * kills the rest of it (cgroup.kill, also on a relayed SIGKILL) and
- * removes it. Errors: "cgroup DIR: ...", "join cgroup DIR: ...".
+ * removes it. --cgroup-limit pids.max=N or memory.max=N (each at most
+ * once) is written into DIR before anything joins it. Errors: "cgroup
+ * DIR: ...", "cgroup limit DIR/FILE: ...", "join cgroup DIR: ...".
  *
  * --max-output N (N > 0) keeps each output file at most N + 1 bytes on disk
  * while the command runs: the shim looks every 2 ms to 30 s (more often

@@ -42,8 +42,9 @@ int shim_spec_check (const struct shim_spec *spec, struct cairn_error *err)
     return 0;
 }
 
-/* Room for a uid in decimal, with its NUL. */
+/* Room for a uid in decimal, with its NUL; for "memory.max=N". */
 #define UID_CHARS 24
+#define LIMIT_CHARS 40
 
 char **shim_argv (const struct shim_spec *spec, char *buf, size_t bufsize)
 {
@@ -54,8 +55,9 @@ char **shim_argv (const struct shim_spec *spec, char *buf, size_t bufsize)
         n++;
     /* the pointers, then the uid's digits, then the groups' */
     size_t glen = spec->as_user ? spec->ngroups * 11 + 1 : 0;
-    slots = n + 15;
-    if (!(av = calloc (1, slots * sizeof (*av) + UID_CHARS + glen)))
+    slots = n + 19;
+    if (!(av = calloc (1, slots * sizeof (*av) + UID_CHARS + glen +
+                              2 * LIMIT_CHARS)))
         return NULL;
     av[i++] = (char *)spec->shim;
     av[i++] = "--exitdir";
@@ -86,8 +88,20 @@ char **shim_argv (const struct shim_spec *spec, char *buf, size_t bufsize)
         }
     }
     if (spec->cgroup) {
+        char *lim = (char *)(av + slots) + UID_CHARS + glen;
         av[i++] = "--cgroup";
         av[i++] = (char *)spec->cgroup;
+        if (spec->pids_max > 0) {
+            snprintf (lim, LIMIT_CHARS, "pids.max=%d", spec->pids_max);
+            av[i++] = "--cgroup-limit";
+            av[i++] = lim;
+        }
+        if (spec->memory_max > 0) {
+            lim += LIMIT_CHARS;
+            snprintf (lim, LIMIT_CHARS, "memory.max=%zu", spec->memory_max);
+            av[i++] = "--cgroup-limit";
+            av[i++] = lim;
+        }
     }
     av[i++] = "--";
     memcpy (&av[i], spec->argv, n * sizeof (*av));

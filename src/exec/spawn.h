@@ -35,6 +35,8 @@ struct shim_spec {
     size_t ngroups;
     const char *cgroup;  /* the command's own cgroup v2 directory (made
                           * and removed by the shim, --cgroup), or NULL */
+    int pids_max;        /* with cgroup: its pids.max, or 0 (none) */
+    size_t memory_max;   /* with cgroup: its memory.max in bytes, or 0 */
 };
 
 /* Check spec for spawner_spawn() (spawner.h). Returns 0, or -1 with errno
@@ -43,7 +45,8 @@ struct shim_spec {
 int shim_spec_check (const struct shim_spec *spec, struct cairn_error *err);
 
 /* The shim's argv for spec: shim --exitdir DIR [--cwd DIR] [--max-output N]
- * [--user UID] -- command...  The strings are borrowed from spec, but the
+ * [--user UID] [--cgroup DIR [--cgroup-limit pids.max=N]
+ * [--cgroup-limit memory.max=N]] -- command...  The strings are borrowed from spec, but the
  * numbers: max-output's is written into buf, the uid's into the array's
  * own allocation. Returns the array (caller frees the array only, which
  * frees the uid's string too), or NULL with errno ENOMEM. */

@@ -66,11 +66,13 @@ struct shim {
     const char *user;    /* the user's name */
     const gid_t *groups; /* the user's groups, ngroups of them */
     int ngroups;
-    const char *cgroup; /* --cgroup: the command's own cgroup v2 directory */
-    int cgfd;           /* its cgroup.procs, open from before the vfork
-                           until it returns, else -1 */
-    int dirfd;          /* --exitdir, or -1 */
-    bool dirfd_kept;    /* dirfd is the supervisor's kept one: not ours */
+    const char *cgroup;    /* --cgroup: the command's own cgroup v2 directory */
+    const char *limits[2]; /* --cgroup-limit FILE=N: pids.max, memory.max */
+    int nlimits;
+    int cgfd;        /* its cgroup.procs, open from before the vfork
+                        until it returns, else -1 */
+    int dirfd;       /* --exitdir, or -1 */
+    bool dirfd_kept; /* dirfd is the supervisor's kept one: not ours */
     unsigned long long max_output; /* 0: no cap */
     long long out_size, err_size;  /* at the end, for the exit record; -1 */
     pid_t child;                   /* the command's process, or 0 */
@@ -121,7 +123,7 @@ static int usage (const char *why)
              "cairn-shim: %s\n"
              "Usage: CAIRN_EXECID=UUID cairn-shim --exitdir DIR [--cwd DIR]"
              " [--max-output BYTES] [--user UID [--groups GID,...]]"
-             " [--cgroup DIR]"
+             " [--cgroup DIR [--cgroup-limit FILE=N]...]"
              " -- COMMAND [ARGS...]\n",
              why);
     return -1;
@@ -164,6 +166,25 @@ static int parse_groups (struct shim *s, const char *arg)
     return 0;
 }
 
+/* --cgroup-limit pids.max=N or memory.max=N (N digits, > 0): the only
+ * files it may write, so that no argument names another. */
+static int limit_parse (struct shim *s, const char *arg)
+{
+    static const char *const files[] = {"pids.max=", "memory.max="};
+    for (size_t f = 0; f < 2; f++) {
+        size_t n = strlen (files[f]);
+        const char *v = arg + n;
+        if (strncmp (arg, files[f], n) != 0 || !*v || *v == '0' ||
+            strspn (v, "0123456789") != strlen (v) || strlen (v) > 20)
+            continue;
+        if (s->nlimits == 2)
+            return -1;
+        s->limits[s->nlimits++] = arg;
+        return 0;
+    }
+    return -1;
+}
+
 static int parse_args (struct shim *s, int argc, char *argv[])
 {
     int i = 1;
@@ -202,6 +223,10 @@ static int parse_args (struct shim *s, int argc, char *argv[])
             if (argv[i + 1][0] != '/')
                 return usage ("--cgroup must be an absolute path");
             s->cgroup = argv[i + 1];
+        } else if (!strcmp (argv[i], "--cgroup-limit")) {
+            if (limit_parse (s, argv[i + 1]) < 0)
+                return usage ("--cgroup-limit must be pids.max=N or "
+                              "memory.max=N, N a number > 0");
         } else if (!strcmp (argv[i], "--groups")) {
             if (parse_groups (s, argv[i + 1]) < 0)
                 return usage ("--groups must be numeric gids, comma "
@@ -670,6 +695,21 @@ static int cgroup_prepare (struct shim *s)
         return 0;
     if (mkdir (s->cgroup, 0755) < 0 && errno != EEXIST)
         return shim_errorf (s, "cgroup %s: %s", s->cgroup, strerror (errno));
+    /* Before any process joins: its limits hold from its first fork. */
+    for (int i = 0; i < s->nlimits; i++) {
+        const char *eq = strchr (s->limits[i], '=');
+        int fd;
+        snprintf (path, sizeof (path), "%s/%.*s", s->cgroup,
+                  (int)(eq - s->limits[i]), s->limits[i]);
+        if ((fd = open (path, O_WRONLY | O_CLOEXEC)) < 0 ||
+            write (fd, eq + 1, strlen (eq + 1)) < 0) {
+            int e = errno;
+            if (fd >= 0)
+                close (fd);
+            return shim_errorf (s, "cgroup limit %s: %s", path, strerror (e));
+        }
+        close (fd);
+    }
     snprintf (path, sizeof (path), "%s/cgroup.procs", s->cgroup);
     if ((s->cgfd = open (path, O_WRONLY | O_CLOEXEC)) < 0)
         return shim_errorf (s, "cgroup %s: %s", path, strerror (errno));

@@ -16,6 +16,8 @@ static const char *all_keys[] = {
     "shim",
     "public-socket",
     "cgroup-parent",
+    "cgroup-pids-max",
+    "cgroup-memory-max",
     "run-dir",
     "prolog.command",
     "prolog.per-rank",
@@ -143,6 +145,8 @@ static bool config_equal (const struct cairn_config *a,
            str_equal (a->shim, b->shim) &&
            str_equal (a->public_socket, b->public_socket) &&
            str_equal (a->cgroup_parent, b->cgroup_parent) &&
+           a->cgroup_pids_max == b->cgroup_pids_max &&
+           a->cgroup_memory_max == b->cgroup_memory_max &&
            job_config_equal (&a->job, &b->job) &&
            a->journal_max_size == b->journal_max_size &&
            a->journal_retention == b->journal_retention &&
@@ -388,6 +392,8 @@ static const struct bad {
     {"limits.max-jobs", "'many'", "must be an integer >= 1"},
     {"limits.user-max-jobs", "0", "must be an integer >= 1"},
     {"limits.user-idle-timeout", "'soon'", "invalid duration"},
+    {"cgroup-pids-max", "0", "must be an integer >= 1"},
+    {"cgroup-memory-max", "'1K'", "must be at least 1M"},
     {"limits.user-max-journal-bytes", "65535", "must be at least 64K"},
     {"limits.user-max-journal-bytes", "'lots'", "invalid size 'lots'"},
     {"limits.users-journal-share", "0.95", "must be a number from 0 to 0.9"},
