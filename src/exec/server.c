@@ -9,8 +9,11 @@
  *   by max_output (a client that falls further behind is dropped).
  * - A user (any uid but root and trusted_uid) never starves anyone else:
  *   its connections are read at a lower priority than process events and
- *   privileged clients, a batch of requests at a time, the rest of what
- *   it sent waiting in an idle watcher (run when nothing else is pending);
+ *   privileged clients, a batch of requests at a time and all users
+ *   together for at most USER_TURN_NS of each loop turn (so that a slow
+ *   build, or many users, add a bounded delay to each step of a root
+ *   job), the rest of what they sent waiting in an idle watcher (run when
+ *   nothing else is pending);
  *   and while its unread answers pass user_max_queued its connection is
  *   not read at all, so what it costs is bounded by what it reads.
  * - A connection is never freed under a caller's feet. Dropping it only
@@ -30,14 +33,16 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "exec/server.h"
 
 #define READ_CHUNK 65536
 #define ACCEPT_BURST 32
-#define BUF_KEEP (256 * 1024) /* a drained buffer larger than this is freed */
-#define EMFILE_BACKOFF 0.1    /* seconds without accepting after EMFILE */
+#define BUF_KEEP (256 * 1024)  /* a drained buffer larger than this is freed */
+#define EMFILE_BACKOFF 0.1     /* seconds without accepting after EMFILE */
+#define USER_TURN_NS 2000000LL /* users' requests, all of them, per turn */
 
 struct conn {
     struct server *s;
@@ -71,8 +76,10 @@ struct server {
     ino_t ino;
     ev_io accept_w;
     ev_timer backoff_w;
-    ev_prepare reap_w; /* active while some conn is dead but not freed */
-    ev_timer idle_w;   /* closes idle users' connections */
+    ev_prepare reap_w;    /* active while some conn is dead but not freed */
+    ev_timer idle_w;      /* closes idle users' connections */
+    ev_prepare turn_w;    /* a new loop turn: users get USER_TURN_NS again */
+    long long user_until; /* this turn's end for users' requests, or 0 */
     struct server_limits lim;
     struct server_ops ops;
     void *arg;
@@ -414,6 +421,29 @@ static void conn_too_large (struct conn *c)
     conn_close (c);
 }
 
+static long long mono_ns (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* May a user's request be served in this loop turn? The first one starts
+ * the users' share of the turn. */
+static bool user_turn_left (struct server *s)
+{
+    long long now = mono_ns ();
+    if (s->user_until == 0)
+        s->user_until = now + USER_TURN_NS;
+    return now < s->user_until;
+}
+
+static void server_turn_cb (struct ev_loop *loop, ev_prepare *w, int revents)
+{
+    struct server *s = w->data;
+    s->user_until = 0;
+}
+
 /* Deliver the complete lines in the input buffer (a user's: at most
  * user_batch, the rest left to its backlog watcher), then keep the partial
  * rest for the next read. Stops as soon as a handler closes the conn. */
@@ -422,6 +452,7 @@ static void conn_process_input (struct conn *c)
     size_t max = c->s->lim.max_request_size;
     size_t start = 0;
     int budget = c->user ? c->s->lim.user_batch : -1;
+    struct server *s = c->s;
     bool more = false;
 
     while (!c->dead && !c->closing && !c->paused) {
@@ -435,7 +466,7 @@ static void conn_process_input (struct conn *c)
             conn_too_large (c);
             return;
         }
-        if (budget == 0) {
+        if (budget == 0 || (c->user && !user_turn_left (s))) {
             more = true;
             break;
         }
@@ -478,6 +509,11 @@ static void conn_backlog_cb (struct ev_loop *loop, ev_idle *w, int revents)
     c->busy++;
     c->in_scan = 0;
     conn_process_input (c);
+    /* more to do: to the end of the line, behind the other users */
+    if (ev_is_active (&c->backlog)) {
+        ev_idle_stop (loop, &c->backlog);
+        ev_idle_start (loop, &c->backlog);
+    }
     c->busy--;
 }
 
@@ -844,7 +880,8 @@ struct server *server_create (struct ev_loop *loop,
     ev_io_init (&s->accept_w, server_accept_cb, -1, EV_READ);
     ev_init (&s->backoff_w, server_backoff_cb);
     ev_prepare_init (&s->reap_w, server_reap_cb);
-    s->accept_w.data = s->backoff_w.data = s->reap_w.data = s;
+    ev_prepare_init (&s->turn_w, server_turn_cb);
+    s->accept_w.data = s->backoff_w.data = s->reap_w.data = s->turn_w.data = s;
     double every = s->lim.user_idle_timeout / 4;
     ev_timer_init (&s->idle_w, server_idle_cb, every < 1 ? 1 : every,
                    every < 1 ? 1 : every);
@@ -856,6 +893,7 @@ struct server *server_create (struct ev_loop *loop,
     ev_io_start (loop, &s->accept_w);
     if (s->lim.user_idle_timeout > 0)
         ev_timer_start (loop, &s->idle_w);
+    ev_prepare_start (loop, &s->turn_w);
     return s;
 error:
     s->ino = 0; /* nothing of ours to unlink */
@@ -872,6 +910,7 @@ void server_destroy (struct server *s)
         return;
     server_stop_accepting (s);
     ev_timer_stop (s->loop, &s->idle_w);
+    ev_prepare_stop (s->loop, &s->turn_w);
     while (s->conns) {
         struct conn *c = s->conns;
         if (!c->dead) {

@@ -88,7 +88,7 @@ rss_kb() {
     t1=$(date +%s.%N)
     [ "$status" -eq 0 ]
     echo "root job after the ramp: $(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}') s" >&3
-    awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a < 0.5) }'
+    awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a < 1.0) }'
     for _ in $(seq 1 100); do grep -q sent "$T/flood.out" && break; sleep 0.1; done
     sleep 1
     after=$(rss_kb)
