@@ -215,6 +215,30 @@ static inline bool shim_execid_valid (const char *s)
     return true;
 }
 
+/* Read at most len - 1 bytes of the small file path (relative to dirfd;
+ * AT_FDCWD for an absolute path; a symlink is not followed) into buf,
+ * NUL-terminated. Returns the bytes read, or -1 with errno. */
+static inline ssize_t
+shim_read_small (int dirfd, const char *path, char *buf, size_t len)
+{
+    int fd = openat (dirfd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    ssize_t n;
+    int e;
+
+    if (fd < 0)
+        return -1;
+    while ((n = read (fd, buf, len - 1)) < 0 && errno == EINTR)
+        ;
+    e = errno;
+    close (fd);
+    if (n < 0) {
+        errno = e;
+        return -1;
+    }
+    buf[n] = '\0';
+    return n;
+}
+
 /* Append the exit record buf[0..len) (its final '\n' included) to the
  * marker called name in dirfd, in one write: a reader takes it only whole.
  * Returns 0, or -1 with errno (ENOENT: no marker; a short write is EIO and

@@ -892,16 +892,9 @@ static size_t json_escape (char *out, size_t size, const char *in)
 static bool marker_has_record (const struct shim *s)
 {
     char buf[512];
-    int fd = openat (s->dirfd, s->name_started,
-                     O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    ssize_t n = read (fd, buf, sizeof (buf) - 1);
-    close (fd);
-    if (n <= 0)
-        return false;
-    buf[n] = '\0';
-    return strchr (buf, '{') != NULL;
+    return shim_read_small (s->dirfd, s->name_started, buf, sizeof (buf)) >
+               0 &&
+           strchr (buf, '{') != NULL;
 }
 
 /* The exit record: into the marker if the command's process made it,

@@ -89,14 +89,8 @@ static int start_ticks (pid_t pid, unsigned long long *ticks)
 {
     char path[64], buf[1024];
     snprintf (path, sizeof (path), "/proc/%d/stat", (int)pid);
-    int fd = open (path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (shim_read_small (AT_FDCWD, path, buf, sizeof (buf)) <= 0)
         return -1;
-    ssize_t n = read (fd, buf, sizeof (buf) - 1);
-    close (fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = '\0';
     char *p = strrchr (buf, ')');
     if (!p)
         return -1;
@@ -215,14 +209,8 @@ static bool keeping (void)
         return true;
     snprintf (path, sizeof (path), "/proc/self/task/%d/children",
               (int)getpid ());
-    int fd = open (path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (shim_read_small (AT_FDCWD, path, buf, sizeof (buf)) <= 0)
         return false;
-    ssize_t n = read (fd, buf, sizeof (buf) - 1);
-    close (fd);
-    if (n <= 0)
-        return false;
-    buf[n] = '\0';
     for (char *p = buf, *end;; p = end) {
         long v = strtol (p, &end, 10);
         if (end == p)
