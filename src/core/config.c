@@ -917,8 +917,7 @@ void config_free (struct cairn_config *cfg)
     }
 }
 
-static int config_copy (struct cairn_config *dst,
-                        const struct cairn_config *src)
+int config_copy (struct cairn_config *dst, const struct cairn_config *src)
 {
     struct cairn_config tmp = *src;
 

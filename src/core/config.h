@@ -157,6 +157,12 @@ void config_init (struct cairn_config *cfg);
  */
 void config_free (struct cairn_config *cfg);
 
+/* Deep-copy src into dst (its strings and job config too). dst is an
+ * output: its previous contents are overwritten, not freed, and it is only
+ * written on success. The caller frees dst with config_free(). Returns 0,
+ * or -1 with errno = ENOMEM. */
+int config_copy (struct cairn_config *dst, const struct cairn_config *src);
+
 /* Apply the keys present in o over cfg's current values (keys absent from
  * o keep their values, so config_init() then config_parse() gives the
  * defaults for what the file leaves out). Strict: an unknown key is an

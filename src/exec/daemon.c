@@ -958,24 +958,9 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
     d->acks_tail = &d->acks;
     d->uid = getuid ();
     d->t_start = cairnd_now ();
-    config_init (&d->cfg);
-    if (job_config_copy (&d->cfg.job, &cfg->job) < 0)
+    /* the whole config, so that no key is left behind a field copy */
+    if (config_copy (&d->cfg, cfg) < 0)
         goto nomem;
-    d->cfg.journal_max_size = cfg->journal_max_size;
-    d->cfg.journal_retention = cfg->journal_retention;
-    d->cfg.journal_commit_interval = cfg->journal_commit_interval;
-    d->cfg.max_request_size = cfg->max_request_size;
-    d->cfg.max_ranks = cfg->max_ranks;
-    d->cfg.max_connections = cfg->max_connections;
-    d->cfg.user_idle_timeout = cfg->user_idle_timeout;
-    d->cfg.cgroup_pids_max = cfg->cgroup_pids_max;
-    d->cfg.cgroup_memory_max = cfg->cgroup_memory_max;
-    d->cfg.max_user_connections = cfg->max_user_connections;
-    d->cfg.max_jobs = cfg->max_jobs;
-    d->cfg.user_max_jobs = cfg->user_max_jobs;
-    d->cfg.user_max_journal_bytes = cfg->user_max_journal_bytes;
-    d->cfg.users_journal_share = cfg->users_journal_share;
-    d->cfg.role_node = cfg->role_node;
     if (!(d->statedir = strdup (statedir)) || !(d->shim = find_shim (cfg)) ||
         !(d->jobs = hashmap_create ()) || !(d->watches = hashmap_create ()) ||
         !(d->conn_subs = hashmap_create ()) ||
@@ -1103,9 +1088,11 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
     flush (d); /* what replay decided is committed before we listen */
     reconcile_sweep_exits (d);
     /* the users' quotas: a count that fails is made again at the next
-     * user's start (quota_njobs stays 0), never a reason not to start */
+     * user's start (quota_njobs stays 0), never a reason not to start.
+     * Without a public socket no user can reach us (the state dir is
+     * 0700): no count, which reads every job record of the journal. */
     struct cairn_error qerr = {{0}};
-    if (!d->node && quota_count (d, &qerr) < 0)
+    if (!d->node && cfg->public_socket && quota_count (d, &qerr) < 0)
         log_msg (LOG_WARNING, "quota: %s", qerr.text);
     /* Unsealed is safe: the next start is as careful as this one was. */
     struct cairn_error serr = {{0}};

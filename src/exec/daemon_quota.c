@@ -12,10 +12,12 @@
  * A job's bytes are its events' lines as journaled, plus QUOTA_OVERHEAD
  * each for its key and LMDB's bookkeeping; they count from its accept
  * until the job is purged (retention, or `cairn purge`), finished or not.
- * The count is kept in memory: made at startup from the journal (only the
- * start of each job's accept line is read for a privileged job, so a
- * journal of many large privileged jobs is not parsed), then updated as
- * events are staged and jobs purged. A purge by another process
+ * The count is kept in memory: made at startup from the journal when
+ * there is a public socket (without one no user can reach cairnd; a
+ * user's start would count first), reading only the start of each
+ * privileged job's accept line, so that a journal of many large
+ * privileged jobs is not parsed; then updated as events are staged and
+ * jobs purged. A purge by another process
  * (`cairn purge` while cairnd runs) changes the number of job records,
  * and the next unprivileged start then counts again.
  *

@@ -506,11 +506,14 @@ static void conn_backlog_cb (struct ev_loop *loop, ev_idle *w, int revents)
 {
     struct conn *c = w->data;
 
+    size_t before = c->in_len;
+
     c->busy++;
     c->in_scan = 0;
     conn_process_input (c);
-    /* more to do: to the end of the line, behind the other users */
-    if (ev_is_active (&c->backlog)) {
+    /* Served, with more to do: to the end of the line, behind the other
+     * users (one not served, the turn's share spent, keeps its place). */
+    if (ev_is_active (&c->backlog) && c->in_len != before) {
         ev_idle_stop (loop, &c->backlog);
         ev_idle_start (loop, &c->backlog);
     }

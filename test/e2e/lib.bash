@@ -83,6 +83,19 @@ script() {
     echo "$f"
 }
 
+# The guard of the tests that make throwaway users (as root, with useradd).
+need_useradd() {
+    [ "$(id -u)" -eq 0 ] || skip "needs root (useradd, a root cairnd)"
+    command -v useradd >/dev/null || skip "no useradd here"
+}
+
+# PUB: a directory every user can reach, for a public-socket (the state
+# dir stays 0700); the caller removes it.
+public_dir() {
+    PUB=$(mktemp -d /tmp/cairn-pub.XXXXXX)
+    chmod 755 "$PUB"
+}
+
 # No process started for this test may outlive it. Reports them, kills
 # them (so one failure does not leak into the next test) and fails.
 assert_no_leftover() {

@@ -8,8 +8,7 @@ load lib
 bats_require_minimum_version 1.5.0
 
 setup() {
-    [ "$(id -u)" -eq 0 ] || skip "needs root (useradd, a root cairnd)"
-    command -v useradd >/dev/null || skip "no useradd here"
+    need_useradd
     T=$BATS_TEST_TMPDIR
     R=$(realpath "$T") # what cairnd names: the real path
     U0=8070450532247928832 # the users' job ids start here (jobid.h)
@@ -18,8 +17,7 @@ setup() {
     useradd -M -d "$HA" -s /bin/sh "$UA"
     useradd -M -s /bin/sh "$UB"
     chown "$UA" "$HA"
-    PUB=$(mktemp -d /tmp/cairn-pub.XXXXXX)
-    chmod 755 "$PUB"
+    public_dir
     PROLOG=$(script prolog <<EOF
 #!/bin/sh
 echo "prolog \$(id -u) \${CAIRND_SECRET:-none} \$\$ \$(cut -d' ' -f6 /proc/\$\$/stat)" >>"$PUB/runlog"

@@ -6,8 +6,7 @@ load lib
 bats_require_minimum_version 1.5.0
 
 setup() {
-    [ "$(id -u)" -eq 0 ] || skip "needs root (useradd, a root cairnd)"
-    command -v useradd >/dev/null || skip "no useradd here"
+    need_useradd
     T=$BATS_TEST_TMPDIR
     UA=cta$$ UB=ctb$$
     # the users' job ids (jobid.h): 8070450532247928832 up; below are
@@ -18,10 +17,7 @@ setup() {
     useradd -M -d "$HA" -s /bin/sh "$UA"
     useradd -M -s /bin/sh "$UB"
     chown "$UA" "$HA"
-    # the public socket's directory, reachable by everyone; the state dir
-    # stays 0700
-    PUB=$(mktemp -d /tmp/cairn-pub.XXXXXX)
-    chmod 755 "$PUB"
+    public_dir
     OUT=$(mktemp -d /tmp/cairn-out.XXXXXX) # where the users' jobs write
     chmod 1777 "$OUT"
     PROLOG=$(script prolog <<EOF
