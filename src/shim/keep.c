@@ -43,7 +43,6 @@
 #include <unistd.h>
 
 #include "exec/keeper_proto.h"
-#include "exec/procfs.h"
 #include "exec/scm.h"
 #include "exec/shim_proto.h"
 #include "journal/crashpoint.h"
@@ -85,6 +84,25 @@ static bool sup_take (pid_t pid)
 
 /* ---- the commands we inherit ---- */
 
+/* Field 22 of /proc/PID/stat: the start in clock ticks since boot. */
+static int start_ticks (pid_t pid, unsigned long long *ticks)
+{
+    char path[64], buf[1024];
+    snprintf (path, sizeof (path), "/proc/%d/stat", (int)pid);
+    if (shim_read_small (AT_FDCWD, path, buf, sizeof (buf)) <= 0)
+        return -1;
+    char *p = strrchr (buf, ')');
+    if (!p)
+        return -1;
+    p++;
+    for (int field = 3; field < 22; field++) { /* skip to field 22 */
+        p = strchr (p + 1, ' ');
+        if (!p)
+            return -1;
+    }
+    return sscanf (p, " %llu", ticks) == 1 ? 0 : -1;
+}
+
 /* Does the marker called name (an open fd's contents) name pid, started
  * at ticks, with no record yet? A marker says "PID BOOTNS\n", BOOTNS read
  * after the process started: a process that started later (its pid
@@ -119,7 +137,7 @@ static bool marker_find (pid_t pid, char *name, size_t len)
     DIR *dir;
     int fd;
 
-    if (exitdir < 0 || procfs_starttime (NULL, pid, &ticks) < 0)
+    if (exitdir < 0 || start_ticks (pid, &ticks) < 0)
         return false;
     if ((fd = openat (exitdir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
         return false;
