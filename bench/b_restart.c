@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "exec/procfs.h"
+#include "supervise/procfs.h"
 #include "journal/journal.h"
 
 /* ---- the raw cost of a restart ---- */

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "exec/exitdir.h"
+#include "supervise/exitdir.h"
 
 /* The targets (issue 18): at least 0.8 of raw spawn's rate, and CPU per
  * process within 1.3x raw's, i.e. a CPU efficiency of 1 / 1.3. */

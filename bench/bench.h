@@ -17,7 +17,7 @@
 #include <sys/types.h>
 
 #include "core/error.h"
-#include "exec/client.h"
+#include "client/client.h"
 
 #define BENCH_MAX_REPS 50
 

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "exec/exitdir.h"
+#include "supervise/exitdir.h"
 
 extern char **environ;
 

@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "exec/hashmap.h"
+#include "util/hashmap.h"
 
 /* ---- a line connection to cairnd that counts what crosses it ---- */
 

@@ -21,10 +21,10 @@
 #include <uuid/uuid.h>
 
 #include "bench.h"
-#include "exec/exitfile.h"
-#include "exec/shim_proto.h"
-#include "exec/spawn.h"
-#include "exec/spawner.h"
+#include "supervise/exitfile.h"
+#include "supervise/shim_proto.h"
+#include "supervise/spawn.h"
+#include "supervise/spawner.h"
 
 extern char **environ;
 

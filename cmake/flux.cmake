@@ -16,7 +16,7 @@ if(FLUX_FOUND AND FLUX_IDSET_FOUND AND NOT SANITIZE)
   # position independent.
   set_property(TARGET cairn_core PROPERTY POSITION_INDEPENDENT_CODE ON)
   file(GLOB FLUX_SRC CONFIGURE_DEPENDS src/flux/*.c)
-  add_library(cairn-exec MODULE ${FLUX_SRC} src/exec/statedir.c)
+  add_library(cairn-exec MODULE ${FLUX_SRC} src/util/statedir.c)
   set_target_properties(cairn-exec PROPERTIES PREFIX ""
                         C_VISIBILITY_PRESET hidden)
   target_link_libraries(cairn-exec PRIVATE cairn_core PkgConfig::FLUX
@@ -29,8 +29,8 @@ if(FLUX_FOUND AND FLUX_IDSET_FOUND AND NOT SANITIZE)
   # Flux's housekeeping command for cairn's partial release. Only the
   # client's sources, not cairn_core: libflux-idset has its own idset_*.
   add_executable(cairn-flux-housekeeping
-    src/flux-housekeeping/cairn-flux-housekeeping.c src/exec/client.c
-    src/exec/statedir.c src/core/error.c)
+    src/flux-housekeeping/cairn-flux-housekeeping.c src/client/client.c
+    src/util/statedir.c src/core/error.c)
   target_link_libraries(cairn-flux-housekeeping PRIVATE PkgConfig::FLUX
                         PkgConfig::FLUX_IDSET PkgConfig::JANSSON m)
   install(TARGETS cairn-flux-housekeeping

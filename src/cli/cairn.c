@@ -18,7 +18,7 @@
 #include "core/config.h"
 #include "core/jobid.h"
 #include "core/signame.h"
-#include "exec/statedir.h"
+#include "util/statedir.h"
 
 #include "cli/cmd_journal.h" /* the journal-reading subcommands */
 

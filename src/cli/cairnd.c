@@ -10,8 +10,8 @@
 
 #include "core/config.h"
 #include "exec/daemon.h"
-#include "exec/log.h"
-#include "exec/statedir.h"
+#include "util/log.h"
+#include "util/statedir.h"
 
 static void usage (FILE *f)
 {

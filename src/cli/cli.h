@@ -50,7 +50,7 @@
 #include <stdint.h>
 
 #include "core/error.h"
-#include "exec/client.h"
+#include "client/client.h"
 
 struct cli;
 

@@ -20,7 +20,7 @@
 
 #include "cli/cmd_journal.h"
 #include "core/jobid.h"
-#include "exec/procfs.h"
+#include "supervise/procfs.h"
 
 static const char *const phase_names[] = {"prolog", "shell", "epilog"};
 

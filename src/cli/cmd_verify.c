@@ -15,8 +15,8 @@
 #include <sys/stat.h>
 
 #include "cli/cmd_journal.h"
-#include "exec/client.h"
-#include "exec/statedir.h"
+#include "client/client.h"
+#include "util/statedir.h"
 #include "core/fsd.h"
 #include "core/verify.h"
 

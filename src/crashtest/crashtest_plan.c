@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "crashtest/crashtest_plan.h"
-#include "exec/exitdir.h"
+#include "supervise/exitdir.h"
 
 struct ct_plan *ct_plan_create (void)
 {

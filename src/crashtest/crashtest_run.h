@@ -4,7 +4,7 @@
 #define CAIRN_CRASHTEST_RUN_H
 
 #include "crashtest/crashtest.h"
-#include "exec/client.h"
+#include "client/client.h"
 
 enum { JOB_UNSUBMITTED = 0, JOB_SUBMITTED, JOB_FINAL, JOB_REFUSED };
 

@@ -20,8 +20,8 @@
 #include <unistd.h>
 
 #include "exec/daemon_private.h"
-#include "exec/dircheck.h"
-#include "exec/log.h"
+#include "util/dircheck.h"
+#include "util/log.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270

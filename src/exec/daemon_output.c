@@ -19,8 +19,8 @@
 #include "core/eventlog.h"
 #include "core/utf8.h"
 #include "exec/daemon_private.h"
-#include "exec/exitfile.h"
-#include "exec/log.h"
+#include "supervise/exitfile.h"
+#include "util/log.h"
 
 #define OUTPUT_INTERVAL 0.1
 #define OUTPUT_CHUNK 65536 /* most bytes read per file per turn */

@@ -11,10 +11,10 @@
 
 #include "core/job.h"
 #include "exec/daemon.h"
-#include "exec/exitdir.h"
-#include "exec/hashmap.h"
-#include "exec/server.h"
-#include "exec/spawner_proto.h"
+#include "supervise/exitdir.h"
+#include "util/hashmap.h"
+#include "server/server.h"
+#include "supervise/spawner_proto.h"
 #include "journal/journal.h"
 
 /* A client waiting for a job's responses (a `start` stream). Each sub is

@@ -16,11 +16,11 @@
 #include <unistd.h>
 
 #include "exec/daemon_private.h"
-#include "exec/exitfile.h"
-#include "exec/log.h"
-#include "exec/procfs.h"
-#include "exec/spawn.h"
-#include "exec/spawner.h"
+#include "supervise/exitfile.h"
+#include "util/log.h"
+#include "supervise/procfs.h"
+#include "supervise/spawn.h"
+#include "supervise/spawner.h"
 #include "journal/crashpoint.h"
 
 extern char **environ;

@@ -30,7 +30,7 @@
 #include <string.h>
 
 #include "exec/daemon_private.h"
-#include "exec/log.h"
+#include "util/log.h"
 
 /* per event: a 12-byte key, an 8-byte node, a 2-byte index, page slack */
 #define QUOTA_OVERHEAD 32

@@ -29,8 +29,8 @@
 #include <unistd.h>
 
 #include "exec/daemon_private.h"
-#include "exec/exitfile.h"
-#include "exec/procfs.h"
+#include "supervise/exitfile.h"
+#include "supervise/procfs.h"
 
 /* A missing marker proves nothing in a dir not sealed under this boot
  * (exitdir.h): the machine rebooted, or the dir is new. */

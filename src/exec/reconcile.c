@@ -23,9 +23,9 @@
 
 #include "core/eventlog.h"
 #include "exec/daemon_private.h"
-#include "exec/exitfile.h"
-#include "exec/log.h"
-#include "exec/procfs.h"
+#include "supervise/exitfile.h"
+#include "util/log.h"
+#include "supervise/procfs.h"
 #include "journal/crashpoint.h"
 
 struct replay {

@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "exec/daemon_private.h"
-#include "exec/log.h"
+#include "util/log.h"
 #include "journal/crashpoint.h"
 
 #define REMOTE_TICK 1.0 /* seconds between looks at the clock */

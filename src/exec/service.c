@@ -18,7 +18,7 @@
 #include "core/rv1.h"
 #include "core/signame.h"
 #include "exec/daemon_private.h"
-#include "exec/log.h"
+#include "util/log.h"
 #include "exec/service_views.h"
 
 typedef void (*handler_f) (struct cairnd *d,

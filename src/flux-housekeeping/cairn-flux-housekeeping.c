@@ -42,8 +42,8 @@
 #include <flux/idset.h>
 #include <jansson.h>
 
-#include "exec/client.h"
-#include "exec/statedir.h"
+#include "client/client.h"
+#include "util/statedir.h"
 
 #define PROG "cairn-flux-housekeeping"
 

@@ -21,7 +21,7 @@
 #include <flux/core.h>
 #include <jansson.h>
 
-#include "exec/statedir.h"
+#include "util/statedir.h"
 #include "flux/cconn.h"
 #include "flux/fctx.h"
 #include "flux/fjob.h"

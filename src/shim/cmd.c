@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "exec/shim_proto.h"
+#include "supervise/shim_proto.h"
 #include "journal/crashpoint.h"
 #include "shim/cmd.h"
 #include "shim/shim.h"

@@ -47,7 +47,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "exec/shim_proto.h"
+#include "supervise/shim_proto.h"
 #include "shim/shim.h"
 
 /* The uid and gid system calls, called raw: glibc's wrappers would make

@@ -42,9 +42,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "exec/keeper_proto.h"
-#include "exec/scm.h"
-#include "exec/shim_proto.h"
+#include "supervise/keeper_proto.h"
+#include "util/scm.h"
+#include "supervise/shim_proto.h"
 #include "journal/crashpoint.h"
 #include "shim/shim.h"
 

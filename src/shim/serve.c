@@ -54,9 +54,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "exec/hashmap.h"
-#include "exec/shim_proto.h"
-#include "exec/spawner_proto.h"
+#include "util/hashmap.h"
+#include "supervise/shim_proto.h"
+#include "supervise/spawner_proto.h"
 #include "journal/crashpoint.h"
 #include "shim/cmd.h"
 #include "shim/serve_out.h"

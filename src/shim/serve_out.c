@@ -8,7 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "exec/scm.h"
+#include "util/scm.h"
 #include "shim/serve_out.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;

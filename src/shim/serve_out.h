@@ -24,7 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "exec/spawner_proto.h"
+#include "supervise/spawner_proto.h"
 
 /* The socket to cairnd, and an eventfd the main thread polls. */
 void out_init (int sock, int wakefd);

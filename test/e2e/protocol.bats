@@ -295,7 +295,7 @@ teardown() {
 }
 
 @test "cairn-protocol(7) lists every errno the server and the service send" {
-    errs=$(cat "$S/src/exec/server.c" "$S/src/exec/service.c" \
+    errs=$(cat "$S/src/server/server.c" "$S/src/exec/service.c" \
         "$S/src/exec/service_views.c" \
         | tr -s ' \n' ' ' \
         | grep -o 'conn_respond_error ([^,]*, [^,]*, E[A-Z]*' \

@@ -24,7 +24,7 @@
 #include <ev.h>
 #include <jansson.h>
 
-#include "exec/server.h"
+#include "server/server.h"
 
 #define CHECK(cond, ...)                                                       \
     do {                                                                       \

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "exec/dircheck.h"
+#include "util/dircheck.h"
 #include "tap.h"
 
 static char tmpdir[] = "/tmp/t_dircheck.XXXXXX";

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "tap.h"
-#include "exec/exitdir.h"
+#include "supervise/exitdir.h"
 
 static char tmp[] = "/tmp/t_exitdir.XXXXXX";
 static const char *bootid = "00000000-0000-4000-8000-000000000001";

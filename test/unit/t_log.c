@@ -9,7 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "exec/log.h"
+#include "util/log.h"
 #include "tap.h"
 
 static int sv[2], saved_stderr;

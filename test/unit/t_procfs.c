@@ -12,9 +12,9 @@
 
 #include "tap.h"
 
-#include "exec/exitfile.h"
-#include "exec/procfs.h"
-#include "exec/shim_proto.h"
+#include "supervise/exitfile.h"
+#include "supervise/procfs.h"
+#include "supervise/shim_proto.h"
 #include "journal/crashpoint.h"
 
 static char tmpdir[] = "/tmp/t_procfs.XXXXXX";

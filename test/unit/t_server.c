@@ -19,8 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "exec/client.h"
-#include "exec/server.h"
+#include "client/client.h"
+#include "server/server.h"
 #include "tap.h"
 
 #define WAIT_S 5.0 /* bound on any single wait; only reached on failure */

@@ -29,11 +29,11 @@
 
 #include "tap.h"
 
-#include "exec/exitfile.h"
-#include "exec/procfs.h"
-#include "exec/shim_proto.h"
-#include "exec/spawn.h"
-#include "exec/spawner.h"
+#include "supervise/exitfile.h"
+#include "supervise/procfs.h"
+#include "supervise/shim_proto.h"
+#include "supervise/spawn.h"
+#include "supervise/spawner.h"
 #include "journal/crashpoint.h"
 #include "shim/userdb.h"
 

@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include "tap.h"
-#include "exec/statedir.h"
+#include "util/statedir.h"
 
 /* NULL = unset, "" = set but empty. */
 static const struct {

@@ -16,8 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "exec/exitfile.h"
-#include "exec/shim_proto.h"
+#include "supervise/exitfile.h"
+#include "supervise/shim_proto.h"
 #include "journal/crashpoint.h"
 
 /* A marker (a PID line and a record) or an exit file is short; anything

@@ -14,9 +14,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "exec/keeper.h"
-#include "exec/keeper_proto.h"
-#include "exec/scm.h"
+#include "supervise/keeper.h"
+#include "supervise/keeper_proto.h"
+#include "util/scm.h"
 
 #define KEEPER_ANSWER_MS 10000
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exec/hashmap.h"
+#include "util/hashmap.h"
 
 struct slot {
     char *key; /* NULL: empty; TOMBSTONE: deleted */

@@ -10,8 +10,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "exec/shim_proto.h"
-#include "exec/spawn.h"
+#include "supervise/shim_proto.h"
+#include "supervise/spawn.h"
 
 /* The first CAIRN_EXECID entry is the one getenv() will see in the shim. */
 static bool env_has_execid (char *const *envp, const char *execid)

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "exec/statedir.h"
+#include "util/statedir.h"
 
 static const char *getenv_set (const char *name)
 {

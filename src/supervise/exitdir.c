@@ -12,9 +12,9 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#include "exec/dircheck.h"
-#include "exec/exitdir.h"
-#include "exec/log.h"
+#include "util/dircheck.h"
+#include "supervise/exitdir.h"
+#include "util/log.h"
 #include "journal/crashpoint.h"
 
 #ifndef TMPFS_MAGIC

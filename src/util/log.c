@@ -6,7 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "exec/log.h"
+#include "util/log.h"
 
 static int log_level = LOG_INFO;
 static const char *log_prefix = "cairnd";

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "exec/client.h"
+#include "client/client.h"
 
 #define READ_CHUNK 65536
 

@@ -41,9 +41,9 @@
 #include <sys/types.h>
 
 #include "core/error.h"
-#include "exec/keeper.h"
-#include "exec/spawn.h"
-#include "exec/spawner_proto.h"
+#include "supervise/keeper.h"
+#include "supervise/spawn.h"
+#include "supervise/spawner_proto.h"
 
 struct spawner;
 

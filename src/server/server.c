@@ -36,7 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "exec/server.h"
+#include "server/server.h"
 
 #define READ_CHUNK 65536
 #define ACCEPT_BURST 32

@@ -11,8 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "exec/procfs.h"
-#include "exec/shim_proto.h"
+#include "supervise/procfs.h"
+#include "supervise/shim_proto.h"
 
 #define PROCROOT_DEFAULT "/proc"
 #define BOOTID_DEFAULT "/proc/sys/kernel/random/boot_id"

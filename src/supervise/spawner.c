@@ -16,11 +16,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "exec/keeper.h"
-#include "exec/scm.h"
-#include "exec/shim_proto.h"
-#include "exec/spawner.h"
-#include "exec/spawner_proto.h"
+#include "supervise/keeper.h"
+#include "util/scm.h"
+#include "supervise/shim_proto.h"
+#include "supervise/spawner.h"
+#include "supervise/spawner_proto.h"
 #include "journal/crashpoint.h"
 
 /* A message read off the socket before its reader asked for it. */

@@ -8,7 +8,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "exec/notify.h"
+#include "util/notify.h"
 
 int notify_send (const char *state)
 {

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "exec/dircheck.h"
+#include "util/dircheck.h"
 
 static int check_one (const char *dir, uid_t uid, struct cairn_error *err)
 {
