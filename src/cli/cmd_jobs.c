@@ -16,8 +16,8 @@
 /* COMMAND's width when the output is no terminal (and COLUMNS unset). */
 #define JOBS_COMMAND_MAX 40
 
-static const char *const job_states[] = {"new",     "prolog", "run",
-                                         "cleanup", "done",   "invalid"};
+static const char *const job_states[] = {
+    "new", "prolog", "starting", "held", "run", "cleanup", "done", "invalid"};
 
 static const char *const headers[] = {"ID",   "USER",  "STATE",   "RESULT",
                                       "EXIT", "RANKS", "RUNTIME", "COMMAND"};
@@ -234,8 +234,8 @@ static int cmd_jobs (struct cli *cli, int argc, char **argv)
             ;
         if (i == n)
             cli_usage_error (cli,
-                             "--state: expected new, prolog, run, cleanup, "
-                             "done or invalid, got '%s'",
+                             "--state: expected new, prolog, starting, held, "
+                             "run, cleanup, done or invalid, got '%s'",
                              js.want);
         if (!strcmp (js.want, "done") || !strcmp (js.want, "invalid"))
             all = true; /* finished jobs are not in the active index */

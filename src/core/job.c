@@ -140,7 +140,11 @@ static void mark_done (struct job *job, const struct idset *ranks, double t)
         job->t_first_done = t;
 }
 
-/* ---- fold steps, one per event name ---- */
+/* ---- fold steps, one per event name ----
+ *
+ * Each returns -1 with err when the event contradicts the job, else 0, or
+ * 1 when the state stays as it is in spite of the table's "to" column
+ * (job_apply moves it). */
 
 typedef int (*fold_f) (struct job *job,
                        double t,
@@ -212,7 +216,6 @@ fold_accept (struct job *job, double t, json_t *ctx, struct cairn_error *err)
         json_object_get (json_object_get (R, "execution"), "nodelist"));
     job->accepted = true;
     job->t_accept = t;
-    job->state = JOB_NEW;
     return 0;
 }
 
@@ -222,7 +225,6 @@ static int fold_prolog_start (struct job *job,
                               struct cairn_error *err)
 {
     job->prolog_started = true;
-    job->state = JOB_PROLOG;
     return 0;
 }
 
@@ -232,8 +234,6 @@ static int fold_prolog_finish (struct job *job,
                                struct cairn_error *err)
 {
     job->prolog_finished = true;
-    /* a `start` follows at once if the job goes on */
-    job->state = JOB_CLEANUP;
     return 0;
 }
 
@@ -241,7 +241,6 @@ static int
 fold_start (struct job *job, double t, json_t *ctx, struct cairn_error *err)
 {
     job->started = true;
-    job->state = JOB_RUN;
     return 0;
 }
 
@@ -251,7 +250,6 @@ fold_finish (struct job *job, double t, json_t *ctx, struct cairn_error *err)
     if (json_unpack (ctx, "{s:i}", "status", &job->finish_status) < 0)
         return errset (err, EINVAL, "finish: missing status");
     job->finished = true;
-    job->state = JOB_CLEANUP;
     return 0;
 }
 
@@ -300,6 +298,9 @@ fold_release (struct job *job, double t, json_t *ctx, struct cairn_error *err)
     int final = 0;
     if (json_unpack (ctx, "{s:b}", "final", &final) < 0)
         return errset (err, EINVAL, "release: missing final");
+    if (final && job->state != JOB_CLEANUP)
+        return errset (err, EINVAL, "release: a final release in state %s",
+                       job_state_name (job->state));
     if (ctx_add_ranks (ctx, "ranks", job->released, err) < 0)
         return errprefix (err, "release");
     if (final)
@@ -310,7 +311,6 @@ fold_release (struct job *job, double t, json_t *ctx, struct cairn_error *err)
 static int
 fold_clean (struct job *job, double t, json_t *ctx, struct cairn_error *err)
 {
-    job->state = JOB_DONE;
     job->t_clean = t;
     return 0;
 }
@@ -338,8 +338,10 @@ fold_cleanup (struct job *job, double t, json_t *ctx, struct cairn_error *err)
     else
         mark_done (job, ranks, t);
     idset_destroy (ranks);
-    if (job->state == JOB_NEW)
-        job->state = JOB_CLEANUP;
+    /* the table's "to" (cleanup) holds once every rank is in cleanup:
+     * until then (tolerated ranks, before the shells start) it stays */
+    if (!idset_is_subset (job->all, job->cleanup))
+        return 1;
     return 0;
 }
 
@@ -451,6 +453,11 @@ static int fold_proc_intent (struct job *job,
         ph = PHASE_EPILOG;
     else
         return errset (err, EINVAL, "proc-intent: unknown phase %s", phase);
+    if ((ph == PHASE_PROLOG && job->state != JOB_PROLOG) ||
+        (ph == PHASE_SHELL && job->state != JOB_RUN) ||
+        (ph == PHASE_EPILOG && job->state == JOB_PROLOG))
+        return errset (err, EINVAL, "proc-intent: a %s process in state %s",
+                       phase, job_state_name (job->state));
     if (ctx_idset (ctx, "ranks", &ranks, err) < 0)
         return errprefix (err, "proc-intent");
     if (job->nprocs == job->procs_alloc) {
@@ -661,67 +668,82 @@ static int fold_proc_late (struct job *job,
     return 0;
 }
 
-/* The transition table: event name -> fold step. */
-static const struct {
-    const char *name;
-    fold_f fold;
-    bool response; /* becomes an RFC 32 response */
-    bool progress; /* also sent to streams that asked for "events" */
-} fold_table[] = {
-    {"accept", fold_accept, false, true},
-    {"prolog-start", fold_prolog_start, false, true},
-    {"prolog-finish", fold_prolog_finish, false, true},
-    {"start", fold_start, true, false},
-    {"finish", fold_finish, true, false},
-    {"epilog-start", fold_epilog_start, false, true},
-    {"epilog-finish", fold_epilog_finish, false, true},
-    {"exception", fold_exception, true, false},
-    {"release", fold_release, true, false},
-    {"clean", fold_clean, false, false},
-    {"drain", fold_drain, false, true},
-    {"cleanup", fold_cleanup, false, false},
-    {"tolerate", fold_tolerate, false, false},
-    {"hold", fold_hold, false, true},
-    {"resume", fold_resume, false, false},
-    {"fail-ranks", fold_fail_ranks, false, false},
-    {"critical-ranks", fold_critical_ranks, false, false},
-    {"expiration", fold_expiration, false, false},
-    {"log", fold_log, false, false},
-    {"proc-intent", fold_proc_intent, false, false},
-    {"proc-spawn", fold_proc_spawn, false, false},
-    {"proc-unstarted", fold_proc_unstarted, false, false},
-    {"proc-signal", fold_proc_signal, false, false},
-    {"proc-exit", fold_proc_exit, false, false},
-    {"proc-lost", fold_proc_lost, false, false},
-    {"proc-fail", fold_proc_fail, false, false},
-    {"proc-late", fold_proc_late, false, false},
+/* The fold step of each event, in the order of JOB_TRANSITIONS (job.h). */
+static const fold_f fold_steps[JOB_EV_COUNT] = {
+    [JOB_EV_ACCEPT] = fold_accept,
+    [JOB_EV_PROLOG_START] = fold_prolog_start,
+    [JOB_EV_PROLOG_FINISH] = fold_prolog_finish,
+    [JOB_EV_HOLD] = fold_hold,
+    [JOB_EV_RESUME] = fold_resume,
+    [JOB_EV_START] = fold_start,
+    [JOB_EV_FINISH] = fold_finish,
+    [JOB_EV_CLEANUP] = fold_cleanup,
+    [JOB_EV_EPILOG_START] = fold_epilog_start,
+    [JOB_EV_EPILOG_FINISH] = fold_epilog_finish,
+    [JOB_EV_RELEASE] = fold_release,
+    [JOB_EV_CLEAN] = fold_clean,
+    [JOB_EV_EXCEPTION] = fold_exception,
+    [JOB_EV_DRAIN] = fold_drain,
+    [JOB_EV_TOLERATE] = fold_tolerate,
+    [JOB_EV_FAIL_RANKS] = fold_fail_ranks,
+    [JOB_EV_CRITICAL_RANKS] = fold_critical_ranks,
+    [JOB_EV_EXPIRATION] = fold_expiration,
+    [JOB_EV_LOG] = fold_log,
+    [JOB_EV_PROC_INTENT] = fold_proc_intent,
+    [JOB_EV_PROC_SPAWN] = fold_proc_spawn,
+    [JOB_EV_PROC_UNSTARTED] = fold_proc_unstarted,
+    [JOB_EV_PROC_SIGNAL] = fold_proc_signal,
+    [JOB_EV_PROC_EXIT] = fold_proc_exit,
+    [JOB_EV_PROC_LOST] = fold_proc_lost,
+    [JOB_EV_PROC_FAIL] = fold_proc_fail,
+    [JOB_EV_PROC_LATE] = fold_proc_late,
 };
 
-static int fold_lookup (const char *name)
+/* JOB_TRANSITIONS as data. */
+static const struct {
+    const char *name;
+    unsigned from; /* JOB_IN() of each state it may come in */
+    int to;        /* a state, or JOB_SAME */
+    enum job_effect effect;
+    bool response; /* becomes an RFC 32 response */
+    bool progress; /* also sent to streams that asked for "events" */
+} transitions[JOB_EV_COUNT] = {
+#define JOB_EV_ROW(ev, name, from, to, effect, response, progress)             \
+    [ev] = {name, from, to, JOB_EFFECT_##effect, response, progress},
+    JOB_TRANSITIONS (JOB_EV_ROW)
+#undef JOB_EV_ROW
+};
+
+enum job_event job_event_of (const char *name)
 {
-    for (size_t i = 0; i < sizeof (fold_table) / sizeof (fold_table[0]); i++)
-        if (strcmp (fold_table[i].name, name) == 0)
-            return (int)i;
-    return -1;
+    for (int i = 0; i < JOB_EV_COUNT; i++)
+        if (strcmp (transitions[i].name, name) == 0)
+            return (enum job_event)i;
+    return JOB_EV_OTHER;
+}
+
+enum job_effect job_event_effect (enum job_event ev)
+{
+    return ev < JOB_EV_COUNT ? transitions[ev].effect : JOB_EFFECT_NONE;
 }
 
 bool job_event_is_response (const char *name)
 {
-    int i = fold_lookup (name);
-    return i >= 0 && fold_table[i].response;
+    enum job_event ev = job_event_of (name);
+    return ev != JOB_EV_OTHER && transitions[ev].response;
 }
 
 bool job_event_is_progress (const char *name)
 {
-    int i = fold_lookup (name);
+    enum job_event ev = job_event_of (name);
     /* a name cairn does not use is an outside service's (job_post) */
-    return i < 0 || fold_table[i].progress;
+    return ev == JOB_EV_OTHER || transitions[ev].progress;
 }
 
 bool job_event_is_cairns (const char *name)
 {
     static const char *const views[] = {"accepted", "reattached"};
-    if (fold_lookup (name) >= 0)
+    if (job_event_of (name) != JOB_EV_OTHER)
         return true;
     for (size_t i = 0; i < sizeof (views) / sizeof (views[0]); i++)
         if (strcmp (views[i], name) == 0)
@@ -741,21 +763,27 @@ int job_apply (struct job *job, const json_t *entry, struct cairn_error *err)
         return errset (err, EINVAL, "malformed event");
     if (job->state == JOB_DONE)
         return errset (err, EINVAL, "event %s after clean", name);
-    int i = fold_lookup (name);
-    if (i < 0) { /* an outside service's (job_post); RFC 18 allows any */
+    enum job_event ev = job_event_of (name);
+    if (ev == JOB_EV_OTHER) { /* an outside service's (job_post); RFC 18
+                                 allows any name */
         if (job->accepted && fold_posted (job, name, ctx) < 0)
             return errset (err, ENOMEM, "out of memory");
         goto out;
     }
-    if (i != 0 && !job->accepted)
+    if (ev != JOB_EV_ACCEPT && !job->accepted)
         return errset (err, EINVAL, "event %s before accept", name);
+    if (!(transitions[ev].from & JOB_IN (job->state)))
+        return errset (err, EINVAL, "event %s in state %s", name,
+                       job_state_name (job->state));
     if (!ctx)
         ctx = empty = json_object ();
-    rc = fold_table[i].fold (job, t, ctx, err);
+    rc = fold_steps[ev](job, t, ctx, err);
     json_decref (empty);
     if (rc < 0)
         return -1;
-    if (fold_table[i].response)
+    if (rc == 0 && transitions[ev].to != JOB_SAME)
+        job->state = (enum job_state)transitions[ev].to;
+    if (transitions[ev].response)
         job->nresponses++;
 out:
     job->nevents++;
@@ -797,7 +825,8 @@ enum job_state job_state (const struct job *job)
 
 const char *job_state_name (enum job_state state)
 {
-    static const char *names[] = {"new", "prolog", "run", "cleanup", "done"};
+    static const char *names[] = {"new", "prolog",  "starting", "held",
+                                  "run", "cleanup", "done"};
     if (state < 0 || state > JOB_DONE)
         return "unknown";
     return names[state];

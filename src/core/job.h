@@ -7,16 +7,9 @@
  * state gives new events. Decisions never act; they only emit events into
  * `out` (a JSON array the caller owns) and fold them into the job at once,
  * so the next decision sees them. The caller journals the emitted events,
- * commits, and only then carries out their effects (DESIGN.md, the
- * write-ahead rule):
- *
- *   proc-intent,       spawn the process (job_proc_command says what to run)
- *   proc-unstarted
- *   proc-signal        send context.signum to the process
- *   proc-exit/lost     forget the process, remove its exit records
- *   start, release,    send the matching RFC 32 response (job_response)
- *   exception, finish
- *   clean              the job is over: end its response streams
+ * commits, and only then carries out their effects (doc/design.md, "The
+ * write-ahead rule"; the effect of each event is its column in the table
+ * below).
  *
  * Event names and contexts are listed in cairn-journal(5).
  *
@@ -43,13 +36,146 @@
  * nobody saw), unless an exception carried a wait status. */
 #define JOB_STATUS_UNKNOWN (1 << 8)
 
+/* ---- the state machine ----
+ *
+ * The states (job_state_name() gives the name in parentheses):
+ *
+ *   JOB_NEW       (new)       accepted; its first decision moves it on
+ *   JOB_PROLOG    (prolog)    the prolog runs
+ *   JOB_STARTING  (starting)  the prolog is over; start, hold or cleanup
+ *                             follows in the same decision (never seen
+ *                             between two turns of cairnd)
+ *   JOB_HELD      (held)      tolerated prolog failures and hold-on-shrink:
+ *                             waits for the client's resume
+ *   JOB_RUN       (run)       the shells were started (`start` sent)
+ *   JOB_CLEANUP   (cleanup)   every rank is in cleanup: epilogs, releases
+ *   JOB_DONE      (done)      clean posted: the job takes no more events
+ */
 enum job_state {
-    JOB_NEW = 0, /* accepted, nothing decided yet (transient) */
-    JOB_PROLOG,  /* prolog running */
-    JOB_RUN,     /* shells running */
-    JOB_CLEANUP, /* shells done (or never started); epilogs, releases */
-    JOB_DONE,    /* clean posted */
+    JOB_NEW = 0,
+    JOB_PROLOG,
+    JOB_STARTING,
+    JOB_HELD,
+    JOB_RUN,
+    JOB_CLEANUP,
+    JOB_DONE,
 };
+
+/* What cairnd does once an event is committed (daemon.c, effects()). */
+enum job_effect {
+    JOB_EFFECT_NONE = 0,
+    JOB_EFFECT_SPAWN,  /* start the process (job_proc_command) */
+    JOB_EFFECT_SIGNAL, /* send context.signum to the process */
+    JOB_EFFECT_ENDED,  /* forget the process, remove its exit records */
+    JOB_EFFECT_LOST,   /* the same, after killing whatever it left */
+    JOB_EFFECT_LATE,   /* a late report recorded: its node may forget it */
+    JOB_EFFECT_NOTE,   /* a line in cairnd's log (drains, exceptions) */
+};
+
+/* Sets of states, for the table's "from" column. */
+#define JOB_IN(s) (1u << (s))
+#define JOB_LIVE (JOB_IN (JOB_DONE) - 1) /* every state but done */
+#define JOB_AFTER_PROLOG                                                       \
+    (JOB_IN (JOB_STARTING) | JOB_IN (JOB_HELD) | JOB_IN (JOB_RUN) |            \
+     JOB_IN (JOB_CLEANUP))
+#define JOB_SAME (-1) /* the "to" column: the state does not change */
+
+/* The transition table. job_apply() folds an event only in a state of its
+ * "from" column, and refuses it otherwise (EINVAL, "EVENT in state S"):
+ * a journal that breaks the table is not one cairn wrote. The "to"
+ * column is the state after it; "decided by" names the decision of
+ * job_decide.c that emits it. Columns: event, its name, from, to, effect,
+ * response (becomes an RFC 32 response), progress (also sent to streams
+ * that asked for events).
+ *
+ * Where the fold checks more than the state, the row's comment says so.
+ */
+#define JOB_TRANSITIONS(X)                                                     \
+    /* decided by job_accept; from: no accept folded yet */                    \
+    X (JOB_EV_ACCEPT, "accept", JOB_IN (JOB_NEW), JOB_NEW, NONE, 0, 1)         \
+    /* step_once (new) */                                                      \
+    X (JOB_EV_PROLOG_START, "prolog-start", JOB_IN (JOB_NEW), JOB_PROLOG,      \
+       NONE, 0, 1)                                                             \
+    /* prolog_conclude, prolog_fail */                                         \
+    X (JOB_EV_PROLOG_FINISH, "prolog-finish", JOB_IN (JOB_PROLOG),             \
+       JOB_STARTING, NONE, 0, 1)                                               \
+    /* prolog_conclude (hold-on-shrink) */                                     \
+    X (JOB_EV_HOLD, "hold", JOB_IN (JOB_STARTING), JOB_HELD, NONE, 0, 1)       \
+    /* job_resume */                                                           \
+    X (JOB_EV_RESUME, "resume", JOB_IN (JOB_HELD), JOB_SAME, NONE, 0, 0)       \
+    /* start_shells */                                                         \
+    X (JOB_EV_START, "start",                                                  \
+       JOB_IN (JOB_NEW) | JOB_IN (JOB_STARTING) | JOB_IN (JOB_HELD), JOB_RUN,  \
+       NONE, 1, 0)                                                             \
+    /* run_finish */                                                           \
+    X (JOB_EV_FINISH, "finish", JOB_IN (JOB_RUN), JOB_CLEANUP, NONE, 1, 0)     \
+    /* emit_cleanup; to cleanup once every rank is in cleanup, else the        \
+     * state stays */                                                          \
+    X (JOB_EV_CLEANUP, "cleanup",                                              \
+       JOB_IN (JOB_NEW) | JOB_IN (JOB_STARTING) | JOB_IN (JOB_HELD) |          \
+           JOB_IN (JOB_CLEANUP),                                               \
+       JOB_CLEANUP, NONE, 0, 0)                                                \
+    /* start_epilogs */                                                        \
+    X (JOB_EV_EPILOG_START, "epilog-start", JOB_AFTER_PROLOG, JOB_SAME, NONE,  \
+       0, 1)                                                                   \
+    /* releases, once the job is complete */                                   \
+    X (JOB_EV_EPILOG_FINISH, "epilog-finish", JOB_IN (JOB_CLEANUP), JOB_SAME,  \
+       NONE, 0, 1)                                                             \
+    /* releases; a final one only in cleanup */                                \
+    X (JOB_EV_RELEASE, "release", JOB_AFTER_PROLOG, JOB_SAME, NONE, 1, 0)      \
+    /* releases, after the final release */                                    \
+    X (JOB_EV_CLEAN, "clean", JOB_IN (JOB_CLEANUP), JOB_DONE, NONE, 0, 0)      \
+    /* emit_exception: job_raise, prolog_conclude, timeouts, losses */         \
+    X (JOB_EV_EXCEPTION, "exception", JOB_LIVE, JOB_SAME, NOTE, 1, 0)          \
+    /* emit_drain */                                                           \
+    X (JOB_EV_DRAIN, "drain", JOB_LIVE, JOB_SAME, NOTE, 0, 1)                  \
+    /* prolog_conclude */                                                      \
+    X (JOB_EV_TOLERATE, "tolerate", JOB_IN (JOB_PROLOG), JOB_SAME, NONE, 0, 0) \
+    /* job_fail_ranks */                                                       \
+    X (JOB_EV_FAIL_RANKS, "fail-ranks", JOB_IN (JOB_PROLOG), JOB_SAME, NONE,   \
+       0, 0)                                                                   \
+    /* job_set_critical */                                                     \
+    X (JOB_EV_CRITICAL_RANKS, "critical-ranks", JOB_LIVE, JOB_SAME, NONE, 0,   \
+       0)                                                                      \
+    /* job_set_expiration */                                                   \
+    X (JOB_EV_EXPIRATION, "expiration", JOB_LIVE, JOB_SAME, NONE, 0, 0)        \
+    /* job_proc_exited (captured output) */                                    \
+    X (JOB_EV_LOG, "log", JOB_LIVE, JOB_SAME, NONE, 0, 0)                      \
+    /* emit_intent; also by phase: a prolog's only in prolog, a shell's        \
+     * only in run, an epilog's only after the prolog */                       \
+    X (JOB_EV_PROC_INTENT, "proc-intent",                                      \
+       JOB_IN (JOB_PROLOG) | JOB_AFTER_PROLOG, JOB_SAME, SPAWN, 0, 0)          \
+    /* job_proc_spawned; the process must be an intent */                      \
+    X (JOB_EV_PROC_SPAWN, "proc-spawn", JOB_LIVE, JOB_SAME, NONE, 0, 0)        \
+    /* job_proc_unstarted; the process must be running */                      \
+    X (JOB_EV_PROC_UNSTARTED, "proc-unstarted", JOB_LIVE, JOB_SAME, SPAWN, 0,  \
+       0)                                                                      \
+    /* terminate_phase, job_kill */                                            \
+    X (JOB_EV_PROC_SIGNAL, "proc-signal", JOB_LIVE, JOB_SAME, SIGNAL, 0, 0)    \
+    /* job_proc_exited; the process must not have ended */                     \
+    X (JOB_EV_PROC_EXIT, "proc-exit", JOB_LIVE, JOB_SAME, ENDED, 0, 0)         \
+    /* job_proc_lost, give_up; the process must not have ended */              \
+    X (JOB_EV_PROC_LOST, "proc-lost", JOB_LIVE, JOB_SAME, LOST, 0, 0)          \
+    /* job_proc_failed; the process must not have ended */                     \
+    X (JOB_EV_PROC_FAIL, "proc-fail", JOB_LIVE, JOB_SAME, ENDED, 0, 0)         \
+    /* job_proc_late; the process must have ended */                           \
+    X (JOB_EV_PROC_LATE, "proc-late", JOB_LIVE, JOB_SAME, LATE, 0, 0)
+
+/* clang-format off */
+enum job_event {
+#define JOB_EV_ENUM(ev, name, from, to, effect, response, progress) ev,
+    JOB_TRANSITIONS (JOB_EV_ENUM)
+#undef JOB_EV_ENUM
+    JOB_EV_COUNT,
+    JOB_EV_OTHER = JOB_EV_COUNT, /* not cairn's: an outside service's
+                                    (job_post); allowed in any live state */
+};
+/* clang-format on */
+
+/* The event a name is, or JOB_EV_OTHER. */
+enum job_event job_event_of (const char *name);
+/* Its row's effect (JOB_EFFECT_NONE for JOB_EV_OTHER). */
+enum job_effect job_event_effect (enum job_event ev);
 
 enum proc_phase { PHASE_PROLOG = 0, PHASE_SHELL, PHASE_EPILOG };
 

@@ -6,12 +6,14 @@
  * event it emits, so running it again emits nothing: that makes it safe
  * to call after any input and after a replay.
  *
- * The phase rules (DESIGN.md, PROTOCOL.md):
+ * The phase rules (the states and events of job.h's table):
  *   NEW      -> prolog-start + prolog intents, or start + shell intents
  *   PROLOG   -> when every prolog process is done: conclude (fatal,
- *               tolerated, or ok) and go to RUN or CLEANUP; a tolerated
- *               failure in a job with hold-on-shrink waits in CLEANUP
- *               (`hold`) until the client's `resume` starts the shells
+ *               tolerated, or ok): prolog-finish (STARTING), then start
+ *               (RUN), cleanup (CLEANUP) or, after a tolerated failure in
+ *               a job with hold-on-shrink, `hold` (HELD)
+ *   HELD     -> the client's `resume` starts the shells; a fatal
+ *               exception cleans the held ranks up instead
  *   RUN      -> when every shell is done: finish, cleanup of the run ranks
  *   CLEANUP  -> epilogs; releases paced by release-after; the final
  *               release and clean once every rank is done
@@ -636,6 +638,25 @@ done:
     return rc;
 }
 
+/* A journal cut between prolog-finish and what follows it (cairnd never
+ * writes one: they are one batch): the ranks not in cleanup start, or are
+ * cleaned up after a fatal exception. */
+static int
+starting_resume (struct job *job, const struct job_ctx *ctx, json_t *out)
+{
+    struct idset *rest = idset_copy (job->all);
+    int rc = -1;
+    if (!rest)
+        return -1;
+    idset_subtract (rest, job->cleanup);
+    if (job->fatal)
+        rc = emit_cleanup (job, ctx, out, rest);
+    else
+        rc = start_shells (job, ctx, out, rest);
+    idset_destroy (rest);
+    return rc;
+}
+
 static int step_once (struct job *job, const struct job_ctx *ctx, json_t *out)
 {
     const struct exec_config *ec = &job->cfg.exec;
@@ -677,14 +698,17 @@ static int step_once (struct job *job, const struct job_ctx *ctx, json_t *out)
         if (job->nactive[PHASE_SHELL] == 0)
             return run_finish (job, ctx, out);
         return 0;
+    case JOB_STARTING:
+        /* prolog_conclude went on in the same decision; only a damaged
+         * journal ends here: go on as it would have */
+        return starting_resume (job, ctx, out);
+    case JOB_HELD:
+        if (job->fatal) /* canceled while held: no shell ever ran */
+            return emit_cleanup (job, ctx, out, job->held);
+        if (job->resumed)
+            return start_shells (job, ctx, out, job->held);
+        return 0;
     case JOB_CLEANUP:
-        if (!idset_empty (job->held) && !job->started &&
-            !idset_is_subset (job->held, job->cleanup)) {
-            if (job->fatal) /* canceled while held: no shell ever ran */
-                return emit_cleanup (job, ctx, out, job->held);
-            if (job->resumed)
-                return start_shells (job, ctx, out, job->held);
-        }
         if (job->fatal && job->cfg.epilog.cancel_on_exception &&
             terminate_phase (job, ctx, out, PHASE_EPILOG, ec->term_signal,
                              "terminate") < 0)

@@ -128,7 +128,7 @@ event_key() {
         and .active and .ranks == "0-1" and .released == ""'
     run cairn jobs --state bogus
     [ "$status" -eq 2 ]
-    [[ "$output" == *"--state: expected new, prolog, run, cleanup, done or invalid, got 'bogus'"* ]]
+    [[ "$output" == *"--state: expected new, prolog, starting, held, run, cleanup, done or invalid, got 'bogus'"* ]]
     cairn cancel 12
     run_bg_wait
 }

@@ -73,9 +73,9 @@ man_commands() {
     done
 }
 
-@test "cairn-journal(5) documents every event of the fold table" {
-    names=$(grep -o '{"[a-z-]*", fold_[a-z_]*' "$S/src/core/job.c" \
-        | sed 's/{"\([a-z-]*\)".*/\1/')
+@test "cairn-journal(5) documents every event of the transition table" {
+    names=$(grep -o 'X (JOB_EV_[A-Z_]*, "[a-z-]*"' "$S/src/core/job.h" \
+        | sed 's/.*"\([a-z-]*\)"/\1/')
     [ "$(echo "$names" | wc -l)" -ge 20 ]
     for n in $names; do
         plain cairn-journal.5 | grep -q "^\.B[RI]* $n\b" \

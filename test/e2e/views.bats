@@ -164,7 +164,7 @@ cairn jobs: no job 999 (ƒJE) in the journal of $STATEDIR
     [ "$output" = 23 ]
     run cairn jobs --state bogus
     [ "$status" -eq 2 ]
-    [[ "$output" == *"--state: expected new, prolog, run, cleanup, done or invalid, got 'bogus'"* ]]
+    [[ "$output" == *"--state: expected new, prolog, starting, held, run, cleanup, done or invalid, got 'bogus'"* ]]
     cairn cancel 23
 }
 

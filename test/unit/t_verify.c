@@ -375,8 +375,19 @@ static void test_order (void)
     pexit (l, X1, 0);
     release (l, "0-1", true);
     add (l, "finish", "{s:i}", "status", 0);
-    one_problem (run (l), 6, "finish after the final release (seq 5)",
-                 "finish after the final release");
+    /* the fold refuses a final release before finish (job.h's table) */
+    int n = run (l);
+    is_int (n, 2, "finish after the final release: two problems");
+    if (n != 2)
+        dump_problems ();
+    is_int (pseq (0), 5, "the final release in run: at seq 5");
+    like (ptext (0),
+          "job_apply refuses release: release: a final release "
+          "in state run",
+          "the final release in run: says so");
+    is_int (pseq (1), 6, "finish after the final release: at seq 6");
+    like (ptext (1), "finish after the final release (seq 5)",
+          "finish after the final release: says so");
 
     l = list_whole ();
     json_array_insert (l, 5, json_array_get (l, 5));
@@ -403,9 +414,15 @@ static void test_order (void)
 
     l = list_whole ();
     json_array_remove (l, find (l, "finish", 0));
-    one_problem (run (l), 7,
-                 "clean, but the job started (seq 1) and never finished",
-                 "clean without finish");
+    n = run (l);
+    is_int (n, 4, "clean without finish: four problems");
+    if (n != 4)
+        dump_problems ();
+    is_int (pseq (0), 5, "clean without finish: cleanup in run at seq 5");
+    like (ptext (0), "job_apply refuses cleanup: event cleanup in state run",
+          "clean without finish: the fold says so");
+    like (ptext (3), "clean, but the job started (seq 1) and never finished",
+          "clean without finish: says so");
 
     l = list_new (false);
     add (l, "start", "{}");
