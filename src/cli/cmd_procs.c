@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/testenv.h"
 #include "cli/cmd_journal.h"
 #include "core/jobid.h"
 #include "supervise/procfs.h"
@@ -334,7 +335,7 @@ static int cmd_procs (struct cli *cli, int argc, char **argv)
     };
     static const char *const headers[] = {"EXECID", "PID",   "JOB",  "RANKS",
                                           "PHASE",  "STATE", "ALIVE"};
-    struct alive a = {.procroot = getenv ("CAIRN_PROCROOT")};
+    struct alive a = {.procroot = getenv (TESTENV_PROCROOT)};
     struct cairn_error err = {{0}};
     struct nodeprocs np = {0};
     struct jcli jc = {0};
@@ -362,7 +363,7 @@ static int cmd_procs (struct cli *cli, int argc, char **argv)
         return 1;
     if (jcli_open (&jc, cli, false) < 0)
         goto done;
-    a.have_bootid = procfs_bootid (getenv ("CAIRN_BOOTID_FILE"), a.bootid,
+    a.have_bootid = procfs_bootid (getenv (TESTENV_BOOTID_FILE), a.bootid,
                                    sizeof (a.bootid)) == 0;
     a.same_uid = stat (jc.statedir, &sb) == 0 && sb.st_uid == geteuid ();
     np.statedir = jc.statedir;

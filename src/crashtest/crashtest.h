@@ -3,7 +3,7 @@
  * cairn-crashtest runs workloads described by scenario files (JSON)
  * through a real cairnd, kills the daemon at named crash points or at
  * random times, restarts it, drives the client until every job has its
- * final release, and then checks the invariants of DESIGN.md against the
+ * final release, and then checks the invariants of TESTING.md against the
  * journal, the client's transcript and the run log the scenario's commands
  * append to. See TESTING.md for the command line and the scenario format.
  *

@@ -263,11 +263,9 @@ static int daemon_down (struct ct_run *r, const char *why)
 
 /* ---- responses ---- */
 
-/* PROTOCOL.md: `since` is "the number of responses the client already has
- * for this job": every response but `reattached`, which answers the
- * reattach request itself. */
-/* cairnd's `since` counts every response but `reattached` and `start`
- * (a client that first reattached never got a `start` to count). */
+/* cairnd's `since` (cairn-protocol(7), "Reattach") counts every response
+ * but `reattached` and `start` (a client that first reattached never got a
+ * `start` to count). */
 static bool counts_for_since (const char *type)
 {
     return strcmp (type, "reattached") != 0 && strcmp (type, "start") != 0;

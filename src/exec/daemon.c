@@ -23,9 +23,12 @@
 #include <unistd.h>
 #include <uuid/uuid.h>
 
+#include "core/testenv.h"
 #include "core/eventlog.h"
 #include "core/hostlist.h"
 #include "exec/daemon_private.h"
+#include "exec/outbox.h"
+#include "exec/runner.h"
 #include "util/dircheck.h"
 #include "supervise/exitfile.h"
 #include "util/log.h"
@@ -341,44 +344,51 @@ static void log_event (struct jobentry *je, const char *name, json_t *ctx)
     }
 }
 
-/* Carry out what committed events ask for. Spawns and signals go first so
- * that a `start` response means the shells are on their way. */
+/* Carry out what committed events ask for (job.h's effect column).
+ * Spawns and signals go first so that a `start` response means the shells
+ * are on their way. */
 static void effects (struct jobentry *je, json_t *events)
 {
     size_t i;
     json_t *entry;
     const char *name;
     json_t *ctx;
-    const char *execid;
 
     json_array_foreach (events, i, entry)
     {
         if (eventlog_entry_parse (entry, NULL, &name, &ctx) < 0 || !ctx)
             continue;
-        execid = json_string_value (json_object_get (ctx, "execid"));
-        bool remote = remote_owns (je->d, execid);
-        if (strcmp (name, "proc-intent") == 0 ||
-            strcmp (name, "proc-unstarted") == 0)
-            (void)proc_spawn (je, execid); /* or asks its node */
-        else if (strcmp (name, "proc-signal") == 0) {
-            int signum = json_integer_value (json_object_get (ctx, "signum"));
-            if (remote)
-                remote_signal (je, execid, signum);
-            else
-                proc_signal (je->d, execid, signum);
-        } else if (remote && (strcmp (name, "proc-exit") == 0 ||
-                              strcmp (name, "proc-fail") == 0 ||
-                              strcmp (name, "proc-lost") == 0))
-            remote_finished (je, execid);
-        else if (strcmp (name, "proc-exit") == 0 ||
-                 strcmp (name, "proc-fail") == 0)
-            proc_finished (je, execid, false);
-        else if (strcmp (name, "proc-lost") == 0)
-            proc_finished (je, execid, true);
-        else if (strcmp (name, "proc-late") == 0)
+        const char *execid =
+            json_string_value (json_object_get (ctx, "execid"));
+        enum job_effect effect = job_event_effect (job_event_of (name));
+        const struct job_proc *p = NULL;
+        if (effect == JOB_EFFECT_SPAWN || effect == JOB_EFFECT_SIGNAL ||
+            effect == JOB_EFFECT_ENDED || effect == JOB_EFFECT_LOST) {
+            if (!(p = job_proc_find (je->job, execid)))
+                continue; /* the fold knew it: cannot happen */
+        }
+        switch (effect) {
+        case JOB_EFFECT_SPAWN:
+            runner_of (je, p)->start (je, execid);
+            break;
+        case JOB_EFFECT_SIGNAL:
+            runner_of (je, p)->signal (
+                je, execid,
+                json_integer_value (json_object_get (ctx, "signum")));
+            break;
+        case JOB_EFFECT_ENDED:
+        case JOB_EFFECT_LOST:
+            runner_of (je, p)->finished (je, execid, effect == JOB_EFFECT_LOST);
+            break;
+        case JOB_EFFECT_LATE:
             remote_late (je, ctx);
-        else
+            break;
+        case JOB_EFFECT_NOTE:
             log_event (je, name, ctx);
+            break;
+        case JOB_EFFECT_NONE:
+            break;
+        }
     }
     json_array_foreach (events, i, entry)
     {
@@ -399,7 +409,13 @@ static void effects (struct jobentry *je, json_t *events)
         cairnd_timer_rearm (je);
 }
 
-static void journal_failed (struct cairnd *d, const char *why)
+/* The outbox's run of a job's committed events (OUTBOX_JOBS). */
+static void job_effects (void *arg, const char *key, int op, json_t *events)
+{
+    effects (arg, events);
+}
+
+void cairnd_journal_failed (struct cairnd *d, const char *why)
 {
     log_msg (LOG_ERR,
              "journal commit failed: %s; nothing of this batch was acted on; "
@@ -443,45 +459,63 @@ stage_drain (struct cairnd *d, const struct job *job, double t, json_t *ctx)
     return rc;
 }
 
-/* Append every dirty job's pending events to the journal batch. */
+/* Stage one job's pending events, and what they carry besides: the
+ * drains table, the active index, the users' quotas. 0, or -1 with errno
+ * (the batch is then abandoned: cairnd exits). */
+static int stage_job (void *arg)
+{
+    struct jobentry *je = arg;
+    struct cairnd *d = je->d;
+    size_t n = json_array_size (je->pending);
+    uint32_t seq = job_nevents (je->job) - (uint32_t)n;
+    size_t i;
+    json_t *entry;
+
+    json_array_foreach (je->pending, i, entry)
+    {
+        char *line = eventlog_entry_encode (entry);
+        const char *name = "";
+        double t = 0;
+        json_t *ctx = NULL;
+        if (!line)
+            return -1;
+        if (journal_append (d->journal, job_id (je->job), seq + (uint32_t)i,
+                            line, strlen (line)) < 0) {
+            free (line);
+            return -1;
+        }
+        (void)eventlog_entry_parse (entry, &t, &name, &ctx);
+        quota_staged (d, je->job, seq + (uint32_t)i, name, strlen (line));
+        free (line);
+        enum job_event ev = job_event_of (name);
+        if (ev == JOB_EV_DRAIN && stage_drain (d, je->job, t, ctx) < 0)
+            return -1;
+        if ((ev == JOB_EV_ACCEPT &&
+             journal_set_active (d->journal, job_id (je->job), true, 0) < 0) ||
+            (ev == JOB_EV_CLEAN &&
+             journal_set_active (d->journal, job_id (je->job), false, t) < 0))
+            return -1;
+    }
+    return 0;
+}
+
+/* Every dirty job's pending events into the journal batch, each job's
+ * effects into the outbox with them (O1). */
 static void stage (struct cairnd *d)
 {
-    for (struct jobentry *je = d->dirty; je; je = je->dirty_next) {
-        size_t n = json_array_size (je->pending);
-        uint32_t seq = job_nevents (je->job) - (uint32_t)n;
-        size_t i;
-        json_t *entry;
-        json_array_foreach (je->pending, i, entry)
-        {
-            char *line = eventlog_entry_encode (entry);
-            const char *name = "";
-            double t = 0;
-            if (!line) {
-                journal_failed (d, "cannot encode an event");
-                return;
-            }
-            if (journal_append (d->journal, job_id (je->job), seq + (uint32_t)i,
-                                line, strlen (line)) < 0) {
-                free (line);
-                journal_failed (d, strerror (errno));
-                return;
-            }
-            json_t *ctx = NULL;
-            (void)eventlog_entry_parse (entry, &t, &name, &ctx);
-            quota_staged (d, je->job, seq + (uint32_t)i, name, strlen (line));
-            free (line);
-            if (strcmp (name, "drain") == 0 &&
-                stage_drain (d, je->job, t, ctx) < 0) {
-                journal_failed (d, strerror (errno));
-                return;
-            }
-            if (strcmp (name, "accept") == 0)
-                (void)journal_set_active (d->journal, job_id (je->job), true,
-                                          0);
-            else if (strcmp (name, "clean") == 0)
-                (void)journal_set_active (d->journal, job_id (je->job), false,
-                                          t);
-        }
+    while (d->dirty) {
+        struct jobentry *je = d->dirty;
+        json_t *fresh = json_array ();
+        d->dirty = je->dirty_next;
+        je->dirty = false;
+        if (!fresh)
+            cairnd_journal_failed (d, "out of memory");
+        /* the effect takes the events staged from je->pending */
+        struct outbox_effect e = {
+            .fn = job_effects, .arg = je, .data = je->pending};
+        if (outbox_put (d->outbox, OUTBOX_JOBS, stage_job, je, &e) < 0)
+            cairnd_journal_failed (d, strerror (errno));
+        je->pending = fresh;
     }
 }
 
@@ -490,39 +524,26 @@ static void commit (struct cairnd *d)
     struct cairn_error err;
     if (journal_pending (d->journal) > 0) {
         if (journal_commit (d->journal, &err) < 0)
-            journal_failed (d, err.text);
+            cairnd_journal_failed (d, err.text);
         d->ncommits++;
         d->last_commit = ev_now (d->loop);
     }
 }
 
 /* Commit the turn's events, then act on them; repeat while acting produced
- * more events. */
+ * more events (outbox.h, O1-O5). */
 static void flush (struct cairnd *d)
 {
     ev_timer_stop (d->loop, &d->lazy_timer);
-    while (d->dirty || d->acks || node_busy (d) || remote_busy (d)) {
+    while (d->dirty || d->acks || outbox_busy (d->outbox)) {
         stage (d);
-        void *nodework = node_take (d); /* its records are in the batch */
-        void *remotework = remote_take (d);
+        struct outbox_batch *batch = outbox_take (d->outbox);
         if (!d->unsafe_effects_first)
             commit (d);
-        struct jobentry *list = d->dirty;
         struct ack *acks = d->acks;
-        d->dirty = NULL;
         d->acks = NULL;
         d->acks_tail = &d->acks;
-        while (list) {
-            struct jobentry *je = list;
-            list = je->dirty_next;
-            je->dirty = false;
-            json_t *events = je->pending;
-            je->pending = json_array ();
-            effects (je, events);
-            json_decref (events);
-        }
-        node_effects (d, nodework);
-        remote_effects (d, remotework);
+        outbox_run (batch);
         while (acks) {
             struct ack *a = acks;
             acks = a->next;
@@ -595,7 +616,7 @@ static void purge_cb_timer (struct ev_loop *loop, ev_timer *w, int revents)
     if (p.n > 0) {
         CRASHPOINT ("journal.purge");
         if (journal_commit (d->journal, &err) < 0)
-            journal_failed (d, err.text);
+            cairnd_journal_failed (d, err.text);
         log_msg (LOG_DEBUG,
                  "retention: purged %zu finished jobs (or node "
                  "records)",
@@ -636,7 +657,7 @@ static void reap_cb (struct ev_loop *loop, ev_timer *w, int revents)
  * instead of costing one of their own per answer of the supervisor. */
 static bool flush_can_wait (struct cairnd *d)
 {
-    if (!d->dirty || d->acks || node_busy (d) || remote_busy (d))
+    if (!d->dirty || d->acks || outbox_busy (d->outbox))
         return false;
     for (struct jobentry *je = d->dirty; je; je = je->dirty_next) {
         size_t i;
@@ -645,7 +666,7 @@ static bool flush_can_wait (struct cairnd *d)
         {
             const char *name = "";
             if (eventlog_entry_parse (entry, NULL, &name, NULL) < 0 ||
-                strcmp (name, "proc-spawn") != 0)
+                job_event_of (name) != JOB_EV_PROC_SPAWN)
                 return false;
         }
     }
@@ -945,77 +966,83 @@ static char *find_shim (const struct cairn_config *cfg)
     return strdup (CAIRN_LIBEXECDIR "/cairn-shim");
 }
 
-struct cairnd *cairnd_create (const struct cairn_config *cfg,
-                              const char *statedir,
-                              struct cairn_error *err)
+/* Phase 1: memory only — the config copy, the maps, the outbox. */
+static int create_memory (struct cairnd *d, struct cairn_error *err)
 {
-    struct cairnd *d = calloc (1, sizeof (*d));
     char path[4096];
 
-    if (!d)
-        return NULL;
-    d->lockfd = d->exitdir = d->xd.fd = -1;
-    d->acks_tail = &d->acks;
     d->uid = getuid ();
     d->t_start = cairnd_now ();
-    /* the whole config, so that no key is left behind a field copy */
-    if (config_copy (&d->cfg, cfg) < 0)
-        goto nomem;
-    if (!(d->statedir = strdup (statedir)) || !(d->shim = find_shim (cfg)) ||
-        !(d->jobs = hashmap_create ()) || !(d->watches = hashmap_create ()) ||
+    if (!(d->shim = find_shim (&d->cfg)) || !(d->jobs = hashmap_create ()) ||
+        !(d->watches = hashmap_create ()) ||
         !(d->conn_subs = hashmap_create ()) ||
-        !(d->ujobs = hashmap_create ()) || !(d->uusage = hashmap_create ()))
-        goto nomem;
-    snprintf (path, sizeof (path), "%s/cairn.sock", statedir);
+        !(d->ujobs = hashmap_create ()) || !(d->uusage = hashmap_create ()) ||
+        !(d->outbox = outbox_create ()))
+        return errset (err, ENOMEM, "out of memory");
+    snprintf (path, sizeof (path), "%s/cairn.sock", d->statedir);
     if (!(d->sockpath = strdup (path)))
-        goto nomem;
-    d->procroot = getenv ("CAIRN_PROCROOT");
-    d->bootid_path = getenv ("CAIRN_BOOTID_FILE");
-    crashpoint_init ();
+        return errset (err, ENOMEM, "out of memory");
+    d->procroot = getenv (TESTENV_PROCROOT);
+    d->bootid_path = getenv (TESTENV_BOOTID_FILE);
+    return 0;
+}
+
+/* Phase 2: the keeper and its first supervisor, forked before the lock,
+ * the journal, the socket or any pidfd exists (keeper.h). */
+static int create_keeper (struct cairnd *d, struct cairn_error *err)
+{
     /* First, before the lock, the journal, the socket or any pidfd exists:
      * see keeper.h. */
     if (access (d->shim, X_OK) < 0) {
         errprintf (err, "cairn-shim not found or not executable at %s: %s",
                    d->shim, strerror (errno));
-        goto error;
+        return -1;
     }
     if (!(d->keeper = keeper_create (d->shim, err)) ||
         !(d->spawner = spawner_create (d->keeper, err)))
-        goto error;
+        return -1;
+    return 0;
+}
+
+/* Phase 3: the boot id, the state dir (checked, locked), the journal,
+ * the exit dir, settled. */
+static int open_state (struct cairnd *d, struct cairn_error *err)
+{
     if (procfs_bootid (d->bootid_path, d->bootid, sizeof (d->bootid)) < 0) {
         errprintf (err, "cannot read the boot id: %s", strerror (errno));
-        goto error;
+        return -1;
     }
-    if (statedir_check (statedir, d->uid, err) < 0 ||
+    if (statedir_check (d->statedir, d->uid, err) < 0 ||
         statedir_lock (d, err) < 0)
-        goto error;
+        return -1;
     /* Users trust what answers there: no one else may be able to put
      * their own socket in its place (server_create replaces a stale one). */
-    if (cfg->public_socket &&
-        dir_check_parent (cfg->public_socket, d->uid, err) < 0) {
+    if (d->cfg.public_socket &&
+        dir_check_parent (d->cfg.public_socket, d->uid, err) < 0) {
         errprefix (err, "public-socket");
-        goto error;
+        return -1;
     }
     struct journal_opts jo = {.map_size = d->cfg.journal_max_size < (64 << 20)
                                               ? d->cfg.journal_max_size
                                               : 0,
                               .max_map_size = d->cfg.journal_max_size,
-                              .nosync = getenv ("CAIRN_BENCH_NOSYNC") != NULL};
-    if (!(d->journal = journal_open (statedir, &jo, err)))
-        goto error;
-    if (exitdir_open (statedir, cfg->run_dir, journal_instance (d->journal),
-                      d->bootid, d->uid, &d->xd, err) < 0)
-        goto error;
+                              .nosync = getenv (TESTENV_BENCH_NOSYNC) != NULL};
+    if (!(d->journal = journal_open (d->statedir, &jo, err)))
+        return -1;
+    if (exitdir_open (d->statedir, d->cfg.run_dir,
+                      journal_instance (d->journal), d->bootid, d->uid, &d->xd,
+                      err) < 0)
+        return -1;
     d->exitdir = d->xd.fd;
     if (keeper_exitdir (d->keeper, d->exitdir, err) < 0)
-        goto error;
+        return -1;
     if (exitdir_settle (&d->xd, false, err) < 0) {
         if (errno != EWOULDBLOCK)
-            goto error;
+            return -1;
         log_msg (LOG_INFO, "waiting for a start the last cairnd asked for "
                            "(its command's exec) to finish");
         if (exitdir_settle (&d->xd, true, err) < 0)
-            goto error;
+            return -1;
     }
     if (!d->xd.trusted)
         log_msg (LOG_INFO,
@@ -1023,9 +1050,16 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
                  "no start marker and no exit status is lost, not started "
                  "again",
                  d->xd.path);
+    return 0;
+}
+
+/* Phase 4: the event loop, its watchers and timers; the process-wide
+ * settings (subreaper, descriptor limit, test switches). */
+static int setup_loop (struct cairnd *d, struct cairn_error *err)
+{
     if (!(d->loop = ev_loop_new (EVFLAG_SIGNALFD | EVFLAG_NOSIGMASK))) {
         errset (err, ENOMEM, "cannot create the event loop");
-        goto error;
+        return -1;
     }
     ev_prepare_init (&d->prepare, prepare_cb);
     d->prepare.data = d;
@@ -1063,12 +1097,11 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
         rl.rlim_cur = rl.rlim_max;
         (void)setrlimit (RLIMIT_NOFILE, &rl);
     }
-    d->unsafe_effects_first =
-        getenv ("CAIRN_TEST_UNSAFE_EFFECTS_FIRST") != NULL;
+    d->unsafe_effects_first = getenv (TESTENV_UNSAFE_EFFECTS_FIRST) != NULL;
     if (d->unsafe_effects_first)
         log_msg (LOG_WARNING, "CAIRN_TEST_UNSAFE_EFFECTS_FIRST: acting before "
                               "committing; for testing the crash harness only");
-    d->test_clock_skew = getenv ("CAIRN_TEST_CLOCK_SKEW") != NULL;
+    d->test_clock_skew = getenv (TESTENV_CLOCK_SKEW) != NULL;
     if (isfinite (d->cfg.journal_retention)) {
         double every = d->cfg.journal_retention / 10;
         every = every < 1 ? 1 : every > 60 ? 60 : every;
@@ -1076,15 +1109,21 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
         d->purge_timer.data = d;
         ev_timer_start (d->loop, &d->purge_timer);
     }
+    return 0;
+}
 
-    if (cgroup_setup (d, cfg, err) < 0)
-        goto error;
+/* Phase 5: cgroups, the role, reconciliation and the first commit,
+ * the users' quotas, the exit dir sealed. */
+static int recover (struct cairnd *d, struct cairn_error *err)
+{
+    if (cgroup_setup (d, &d->cfg, err) < 0)
+        return -1;
     if (d->cfg.role_node ? node_create (d) : remote_create (d)) {
         errset (err, ENOMEM, "out of memory");
-        goto error;
+        return -1;
     }
     if ((d->node ? node_reconcile (d, err) : reconcile (d, err)) < 0)
-        goto error;
+        return -1;
     flush (d); /* what replay decided is committed before we listen */
     reconcile_sweep_exits (d);
     /* the users' quotas: a count that fails is made again at the next
@@ -1092,13 +1131,18 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
      * Without a public socket no user can reach us (the state dir is
      * 0700): no count, which reads every job record of the journal. */
     struct cairn_error qerr = {{0}};
-    if (!d->node && cfg->public_socket && quota_count (d, &qerr) < 0)
+    if (!d->node && d->cfg.public_socket && quota_count (d, &qerr) < 0)
         log_msg (LOG_WARNING, "quota: %s", qerr.text);
     /* Unsealed is safe: the next start is as careful as this one was. */
     struct cairn_error serr = {{0}};
     if (exitdir_seal (&d->xd, d->bootid, &serr) < 0)
         log_msg (LOG_WARNING, "%s", serr.text);
+    return 0;
+}
 
+/* Phase 6: the sockets, and the line that says cairnd is up. */
+static int listen_sockets (struct cairnd *d, struct cairn_error *err)
+{
     struct server_limits lim = {
         .max_request_size = d->cfg.max_request_size,
         .max_output = 0,
@@ -1111,19 +1155,19 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
                              .disconnect = service_disconnect,
                              .busy = service_busy};
     if (!(d->server = server_create (d->loop, d->sockpath, &lim, &ops, d, err)))
-        goto error;
+        return -1;
     /* The state dir stays 0700 (journal, exit records, the service's
      * socket); users reach cairnd through a second socket of their own,
      * where every request is judged by its peer's uid (service.c). */
-    if (cfg->public_socket) {
+    if (d->cfg.public_socket) {
         lim.socket_mode = 0666;
-        if (!(d->public_server = server_create (d->loop, cfg->public_socket,
+        if (!(d->public_server = server_create (d->loop, d->cfg.public_socket,
                                                 &lim, &ops, d, err))) {
             errprefix (err, "public-socket");
-            goto error;
+            return -1;
         }
         log_msg (LOG_INFO, "listening for every local user on %s",
-                 cfg->public_socket);
+                 d->cfg.public_socket);
     }
     if (d->uid == 0)
         log_msg (LOG_INFO, "running as root: each job's shells run as the "
@@ -1140,9 +1184,33 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
         log_msg (LOG_INFO, "listening on %s (journal %s, %zu active jobs)",
                  d->sockpath, journal_instance (d->journal),
                  hashmap_count (d->jobs));
+    return 0;
+}
+
+/* cairnd_create in named phases, in this order (each -1 with err). */
+struct cairnd *cairnd_create (const struct cairn_config *cfg,
+                              const char *statedir,
+                              struct cairn_error *err)
+{
+    struct cairnd *d = calloc (1, sizeof (*d));
+
+    if (!d)
+        return NULL;
+    d->lockfd = d->exitdir = d->xd.fd = -1;
+    d->acks_tail = &d->acks;
+    /* the whole config, so that no key is left behind a field copy */
+    if (config_copy (&d->cfg, cfg) < 0 || !(d->statedir = strdup (statedir))) {
+        errset (err, ENOMEM, "out of memory");
+        goto error;
+    }
+    if (create_memory (d, err) < 0)
+        goto error;
+    crashpoint_init ();
+    if (create_keeper (d, err) < 0 || open_state (d, err) < 0 ||
+        setup_loop (d, err) < 0 || recover (d, err) < 0 ||
+        listen_sockets (d, err) < 0)
+        goto error;
     return d;
-nomem:
-    errset (err, ENOMEM, "out of memory");
 error:
     cairnd_destroy (d);
     return NULL;
@@ -1186,6 +1254,7 @@ void cairnd_destroy (struct cairnd *d)
         json_decref (a->payload);
         free (a);
     }
+    outbox_destroy (d->outbox);
     if (d->loop) {
         ev_prepare_stop (d->loop, &d->prepare);
         ev_io_stop (d->loop, &d->keeper_watch);

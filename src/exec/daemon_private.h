@@ -53,6 +53,7 @@ struct jobentry {
 };
 
 struct nproc;  /* a node-role cairnd's process (node.c) */
+struct outbox; /* outbox.h */
 struct remote; /* rank 0's processes on other nodes (remote.c) */
 struct node;   /* a node-role cairnd's state (node.c) */
 
@@ -121,7 +122,8 @@ struct cairnd {
     struct hashmap *conn_subs; /* conn_id -> connsubs (with streams only) */
     struct remote *remote;     /* exec role: processes on other nodes */
     struct node *node;         /* node role (cfg.role_node), else NULL */
-    struct jobentry *dirty;
+    struct jobentry *dirty;    /* jobs with events to stage this turn */
+    struct outbox *outbox;     /* effects waiting for the commit */
     struct ack *acks;
     struct ack **acks_tail;
     ev_prepare prepare;
@@ -206,6 +208,10 @@ void cairnd_spawner_lost (struct cairnd *d) __attribute__ ((noreturn));
 /* ENDED notices may wait in the spawner's queue: look at them next turn. */
 void cairnd_spawner_poke (struct cairnd *d);
 bool cairnd_journal_full (struct cairnd *d);
+/* The journal could not stage or commit this turn's batch: log why and
+ * exit with CAIRND_EXIT_JOURNAL, acting on none of it (outbox.h, O3). */
+void cairnd_journal_failed (struct cairnd *d, const char *why)
+    __attribute__ ((noreturn));
 
 /* daemon_quota.c: the unprivileged clients' quotas (issue 30) */
 
@@ -282,6 +288,7 @@ int shim_start (struct cairnd *d,
 /* Why a process whose shim ended without an exit record is lost
  * (shim_status: its wait status, or -1 when it was not our child). */
 void shim_gone_note (char *buf, size_t len, int shim_status, pid_t pid);
+/* Start a job's intent here (runner_local, runner.h). */
 int proc_spawn (struct jobentry *je, const char *execid);
 int watch_add (struct cairnd *d,
                struct jobentry *je,
@@ -321,8 +328,6 @@ bool service_busy (struct conn *c, void *arg);
 
 int remote_create (struct cairnd *d);
 void remote_destroy (struct cairnd *d);
-/* Does rank 0 run execid through a node? */
-bool remote_owns (struct cairnd *d, const char *execid);
 /* A remote process of je not done after a replay: ask its node about it
  * (node-exec is idempotent) once a relay is there. */
 int remote_track (struct jobentry *je, const char *execid);
@@ -334,11 +339,6 @@ void remote_finished (struct jobentry *je, const char *execid);
 /* A committed proc-late: the node may forget it. */
 void remote_late (struct jobentry *je, json_t *ctx);
 void remote_conn_gone (struct cairnd *d, struct conn *c);
-/* node-acks queued for after the commit of this turn's batch, as
- * node_take/node_effects below. */
-bool remote_busy (const struct cairnd *d);
-void *remote_take (struct cairnd *d);
-void remote_effects (struct cairnd *d, void *work);
 void req_node_relay (struct cairnd *d,
                      struct conn *c,
                      int64_t matchtag,
@@ -360,11 +360,6 @@ void node_destroy (struct cairnd *d);
 int node_reconcile (struct cairnd *d, struct cairn_error *err);
 /* A watched process ended (shim_status as proc_collect's). */
 void node_collect (struct cairnd *d, struct nproc *np, int shim_status);
-/* Work queued since the last call, whose records are in the batch about
- * to be committed: node_effects() carries it out after the commit. */
-void *node_take (struct cairnd *d);
-void node_effects (struct cairnd *d, void *work);
-bool node_busy (const struct cairnd *d);
 /* Does the node need execid's exit records (not acknowledged yet)? */
 bool node_has (struct cairnd *d, const char *execid);
 /* Batch the removal of up to max records acknowledged before cutoff;
@@ -438,6 +433,10 @@ int proc_look (struct cairnd *d,
 
 /* reconcile.c */
 int reconcile (struct cairnd *d, struct cairn_error *err);
+/* Look at p, a job's process here, after the replay (runner_local). */
+int reconcile_local (struct jobentry *je,
+                     const struct job_proc *p,
+                     struct cairn_error *err);
 void reconcile_sweep_exits (struct cairnd *d);
 
 #endif /* CAIRN_DAEMON_PRIVATE_H */

@@ -1,8 +1,9 @@
 /* daemon_proc.c - starting, watching and signalling processes.
  *
- * Processes run under cairn-shim (DESIGN.md "Processes and the shim"). We
- * hold a pidfd per shim: it cannot be fooled by pid reuse, it tells us the
- * shim ended (readable), and it signals exactly that shim.
+ * Processes run under the node's supervisor (cairn-shim; doc/design.md
+ * "The life of a process"). We hold a pidfd per command: it cannot be
+ * fooled by pid reuse, it tells us the command ended (readable), and it
+ * signals exactly that process.
  */
 #include <errno.h>
 #include <grp.h>
@@ -702,10 +703,6 @@ int proc_spawn (struct jobentry *je, const char *execid)
 
     if (!p || p->state != PROC_INTENT)
         return 0;
-    if (job_proc_node (je->job, p) >= 0) {
-        remote_exec (je, execid);
-        return 0;
-    }
     if ((rc = job_proc_command (je->job, p, &argv, &cwd, &env)) < 0)
         errprintf (&err, "cannot build the command: %s", strerror (errno));
     else

@@ -2,7 +2,8 @@
  * it runs the processes a rank-0 cairnd asks for, and keeps no job.
  *
  * Each process is one record of the journal's nodeprocs table, keyed by
- * the execid rank 0 chose, written before anything is done: the intent
+ * the execid rank 0 chose, written before anything is done (each record
+ * and its effect go through the outbox, outbox.h): the intent
  * before the spawn, the pid after it, the end before it is reported. So a
  * `node-exec` sent again after any crash (of rank 0, of this cairnd, of a
  * broker between them) finds the record and is answered from it: nothing
@@ -24,6 +25,7 @@
 
 #include "core/utf8.h"
 #include "exec/daemon_private.h"
+#include "exec/outbox.h"
 #include "supervise/exitfile.h"
 #include "util/log.h"
 #include "supervise/procfs.h"
@@ -36,15 +38,10 @@ struct nproc {
     int64_t reply_mt;
 };
 
-enum nwork_type { NW_SPAWN, NW_PUSH, NW_REMOVE };
-struct nwork_item {
-    enum nwork_type type;
-    char execid[EXECID_LEN + 1];
-};
-struct nwork {
-    struct nwork_item *items;
-    size_t n, cap;
-};
+/* What a record's commit lets the node do (its outbox effect's op):
+ * spawn it, push its end to node-watch streams, kill what a lost one left
+ * and push its end, remove its exit records. */
+enum nwork_type { NW_SPAWN, NW_PUSH, NW_LOST, NW_REMOVE };
 
 struct watcher {
     struct watcher *next;
@@ -54,7 +51,6 @@ struct watcher {
 
 struct node {
     struct hashmap *procs; /* execid -> nproc */
-    struct nwork *work;    /* queued for after the next commit */
     struct watcher *watchers;
     char host[256];
 };
@@ -108,14 +104,6 @@ static void nproc_free (struct nproc *np)
     }
 }
 
-static void nwork_free (struct nwork *w)
-{
-    if (w) {
-        free (w->items);
-        free (w);
-    }
-}
-
 void node_destroy (struct cairnd *d)
 {
     struct node *n = d->node;
@@ -126,7 +114,6 @@ void node_destroy (struct cairnd *d)
     while ((np = hashmap_next (n->procs, &pos, NULL)))
         nproc_free (np);
     hashmap_destroy (n->procs);
-    nwork_free (n->work);
     while (n->watchers) {
         struct watcher *w = n->watchers;
         n->watchers = w->next;
@@ -136,28 +123,66 @@ void node_destroy (struct cairnd *d)
     d->node = NULL;
 }
 
-static void queue (struct node *n, enum nwork_type type, const char *execid)
+static void node_effect (void *arg, const char *execid, int op, json_t *data);
+
+struct staging {
+    struct cairnd *d;
+    const char *execid;
+    const char *rec; /* NULL: remove the record */
+};
+
+static int stage_rec (void *arg)
 {
-    struct nwork *w = n->work;
-    if (!w && !(w = n->work = calloc (1, sizeof (*w))))
-        goto nomem;
-    if (w->n == w->cap) {
-        size_t cap = w->cap ? w->cap * 2 : 16;
-        struct nwork_item *it = realloc (w->items, cap * sizeof (*it));
-        if (!it)
-            goto nomem;
-        w->items = it;
-        w->cap = cap;
+    struct staging *st = arg;
+    return journal_nodeproc (st->d->journal, st->execid, st->rec);
+}
+
+/* Journal np's record as it is now, with the commit of the turn's batch,
+ * and then do op (O1); op < 0: nothing. -1 with errno: nothing staged,
+ * nothing will be done. */
+static int rec_put_op (struct cairnd *d, struct nproc *np, int op)
+{
+    char *s = json_dumps (np->rec, JSON_COMPACT);
+    struct staging st = {d, np->execid, s};
+    struct outbox_effect e = {
+        .fn = node_effect, .arg = d, .key = np->execid, .op = op};
+    int rc;
+    if (!s) {
+        errno = ENOMEM;
+        return -1;
     }
-    w->items[w->n].type = type;
-    snprintf (w->items[w->n].execid, sizeof (w->items[w->n].execid), "%s",
-              execid);
-    w->n++;
-    return;
-nomem:
-    /* a push or a removal is redone by the next node-watch or node-ack; a
-     * spawn by the next node-exec, which finds the intent */
-    log_msg (LOG_ERR, "%s: out of memory queueing work", execid);
+    rc = outbox_put (d->outbox, OUTBOX_NODE, stage_rec, &st,
+                     op >= 0 ? &e : NULL);
+    free (s);
+    return rc;
+}
+
+/* rec_put_op where a failure leaves no way on but a restart, which judges
+ * the process again from the records on disk. */
+static void rec_put_or_exit (struct cairnd *d, struct nproc *np, int op)
+{
+    if (rec_put_op (d, np, op) < 0) {
+        char why[200];
+        snprintf (why, sizeof (why), "%s: cannot journal its record: %s",
+                  np->execid, strerror (errno));
+        cairnd_journal_failed (d, why);
+    }
+}
+
+static void rec_put (struct cairnd *d, struct nproc *np)
+{
+    rec_put_or_exit (d, np, -1);
+}
+
+/* op for a record on disk already (O2). */
+static void after (struct cairnd *d, struct nproc *np, enum nwork_type op)
+{
+    struct outbox_effect e = {
+        .fn = node_effect, .arg = d, .key = np->execid, .op = (int)op};
+    /* a lost push or removal is redone by the next node-watch or node-ack;
+     * a spawn by the next node-exec, which finds the intent */
+    if (outbox_after (d->outbox, OUTBOX_NODE, &e) < 0)
+        log_msg (LOG_ERR, "%s: out of memory queueing work", np->execid);
 }
 
 bool node_has (struct cairnd *d, const char *execid)
@@ -176,36 +201,14 @@ size_t node_purge (struct cairnd *d, double cutoff, size_t max)
         json_t *t = json_object_get (np->rec, "t_acked");
         if (!acked (np) || !t || json_number_value (t) >= cutoff)
             continue;
-        if (journal_nodeproc (d->journal, np->execid, NULL) < 0)
+        struct staging st = {d, np->execid, NULL};
+        if (outbox_put (d->outbox, OUTBOX_NODE, stage_rec, &st, NULL) < 0)
             break;
         hashmap_del (d->node->procs, np->execid);
         nproc_free (np);
         n++;
     }
     return n;
-}
-
-bool node_busy (const struct cairnd *d)
-{
-    return d->node && d->node->work && d->node->work->n > 0;
-}
-
-void *node_take (struct cairnd *d)
-{
-    struct nwork *w = d->node ? d->node->work : NULL;
-    if (d->node)
-        d->node->work = NULL;
-    return w;
-}
-
-/* Journal np's record as it is now (committed with the turn's batch). */
-static void rec_put (struct cairnd *d, struct nproc *np)
-{
-    char *s = json_dumps (np->rec, JSON_COMPACT);
-    if (!s || journal_nodeproc (d->journal, np->execid, s) < 0)
-        log_msg (LOG_ERR, "%s: cannot journal its record: %s", np->execid,
-                 strerror (errno));
-    free (s);
 }
 
 static void rec_set (struct nproc *np, const char *key, json_t *v)
@@ -230,16 +233,25 @@ static json_t *report (const struct node *n, const struct nproc *np)
     return o;
 }
 
+/* np ended (state, error): journal it, then do op (NW_PUSH, or NW_LOST). */
+static void end_as (struct cairnd *d,
+                    struct nproc *np,
+                    const char *state,
+                    const char *error,
+                    enum nwork_type op)
+{
+    rec_set (np, "state", json_string (state));
+    if (error)
+        rec_set (np, "error", json_string (error));
+    rec_put_or_exit (d, np, op);
+}
+
 static void end_with (struct cairnd *d,
                       struct nproc *np,
                       const char *state,
                       const char *error)
 {
-    rec_set (np, "state", json_string (state));
-    if (error)
-        rec_set (np, "error", json_string (error));
-    rec_put (d, np);
-    queue (d->node, NW_PUSH, np->execid);
+    end_as (d, np, state, error, NW_PUSH);
 }
 
 /* Output as a JSON string: bytes that are not UTF-8 become U+FFFD. */
@@ -291,8 +303,7 @@ void node_collect (struct cairnd *d, struct nproc *np, int shim_status)
                  "command: starting it again",
                  np->execid);
         rec_set (np, "state", json_string ("intent"));
-        rec_put (d, np);
-        queue (d->node, NW_SPAWN, np->execid);
+        rec_put_or_exit (d, np, NW_SPAWN);
         return;
     }
     char note[160];
@@ -300,14 +311,9 @@ void node_collect (struct cairnd *d, struct nproc *np, int shim_status)
         note, sizeof (note), shim_status,
         (pid_t)json_integer_value (json_object_get (np->rec, "pid")));
     /* what the shim started may outlive it: no user work runs on unseen
-     * (proc_finished does the same for a job's) */
-    CRASHPOINT ("exec.orphans.kill.before");
-    cgroup_reap (d, np->execid);
-    int k = procfs_kill_execid (d->procroot, np->execid, SIGKILL);
-    if (k > 0)
-        log_msg (LOG_WARNING, "%s: killed %d leftover process(es)", np->execid,
-                 k);
-    end_with (d, np, "lost", note);
+     * once the loss is committed (NW_LOST; proc_finished does the same for
+     * a job's) */
+    end_as (d, np, "lost", note, NW_LOST);
 }
 
 static void spawn (struct cairnd *d, struct nproc *np)
@@ -364,39 +370,44 @@ done:
     }
 }
 
-void node_effects (struct cairnd *d, void *work)
+/* The effect of a committed record (OUTBOX_NODE). */
+static void node_effect (void *arg, const char *execid, int op, json_t *data)
 {
-    struct nwork *w = work;
+    struct cairnd *d = arg;
     struct node *n = d->node;
+    struct nproc *np = hashmap_get (n->procs, execid);
 
-    for (size_t i = 0; w && i < w->n; i++) {
-        const char *execid = w->items[i].execid;
-        struct nproc *np = hashmap_get (n->procs, execid);
-        switch (w->items[i].type) {
-        case NW_SPAWN:
-            if (np)
-                spawn (d, np);
-            break;
-        case NW_PUSH:
-            if (!np || !is_end (state_of (np)) || acked (np))
-                break;
-            for (struct watcher *wt = n->watchers; wt; wt = wt->next) {
-                json_t *r = report (n, np);
-                CRASHPOINT ("node.push.before");
-                if (r && conn_respond (wt->conn, wt->matchtag, r) < 0)
-                    log_msg (LOG_WARNING, "%s: report to client %ju: %s",
-                             execid, (uintmax_t)conn_id (wt->conn),
-                             strerror (errno));
-                json_decref (r);
-            }
-            break;
-        case NW_REMOVE:
-            if (!np || acked (np))
-                (void)exitfile_remove (d->exitdir, execid);
-            break;
-        }
+    switch ((enum nwork_type)op) {
+    case NW_SPAWN:
+        if (np)
+            spawn (d, np);
+        break;
+    case NW_LOST: {
+        CRASHPOINT ("exec.orphans.kill.before");
+        cgroup_reap (d, execid);
+        int k = procfs_kill_execid (d->procroot, execid, SIGKILL);
+        if (k > 0)
+            log_msg (LOG_WARNING, "%s: killed %d leftover process(es)", execid,
+                     k);
     }
-    nwork_free (w);
+        /* fall through */
+    case NW_PUSH:
+        if (!np || !is_end (state_of (np)) || acked (np))
+            break;
+        for (struct watcher *wt = n->watchers; wt; wt = wt->next) {
+            json_t *r = report (n, np);
+            CRASHPOINT ("node.push.before");
+            if (r && conn_respond (wt->conn, wt->matchtag, r) < 0)
+                log_msg (LOG_WARNING, "%s: report to client %ju: %s", execid,
+                         (uintmax_t)conn_id (wt->conn), strerror (errno));
+            json_decref (r);
+        }
+        break;
+    case NW_REMOVE:
+        if (!np || acked (np))
+            (void)exitfile_remove (d->exitdir, execid);
+        break;
+    }
 }
 
 /* ---- requests ---- */
@@ -504,10 +515,17 @@ void req_node_exec (struct cairnd *d,
         conn_respond_error (c, matchtag, ENOMEM, "node-exec: out of memory");
         return;
     }
+    if (rec_put_op (d, np, NW_SPAWN) < 0) { /* O1: then it never runs */
+        int errnum = errno;
+        hashmap_del (d->node->procs, np->execid);
+        nproc_free (np);
+        conn_respond_error (c, matchtag, errnum,
+                            "node-exec: cannot journal its intent: %s",
+                            strerror (errnum));
+        return;
+    }
     np->reply = c;
     np->reply_mt = matchtag;
-    rec_put (d, np);
-    queue (d->node, NW_SPAWN, np->execid);
 }
 
 void req_node_signal (struct cairnd *d,
@@ -562,9 +580,17 @@ void req_node_ack (struct cairnd *d,
             continue;
         rec_set (np, "acked", json_true ());
         rec_set (np, "t_acked", json_real (cairnd_now ()));
-        rec_put (d, np); /* the whole record: the batch has its copy */
+        /* the whole record: the batch has its copy */
+        if (rec_put_op (d, np, NW_REMOVE) < 0) {
+            log_msg (LOG_WARNING,
+                     "%s: cannot journal its node-ack: %s "
+                     "(its end is reported again)",
+                     execid, strerror (errno));
+            json_object_del (np->rec, "acked");
+            json_object_del (np->rec, "t_acked");
+            continue;
+        }
         slim (np);
-        queue (d->node, NW_REMOVE, np->execid);
     }
     cairnd_ack (d, c, matchtag, json_object ());
 }
@@ -678,9 +704,9 @@ reconcile_one (struct cairnd *d, struct nproc *np, struct cairn_error *err)
                  spawned ? "again" : "now");
         if (spawned) {
             rec_set (np, "state", json_string ("intent"));
-            rec_put (d, np);
-        }
-        queue (d->node, NW_SPAWN, np->execid);
+            rec_put_or_exit (d, np, NW_SPAWN);
+        } else
+            after (d, np, NW_SPAWN); /* the intent is on disk */
         break;
     case LOOK_LOST:
         log_msg (LOG_WARNING, "%s: %s", np->execid, look.why);

@@ -2,8 +2,8 @@
  *
  * First a pure replay: every active job's events are folded back into its
  * state. Then, and only then, the live system is consulted, once per
- * process the journal believes is not done (DESIGN.md "Restart and
- * reconciliation"; the judgement is proc_look's, proclook.c). A process
+ * process the journal believes is not done (doc/design.md "Reconciliation at
+ * restart"; the judgement is proc_look's, proclook.c). A process
  * that runs on another node (multinode) is asked about instead
  * (remote.c).
  *
@@ -23,6 +23,7 @@
 
 #include "core/eventlog.h"
 #include "exec/daemon_private.h"
+#include "exec/runner.h"
 #include "supervise/exitfile.h"
 #include "util/log.h"
 #include "supervise/procfs.h"
@@ -90,9 +91,9 @@ static int adopt (struct jobentry *je,
     return 0;
 }
 
-static int reconcile_proc (struct jobentry *je,
-                           const struct job_proc *p,
-                           struct cairn_error *err)
+int reconcile_local (struct jobentry *je,
+                     const struct job_proc *p,
+                     struct cairn_error *err)
 {
     struct cairnd *d = je->d;
     char execid[EXECID_LEN + 1];
@@ -103,8 +104,6 @@ static int reconcile_proc (struct jobentry *je,
 
     /* p may move when decisions below add processes: copy what we need */
     snprintf (execid, sizeof (execid), "%s", p->execid);
-    if (job_proc_node (je->job, p) >= 0)
-        return remote_track (je, execid);
     if (proc_look (d, execid, spawned, p->pid, p->starttime, p->bootid, &look,
                    err) < 0)
         return errprefix (err, "job %s", je->key);
@@ -196,7 +195,8 @@ int reconcile (struct cairnd *d, struct cairn_error *err)
             /* the state as the journal has it: reconciling an intent
              * makes it running, and it must not be reconciled twice */
             enum proc_state state = p->state;
-            if (state != PROC_DONE && reconcile_proc (je, p, err) < 0)
+            if (state != PROC_DONE &&
+                runner_of (je, p)->reconcile (je, p, err) < 0)
                 return -1;
         }
     }

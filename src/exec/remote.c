@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "exec/daemon_private.h"
+#include "exec/outbox.h"
 #include "util/log.h"
 #include "journal/crashpoint.h"
 
@@ -65,8 +66,6 @@ struct remote {
     double relay_since;
     bool backlog; /* a message waited for room in the relay's queue */
     json_t *outq; /* node-ack and node-signal messages waiting for room */
-    json_t *after; /* [rank, execid] to acknowledge once this turn's
-                      batch is committed (remote_take, remote_effects) */
     ev_timer tick;
 };
 
@@ -85,7 +84,7 @@ int remote_create (struct cairnd *d)
         return -1;
     }
     r->d = d;
-    if (!(r->outq = json_array ()) || !(r->after = json_array ())) {
+    if (!(r->outq = json_array ())) {
         json_decref (r->outq);
         hashmap_destroy (r->procs);
         hashmap_destroy (r->nodes);
@@ -119,14 +118,8 @@ void remote_destroy (struct cairnd *d)
     hashmap_destroy (r->nodes);
     hashmap_destroy (r->gone);
     json_decref (r->outq);
-    json_decref (r->after);
     free (r);
     d->remote = NULL;
-}
-
-bool remote_owns (struct cairnd *d, const char *execid)
-{
-    return d->remote && execid && hashmap_get (d->remote->procs, execid);
 }
 
 static struct rnode *node_get (struct remote *r, uint32_t rank)
@@ -371,6 +364,12 @@ static void ack (struct remote *r, uint32_t rank, const char *execid)
                 true);
 }
 
+/* A node-ack whose cause is committed (OUTBOX_REMOTE). */
+static void ack_effect (void *arg, const char *execid, int rank, json_t *data)
+{
+    ack (arg, (uint32_t)rank, execid);
+}
+
 void remote_finished (struct jobentry *je, const char *execid)
 {
     struct remote *r = je->d->remote;
@@ -557,40 +556,11 @@ static void report_stale (struct cairnd *d,
         }
     }
     /* the end it repeats may be in this turn's batch, not yet on disk: the
-     * node may forget it only after the commit */
-    json_t *a = json_pack ("[I s]", (json_int_t)rank, execid);
-    if (!a || json_array_append_new (d->remote->after, a) < 0)
+     * node may forget it only after the commit (O2) */
+    struct outbox_effect e = {
+        .fn = ack_effect, .arg = d->remote, .key = execid, .op = (int)rank};
+    if (outbox_after (d->outbox, OUTBOX_REMOTE, &e) < 0)
         log_msg (LOG_ERR, "%s: cannot queue its node-ack", execid);
-}
-
-bool remote_busy (const struct cairnd *d)
-{
-    return d->remote && json_array_size (d->remote->after) > 0;
-}
-
-void *remote_take (struct cairnd *d)
-{
-    json_t *a;
-    if (!remote_busy (d))
-        return NULL;
-    a = d->remote->after;
-    if (!(d->remote->after = json_array ())) {
-        d->remote->after = a; /* out of memory: next turn */
-        return NULL;
-    }
-    return a;
-}
-
-void remote_effects (struct cairnd *d, void *work)
-{
-    json_t *a = work, *e;
-    size_t i;
-    json_array_foreach (a, i, e)
-    {
-        ack (d->remote, (uint32_t)json_integer_value (json_array_get (e, 0)),
-             json_string_value (json_array_get (e, 1)));
-    }
-    json_decref (a);
 }
 
 static char *capped (const char *s, size_t room, bool *trunc)

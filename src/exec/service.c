@@ -1,4 +1,4 @@
-/* service.c - RFC 32 requests (PROTOCOL.md) as cairnd serves them.
+/* service.c - RFC 32 requests (cairn-protocol(7)) as cairnd serves them.
  *
  * A request that changes a job is answered only after the events it caused
  * are committed (cairnd_ack), so a client is never told something a crash

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/testenv.h"
 #include "core/idset.h"
 #include "flux/adopt.h"
 #include "flux/fctx.h"
@@ -631,7 +632,7 @@ static void send_final (struct fjob *job)
  * finish and its release. */
 static bool release_held (void)
 {
-    const char *hold = getenv ("CAIRN_TEST_HOLD_RELEASE");
+    const char *hold = getenv (TESTENV_HOLD_RELEASE);
     return hold && *hold && access (hold, F_OK) == 0;
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/testenv.h"
 #include "journal/crashpoint.h"
 
 bool crashpoint_active;
@@ -63,7 +64,7 @@ void crashpoint_init (void)
 
     ncrash = 0;
     fault_name[0] = '\0';
-    if ((s = getenv ("CAIRN_CRASH_AT")) && *s) {
+    if ((s = getenv (TESTENV_CRASH_AT)) && *s) {
         char list[600], *save = NULL;
         snprintf (list, sizeof (list), "%s", s);
         for (char *it = strtok_r (list, ",", &save); it;
@@ -80,14 +81,14 @@ void crashpoint_init (void)
             crash[ncrash++].seen = 0;
         }
     }
-    if ((s = getenv ("CAIRN_FAULT")) && *s) {
+    if ((s = getenv (TESTENV_FAULT)) && *s) {
         if (parse_spec (s, fault_name, sizeof (fault_name), &fault_k,
                         &fault_errno) < 0) {
             fprintf (stderr, "cairn: ignoring malformed CAIRN_FAULT=%s\n", s);
             fault_name[0] = '\0';
         }
     }
-    if (count_fd < 0 && (s = getenv ("CAIRN_CRASH_COUNT")) && *s) {
+    if (count_fd < 0 && (s = getenv (TESTENV_CRASH_COUNT)) && *s) {
         count_fd = open (s, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
         if (count_fd < 0)
             fprintf (stderr, "cairn: CAIRN_CRASH_COUNT=%s: %s\n", s,
@@ -131,6 +132,13 @@ int fault_inject (const char *name)
     if (!crashpoint_active)
         return 0;
     crashpoint_pass (name);
+    return fault_only (name);
+}
+
+int fault_only (const char *name)
+{
+    if (!crashpoint_active)
+        return 0;
     if (fault_name[0] && strcmp (name, fault_name) == 0) {
         long seen = __atomic_add_fetch (&fault_seen, 1, __ATOMIC_RELAXED);
         if (fault_k == 0 || seen == fault_k)

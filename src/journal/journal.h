@@ -5,7 +5,7 @@
  * numbered 0, 1, 2... without gaps, plus a small job record and an index of
  * the jobs that are still active.
  *
- * Writing follows the write-ahead rule of DESIGN.md: journal_append(),
+ * Writing follows the write-ahead rule (doc/design.md): journal_append(),
  * journal_set_active() and journal_purge() only add operations to an
  * in-memory batch; journal_commit() writes the whole batch in one LMDB write
  * transaction and returns once it is durable. Either all of a batch is on

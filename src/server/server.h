@@ -1,7 +1,7 @@
 /* server.h - cairnd's unix-socket transport, on a libev loop.
  *
- * One JSON object per line ("\n"-terminated, compact), as in PROTOCOL.md:
- *   request:        {"topic": "start", "matchtag": 7, "payload": {...}}
+ * One JSON object per line ("\n"-terminated, compact), as in cairn-protocol(7),
+ * FRAMING: request:        {"topic": "start", "matchtag": 7, "payload": {...}}
  *   response:       {"matchtag": 7, "payload": {...}}
  *   error response: {"matchtag": 7, "errnum": 22, "errstr": "..."}
  *

@@ -47,6 +47,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/testenv.h"
 #include "supervise/shim_proto.h"
 #include "shim/shim.h"
 
@@ -193,7 +194,7 @@ int shim_drop_main (int argc, char *argv[])
     /* A test's stand-in for the user's SIGSTOP in this window (cairn-shim(8),
      * ENVIRONMENT): it stops only the user's own command. */
     for (char **e = env; *e; e++)
-        if (strcmp (*e, "CAIRN_TEST_STOP_AT_DROP=1") == 0)
+        if (strcmp (*e, TESTENV_STOP_AT_DROP "=1") == 0)
             raise (SIGSTOP);
     if (*cwd && chdir (cwd) < 0)
         fail ("chdir %s: %s", cwd, strerror (errno));

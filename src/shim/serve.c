@@ -54,6 +54,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/testenv.h"
 #include "util/hashmap.h"
 #include "supervise/shim_proto.h"
 #include "supervise/spawner_proto.h"
@@ -625,7 +626,7 @@ void shim_serve (int sock, pid_t cairnd)
     crashpoint_init ();
     (void)shim_cmd_init (); /* a failure shows in each --user start */
     fresh_setup ();
-    hold = getenv ("CAIRN_TEST_SPAWN_HOLD");
+    hold = getenv (TESTENV_SPAWN_HOLD);
     if (hold && !*hold)
         hold = NULL;
     if (setsid () < 0) /* out of cairnd's process group and session */

@@ -78,6 +78,28 @@ PY
 
 }
 
+@test "a node-exec whose intent cannot be journaled is refused and never runs" {
+    # the outbox's rule O1 (src/exec/outbox.h): the first record staged
+    # fails, so its spawn is never queued; the next node-exec works
+    cairnd_stop
+    rm -rf "$STATEDIR"
+    export CAIRN_FAULT=outbox.stage:1:28 # ENOSPC
+    cairnd_start '{"role": "node"}'
+    unset CAIRN_FAULT
+    run rpc node-exec "$(exec_req $X1 'echo run >>'"$T"'/count')"
+    [ "$status" -ne 0 ]
+    [ "$output" = "error 28 node-exec: cannot journal its intent: No space left on device" ]
+    sleep 0.5
+    [ ! -e "$T/count" ]
+    [ -z "$(node_record $X1)" ]
+    run rpc node-exec "$(exec_req $X1 'echo run >>'"$T"'/count')"
+    [ "$status" -eq 0 ]
+    run watch_reports 1
+    [ "$status" -eq 0 ]
+    echo "$output" | jq -e '.state == "ended" and .status == 0'
+    [ "$(cat "$T/count")" = run ]
+}
+
 @test "node-signal reaches the process; an unknown one is ENOENT" {
     run rpc node-exec "$(exec_req $X1 'exec sleep 60')"
     echo "$output" | jq -e '.state == "running"'

@@ -1,0 +1,49 @@
+/* runner.h - where a job's process runs, chosen once per process.
+ *
+ * A job's process runs either here, under this node's supervisor
+ * (runner_local: daemon_proc.c, reconcile.c), or on its rank's node
+ * through that node's cairnd (runner_remote: remote.c,
+ * DESIGN-MULTINODE.md). job_proc_node() decides, from the job's config
+ * snapshot alone, so a process has the same runner after any restart;
+ * runner_of() makes that choice, and every caller goes through the
+ * runner it returns (the model is flux-core job-exec's
+ * struct exec_implementation).
+ *
+ * Each operation is an effect of a committed event (doc/design.md, "The
+ * write-ahead rule"), except reconcile, which runs at startup after the
+ * replay and may emit events (into the job's pending events).
+ */
+#ifndef CAIRN_RUNNER_H
+#define CAIRN_RUNNER_H
+
+#include <stdbool.h>
+
+#include "core/error.h"
+#include "core/job.h"
+
+struct jobentry;
+
+struct runner {
+    const char *name; /* "local", "remote" */
+    /* A committed proc-intent or proc-unstarted: start the process. */
+    void (*start) (struct jobentry *je, const char *execid);
+    /* A committed proc-signal. */
+    void (*signal) (struct jobentry *je, const char *execid, int signum);
+    /* Its end is committed (lost: outcome unknown): forget it, remove
+     * what it left (exit records; a lost one's leftover processes). */
+    void (*finished) (struct jobentry *je, const char *execid, bool lost);
+    /* After a replay, p (not done) is looked at again: -1 with err when
+     * it could not be (cairnd does not start then). */
+    int (*reconcile) (struct jobentry *je,
+                      const struct job_proc *p,
+                      struct cairn_error *err);
+};
+
+extern const struct runner runner_local;
+extern const struct runner runner_remote;
+
+/* p's runner: runner_remote when job_proc_node() names a node. */
+const struct runner *runner_of (const struct jobentry *je,
+                                const struct job_proc *p);
+
+#endif /* CAIRN_RUNNER_H */
