@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <threads.h>
 
 #include "core/eventlog.h"
 #include "core/hostlist.h"
@@ -714,11 +715,39 @@ static const struct {
 #undef JOB_EV_ROW
 };
 
-enum job_event job_event_of (const char *name)
+/* The events in name order, for job_event_of's binary search: cairnd looks
+ * up every event it stages and acts on, and a scan of the table would
+ * cost it more than the rest of the lookup's caller. */
+static unsigned char by_name[JOB_EV_COUNT];
+static once_flag by_name_once = ONCE_FLAG_INIT;
+
+static int by_name_cmp (const void *a, const void *b)
+{
+    return strcmp (transitions[*(const unsigned char *)a].name,
+                   transitions[*(const unsigned char *)b].name);
+}
+
+static void by_name_init (void)
 {
     for (int i = 0; i < JOB_EV_COUNT; i++)
-        if (strcmp (transitions[i].name, name) == 0)
-            return (enum job_event)i;
+        by_name[i] = (unsigned char)i;
+    qsort (by_name, JOB_EV_COUNT, 1, by_name_cmp);
+}
+
+enum job_event job_event_of (const char *name)
+{
+    size_t lo = 0, hi = JOB_EV_COUNT;
+    call_once (&by_name_once, by_name_init);
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp (name, transitions[by_name[mid]].name);
+        if (c == 0)
+            return (enum job_event)by_name[mid];
+        if (c < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
     return JOB_EV_OTHER;
 }
 

@@ -305,6 +305,13 @@ static void test_names (void)
     for (int s = 0; s < NSTATES; s++)
         is_str (job_state_name ((enum job_state)s), want[s], "state %d is %s",
                 s, want[s]);
+    int found = 0;
+    for (int ev = 0; ev < JOB_EV_COUNT; ev++)
+        found += job_event_of (ev_names[ev]) == (enum job_event)ev;
+    is_int (found, JOB_EV_COUNT,
+            "job_event_of finds each of the table's names");
+    is_int (job_event_of ("zzz"), JOB_EV_OTHER, "a name after the last");
+    is_int (job_event_of (""), JOB_EV_OTHER, "the empty name");
     is_int (job_event_of ("frobnicate"), JOB_EV_OTHER,
             "a name cairn does not use is another service's");
     is_int (job_event_effect (job_event_of ("proc-intent")), JOB_EFFECT_SPAWN,
