@@ -18,6 +18,7 @@
 #include "core/rv1.h"
 #include "core/signame.h"
 #include "exec/daemon_private.h"
+#include "exec/outbox.h"
 #include "util/log.h"
 #include "exec/service_views.h"
 
@@ -625,8 +626,27 @@ static int drained_cb (uint32_t rank, const char *rec, size_t len, void *arg)
     return idset_set (arg, rank) < 0 ? -1 : 0;
 }
 
+struct undrain {
+    struct cairnd *d;
+    const struct idset *ranks;
+    size_t staged; /* ranks whose removal is in the batch */
+};
+
+static int stage_undrain (void *arg)
+{
+    struct undrain *u = arg;
+    for (uint32_t r = idset_first (u->ranks); r != IDSET_INVALID_ID;
+         r = idset_next (u->ranks, r), u->staged++)
+        if (journal_drain (u->d->journal, r, NULL) < 0)
+            return -1;
+    return 0;
+}
+
 /* undrain {ranks}: return drained ranks to service (cairn undrain). Every
- * rank must be drained; the reply waits for the commit. */
+ * rank must be drained; the reply waits for the commit (outbox.h, O5). A
+ * staging failure after some ranks were staged cannot be taken back out
+ * of the batch: cairnd exits then, as for a failed commit, and the
+ * restart finds every rank still drained. */
 static void
 req_undrain (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
 {
@@ -656,13 +676,14 @@ req_undrain (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload
         free (s);
         goto done;
     }
-    for (uint32_t r = idset_first (ranks); r != IDSET_INVALID_ID;
-         r = idset_next (ranks, r)) {
-        if (journal_drain (d->journal, r, NULL) < 0) {
-            conn_respond_error (c, matchtag, errno, "undrain: %s",
-                                strerror (errno));
-            goto done;
-        }
+    struct undrain u = {.d = d, .ranks = ranks};
+    if (outbox_put (d->outbox, OUTBOX_JOBS, stage_undrain, &u, NULL) < 0) {
+        char why[128];
+        snprintf (why, sizeof (why), "undrain: %s", strerror (errno));
+        if (u.staged > 0) /* in the batch, and no way to take them out */
+            cairnd_journal_failed (d, why);
+        conn_respond_error (c, matchtag, errno, "%s", why);
+        goto done;
     }
     cairnd_ack (d, c, matchtag, json_object ());
 done:
