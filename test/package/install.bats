@@ -99,6 +99,44 @@ need_installed() {
     [ -n "$(pkg_procs | grep /usr/sbin/cairnd)" ]
 }
 
+# README "Upgrades", with the same version standing in for the next one
+# (there is no earlier release to build yet): stop cairnd, install, start;
+# a job running throughout ends once, with its own status, and a site's
+# change to a conffile stays.
+@test "an upgrade while a job runs: stop, install, start; the job ends once with its status" {
+    need_installed
+    local c=/usr/bin/cairn sd=/var/lib/cairn id=4242 i
+    if [ -z "$(pkg_procs | grep /usr/sbin/cairnd)" ]; then
+        /usr/sbin/cairnd -c /etc/cairn/cairn.conf >"$BATS_TEST_TMPDIR/cairnd0.log" 2>&1 3>&- &
+        for i in $(seq 1 100); do [ -S $sd/cairn.sock ] && break; sleep 0.1; done
+    fi
+    sed -i 's/"max-jobs": 10000/"max-jobs": 9999/' /etc/cairn/cairn.conf
+    "$c" --statedir $sd run --detach --id $id -N 2 -- sh -c 'sleep 8; exit 7'
+    # the job's shells run under the old version's supervisor
+    for i in $(seq 1 100); do
+        "$c" --statedir $sd jobs -d -n --json $id | jq -e '.state == "run"' >/dev/null && break
+        sleep 0.1
+    done
+    start-stop-daemon --stop --quiet --exec /usr/sbin/cairnd --retry TERM/30
+    dpkg_wait -i "$DEBS"/cairn_*.deb
+    # the old supervisor runs on from the file the upgrade replaced
+    pkg_procs | grep -q '/usr/libexec/cairn/cairn-shim (deleted)'
+    grep -q '"max-jobs": 9999' /etc/cairn/cairn.conf
+    /usr/sbin/cairnd -c /etc/cairn/cairn.conf >"$BATS_TEST_TMPDIR/cairnd.log" 2>&1 3>&- &
+    for i in $(seq 1 300); do
+        "$c" --statedir $sd jobs -a -d -n --json $id 2>/dev/null \
+            | jq -e '.state == "done"' >/dev/null && break
+        sleep 0.1
+    done
+    cat "$BATS_TEST_TMPDIR/cairnd.log"
+    run "$c" --statedir $sd eventlog $id --json
+    echo "$output"
+    # one finish, with the shells' own status (exit 7: wait status 1792)
+    [ "$(jq -s '[.[] | select(.name == "finish")] | length' <<<"$output")" -eq 1 ]
+    [ "$(jq -s -r '.[] | select(.name == "finish") | .context.status' <<<"$output")" -eq 1792 ]
+    [ "$(jq -s '[.[] | select(.name == "exception")] | length' <<<"$output")" -eq 0 ]
+}
+
 @test "dpkg -r stops cairnd, and nothing of the packages is left running" {
     need_installed
     run dpkg_wait -r "${PKGS[@]}"
