@@ -67,6 +67,11 @@ need_installed() {
     # the test harness is out of users' PATH
     [ ! -e /usr/bin/cairn-crashtest ]
     [ -x /usr/libexec/cairn/cairn-crashtest ]
+    # and works from there, as cairn-crashtest(1) says, on its scenarios
+    run /usr/libexec/cairn/cairn-crashtest --cairnd /usr/sbin/cairnd \
+        --workdir "$BATS_TEST_TMPDIR" --reference /usr/share/cairn/crash/plain.json
+    echo "$output"
+    [ "$status" -eq 0 ]
 }
 
 @test "the README's Flux quick start runs a Flux job through the installed module" {
