@@ -25,7 +25,9 @@ if(FLUX_FOUND AND FLUX_IDSET_FOUND AND NOT SANITIZE)
   # cairn_core's functions to themselves, and export only mod_main.
   target_link_options(cairn-exec PRIVATE -Wl,-Bsymbolic
                       -Wl,--exclude-libs,ALL -Wl,--no-undefined)
-  install(TARGETS cairn-exec DESTINATION ${CMAKE_INSTALL_LIBDIR}/cairn)
+  # One directory for cairn's internal programs and its module, the path
+  # README and cairn-exec(8) give: /usr/libexec/cairn with prefix /usr.
+  install(TARGETS cairn-exec DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/cairn)
   # Flux's housekeeping command for cairn's partial release. Only the
   # client's sources, not cairn_core: libflux-idset has its own idset_*.
   add_executable(cairn-flux-housekeeping
@@ -33,6 +35,10 @@ if(FLUX_FOUND AND FLUX_IDSET_FOUND AND NOT SANITIZE)
     src/util/statedir.c src/core/error.c)
   target_link_libraries(cairn-flux-housekeeping PRIVATE PkgConfig::FLUX
                         PkgConfig::FLUX_IDSET PkgConfig::JANSSON m)
+  # Flux's housekeeping runs it with no LD_LIBRARY_PATH: keep the path of
+  # a flux-core outside the loader's directories (/opt/flux-core/lib).
+  set_target_properties(cairn-flux-housekeeping PROPERTIES
+                        INSTALL_RPATH_USE_LINK_PATH ON)
   install(TARGETS cairn-flux-housekeeping
           DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/cairn)
 elseif(SANITIZE)

@@ -37,5 +37,11 @@ file(GLOB CRASHTEST_SRC CONFIGURE_DEPENDS ${CRASHTEST}/*.c)
 if(TARGET cairn_exec AND CRASHTEST_SRC)
   add_executable(cairn-crashtest ${CRASHTEST_SRC})
   target_link_libraries(cairn-crashtest PRIVATE cairn_exec)
-  install(TARGETS cairn-crashtest DESTINATION ${CMAKE_INSTALL_BINDIR})
+  # A test harness, not a user's command: out of PATH (package cairn-tests),
+  # with its scenarios.
+  install(TARGETS cairn-crashtest
+          DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/cairn COMPONENT tests)
+  file(GLOB CRASH_SCENARIOS ${CMAKE_SOURCE_DIR}/test/crash/*.json)
+  install(FILES ${CRASH_SCENARIOS}
+          DESTINATION ${CMAKE_INSTALL_DATADIR}/cairn/crash COMPONENT tests)
 endif()

@@ -98,21 +98,24 @@ man_commands() {
     u=$S/etc/cairnd.service
     grep -qx 'KillMode=process' "$u"
     grep -qx 'Restart=on-failure' "$u"
-    grep -qx 'ExecStart=@CMAKE_INSTALL_FULL_SBINDIR@/cairnd -c /etc/cairn/cairn.conf' "$u"
+    grep -qx 'ExecStart=@CMAKE_INSTALL_FULL_SBINDIR@/cairnd -c @CMAKE_INSTALL_FULL_SYSCONFDIR@/cairn/cairn.conf' "$u"
     grep -qx 'WantedBy=multi-user.target' "$u"
 }
 
 @test "cmake --install installs the man pages, the unit and the example" {
     grep -q cairnd.service "$B/cmake_install.cmake" \
         || { echo "cmake/man.cmake is not included by CMakeLists.txt"; false; }
-    run cmake --install "$B" --prefix "$BATS_TEST_TMPDIR/inst"
+    # DESTDIR too: a build configured with prefix /usr installs the config
+    # to the absolute /etc/cairn, which --prefix does not move
+    run env DESTDIR="$BATS_TEST_TMPDIR/root" \
+        cmake --install "$B" --prefix "$BATS_TEST_TMPDIR/inst"
     [ "$status" -eq 0 ]
-    i=$BATS_TEST_TMPDIR/inst
+    i=$BATS_TEST_TMPDIR/root$BATS_TEST_TMPDIR/inst
     for p in $PAGES; do
         [ -f "$i/share/man/man${p##*.}/$p" ] || { echo "$p not installed"; false; }
     done
     [ -f "$i/share/doc/cairn/cairn.conf.example" ]
     unit=$i/lib/systemd/system/cairnd.service
-    grep -q '^ExecStart=/.*/cairnd -c /etc/cairn/cairn.conf$' "$unit"
+    grep -q '^ExecStart=/.*/cairnd -c /.*etc/cairn/cairn.conf$' "$unit"
     [ -z "$(grep @ "$unit")" ]
 }
