@@ -69,7 +69,8 @@ enum job_effect {
     JOB_EFFECT_ENDED,  /* forget the process, remove its exit records */
     JOB_EFFECT_LOST,   /* the same, after killing whatever it left */
     JOB_EFFECT_LATE,   /* a late report recorded: its node may forget it */
-    JOB_EFFECT_NOTE,   /* a line in cairnd's log (drains, exceptions) */
+    JOB_EFFECT_NOTE,   /* a line in cairnd's log (a job's accept and
+                        * clean, drains, exceptions) */
 };
 
 /* Sets of states, for the table's "from" column. */
@@ -92,7 +93,7 @@ enum job_effect {
  */
 #define JOB_TRANSITIONS(X)                                                     \
     /* decided by job_accept; from: no accept folded yet */                    \
-    X (JOB_EV_ACCEPT, "accept", JOB_IN (JOB_NEW), JOB_NEW, NONE, 0, 1)         \
+    X (JOB_EV_ACCEPT, "accept", JOB_IN (JOB_NEW), JOB_NEW, NOTE, 0, 1)         \
     /* step_once (new) */                                                      \
     X (JOB_EV_PROLOG_START, "prolog-start", JOB_IN (JOB_NEW), JOB_PROLOG,      \
        NONE, 0, 1)                                                             \
@@ -124,7 +125,7 @@ enum job_effect {
     /* releases; a final one only in cleanup */                                \
     X (JOB_EV_RELEASE, "release", JOB_AFTER_PROLOG, JOB_SAME, NONE, 1, 0)      \
     /* releases, after the final release */                                    \
-    X (JOB_EV_CLEAN, "clean", JOB_IN (JOB_CLEANUP), JOB_DONE, NONE, 0, 0)      \
+    X (JOB_EV_CLEAN, "clean", JOB_IN (JOB_CLEANUP), JOB_DONE, NOTE, 0, 0)      \
     /* emit_exception: job_raise, prolog_conclude, timeouts, losses */         \
     X (JOB_EV_EXCEPTION, "exception", JOB_LIVE, JOB_SAME, NOTE, 1, 0)          \
     /* emit_drain */                                                           \

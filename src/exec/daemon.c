@@ -26,6 +26,7 @@
 #include "core/testenv.h"
 #include "core/eventlog.h"
 #include "core/hostlist.h"
+#include "core/jobid.h"
 #include "exec/daemon_private.h"
 #include "exec/outbox.h"
 #include "exec/runner.h"
@@ -95,6 +96,10 @@ struct jobentry *cairnd_job_add (struct cairnd *d, struct job *job)
     je->d = d;
     je->job = job;
     snprintf (je->key, sizeof (je->key), "%ju", (uintmax_t)job_id (job));
+    char f58[JOBID_STRLEN];
+    if (jobid_encode_f58 (job_id (job), f58, sizeof (f58)) < 0)
+        f58[0] = '\0';
+    snprintf (je->name, sizeof (je->name), "%s (%s)", je->key, f58);
     ev_timer_init (&je->timer, timer_cb, 0, 0);
     je->timer.data = je;
     if (hashmap_put (d->jobs, je->key, je) < 0)
@@ -269,7 +274,7 @@ static void timer_cb (struct ev_loop *loop, ev_timer *w, int revents)
     struct job_ctx ctx;
     cairnd_ctx (je->d, &ctx);
     if (job_advance (je->job, &ctx, je->pending) < 0)
-        log_msg (LOG_ERR, "job %s: advance: %s", je->key, strerror (errno));
+        log_msg (LOG_ERR, "job %s: advance: %s", je->name, strerror (errno));
     if (json_array_size (je->pending) > 0)
         cairnd_dirty (je);
     else
@@ -318,8 +323,8 @@ respond_subs (struct jobentry *je, const json_t *entry, const char *name)
             continue;
         CRASHPOINT ("exec.respond.before");
         if (conn_respond (s->conn, s->matchtag, payload) < 0)
-            log_msg (LOG_WARNING, "job %s: response to client %ju: %s", je->key,
-                     (uintmax_t)conn_id (s->conn), strerror (errno));
+            log_msg (LOG_WARNING, "job %s: response to client %ju: %s",
+                     je->name, (uintmax_t)conn_id (s->conn), strerror (errno));
         CRASHPOINT ("exec.respond.after");
     }
     json_decref (payload);
@@ -327,6 +332,20 @@ respond_subs (struct jobentry *je, const json_t *entry, const char *name)
 
 static void log_event (struct jobentry *je, const char *name, json_t *ctx)
 {
+    enum job_event ev = job_event_of (name);
+    if (ev == JOB_EV_ACCEPT) {
+        char *ranks = idset_encode (job_ranks (je->job));
+        log_msg (LOG_INFO, "job %s: accepted: uid %u, rank(s) %s", je->name,
+                 (unsigned)job_userid (je->job), ranks ? ranks : "?");
+        free (ranks);
+        return;
+    }
+    if (ev == JOB_EV_CLEAN) {
+        log_msg (LOG_INFO, "job %s: clean: finish status %d%s", je->name,
+                 job_finish_status (je->job),
+                 job_finished (je->job) ? "" : " (it never started)");
+        return;
+    }
     if (strcmp (name, "drain") == 0) {
         const char *ranks = "", *reason = "", *hosts = NULL;
         (void)json_unpack (ctx, "{s?s s?s s?s}", "ranks", &ranks, "reason",
@@ -339,7 +358,7 @@ static void log_event (struct jobentry *je, const char *name, json_t *ctx)
         int sev = 0;
         (void)json_unpack (ctx, "{s?s s?i s?s}", "type", &type, "severity",
                            &sev, "note", &note);
-        log_msg (LOG_INFO, "job %s: exception %s severity %d%s%s", je->key,
+        log_msg (LOG_INFO, "job %s: exception %s severity %d%s%s", je->name,
                  type, sev, *note ? ": " : "", note);
     }
 }
@@ -1044,12 +1063,6 @@ static int open_state (struct cairnd *d, struct cairn_error *err)
         if (exitdir_settle (&d->xd, true, err) < 0)
             return -1;
     }
-    if (!d->xd.trusted)
-        log_msg (LOG_INFO,
-                 "%s: not sealed under this boot: a process with "
-                 "no start marker and no exit status is lost, not started "
-                 "again",
-                 d->xd.path);
     return 0;
 }
 
@@ -1124,6 +1137,13 @@ static int recover (struct cairnd *d, struct cairn_error *err)
     }
     if ((d->node ? node_reconcile (d, err) : reconcile (d, err)) < 0)
         return -1;
+    /* said where it matters: not on a state dir with nothing to look at */
+    if (!d->xd.trusted && (hashmap_count (d->jobs) > 0 || node_nprocs (d) > 0))
+        log_msg (LOG_INFO,
+                 "%s: not sealed under this boot: a process with "
+                 "no start marker and no exit status is lost, not started "
+                 "again",
+                 d->xd.path);
     flush (d); /* what replay decided is committed before we listen */
     reconcile_sweep_exits (d);
     /* the users' quotas: a count that fails is made again at the next

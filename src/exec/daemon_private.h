@@ -45,6 +45,7 @@ struct jobentry {
     struct cairnd *d;
     struct job *job;
     char key[24];    /* decimal id, the key in d->jobs */
+    char name[64];   /* "DECIMAL (ƒF58)", for the log */
     json_t *pending; /* events emitted this turn, not yet committed */
     bool dirty;      /* on d->dirty */
     struct jobentry *dirty_next;
@@ -360,6 +361,8 @@ void node_destroy (struct cairnd *d);
 int node_reconcile (struct cairnd *d, struct cairn_error *err);
 /* A watched process ended (shim_status as proc_collect's). */
 void node_collect (struct cairnd *d, struct nproc *np, int shim_status);
+/* How many process records the node holds (0 in the exec role). */
+size_t node_nprocs (struct cairnd *d);
 /* Does the node need execid's exit records (not acknowledged yet)? */
 bool node_has (struct cairnd *d, const char *execid);
 /* Batch the removal of up to max records acknowledged before cutoff;

@@ -255,7 +255,7 @@ void proc_collect (struct jobentry *je, const char *execid, int shim_status)
                                                 &elen, &etrunc);
         if (job_proc_exited (je->job, &ctx, execid, status, error, out, otrunc,
                              err, etrunc, je->pending) < 0)
-            log_msg (LOG_ERR, "job %s: exit of %s: %s", je->key, execid,
+            log_msg (LOG_ERR, "job %s: exit of %s: %s", je->name, execid,
                      strerror (errno));
         free (out);
         free (err);
@@ -270,16 +270,16 @@ void proc_collect (struct jobentry *je, const char *execid, int shim_status)
         snprintf (note, sizeof (note),
                   "the process (pid %d) ended before starting the command",
                   (int)p->pid);
-        log_msg (LOG_INFO, "job %s: %s: %s: starting it again", je->key, execid,
-                 note);
+        log_msg (LOG_INFO, "job %s: %s: %s: starting it again", je->name,
+                 execid, note);
         if (job_proc_unstarted (je->job, &ctx, execid, note, je->pending) < 0)
-            log_msg (LOG_ERR, "job %s: restart of %s: %s", je->key, execid,
+            log_msg (LOG_ERR, "job %s: restart of %s: %s", je->name, execid,
                      strerror (errno));
     } else {
         char note[160];
         shim_gone_note (note, sizeof (note), shim_status, p->pid);
         if (job_proc_lost (je->job, &ctx, execid, note, je->pending) < 0)
-            log_msg (LOG_ERR, "job %s: loss of %s: %s", je->key, execid,
+            log_msg (LOG_ERR, "job %s: loss of %s: %s", je->name, execid,
                      strerror (errno));
     }
     cairnd_dirty (je);
@@ -557,7 +557,7 @@ static void spawn_done (struct jobentry *je,
     struct job_ctx ctx;
 
     if (rc < 0) {
-        log_msg (LOG_WARNING, "job %s: %s: %s", je->key, execid, err->text);
+        log_msg (LOG_WARNING, "job %s: %s: %s", je->name, execid, err->text);
         cairnd_ctx (d, &ctx);
         (void)job_proc_failed (je->job, &ctx, execid, err->text, je->pending);
         cairnd_dirty (je);
@@ -575,7 +575,7 @@ static void spawn_done (struct jobentry *je,
     cairnd_ctx (d, &ctx);
     if (job_proc_spawned (je->job, &ctx, execid, st->pid, st->starttime,
                           d->bootid, je->pending) < 0)
-        log_msg (LOG_ERR, "job %s: spawn record: %s", je->key,
+        log_msg (LOG_ERR, "job %s: spawn record: %s", je->name,
                  strerror (errno));
     cairnd_dirty (je);
 }
@@ -776,7 +776,7 @@ void proc_finished (struct jobentry *je, const char *execid, bool lost)
         int n = procfs_kill_execid (je->d->procroot, execid, SIGKILL);
         if (n > 0)
             log_msg (LOG_WARNING, "job %s: %s: killed %d leftover process(es)",
-                     je->key, execid, n);
+                     je->name, execid, n);
     }
     (void)exitfile_remove (je->d->exitdir, execid);
 }

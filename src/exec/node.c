@@ -185,6 +185,11 @@ static void after (struct cairnd *d, struct nproc *np, enum nwork_type op)
         log_msg (LOG_ERR, "%s: out of memory queueing work", np->execid);
 }
 
+size_t node_nprocs (struct cairnd *d)
+{
+    return d->node ? hashmap_count (d->node->procs) : 0;
+}
+
 bool node_has (struct cairnd *d, const char *execid)
 {
     struct nproc *np = d->node ? hashmap_get (d->node->procs, execid) : NULL;

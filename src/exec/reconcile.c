@@ -76,7 +76,7 @@ static int adopt (struct jobentry *je,
 {
     struct job_ctx ctx;
     log_msg (LOG_DEBUG, "job %s: %s (pid %d) still running: watching it again",
-             je->key, p->execid, (int)look->pid);
+             je->name, p->execid, (int)look->pid);
     if (proc_watch (je, p->execid, look->pid, look->pidfd) < 0) {
         close (look->pidfd);
         return -1;
@@ -106,7 +106,7 @@ int reconcile_local (struct jobentry *je,
     snprintf (execid, sizeof (execid), "%s", p->execid);
     if (proc_look (d, execid, spawned, p->pid, p->starttime, p->bootid, &look,
                    err) < 0)
-        return errprefix (err, "job %s", je->key);
+        return errprefix (err, "job %s", je->name);
     cairnd_ctx (d, &ctx);
     switch (look.verdict) {
     case LOOK_EXITED:
@@ -115,7 +115,7 @@ int reconcile_local (struct jobentry *je,
     case LOOK_ALIVE:
         if (adopt (je, p, &look) < 0)
             return errprintf (err, "job %s: cannot watch %s again: %s",
-                              je->key, execid, strerror (errno));
+                              je->name, execid, strerror (errno));
         /* The last termination signal was journaled, but a crash may
          * have come before it was sent: send it again. Harmless if it
          * did arrive; the escalation clock is unchanged. */
@@ -123,7 +123,7 @@ int reconcile_local (struct jobentry *je,
             proc_signal (d, execid, signum);
         break;
     case LOOK_UNSTARTED:
-        log_msg (LOG_INFO, "job %s: %s: %s: starting it %s", je->key, execid,
+        log_msg (LOG_INFO, "job %s: %s: %s: starting it %s", je->name, execid,
                  look.why, spawned ? "again" : "now");
         if (!spawned) {
             CRASHPOINT ("reconcile.respawn");
@@ -133,7 +133,7 @@ int reconcile_local (struct jobentry *je,
             cairnd_dirty (je);
         break;
     case LOOK_LOST:
-        log_msg (LOG_WARNING, "job %s: %s: %s", je->key, execid, look.why);
+        log_msg (LOG_WARNING, "job %s: %s: %s", je->name, execid, look.why);
         (void)job_proc_lost (je->job, &ctx, execid, look.why, je->pending);
         cairnd_dirty (je);
         break;
@@ -205,7 +205,8 @@ int reconcile (struct cairnd *d, struct cairn_error *err)
         struct job_ctx ctx;
         cairnd_ctx (d, &ctx);
         if (job_advance (je->job, &ctx, je->pending) < 0)
-            log_msg (LOG_ERR, "job %s: advance: %s", je->key, strerror (errno));
+            log_msg (LOG_ERR, "job %s: advance: %s", je->name,
+                     strerror (errno));
         cairnd_dirty (je);
         cairnd_timer_rearm (je);
     }

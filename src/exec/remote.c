@@ -265,7 +265,7 @@ signal:
     goto done;
 nomem:
     log_msg (LOG_ERR, "job %s: %s: cannot build node-exec: out of memory",
-             je->key, rp->execid);
+             je->name, rp->execid);
 done:
     job_argv_free (argv);
     json_decref (env);
@@ -280,7 +280,7 @@ static void give_up (struct remote *r, struct rproc *rp, const char *why)
     char name[160], note[320];
     node_name (je, rp->rank, name, sizeof (name));
     snprintf (note, sizeof (note), "%s %s", name, why);
-    log_msg (LOG_WARNING, "job %s: %s: %s", je->key, rp->execid, note);
+    log_msg (LOG_WARNING, "job %s: %s: %s", je->name, rp->execid, note);
     rp->given_up = true;
     cairnd_ctx (r->d, &ctx);
     (void)job_proc_lost (je->job, &ctx, rp->execid, note, je->pending);
@@ -317,7 +317,7 @@ static struct rproc *track (struct jobentry *je, const char *execid)
 int remote_track (struct jobentry *je, const char *execid)
 {
     if (!track (je, execid)) {
-        log_msg (LOG_ERR, "job %s: %s: cannot track it: %s", je->key, execid,
+        log_msg (LOG_ERR, "job %s: %s: cannot track it: %s", je->name, execid,
                  strerror (errno ? errno : ENOMEM));
         return -1;
     }
@@ -548,8 +548,8 @@ static void report_stale (struct cairnd *d,
     if (p && p->state == PROC_DONE && job_state (je->job) != JOB_DONE) {
         struct job_ctx ctx;
         cairnd_ctx (d, &ctx);
-        log_msg (LOG_INFO, "job %s: %s: a late report (%s): recorded",
-                 je->key, execid, state);
+        log_msg (LOG_INFO, "job %s: %s: a late report (%s): recorded", je->name,
+                 execid, state);
         if (job_proc_late (je->job, &ctx, execid, report, je->pending) == 0) {
             cairnd_dirty (je);
             return; /* acknowledged once proc-late is committed */
@@ -594,7 +594,7 @@ static void report_ended (struct jobentry *je,
     char *e = capped (err, room > olen ? room - olen : 0, &et);
     if (job_proc_exited (je->job, ctx, p->execid, status, error, o, ot, e, et,
                          je->pending) < 0)
-        log_msg (LOG_ERR, "job %s: exit of %s: %s", je->key, p->execid,
+        log_msg (LOG_ERR, "job %s: exit of %s: %s", je->name, p->execid,
                  strerror (errno));
     free (o);
     free (e);
@@ -664,7 +664,7 @@ void req_node_report (struct cairnd *d,
             job_proc_spawned_on (je->job, &ctx, execid, (pid_t)pid,
                                  (unsigned long long)start, bootid, host,
                                  je->pending) < 0)
-            log_msg (LOG_ERR, "job %s: spawn record of %s: %s", je->key,
+            log_msg (LOG_ERR, "job %s: spawn record of %s: %s", je->name,
                      execid, strerror (errno));
     } else if (strcmp (state, "ended") == 0)
         report_ended (je, p, rep, &ctx);

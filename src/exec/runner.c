@@ -29,7 +29,7 @@ static int remote_reconcile (struct jobentry *je,
 {
     if (remote_track (je, p->execid) < 0)
         return errprintf (err, "job %s: %s: cannot track it on its node",
-                          je->key, p->execid);
+                          je->name, p->execid);
     return 0;
 }
 

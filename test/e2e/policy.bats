@@ -72,7 +72,11 @@ SH
     [ "${lines[1]}" = "9 kill" ]
     [ "$(events_named 203 finish | jq .status)" -eq 9 ]
     # a cancel without a note is logged without a dangling colon
-    grep -q 'cairnd info: job 203: exception cancel severity 0$' "$BATS_TEST_TMPDIR/cairnd.log"
+    grep -q 'cairnd info: job 203 (ƒ4W): exception cancel severity 0$' "$BATS_TEST_TMPDIR/cairnd.log"
+    # one line at the job's accept and one at its clean, with its id in
+    # decimal and in Flux's F58 (issue 34)
+    grep -q 'cairnd info: job 203 (ƒ4W): accepted: uid 0, rank(s) 0$' "$BATS_TEST_TMPDIR/cairnd.log"
+    grep -q 'cairnd info: job 203 (ƒ4W): clean: finish status 9$' "$BATS_TEST_TMPDIR/cairnd.log"
 }
 
 @test "an unkillable shell: given up after max-kill-count, rank drained, job ends" {

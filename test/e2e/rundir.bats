@@ -7,6 +7,9 @@ teardown() { cairnd_stop; }
 
 @test "by default the exit dir is a private directory on a tmpfs, linked from the state dir" {
     cairnd_start '{}'
+    # a brand-new state dir has nothing to lose: no line says so (issue 34)
+    run grep -c 'not sealed under this boot' "$BATS_TEST_TMPDIR/cairnd.log"
+    [ "$output" = 0 ]
     [ -L "$STATEDIR/exits" ]
     target=$(readlink -f "$STATEDIR/exits")
     [ "$(stat -f -c %T "$target")" = tmpfs ]
@@ -84,6 +87,9 @@ teardown() { cairnd_stop; }
     [[ "$note" == *"rebooted"* || "$note" == *"start marker cannot be told"* ]]
     [ ! -e "$BATS_TEST_TMPDIR/runlog" ]
     [ "$(events_named 9 proc-intent | wc -l)" -eq 1 ]
+    # ... and where a job was active, the log says why it was not started
+    grep -q 'not sealed under this boot: a process with no start marker' \
+        "$BATS_TEST_TMPDIR/cairnd.log"
     unset CAIRN_BOOTID_FILE
 }
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/log.h"
@@ -65,6 +66,32 @@ int main (void)
     is_int ((int)len, LOG_LINE_MAX, "... cut at LOG_LINE_MAX");
     ok (len >= 4 && memcmp (buf + len - 4, "...\n", 4) == 0,
         "... ending in \"...\" and its newline");
+
+    /* under systemd: stderr is the journal's stream, which stamps lines
+     * itself; a stale JOURNAL_STREAM (another stream's) changes nothing */
+    struct stat st;
+    char js[64];
+    if (fstat (sv[1], &st) < 0)
+        BAIL_OUT ("fstat: %s", strerror (errno));
+    snprintf (js, sizeof (js), "%llu:%llu", (unsigned long long)st.st_dev,
+              (unsigned long long)st.st_ino);
+    setenv ("JOURNAL_STREAM", js, 1);
+    dup2 (sv[1], 2);
+    log_msg (LOG_WARNING, "node %d is silent", 3);
+    n = packets (buf, sizeof (buf), &len);
+    dup2 (saved_stderr, 2);
+    buf[n == 1 ? len : 0] = '\0';
+    is_str (buf, "<4>warning: node 3 is silent\n",
+            "to the journal: its priority prefix, no stamp of ours");
+    setenv ("JOURNAL_STREAM", "1:2", 1);
+    dup2 (sv[1], 2);
+    log_msg (LOG_INFO, "elsewhere");
+    n = packets (buf, sizeof (buf), &len);
+    dup2 (saved_stderr, 2);
+    buf[n == 1 ? len : 0] = '\0';
+    like (buf, " cairnd info: elsewhere\n",
+          "another stream's JOURNAL_STREAM: our own stamp");
+    unsetenv ("JOURNAL_STREAM");
     close (sv[0]);
     close (sv[1]);
     return done_testing ();
