@@ -25,6 +25,7 @@
 #include "flux/cconn.h"
 #include "flux/fctx.h"
 #include "flux/fjob.h"
+#include "flux/fversion.h"
 #include "flux/nodeagent.h"
 #include "flux/noderelay.h"
 #include "flux/orphan.h"
@@ -605,6 +606,13 @@ mod_main (flux_t *h, int argc, char **argv)
     uint32_t rank;
     int rc = -1;
 
+    char why[512];
+    if (fversion_check (FLUX_CORE_VERSION_STRING, flux_core_version_string (),
+                        why, sizeof (why)) < 0) {
+        flux_log (h, LOG_ERR, "cairn-exec: %s", why);
+        errno = EINVAL;
+        return -1;
+    }
     if (flux_get_rank (h, &rank) < 0) {
         flux_log_error (h, "cairn-exec: rank");
         return -1;
