@@ -28,10 +28,24 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "core/jobid.h"
 #include "core/utf8.h"
 #include "core/job_private.h"
 
 static const char *phase_name[] = {"prolog", "shell", "epilog"};
+
+/* The job's id as Flux shows it (F58), for the drain reasons and notes a
+ * site reads beside Flux's own (flux resource drain). */
+struct f58 {
+    char s[JOBID_STRLEN];
+};
+static struct f58 job_f58 (const struct job *job)
+{
+    struct f58 f;
+    if (jobid_encode_f58 (job->id, f.s, sizeof (f.s)) < 0)
+        snprintf (f.s, sizeof (f.s), "%ju", (uintmax_t)job->id);
+    return f;
+}
 
 static int step (struct job *job, const struct job_ctx *ctx, json_t *out);
 
@@ -277,8 +291,8 @@ static int proc_ended (struct job *job,
         return -1;
     describe (p, what, sizeof (what));
     if (p->lost) {
-        snprintf (note, sizeof (note), "%s for job %ju: %s",
-                  phase_name[p->phase], (uintmax_t)job->id, what);
+        snprintf (note, sizeof (note), "%s for job %s: %s",
+                  phase_name[p->phase], job_f58 (job).s, what);
         if (emit_drain (job, ctx, out, p->ranks, note) < 0)
             goto done;
     }
@@ -291,15 +305,15 @@ static int proc_ended (struct job *job,
         if (p->lost)
             break;
         if (p->timed_out)
-            snprintf (note, sizeof (note), "prolog timed out for job %ju",
-                      (uintmax_t)job->id);
+            snprintf (note, sizeof (note), "prolog timed out for job %s",
+                      job_f58 (job).s);
         else if (p->nkills > 0)
             snprintf (note, sizeof (note),
-                      "prolog canceled then killed for job %ju",
-                      (uintmax_t)job->id);
+                      "prolog canceled then killed for job %s",
+                      job_f58 (job).s);
         else if (WIFSIGNALED (p->status) && !p->terminating)
-            snprintf (note, sizeof (note), "prolog for job %ju: %s",
-                      (uintmax_t)job->id, what);
+            snprintf (note, sizeof (note), "prolog for job %s: %s",
+                      job_f58 (job).s, what);
         else
             break;
         if (emit_drain (job, ctx, out, p->ranks, note) < 0)
@@ -325,8 +339,8 @@ static int proc_ended (struct job *job,
         if (emit_exception (job, ctx, out, "epilog", 2, note, p->ranks) < 0)
             goto done;
         if (!p->lost) {
-            snprintf (note, sizeof (note), "epilog failed for job %ju: %s",
-                      (uintmax_t)job->id, what);
+            snprintf (note, sizeof (note), "epilog failed for job %s: %s",
+                      job_f58 (job).s, what);
             if (emit_drain (job, ctx, out, p->ranks, note) < 0)
                 goto done;
         }
@@ -489,8 +503,7 @@ prolog_conclude (struct job *job, const struct job_ctx *ctx, json_t *out)
                   rank_word (tol), ts, n, allowed, job->mark_note ? ": " : "",
                   job->mark_note ? job->mark_note : "");
         char reason[600];
-        snprintf (reason, sizeof (reason), "job %ju: %s", (uintmax_t)job->id,
-                  note);
+        snprintf (reason, sizeof (reason), "job %s: %s", job_f58 (job).s, note);
         if (job_emit (job, ctx, out, "tolerate",
                       json_pack ("{s:o}", "ranks", ranks_str (tol))) < 0 ||
             emit_drain (job, ctx, out, tol, reason) < 0 ||

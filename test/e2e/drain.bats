@@ -24,10 +24,10 @@ SH
     run cairn drain
     [ "$status" -eq 0 ]
     [[ "${lines[0]}" =~ ^RANK\ +HOST\ +SINCE\ +JOB\ +REASON$ ]]
-    [[ "${lines[1]}" =~ ^1\ +$(hostname)\ +[0-9-]+\ [0-9:.]+\ [+-][0-9]{4}\ +ƒ[A-Za-z0-9]+\ +epilog\ failed\ for\ job\ 810:\ exit\ 3$ ]]
+    [[ "${lines[1]}" =~ ^1\ +$(hostname)\ +[0-9-]+\ [0-9:.]+\ [+-][0-9]{4}\ +ƒ[A-Za-z0-9]+\ +epilog\ failed\ for\ job\ ƒEy:\ exit\ 3$ ]]
     [ "${#lines[@]}" -eq 2 ]
     run cairn drain --json
-    [ "$(jq -c '{rank, host, job, reason}' <<<"$output")" = "{\"rank\":1,\"host\":\"$(hostname)\",\"job\":810,\"reason\":\"epilog failed for job 810: exit 3\"}" ]
+    [ "$(jq -c '{rank, host, job, reason}' <<<"$output")" = "{\"rank\":1,\"host\":\"$(hostname)\",\"job\":810,\"reason\":\"epilog failed for job ƒEy: exit 3\"}" ]
     # not drained: refused, nothing changes
     run cairn undrain 0-1
     [ "$status" -eq 1 ]

@@ -57,7 +57,8 @@ while True:
         print("error", r["errnum"], r["errstr"])
         sys.exit(1)
     p = r["payload"]
-    print(json.dumps(p, separators=(",", ":")), flush=True)
+    print(json.dumps(p, separators=(",", ":"), ensure_ascii=False),
+          flush=True)
     if p["type"] == "release" and p["data"].get("final"):
         break
 PY
@@ -69,7 +70,7 @@ exc() {
     echo "{\"id\":$1,\"type\":\"exception\",\"data\":{\"severity\":2,\"type\":\"epilog\",\"note\":\"epilog failed on rank 1: exit 1\",\"ranks\":\"1\"}}"
 }
 drain() { # ID [HOST of rank 1, default node1 as in R2]
-    echo "{\"id\":$1,\"type\":\"drain\",\"data\":{\"ranks\":\"1\",\"reason\":\"epilog failed for job $1: exit 1\",\"hosts\":\"${2:-node1}\"}}"
+    echo "{\"id\":$1,\"type\":\"drain\",\"data\":{\"ranks\":\"1\",\"reason\":\"epilog failed for job $(f58 $1): exit 1\",\"hosts\":\"${2:-node1}\"}}"
 }
 
 @test "events: true: accepted, the perilog events and the drain, in journal order" {

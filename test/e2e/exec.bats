@@ -131,7 +131,7 @@ teardown() {
     [ "$(jq -r .ranks <<<"$exc")" = 3 ]
     drain=$(events_named 108 drain)
     [ "$(jq -r .ranks <<<"$drain")" = 3 ]
-    [[ "$(jq -r .reason <<<"$drain")" == "epilog failed for job 108: exit 2" ]]
+    [[ "$(jq -r .reason <<<"$drain")" == "epilog failed for job ƒ2s: exit 2" ]]
     # the drained rank is still released, once
     [ "$(events_named 108 release | jq -r .ranks | sort | paste -sd,)" = "0,1,2,3" ]
 }

@@ -186,7 +186,7 @@ event_key() {
     # the pids are the commands' own, as journaled
     h=$(hostname)
     [ "$(echo "${lines[1]}" | tr -s ' ')" = "0 $h exit 0 pid $(shim_pid 41 prolog 0) exit 0 pid $(shim_pid 41 shell 0) exit 0 pid $(shim_pid 41 epilog 0) no yes -" ]
-    [[ "$(echo "${lines[2]}" | tr -s ' ')" == "1 $h exit 3 pid $(shim_pid 41 prolog 1) - exit 0 pid $(shim_pid 41 epilog 1) yes yes job 41: prolog failed on rank 1 (tolerated"* ]]
+    [[ "$(echo "${lines[2]}" | tr -s ' ')" == "1 $h exit 3 pid $(shim_pid 41 prolog 1) - exit 0 pid $(shim_pid 41 epilog 1) yes yes job ƒi: prolog failed on rank 1 (tolerated"* ]]
     [ "${#lines[@]}" -eq 4 ]
     run cairn ranks --json 41
     [ "$status" -eq 0 ]
@@ -194,7 +194,7 @@ event_key() {
         and (.[1] | .rank == 1 and .host == $h and .drained and .released
         and .shell == null and .prolog.status == 768
         and .prolog.state == "exited" and .prolog.timed_out == false
-        and (.drain_reason | startswith("job 41: prolog failed on rank 1")))
+        and (.drain_reason | startswith("job ƒi: prolog failed on rank 1")))
         and (.[0] | .drained == false and .drain_reason == null)
         and all(keys_unsorted == ["rank", "host", "prolog", "shell", "epilog",
                                   "drained", "drain_reason", "released"])'

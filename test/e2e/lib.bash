@@ -50,6 +50,17 @@ cairn() {
     "$B/cairn" --statedir "$STATEDIR" "$@"
 }
 
+# Job id $1 in Flux's F58, as cairn's drain reasons name jobs ("ƒj" for 42).
+f58() {
+    local n=$1 s="" a=123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz
+    while :; do
+        s=${a:$((n % 58)):1}$s
+        n=$((n / 58))
+        [ "$n" -gt 0 ] || break
+    done
+    echo "ƒ$s"
+}
+
 # Event names of a job, comma separated, in journal order.
 event_names() {
     cairn eventlog "$1" --json | jq -r .name | paste -sd, -

@@ -128,7 +128,7 @@ EOF
     [ "$(cairn ranks --json 4 | jq -c 'select(.rank == 2)
         | [.shell.state, .shell.host, .drained]')" = '["lost","node2",true]' ]
     run cairn ranks 4
-    [ "$(echo "${lines[3]}" | tr -s ' ')" = "2 node2 node2 - lost lost yes yes epilog for job 4: node node2 (rank 2) is unreachable (silent past multinode.timeout)" ] \
+    [ "$(echo "${lines[3]}" | tr -s ' ')" = "2 node2 node2 - lost lost yes yes epilog for job ƒ5: node node2 (rank 2) is unreachable (silent past multinode.timeout)" ] \
         || { echo "$output"; false; }
     run cairn verify 4
     [ "$status" -eq 0 ]

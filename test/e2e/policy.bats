@@ -91,7 +91,7 @@ SH
     [ "$(events_named 204 proc-signal | jq -r .signum | paste -sd,)" = "15,10,10" ]
     [[ "$(events_named 204 proc-lost | jq -r .note)" == "unkillable: still running after 2 kill signals" ]]
     [ "$(events_named 204 drain | jq -r .ranks)" = 0 ]
-    [[ "$(events_named 204 drain | jq -r .reason)" == "shell for job 204: unkillable"* ]]
+    [[ "$(events_named 204 drain | jq -r .reason)" == "shell for job ƒ4X: unkillable"* ]]
     kill -9 "$STRAY"
 }
 

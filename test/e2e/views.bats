@@ -318,7 +318,7 @@ EXCEPTION  TIME     SEVERITY  RANKS  NOTE
 epilog     +N.NNNs  2         1      epilog failed on rank 1: exit 1
 
 DRAINED  TIME     HOSTS  REASON
-1        +N.NNNs  node1  epilog failed for job 61: exit 1
+1        +N.NNNs  node1  epilog failed for job ƒ24: exit 1
 
 RELEASED  TIME     FINAL
 0         +N.NNNs  no
@@ -363,7 +363,7 @@ data-out  +N.NNNs  path=/scratch/u1 note=\"two words\"" ] || { echo "$output"; f
              and .[0].timestamp > 0)
         and .drains == [{"timestamp": .drains[0].timestamp, "ranks": "1",
                          "hosts": "node1",
-                         "reason": "epilog failed for job 62: exit 1"}]
+                         "reason": "epilog failed for job ƒ25: exit 1"}]
         and (.releases | map(.ranks) | sort == ["0", "1", "2"])
         and (.releases | map(.final) | sort == [false, false, true])
         and .events == []'
@@ -407,12 +407,12 @@ data-out  +N.NNNs  path=/scratch/u1 note=\"two words\"" ] || { echo "$output"; f
     run cairn ranks 81
     [ "$status" -eq 0 ]
     [[ "${lines[0]}" =~ ^RANK\ +HOST\ +PROLOG\ +SHELL\ +EPILOG\ +DRAINED\ +RELEASED\ +NOTE$ ]]
-    [[ "${lines[2]}" =~ ^1\ +node1\ +-\ +exit\ 0\ pid\ [0-9]+\ +exit\ 1\ pid\ [0-9]+\ +yes\ +yes\ +epilog\ failed\ for\ job\ 81:\ exit\ 1$ ]]
+    [[ "${lines[2]}" =~ ^1\ +node1\ +-\ +exit\ 0\ pid\ [0-9]+\ +exit\ 1\ pid\ [0-9]+\ +yes\ +yes\ +epilog\ failed\ for\ job\ ƒ2Q:\ exit\ 1$ ]]
     [ "$(cairn ranks --json 81 | jq -r .host | paste -sd,)" = node0,node1,node2 ]
     # the event names the hosts: shown as they are
     copy_journal_edit "$T/other" hosts elsewhere7
     run "$B/cairn" --statedir "$T/other" show 81
-    [[ "$output" == *$'\n'"1        +"*"  elsewhere7  epilog failed for job 81: exit 1"* ]]
+    [[ "$output" == *$'\n'"1        +"*"  elsewhere7  epilog failed for job ƒ2Q: exit 1"* ]]
     # an older journal's drain has no hosts: R's hosts of its ranks
     copy_journal_edit "$T/older" hosts ""
     [ -z "$(mdb_dump -p -s events "$T/older/journal" | grep hosts)" ]

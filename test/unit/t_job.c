@@ -1421,7 +1421,7 @@ static void test_prolog_timeout (void)
             "proc-exit,drain,exception,prolog-finish,cleanup,release,clean",
             "prolog timeout: drained, fatal, then cleanup");
     is_str (ctx_str (fake_event (&fb, m, "drain", 0), "reason"),
-            "prolog timed out for job 42", "prolog timeout: drain reason");
+            "prolog timed out for job ƒj", "prolog timeout: drain reason");
     is_str (set_str (job_drained (fb.job)), "0-3",
             "prolog timeout: its ranks are drained");
     exc = fake_event (&fb, m, "exception", 0);
@@ -1460,8 +1460,8 @@ static void test_prolog_killed_drains (void)
         m = fake_mark (&fb);
         fake_exit (&fb, PHASE_PROLOG, 1, SIGKILL);
         is_str (ctx_str (fake_event (&fb, m, "drain", 0), "reason"),
-                cancel ? "prolog canceled then killed for job 42"
-                       : "prolog for job 42: killed by signal 9",
+                cancel ? "prolog canceled then killed for job ƒj"
+                       : "prolog for job ƒj: killed by signal 9",
                 "%s: drain reason", name);
         is_str (set_str (job_drained (fb.job)), "1", "%s: rank 1 drained",
                 name);
@@ -1795,7 +1795,7 @@ static void test_lost_shell (void)
     is_str (exc_str (exc), "exec/0/shell on rank 2: node rebooted",
             "lost critical shell: exception");
     is_str (ctx_str (fake_event (&fb, m, "drain", 0), "reason"),
-            "shell for job 42: node rebooted", "lost critical shell: reason");
+            "shell for job ƒj: node rebooted", "lost critical shell: reason");
     fake_exit_phase (&fb, PHASE_SHELL, SIGTERM);
     json_t *fin = fake_event (&fb, 0, "finish", 0);
     is_int (ctx_int (fin, "status"), SIGTERM, "lost critical shell: status");
@@ -2269,7 +2269,7 @@ static void test_progress_responses (void)
             "{\"id\":42,\"type\":\"epilog-start\","
             "\"data\":{\"description\":\"cairn.epilog\"}}\n"
             "{\"id\":42,\"type\":\"drain\",\"data\":{\"ranks\":\"1\","
-            "\"reason\":\"epilog failed for job 42: exit 1\","
+            "\"reason\":\"epilog failed for job ƒj: exit 1\","
             "\"hosts\":\"node0\"}}\n"
             "{\"id\":42,\"type\":\"epilog-finish\","
             "\"data\":{\"description\":\"cairn.epilog\",\"status\":256}}\n",
