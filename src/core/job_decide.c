@@ -48,6 +48,7 @@ static struct f58 job_f58 (const struct job *job)
 }
 
 static int step (struct job *job, const struct job_ctx *ctx, json_t *out);
+static bool tolerable (const struct job *job, const struct job_proc *p);
 
 /* ---- small emitters ---- */
 
@@ -313,6 +314,16 @@ static int proc_ended (struct job *job,
                       job_f58 (job).s);
         else if (WIFSIGNALED (p->status) && !p->terminating)
             snprintf (note, sizeof (note), "prolog for job %s: %s",
+                      job_f58 (job).s, what);
+        /* a per-rank prolog is the node's health check: one that failed
+         * (or could not start) while the job was not canceled drains its
+         * rank, as Flux's perilog does, unless the failure is one the
+         * site tolerates or an outside service marked the rank (those are
+         * drained with the tolerated ones) */
+        else if (job->cfg.prolog.per_rank && !job->fatal &&
+                 (p->error || p->status != 0) && !tolerable (job, p) &&
+                 !idset_test (job->marked, p->rank))
+            snprintf (note, sizeof (note), "prolog failed for job %s: %s",
                       job_f58 (job).s, what);
         else
             break;

@@ -105,13 +105,16 @@ teardown() {
     awk -v a="$t_first" -v b="$t_rel" 'BEGIN { exit !(b - a >= 0.45) }'
 }
 
-@test "prolog failure: exception before prolog-finish, no start, epilog still runs" {
+@test "prolog failure: its rank drained, exception before prolog-finish, no start, epilog still runs" {
     touch "$BATS_TEST_TMPDIR/fail-prolog-1"
     cairnd_start "$(perilog_conf -1 "$EPILOG" "$PROLOG")"
     run cairn run -N 2 --id 107 -- true
     [ "$status" -ne 0 ]
     run phases 107
-    [ "$output" = "accept,prolog-start,exception,prolog-finish,cleanup,epilog-start,epilog-finish,release,clean" ]
+    # the failed rank's health check drains it, as Flux's perilog does
+    [ "$output" = "accept,prolog-start,drain,exception,prolog-finish,cleanup,epilog-start,epilog-finish,release,clean" ]
+    [ "$(events_named 107 drain | jq -c '{ranks, reason}')" = \
+        "{\"ranks\":\"1\",\"reason\":\"prolog failed for job $(f58 107): exit 1\"}" ]
     exc=$(events_named 107 exception)
     [ "$(jq -r .type <<<"$exc")" = prolog ]
     [ "$(jq .severity <<<"$exc")" -eq 0 ]

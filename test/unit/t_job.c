@@ -778,8 +778,12 @@ static void test_prolog_fatal (void)
     fake_exit (&fb, PHASE_PROLOG, 0, 0);
     fake_exit (&fb, PHASE_PROLOG, 1, 1 << 8);
     fake_exit (&fb, PHASE_PROLOG, 2, 0);
-    is_str (fake_names (&fb, m), expand ("proc-exit*3"),
+    /* the failed rank's health check: drained at once, as Flux's perilog
+     * does; the job is judged when every prolog is done */
+    is_str (fake_names (&fb, m), expand ("proc-exit*2,drain,proc-exit"),
             "prolog fails: judged only when every prolog is done");
+    is_str (ctx_str (fake_event (&fb, m, "drain", 0), "reason"),
+            "prolog failed for job ƒj: exit 1", "prolog fails: drain reason");
     m = fake_mark (&fb);
     fake_exit (&fb, PHASE_PROLOG, 3, 0);
     is_str (fake_names (&fb, m),
@@ -797,9 +801,41 @@ static void test_prolog_fatal (void)
     is_str (responses (&fb), "exception,release",
             "prolog fails: responses exception, release");
     is_str (releases (&fb), "0-3:1", "prolog fails: one final release");
-    is_str (set_str (job_drained (fb.job)), "", "prolog fails: no drain");
+    is_str (set_str (job_drained (fb.job)), "1",
+            "prolog fails: its rank drained");
     check_end (&fb, "prolog fails");
     fake_fini (&fb);
+}
+
+/* A failed per-rank prolog drains its rank (a node's health check, as
+ * Flux's perilog judges it), but not a prolog run once for all ranks, nor
+ * one that failed after the job was canceled. */
+static void test_prolog_fail_drains (void)
+{
+    for (int c = 0; c < 2; c++) {
+        const char *name = c ? "canceled, then exit 1" : "one prolog for all";
+        struct fake fb;
+        struct job_config jc;
+        struct cairn_error err;
+
+        cfg_init (&jc, true, true);
+        if (!c)
+            jc.prolog.per_rank = false;
+        start_job (&fb, &jc, 2, 0, 0, OWNER);
+        fb.ctx.now = T0 + 1;
+        fake_spawn_all (&fb);
+        if (c &&
+            job_raise (fb.job, &fb.ctx, "cancel", 0, "", -1, fb.out, &err) < 0)
+            BAIL_OUT ("job_raise: %s", err.text);
+        fake_walk (&fb);
+        fake_exit_phase (&fb, PHASE_PROLOG, 1 << 8);
+        drive_to_end (&fb);
+        is_int (fake_count (&fb, 0, "drain"), 0, "%s: no drain", name);
+        is_str (set_str (job_drained (fb.job)), "", "%s: nothing drained",
+                name);
+        check_end (&fb, name);
+        fake_fini (&fb);
+    }
 }
 
 /* Tolerated prolog failures: the exit codes the site lists, or ranks an
@@ -2435,6 +2471,7 @@ int main (void)
     test_release_after ();
     test_not_per_rank ();
     test_prolog_fatal ();
+    test_prolog_fail_drains ();
     test_prolog_tolerance ();
     test_fail_ranks_long_note ();
     test_hold_on_shrink ();
