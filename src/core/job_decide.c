@@ -710,7 +710,7 @@ static int step_once (struct job *job, const struct job_ctx *ctx, json_t *out)
         if (!job->expired && job->expiration > 0 &&
             ctx->now >= job->expiration &&
             emit_exception (job, ctx, out, "timeout", 0,
-                            "job time limit expired", NULL) < 0)
+                            "resource allocation expired", NULL) < 0)
             return -1;
         if (job->fatal) {
             bool expired = strcmp (job->fatal_type, "timeout") == 0;

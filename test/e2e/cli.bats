@@ -308,7 +308,7 @@ duration such as 30s or 5m, default 60s)." ]
 cairn run: shell on rank 1: exit 3" ]
     run_bg --id 98 -t 0.3s -- sleep 30
     run_wait 10
-    [ "$(grep -m1 '^cairn run:' "$E")" = "cairn run: exception timeout (severity 0): job time limit expired" ]
+    [ "$(grep -m1 '^cairn run:' "$E")" = "cairn run: exception timeout (severity 0): resource allocation expired" ]
     grep -qx "cairn run: shell on rank 0: killed by SIGALRM" "$E"
     # a job that succeeds says nothing of the kind
     run_bg --id 99 -- true

@@ -1674,7 +1674,7 @@ static void test_time_limit (void)
     is_str (fake_names (&fb, m), expand ("exception,proc-signal*4"),
             "time limit: exception, then signals");
     exc = fake_event (&fb, m, "exception", 0);
-    is_str (exc_str (exc), "timeout/0/job time limit expired",
+    is_str (exc_str (exc), "timeout/0/resource allocation expired",
             "time limit: exception");
     is_str (fake_signals (&fb, 0), expand ("14/expired*4"),
             "time limit: SIGALRM first");
