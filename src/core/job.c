@@ -287,6 +287,8 @@ fold_exception (struct job *job, double t, json_t *ctx, struct cairn_error *err)
         job->fatal = true;
         if (strcmp (type, "timeout") == 0)
             job->expired = true;
+        else if (job->expired)
+            job->fatal_after_expiry = true;
         if (ws >= 0)
             job->exc_wait_status = ws;
     }

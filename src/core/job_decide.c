@@ -247,6 +247,24 @@ static int terminate_phase (struct job *job,
     return 0;
 }
 
+/* The running shells whose last termination signal was the time limit's
+ * SIGALRM get signum (reason "terminate"): once, since it becomes their
+ * last one. */
+static int terminate_expired (struct job *job,
+                              const struct job_ctx *ctx,
+                              json_t *out,
+                              int signum)
+{
+    for (size_t i = 0; i < job->nprocs; i++) {
+        const struct job_proc *p = &job->procs[i];
+        if (p->phase == PHASE_SHELL && p->state == PROC_RUNNING &&
+            p->terminating && p->term_signum == SIGALRM && p->nkills == 0 &&
+            emit_signal (job, ctx, out, p, signum, "terminate", false) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* A process that survived max-kill-count kill signals: give up on it,
  * drain its ranks, and let the job move on. */
 static int give_up (struct job *job,
@@ -717,6 +735,12 @@ static int step_once (struct job *job, const struct job_ctx *ctx, json_t *out)
             if (terminate_phase (job, ctx, out, PHASE_SHELL,
                                  expired ? SIGALRM : ec->term_signal,
                                  expired ? "expired" : "terminate") < 0)
+                return -1;
+            /* canceled after the time limit: SIGALRM asked the shells to
+             * end; a cancel tells them with the term signal, as job-exec
+             * does, rather than leave them to the kill signal */
+            if (job->fatal_after_expiry &&
+                terminate_expired (job, ctx, out, ec->term_signal) < 0)
                 return -1;
         }
         if (job->nactive[PHASE_SHELL] == 0)

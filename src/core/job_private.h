@@ -57,6 +57,8 @@ struct job {
     bool fatal;          /* a severity-0 exception was raised */
     char fatal_type[32]; /* type of the first one */
     bool expired;        /* the time limit exception was raised */
+    bool fatal_after_expiry; /* then another fatal one (a cancel): the
+                                shells get the term signal too */
     int exc_wait_status; /* from an exception, or -1 */
     int finish_status;
 

@@ -1689,6 +1689,36 @@ static void test_time_limit (void)
     check_end (&fb, "time limit (R)");
     fake_fini (&fb);
 
+    /* canceled after the time limit: the term signal follows SIGALRM, and
+     * the kill signal a kill-timeout after it, as with job-exec */
+    cfg_init (&jc, false, false);
+    start_job (&fb, &jc, 2, T0 + 100, 0, OWNER);
+    fb.ctx.now = T0 + 1;
+    fake_spawn_all (&fb);
+    fake_advance (&fb, T0 + 100);
+    is_str (fake_signals (&fb, 0), expand ("14/expired*2"),
+            "time limit, then cancel: SIGALRM");
+    fb.ctx.now = T0 + 102;
+    ok (job_raise (fb.job, &fb.ctx, "cancel", 0, "", -1, fb.out, &err) == 0,
+        "time limit, then cancel: canceled");
+    fake_walk (&fb);
+    is_str (fake_signals (&fb, 2), expand ("15/terminate*2"),
+            "time limit, then cancel: the term signal, not the kill signal");
+    check_replay (&fb, "time limit, then cancel");
+    is_time (job_next_deadline (fb.job), T0 + 107,
+             "time limit, then cancel: kill a kill-timeout after the term");
+    fb.ctx.now = T0 + 103;
+    ok (job_raise (fb.job, &fb.ctx, "cancel", 0, "again", -1, fb.out, &err) ==
+            0,
+        "time limit, then cancel twice");
+    fake_walk (&fb);
+    is_str (fake_signals (&fb, 4), "", "a second cancel signals nothing more");
+    fake_exit_phase (&fb, PHASE_SHELL, SIGTERM);
+    is_int (job_finish_status (fb.job), SIGTERM,
+            "time limit, then cancel: finish status 15");
+    check_end (&fb, "time limit, then cancel");
+    fake_fini (&fb);
+
     /* from job_set_expiration */
     cfg_init (&jc, false, false);
     start_job (&fb, &jc, 4, 0, 0, OWNER);
