@@ -47,7 +47,16 @@ struct rproc {
     bool answered;  /* its node knows it: a query needs only the execid */
     bool given_up;  /* lost because its node went silent */
     bool killed;    /* in remote.gone: its kill was sent */
+    double t_gone;  /* in remote.gone: since when */
+    double t_killed; /* in remote.gone: when its kill was sent */
 };
+
+/* How long remote.gone remembers one given up on: after its kill was sent
+ * (its node's report of the end then comes, or the node had forgotten
+ * it), and at most, if its node never answers again. Its job may be long
+ * over: what ran on unseen is killed all the same (issue 33). */
+#define GONE_AFTER_KILL 60.0
+#define GONE_MAX (24 * 3600.0)
 
 struct rnode {
     char key[16]; /* decimal rank */
@@ -380,6 +389,8 @@ void remote_finished (struct jobentry *je, const char *execid)
     hashmap_del (r->procs, execid);
     /* one given up on may still run there: remembered, to be killed when
      * its node answers again (node_back) */
+    rp->t_gone = cairnd_now ();
+    rp->je = NULL; /* the job may end before its node answers */
     if (!rp->given_up || hashmap_put (r->gone, rp->execid, rp) < 0)
         free (rp);
     else if (!ev_is_active (&r->tick)) /* gone_prune's clock */
@@ -387,9 +398,10 @@ void remote_finished (struct jobentry *je, const char *execid)
 }
 
 /* Node rank answers again after it was silent: whatever was given up on
- * there must not run on unseen. (Killing one that ended is harmless: the
- * node answers ENOENT.) It stays remembered until its end is reported, so
- * that the report is recorded as late, or its job is gone (tick_cb). */
+ * there must not run on unseen, whether or not its job is over. (Killing
+ * one that ended is harmless: the node answers ENOENT.) It stays
+ * remembered until its end is reported, so that the report is recorded
+ * as late, or GONE_AFTER_KILL passed (gone_prune). */
 static void node_back (struct remote *r, uint32_t rank)
 {
     size_t pos = 0;
@@ -405,16 +417,20 @@ static void node_back (struct remote *r, uint32_t rank)
                                SIGKILL),
                     true);
         rp->killed = true;
+        rp->t_killed = cairnd_now ();
     }
 }
 
-/* Forget what was given up on in jobs that are over. */
+/* Forget what was given up on once its kill is well past, or its node
+ * stayed silent for GONE_MAX. */
 static void gone_prune (struct remote *r)
 {
+    double now = cairnd_now ();
     size_t pos = 0;
     struct rproc *rp;
     while ((rp = hashmap_next (r->gone, &pos, NULL))) {
-        if (cairnd_job (r->d, rp->id))
+        if (rp->killed ? now - rp->t_killed < GONE_AFTER_KILL
+                       : now - rp->t_gone < GONE_MAX)
             continue;
         hashmap_del (r->gone, rp->execid);
         free (rp);

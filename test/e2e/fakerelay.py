@@ -3,6 +3,7 @@
 it (DESIGN-MULTINODE.md), for testing a rank-0 cairnd without Flux.
 
     fakerelay.py SOCKET LOG [--state FILE] [--silent RANKS] [--run SECONDS]
+                 [--ends-only]
 
 Opens a node-relay stream to the cairnd at SOCKET. Each node-exec it gets is
 answered, as a node would, with a `running` report, and after SECONDS (0.2
@@ -14,6 +15,9 @@ with a "t" key (seconds since start). SIGUSR1 makes the silent ranks answer
 again (their hello, then what they would have said). --state FILE keeps
 the nodes' memory across runs of this script, as a node's journal would:
 one line {"execid", "rank", "started": true} per command started.
+With --ends-only a woken rank reports only what has ended, as a real
+node's node-watch stream does (a process still running there is not
+volunteered: rank 0 must remember to kill it).
 """
 import json
 import os
@@ -32,6 +36,7 @@ if "--silent" in args:
 if "--run" in args:
     run_for = float(args[args.index("--run") + 1])
 state_path = args[args.index("--state") + 1] if "--state" in args else None
+ends_only = "--ends-only" in args
 
 t0 = time.time()
 s = socket.socket(socket.AF_UNIX)
@@ -84,7 +89,7 @@ while True:
             send("node-hello", {"rank": rank, "host": "fake%d" % rank})
         woken, silent = silent, set()
         for execid, p in procs.items():
-            if p["rank"] in woken:
+            if p["rank"] in woken and not (ends_only and p["state"] == "running"):
                 report(p["rank"], execid)
     try:
         ready, _, _ = select.select([s], [], [], 0.05)

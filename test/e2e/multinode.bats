@@ -103,6 +103,33 @@ teardown() {
     [ "$status" -eq 0 ]
 }
 
+@test "a node back after its job ended: what was given up on there is killed all the same" {
+    # issue 33: a dropped process was forgotten once its job was over, so a
+    # healed node's leftover ran on and was never killed (the node reports
+    # ends only, as node-watch does: the kill is rank 0's to remember)
+    relay_start --state "$T/relay.state" --silent 2 --run 60 --ends-only
+    run cairn run --id 4 -N 3 -- true
+    [ "$status" -ne 0 ]
+    wait_event 4 10 clean
+    sx=$(execid_of 4 shell 2)
+    [ -n "$(events_named 4 proc-lost)" ]
+    [ -z "$(jq -r 'select(.topic == "node-signal" and .rank == 2)' "$T/relay.log")" ]
+    sleep 1 # the heal comes some ticks (multinode.poll, 0.3s) after the end
+    kill -USR1 "$RELAY_PID"
+    for i in $(seq 1 100); do
+        jq -e -s --arg x "$sx" 'any(.[]; .topic == "node-signal" and .rank == 2
+            and .payload == {"execid": $x, "signum": 9})' "$T/relay.log" \
+            >/dev/null && break
+        sleep 0.05
+    done
+    jq -e -s --arg x "$sx" 'any(.[]; .topic == "node-signal" and .rank == 2
+        and .payload == {"execid": $x, "signum": 9})' "$T/relay.log"
+    grep -q "rank 2 answers again: killing $sx" "$T/cairnd.log"
+    # the job's record is as it was: the late end changes nothing
+    run cairn verify 4
+    [ "$status" -eq 0 ]
+}
+
 @test "rank 0 SIGKILLed: asked again after the restart, nothing runs twice" {
     relay_start --state "$T/relay.state" --run 3
     ("$B/cairn" --statedir "$STATEDIR" run --id 3 -N 2 -- true \
