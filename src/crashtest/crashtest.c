@@ -44,8 +44,8 @@ static void usage (FILE *f)
         "      --selftest        check that each check fires (TAP)\n"
         "Options:\n"
         "  -j, --jobs N          cases at once (default 2)\n"
-        "      --cairnd PATH     cairnd to test (default: $CAIRN_BUILD_DIR\n"
-        "                        or next to this program)\n"
+        "      --cairnd PATH     cairnd to test (default: $CAIRN_BUILD_DIR,\n"
+        "                        next to this program, then PATH, /usr/sbin)\n"
         "      --workdir DIR     where case directories go (default $TMPDIR)\n"
         "      --keep            keep the directories of failing cases\n"
         "      --keep-all        keep every case directory\n"
@@ -198,6 +198,21 @@ static const char *find_cairnd (void)
             if (access (path, X_OK) == 0)
                 return path;
         }
+    }
+    /* installed: cairnd in PATH, or in /usr/sbin, where a package puts
+     * it while the harness sits in /usr/libexec/cairn */
+    const char *env = getenv ("PATH");
+    char dirs[4096];
+    snprintf (dirs, sizeof (dirs), "%s:/usr/sbin:/usr/local/sbin",
+              env ? env : "");
+    char *save = NULL;
+    for (char *d = strtok_r (dirs, ":", &save); d;
+         d = strtok_r (NULL, ":", &save)) {
+        if (*d != '/')
+            continue;
+        snprintf (path, sizeof (path), "%s/cairnd", d);
+        if (access (path, X_OK) == 0)
+            return path;
     }
     return "cairnd";
 }

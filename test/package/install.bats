@@ -67,8 +67,9 @@ need_installed() {
     # the test harness is out of users' PATH
     [ ! -e /usr/bin/cairn-crashtest ]
     [ -x /usr/libexec/cairn/cairn-crashtest ]
-    # and works from there, as cairn-crashtest(1) says, on its scenarios
-    run /usr/libexec/cairn/cairn-crashtest --cairnd /usr/sbin/cairnd \
+    # and works from there, as cairn-crashtest(1) says, on its scenarios,
+    # finding the installed cairnd by itself (not the build dir's)
+    run env -u CAIRN_BUILD_DIR /usr/libexec/cairn/cairn-crashtest \
         --workdir "$BATS_TEST_TMPDIR" --reference /usr/share/cairn/crash/plain.json
     echo "$output"
     [ "$status" -eq 0 ]
