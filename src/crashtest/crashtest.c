@@ -203,8 +203,7 @@ static const char *find_cairnd (void)
      * it while the harness sits in /usr/libexec/cairn */
     const char *env = getenv ("PATH");
     char dirs[4096];
-    snprintf (dirs, sizeof (dirs), "%s:/usr/sbin:/usr/local/sbin",
-              env ? env : "");
+    snprintf (dirs, sizeof (dirs), "%s:/usr/sbin", env ? env : "");
     char *save = NULL;
     for (char *d = strtok_r (dirs, ":", &save); d;
          d = strtok_r (NULL, ":", &save)) {

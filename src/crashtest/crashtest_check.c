@@ -253,7 +253,10 @@ static bool later (const json_t *events,
 }
 
 /* A process is a failed epilog per its end event. */
-static bool epilog_failed_end (const json_t *e)
+/* Did the process's end (proc-exit or proc-fail) fail? An epilog's that
+ * did drains its rank, and so does a per-rank prolog's (a node's health
+ * check, job_decide.c, proc_ended). */
+static bool failed_end (const json_t *e)
 {
     if (strcmp (ev_name (e), "proc-fail") == 0)
         return true;
@@ -307,11 +310,12 @@ static void check_losses (uint64_t id, const json_t *events, json_t *v)
         bool lost = strcmp (name, "proc-lost") == 0;
         const char *ph = json_string_value (json_object_get (phase_of, execid));
         bool epilog = ph && strcmp (ph, "epilog") == 0;
+        bool prolog_failed = ph && strcmp (ph, "prolog") == 0 && failed_end (e);
         bool hung = ph && strcmp (ph, "prolog") == 0 &&
                     (strcmp (name, "proc-exit") == 0 ||
                      strcmp (name, "proc-fail") == 0) &&
                     prolog_hung (events, i, execid);
-        if (lost || hung || (epilog && epilog_failed_end (e))) {
+        if (lost || hung || prolog_failed || (epilog && failed_end (e))) {
             struct idset *r = proc_ranks (events, execid);
             if (r)
                 idset_add (explained, r);
@@ -336,8 +340,8 @@ static void check_losses (uint64_t id, const json_t *events, json_t *v)
             if (!r || !idset_is_subset (r, explained)) {
                 ct_addf (v,
                          "job %ju: drain of %s (event %zu) without a lost "
-                         "process, hung prolog, failed epilog or tolerated "
-                         "failure: %s",
+                         "process, failed or hung prolog, failed epilog or "
+                         "tolerated failure: %s",
                          (uintmax_t)id, ev_str (e, "ranks"), i,
                          ev_str (e, "reason"));
             }

@@ -271,10 +271,10 @@ static void m_drain_unexplained (struct fixture *f)
         ev ("drain", "{\"ranks\":\"%s\",\"reason\":\"x\"}", "1"));
 }
 
-/* The first process made a prolog that ended (status 0 unless signalled)
- * and drained its rank; with timeout, cairn signalled it for its timeout
- * first. */
-static void prolog_drain (struct fixture *f, bool timeout)
+/* The first process made a prolog that ended (status `status`, SIGKILL
+ * with timeout) and drained its rank; with timeout, cairn signalled it for
+ * its timeout first. */
+static void prolog_drain (struct fixture *f, bool timeout, int status)
 {
     json_t *e = events_of (f);
     json_t *x = json_array_get (e, (size_t)find (e, "proc-exit", 0));
@@ -285,7 +285,7 @@ static void prolog_drain (struct fixture *f, bool timeout)
     json_object_set_new (json_object_get (in, "context"), "phase",
                          json_string ("prolog"));
     json_object_set_new (json_object_get (x, "context"), "status",
-                         json_integer (timeout ? SIGKILL : 0));
+                         json_integer (timeout ? SIGKILL : status));
     size_t at = (size_t)find (e, "proc-exit", 0);
     json_array_insert_new (
         e, at + 1, ev ("drain", "{\"ranks\":\"%s\",\"reason\":\"x\"}", "0"));
@@ -419,16 +419,23 @@ int ct_selftest (void)
     json_decref (killed);
     fixture_free (&f);
 
-    /* a prolog that hung drains its node (job_decide.c); one that did
-     * not, does not */
+    /* a prolog that hung or failed drains its node (job_decide.c); one
+     * that succeeded does not */
     fixture_init (&f);
-    prolog_drain (&f, true);
+    prolog_drain (&f, true, 0);
     v = check (&f, NULL, NULL, NULL);
     result (!has (v, "drain of"), "a timed-out prolog explains its drain", v);
     json_decref (v);
     fixture_free (&f);
+    /* a per-rank prolog that failed is its node's failed health check */
     fixture_init (&f);
-    prolog_drain (&f, false);
+    prolog_drain (&f, false, 1 << 8);
+    v = check (&f, NULL, NULL, NULL);
+    result (!has (v, "drain of"), "a failed prolog explains its drain", v);
+    json_decref (v);
+    fixture_free (&f);
+    fixture_init (&f);
+    prolog_drain (&f, false, 0);
     v = check (&f, NULL, NULL, NULL);
     result (has (v, "drain of"), "caught: a drain after a prolog that exited",
             v);
