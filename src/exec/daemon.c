@@ -330,36 +330,41 @@ respond_subs (struct jobentry *je, const json_t *entry, const char *name)
     json_decref (payload);
 }
 
-static void log_event (struct jobentry *je, const char *name, json_t *ctx)
+/* The line in cairnd's log of a committed event whose effect is a note
+ * (job.h's table): a job's accept and clean, a drain, an exception. */
+static void log_event (struct jobentry *je, enum job_event ev, json_t *ctx)
 {
-    enum job_event ev = job_event_of (name);
-    if (ev == JOB_EV_ACCEPT) {
-        char *ranks = idset_encode (job_ranks (je->job));
+    const char *ranks = "", *reason = "", *hosts = NULL, *type = "", *note = "";
+    int sev = 0;
+    char *all;
+
+    switch (ev) {
+    case JOB_EV_ACCEPT:
+        all = idset_encode (job_ranks (je->job));
         log_msg (LOG_INFO, "job %s: accepted: uid %u, rank(s) %s", je->name,
-                 (unsigned)job_userid (je->job), ranks ? ranks : "?");
-        free (ranks);
-        return;
-    }
-    if (ev == JOB_EV_CLEAN) {
+                 (unsigned)job_userid (je->job), all ? all : "?");
+        free (all);
+        break;
+    case JOB_EV_CLEAN:
         log_msg (LOG_INFO, "job %s: clean: finish status %d%s", je->name,
                  job_finish_status (je->job),
                  job_finished (je->job) ? "" : " (it never started)");
-        return;
-    }
-    if (strcmp (name, "drain") == 0) {
-        const char *ranks = "", *reason = "", *hosts = NULL;
+        break;
+    case JOB_EV_DRAIN:
         (void)json_unpack (ctx, "{s?s s?s s?s}", "ranks", &ranks, "reason",
                            &reason, "hosts", &hosts);
         log_msg (LOG_WARNING, "drain rank(s) %s%s%s%s: %s", ranks,
                  hosts ? " (" : "", hosts ? hosts : "", hosts ? ")" : "",
                  reason);
-    } else if (strcmp (name, "exception") == 0) {
-        const char *type = "", *note = "";
-        int sev = 0;
+        break;
+    case JOB_EV_EXCEPTION:
         (void)json_unpack (ctx, "{s?s s?i s?s}", "type", &type, "severity",
                            &sev, "note", &note);
         log_msg (LOG_INFO, "job %s: exception %s severity %d%s%s", je->name,
                  type, sev, *note ? ": " : "", note);
+        break;
+    default:
+        break;
     }
 }
 
@@ -379,7 +384,8 @@ static void effects (struct jobentry *je, json_t *events)
             continue;
         const char *execid =
             json_string_value (json_object_get (ctx, "execid"));
-        enum job_effect effect = job_event_effect (job_event_of (name));
+        enum job_event ev = job_event_of (name);
+        enum job_effect effect = job_event_effect (ev);
         const struct job_proc *p = NULL;
         if (effect == JOB_EFFECT_SPAWN || effect == JOB_EFFECT_SIGNAL ||
             effect == JOB_EFFECT_ENDED || effect == JOB_EFFECT_LOST) {
@@ -403,7 +409,7 @@ static void effects (struct jobentry *je, json_t *events)
             remote_late (je, ctx);
             break;
         case JOB_EFFECT_NOTE:
-            log_event (je, name, ctx);
+            log_event (je, ev, ctx);
             break;
         case JOB_EFFECT_NONE:
             break;
@@ -985,7 +991,8 @@ static char *find_shim (const struct cairn_config *cfg)
     return strdup (CAIRN_LIBEXECDIR "/cairn-shim");
 }
 
-/* Phase 1: memory only — the config copy, the maps, the outbox. */
+/* Phase 1: memory only — the maps, the outbox, the paths (the config
+ * copy and the state dir's name come first, in cairnd_create). */
 static int create_memory (struct cairnd *d, struct cairn_error *err)
 {
     char path[4096];
@@ -1010,8 +1017,6 @@ static int create_memory (struct cairnd *d, struct cairn_error *err)
  * the journal, the socket or any pidfd exists (keeper.h). */
 static int create_keeper (struct cairnd *d, struct cairn_error *err)
 {
-    /* First, before the lock, the journal, the socket or any pidfd exists:
-     * see keeper.h. */
     if (access (d->shim, X_OK) < 0) {
         errprintf (err, "cairn-shim not found or not executable at %s: %s",
                    d->shim, strerror (errno));

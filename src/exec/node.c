@@ -39,9 +39,9 @@ struct nproc {
 };
 
 /* What a record's commit lets the node do (its outbox effect's op):
- * spawn it, push its end to node-watch streams, kill what a lost one left
- * and push its end, remove its exit records. */
-enum nwork_type { NW_SPAWN, NW_PUSH, NW_LOST, NW_REMOVE };
+ * nothing more, spawn it, push its end to node-watch streams, kill what a
+ * lost one left and push its end, remove its exit records. */
+enum nwork_type { NW_NONE = -1, NW_SPAWN, NW_PUSH, NW_LOST, NW_REMOVE };
 
 struct watcher {
     struct watcher *next;
@@ -138,28 +138,29 @@ static int stage_rec (void *arg)
 }
 
 /* Journal np's record as it is now, with the commit of the turn's batch,
- * and then do op (O1); op < 0: nothing. -1 with errno: nothing staged,
- * nothing will be done. */
-static int rec_put_op (struct cairnd *d, struct nproc *np, int op)
+ * and then do op (O1). -1 with errno: nothing staged, nothing will be
+ * done. */
+static int rec_put_op (struct cairnd *d, struct nproc *np, enum nwork_type op)
 {
     char *s = json_dumps (np->rec, JSON_COMPACT);
     struct staging st = {d, np->execid, s};
     struct outbox_effect e = {
-        .fn = node_effect, .arg = d, .key = np->execid, .op = op};
+        .fn = node_effect, .arg = d, .key = np->execid, .op = (int)op};
     int rc;
     if (!s) {
         errno = ENOMEM;
         return -1;
     }
     rc = outbox_put (d->outbox, OUTBOX_NODE, stage_rec, &st,
-                     op >= 0 ? &e : NULL);
+                     op != NW_NONE ? &e : NULL);
     free (s);
     return rc;
 }
 
 /* rec_put_op where a failure leaves no way on but a restart, which judges
  * the process again from the records on disk. */
-static void rec_put_or_exit (struct cairnd *d, struct nproc *np, int op)
+static void
+rec_put_or_exit (struct cairnd *d, struct nproc *np, enum nwork_type op)
 {
     if (rec_put_op (d, np, op) < 0) {
         char why[200];
@@ -167,11 +168,6 @@ static void rec_put_or_exit (struct cairnd *d, struct nproc *np, int op)
                   np->execid, strerror (errno));
         cairnd_journal_failed (d, why);
     }
-}
-
-static void rec_put (struct cairnd *d, struct nproc *np)
-{
-    rec_put_or_exit (d, np, -1);
 }
 
 /* op for a record on disk already (O2). */
@@ -365,7 +361,7 @@ static void spawn (struct cairnd *d, struct nproc *np)
     rec_set (np, "pid", json_integer (st.pid));
     rec_set (np, "starttime", json_integer ((json_int_t)st.starttime));
     rec_set (np, "bootid", json_string (d->bootid));
-    rec_put (d, np);
+    rec_put_or_exit (d, np, NW_NONE);
 done:
     free (argv);
     json_decref (env);
@@ -383,6 +379,8 @@ static void node_effect (void *arg, const char *execid, int op, json_t *data)
     struct nproc *np = hashmap_get (n->procs, execid);
 
     switch ((enum nwork_type)op) {
+    case NW_NONE:
+        break;
     case NW_SPAWN:
         if (np)
             spawn (d, np);
@@ -701,7 +699,7 @@ reconcile_one (struct cairnd *d, struct nproc *np, struct cairn_error *err)
             rec_set (np, "starttime",
                      json_integer ((json_int_t)look.starttime));
             rec_set (np, "bootid", json_string (d->bootid));
-            rec_put (d, np);
+            rec_put_or_exit (d, np, NW_NONE);
         }
         break;
     case LOOK_UNSTARTED:

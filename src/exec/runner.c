@@ -17,8 +17,7 @@ static void remote_start (struct jobentry *je, const char *execid)
     remote_exec (je, execid);
 }
 
-static void
-remote_finished_ (struct jobentry *je, const char *execid, bool lost)
+static void remote_end (struct jobentry *je, const char *execid, bool lost)
 {
     remote_finished (je, execid); /* a node kills a lost one's leftovers */
 }
@@ -45,7 +44,7 @@ const struct runner runner_remote = {
     .name = "remote",
     .start = remote_start,
     .signal = remote_signal,
-    .finished = remote_finished_,
+    .finished = remote_end,
     .reconcile = remote_reconcile,
 };
 

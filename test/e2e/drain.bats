@@ -33,9 +33,15 @@ SH
     [ "$status" -eq 1 ]
     [ "$output" = "cairn undrain: rank 0 is not drained" ]
     [ "$(cairn drain --json | jq -r .rank)" = 1 ]
-    # kept across a restart, and so is the undrain
+    # kept across a restart, and so is the undrain; one that cannot be
+    # journaled is refused with its errno and changes nothing (the first
+    # record this cairnd stages is the undrain's: outbox.h, O1)
     cairnd_stop
-    cairnd_launch
+    CAIRN_FAULT=outbox.stage:1:28 cairnd_launch
+    [ "$(cairn drain --json | jq -r .rank)" = 1 ]
+    run cairn undrain 1
+    [ "$status" -eq 1 ]
+    [ "$output" = "cairn undrain: undrain: No space left on device" ]
     [ "$(cairn drain --json | jq -r .rank)" = 1 ]
     run cairn undrain 1
     [ "$status" -eq 0 ]

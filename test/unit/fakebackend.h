@@ -24,6 +24,8 @@
 #include "core/eventlog.h"
 #include "core/idset.h"
 #include "core/job.h"
+#include "core/jobspec.h"
+#include "core/rv1.h"
 
 #define FAKE_MAXSIGS 512
 
@@ -119,6 +121,49 @@ static inline size_t fake_walk (struct fake *fb)
         s->kill = kill;
     }
     return walked;
+}
+
+/* fake_init, then job_accept of a job of userid on nranks ranks of host
+ * node0 (2 cores each), with expiration (0: none), `allowed` tolerated
+ * prolog failures and attributes.system.cairn = cairn (stolen) unless
+ * NULL, running /bin/app in /tmp/work; its first events walked. jc is
+ * freed. 0, or -1 with err (or errno, with an empty err). */
+static inline int fake_accept (struct fake *fb,
+                               uint64_t id,
+                               double now,
+                               uid_t owner,
+                               struct job_config *jc,
+                               uint32_t nranks,
+                               double expiration,
+                               int allowed,
+                               uint32_t userid,
+                               json_t *cairn,
+                               struct cairn_error *err)
+{
+    char *av[] = {"/bin/app", "arg", NULL};
+    json_t *env = json_pack ("{s:s}", "APPVAR", "1");
+    json_t *R = rv1_create (nranks, 2, "node0", expiration);
+    json_t *js = jobspec_create (av, nranks, "/tmp/work", env, 0, allowed);
+    json_t *sys =
+        json_object_get (json_object_get (js, "attributes"), "system");
+    int rc = -1;
+
+    err->text[0] = '\0';
+    if (fake_init (fb, id, now, owner) < 0 || !R || !js || !sys ||
+        (cairn && json_object_set_new (sys, "cairn", cairn) < 0))
+        goto done;
+    cairn = NULL;
+    if (job_accept (fb->job, &fb->ctx, userid, R, js, jc, fb->out, err) < 0)
+        goto done;
+    fake_walk (fb);
+    rc = 0;
+done:
+    json_decref (cairn);
+    json_decref (env);
+    json_decref (R);
+    json_decref (js);
+    job_config_free (jc);
+    return rc;
 }
 
 /* Number of events emitted so far: a mark for fake_names(). */

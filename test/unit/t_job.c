@@ -85,22 +85,10 @@ static void start_job_cairn (struct fake *fb,
                              json_t *cairn)
 {
     struct cairn_error err;
-    char *av[] = {"/bin/app", "arg", NULL};
-    json_t *env = json_pack ("{s:s}", "APPVAR", "1");
-    json_t *R = rv1_create (nranks, 2, "node0", expiration);
-    json_t *js = jobspec_create (av, nranks, "/tmp/work", env, 0, allowed);
-    json_t *sys = json_object_get (json_object_get (js, "attributes"), "system");
-
-    if (fake_init (fb, JOBID, T0, OWNER) < 0 || !R || !js || !sys ||
-        (cairn && json_object_set_new (sys, "cairn", cairn) < 0))
-        BAIL_OUT ("cannot set up job: %s", strerror (errno));
-    if (job_accept (fb->job, &fb->ctx, userid, R, js, jc, fb->out, &err) < 0)
-        BAIL_OUT ("job_accept: %s", err.text);
-    fake_walk (fb);
-    json_decref (env);
-    json_decref (R);
-    json_decref (js);
-    job_config_free (jc);
+    if (fake_accept (fb, JOBID, T0, OWNER, jc, nranks, expiration, allowed,
+                     userid, cairn, &err) < 0)
+        BAIL_OUT ("cannot set up job: %s",
+                  err.text[0] ? err.text : strerror (errno));
 }
 
 static void start_job (struct fake *fb,

@@ -39,27 +39,15 @@ static const int ev_to[JOB_EV_COUNT] = {
 #undef TO_OF
 };
 
-/* A decided job: jc (freed here), nranks ranks, hold-on-shrink if hold. */
+/* A decided job of two ranks: jc (freed here), hold-on-shrink if hold. */
 static void decided (struct fake *fb, struct job_config *jc, bool hold)
 {
     struct cairn_error err;
-    char *av[] = {"/bin/app", NULL};
-    json_t *R = rv1_create (2, 1, "node0", 0);
-    json_t *js = jobspec_create (av, 2, "/tmp", NULL, 0, 1);
-    json_t *sys =
-        json_object_get (json_object_get (js, "attributes"), "system");
-
-    if (fake_init (fb, JOBID, T0, OWNER) < 0 || !R || !js || !sys ||
-        (hold &&
-         json_object_set_new (sys, "cairn",
-                              json_pack ("{s:b}", "hold-on-shrink", 1)) < 0))
-        BAIL_OUT ("cannot set up the job");
-    if (job_accept (fb->job, &fb->ctx, OWNER, R, js, jc, fb->out, &err) < 0)
-        BAIL_OUT ("job_accept: %s", err.text);
-    fake_walk (fb);
-    json_decref (R);
-    json_decref (js);
-    job_config_free (jc);
+    if (fake_accept (fb, JOBID, T0, OWNER, jc, 2, 0, 1, OWNER,
+                     hold ? json_pack ("{s:b}", "hold-on-shrink", 1) : NULL,
+                     &err) < 0)
+        BAIL_OUT ("cannot set up the job: %s",
+                  err.text[0] ? err.text : strerror (errno));
 }
 
 static char **argv1 (const char *s)

@@ -106,12 +106,12 @@ static void test_queued_while_running (void)
     outbox_run (outbox_take (ob));
     is_str (ran, "again0later9", "and runs with the next batch");
     again_ob = NULL;
-    /* unrun effects' data is dropped with the outbox (ASan: no leak) */
+    /* unrun effects' data is dropped with the outbox: the sanitizer
+     * build's leak check fails the program if it is not */
     e = (struct outbox_effect){
         .fn = effect, .key = "x", .data = json_string ("leak?")};
     outbox_after (ob, OUTBOX_JOBS, &e);
     outbox_destroy (ob);
-    ok (1, "an outbox with unrun effects is destroyed");
 }
 
 static void test_fault (void)
