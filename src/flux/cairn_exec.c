@@ -271,9 +271,11 @@ static void critical_ranks_cb (flux_t *h,
 {
     struct fctx *ctx = arg;
     json_int_t id;
+    const char *ranks;
     struct fjob *job;
 
-    if (flux_request_unpack (msg, NULL, "{s:I}", "id", &id) < 0) {
+    if (flux_request_unpack (msg, NULL, "{s:I s:s}", "id", &id, "ranks",
+                             &ranks) < 0) {
         flux_respond_error (h, msg, EPROTO, NULL);
         return;
     }
@@ -285,7 +287,19 @@ static void critical_ranks_cb (flux_t *h,
         flux_respond_error (h, msg, EPERM, NULL);
         return;
     }
-    relay_cb (h, mh, msg, arg);
+    /* the caller (a sub-instance's broker) counts shell ranks; cairnd
+     * knows the job's broker ranks */
+    char err[128], *broker = fjob_broker_ranks (job, ranks, err, sizeof (err));
+    json_t *p =
+        broker ? json_pack ("{s:I s:s}", "id", id, "ranks", broker) : NULL;
+    free (broker);
+    if (!p) {
+        flux_respond_error (h, msg, errno == EINVAL ? EINVAL : ENOMEM,
+                            errno == EINVAL ? err : NULL);
+        return;
+    }
+    fjob_relay_request (job, "critical-ranks", msg, p);
+    json_decref (p);
 }
 
 static void barrier_cb (flux_t *h,

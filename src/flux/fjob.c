@@ -66,6 +66,8 @@ struct fjob {
     json_t *final;     /* data of the final release being sent */
     flux_watcher_t *hold; /* tests: the final release held (final_cb) */
     size_t nshells;    /* shells the barrier waits for (fewer after a hold) */
+    struct idset *shells; /* broker ranks running a shell: shell rank i is
+                             the i-th (all of R's until a shrink) */
     bool resume_pending; /* R is shrunk: cairnd must hear `resume` */
     int64_t resume_mt;   /* matchtag of the `resume` sent, 0 = none */
 };
@@ -511,8 +513,11 @@ static flux_future_t *shrink (struct fjob *job, const json_t *data)
     char err[256] = "";
     flux_future_t *f;
 
-    job->nshells = keep ? idset_count (keep) : job->nshells;
-    idset_destroy (keep);
+    if (keep) {
+        job->nshells = idset_count (keep);
+        idset_destroy (job->shells);
+        job->shells = keep;
+    }
     if (!ranks ||
         !(f = shrink_commit (job->ctx->h, job->id, job->R, ranks, err,
                              sizeof (err)))) {
@@ -765,6 +770,43 @@ void fjob_relay_request (struct fjob *job,
         (struct relay){.matchtag = mt, .msg = flux_msg_incref (msg)};
 }
 
+char *fjob_broker_ranks (const struct fjob *job,
+                         const char *shell_ranks,
+                         char *err,
+                         size_t errsz)
+{
+    struct cairn_error e = {0};
+    struct idset *in = idset_decode (shell_ranks, &e), *out = NULL;
+    char *s = NULL;
+
+    if (!in) {
+        snprintf (err, errsz, "ranks: %s", e.text);
+        errno = EINVAL;
+        return NULL;
+    }
+    if (!(out = idset_create ()))
+        goto done;
+    size_t n = job->shells ? idset_count (job->shells) : 0;
+    for (uint32_t i = idset_first (in); i != IDSET_INVALID_ID;
+         i = idset_next (in, i)) {
+        if (i >= n) {
+            snprintf (err, errsz,
+                      "ranks: shell rank %u is not one of the job's %zu "
+                      "shells",
+                      (unsigned)i, n);
+            errno = EINVAL;
+            goto done;
+        }
+        if (idset_set (out, idset_nth (job->shells, i)) < 0)
+            goto done;
+    }
+    s = idset_encode (out);
+done:
+    idset_destroy (in);
+    idset_destroy (out);
+    return s;
+}
+
 json_t *fjob_stats (const struct fjob *job)
 {
     return json_pack ("{s:i s:i s:i s:i s:i s:i}", "started",
@@ -863,7 +905,7 @@ static int ranks_of (struct fjob *job)
     for (uint32_t r = idset_first (all); r != IDSET_INVALID_ID;
          r = idset_next (all, r))
         job->ranks[i++] = r;
-    idset_destroy (all);
+    job->shells = all;
     return 0;
 }
 
@@ -925,6 +967,7 @@ void fjob_destroy (struct fjob *job)
     free (job->relays);
     free (job->parked);
     free (job->ranks);
+    idset_destroy (job->shells);
     free (job);
     errno = saved;
 }

@@ -137,3 +137,42 @@ cairn_job() {
     [ "$(echo "$output" | jq -r 'select(.name == "hold" or .name == "resume" or .name == "start") | .name' | paste -sd,)" = hold,resume,start ]
     [ "$(echo "$output" | jq -r 'select(.name == "proc-intent" and .context.phase == "shell") | .context.ranks' | paste -sd,)" = 0,1,3 ]
 }
+
+@test "flux alloc without rank 0: critical ranks are shell ranks, not broker ranks" {
+    # issue 37 gap 1: a sub-instance names its critical ranks by shell rank
+    # (0..N-1); cairnd checks broker ranks. Before, "not a subset of the
+    # job's ranks" killed the sub-instance at start and its job stayed in RUN.
+    cairnd_start '{}'
+    run in_flux 'flux submit -N1 --exclusive sleep 60 >/dev/null
+                 flux alloc -N1 flux getattr size; echo "rc=$?"
+                 flux cancel --all
+                 flux job wait-event -t 20 $(flux jobs -ano {id} | tail -n 1) clean >/dev/null
+                 flux jobs -a -no "{ranks} {result}" | sort'
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"rc=0"* ]]
+    [[ "$output" != *"not a subset"* ]]
+    [[ "$output" == *"1 COMPLETED"* ]]
+    # cairnd was told broker rank 1, the alloc job's only rank
+    id=$(cairn jobs -a --json | jq -r 'select(.ranks == "1") | .id' | tail -n 1)
+    run cairn eventlog "$id" --json
+    [ "$(echo "$output" | jq -r 'select(.name == "critical-ranks") | .context.ranks')" = "1" ]
+}
+
+@test "job-exec.critical-ranks past the job's last shell: EINVAL, named" {
+    cairnd_start '{}'
+    run in_flux 'id=$(flux submit -N2 sleep 30)
+                 flux job wait-event -t 20 $id start >/dev/null
+                 flux python -c "
+import flux, sys
+from flux.job import JobID
+h = flux.Flux()
+try:
+    h.rpc(\"job-exec.critical-ranks\", {\"id\": JobID(sys.argv[1]), \"ranks\": \"0-2\"}).get()
+    print(\"accepted\")
+except OSError as e:
+    print(\"errno=%d %s\" % (e.errno, e.strerror))
+" $id
+                 flux cancel $id; flux job wait-event -t 20 $id clean >/dev/null'
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"errno=22 ranks: shell rank 2 is not one of the job's 2 shells"* ]]
+}
