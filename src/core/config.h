@@ -64,6 +64,11 @@ struct exec_config {
     int term_signal;         /* default SIGTERM */
     int kill_signal;         /* default SIGKILL */
     int max_kill_count;      /* default 8, >= 1 */
+    double max_start_delay_percent; /* a start (the shells' start) later
+                                       than R's starttime by more than this
+                                       percentage of the job's duration
+                                       moves its time limit by the delay,
+                                       as job-exec does; default 25, >= 0 */
 };
 
 /* Ranks on many nodes (issue 15, DESIGN-MULTINODE.md): a rank's per-rank

@@ -212,6 +212,7 @@ fold_accept (struct job *job, double t, json_t *ctx, struct cairn_error *err)
     job->userid = userid;
     job->unprivileged = !privileged;
     job->expiration = rv1_expiration (r);
+    job->starttime = rv1_starttime (r);
     rv1_destroy (r);
     job->nodelist = nodelist_join (
         json_object_get (json_object_get (R, "execution"), "nodelist"));
@@ -242,6 +243,7 @@ static int
 fold_start (struct job *job, double t, json_t *ctx, struct cairn_error *err)
 {
     job->started = true;
+    job->t_start = t;
     return 0;
 }
 

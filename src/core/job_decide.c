@@ -213,6 +213,26 @@ static double kill_interval (const struct job *job, const struct job_proc *p)
     return kt;
 }
 
+/* The time limit in force once the shells run (0 = none): the job's
+ * expiration, moved later by the start's delay after R's starttime when
+ * that delay is more than exec.max-start-delay-percent of the job's
+ * duration (job-exec's rule: a prolog must not eat a short job's time).
+ * Pure in journaled facts (R, expiration events, the start's timestamp),
+ * so it is the same after a restart. */
+static double time_limit (const struct job *job)
+{
+    double exp = job->expiration;
+    double duration = exp - job->starttime;
+    double delay = job->t_start - job->starttime;
+
+    if (exp <= 0 || job->starttime <= 0 || job->t_start <= 0 || duration <= 0 ||
+        delay <= 0)
+        return exp;
+    if (delay / duration * 100 > job->cfg.exec.max_start_delay_percent)
+        return exp + delay;
+    return exp;
+}
+
 static double proc_deadline (const struct job *job, const struct job_proc *p)
 {
     if (p->state != PROC_RUNNING)
@@ -725,8 +745,8 @@ static int step_once (struct job *job, const struct job_ctx *ctx, json_t *out)
             return prolog_conclude (job, ctx, out);
         return 0;
     case JOB_RUN:
-        if (!job->expired && job->expiration > 0 &&
-            ctx->now >= job->expiration &&
+        if (!job->expired && time_limit (job) > 0 &&
+            ctx->now >= time_limit (job) &&
             emit_exception (job, ctx, out, "timeout", 0,
                             "resource allocation expired", NULL) < 0)
             return -1;
@@ -1224,9 +1244,10 @@ double job_next_deadline (const struct job *job)
         if (d > 0 && (next == 0 || d < next))
             next = d;
     }
-    if (job->state == JOB_RUN && !job->expired && job->expiration > 0 &&
-        (next == 0 || job->expiration < next))
-        next = job->expiration;
+    double limit = time_limit (job);
+    if (job->state == JOB_RUN && !job->expired && limit > 0 &&
+        (next == 0 || limit < next))
+        next = limit;
     if (job->cfg.release_after > 0 && job->t_first_done > 0 &&
         !idset_is_subset (job->done, job->released)) {
         double d = job->t_first_done + job->cfg.release_after;

@@ -68,6 +68,28 @@ cairn_job() {
     [ "$(events_named "$(cairn_job)" exception | jq -r .type)" = timeout ]
 }
 
+@test "the prolog does not eat a short job's time limit (max-start-delay-percent)" {
+    # issue 37 gap 6: a 4 s job after a 2 s prolog had 2 s left and timed
+    # out; as job-exec, a start delayed by more than 25 % of the job's
+    # duration moves the limit by that delay
+    echo 2 >"$BATS_TEST_TMPDIR/sleep-prolog"
+    cairnd_start "$(perilog_conf)"
+    run in_flux 'flux run -t 4s sh -c "sleep 3; echo alive"; echo "rc=$?"
+                 flux jobs -a -no "{result}"'
+    [[ "$output" == *alive* ]]
+    [[ "$output" == *"rc=0"* ]]
+    [[ "$output" == *COMPLETED* ]]
+}
+
+@test "max-start-delay-percent 100: the same delay counts against the limit" {
+    echo 2 >"$BATS_TEST_TMPDIR/sleep-prolog"
+    cairnd_start "$(perilog_conf '"exec": {"max-start-delay-percent": 100}')"
+    run in_flux 'flux run -t 4s sh -c "sleep 3; echo alive"; echo "rc=$?"
+                 flux jobs -a -no "{result}"'
+    [[ "$output" != *alive* ]]
+    [[ "$output" == *TIMEOUT* ]]
+}
+
 @test "prolog and epilog run under cairnd and show in Flux's eventlog" {
     cairnd_start "$(perilog_conf)"
     run in_flux 'id=$(flux submit -N4 true)

@@ -1707,6 +1707,34 @@ static void test_time_limit (void)
     check_end (&fb, "time limit, then cancel");
     fake_fini (&fb);
 
+    /* a prolog of 5 s on a 10 s job: the start is 50 % late, more than
+     * exec.max-start-delay-percent (25), so the limit moves by 5 s */
+    for (int pct = 25; pct <= 50; pct += 25) {
+        char what[64];
+        double limit = pct == 25 ? T0 + 15 : T0 + 10;
+        snprintf (what, sizeof (what), "start delay, %d %%", pct);
+        cfg_init (&jc, true, false);
+        jc.exec.max_start_delay_percent = pct;
+        fake_starttime = T0;
+        start_job (&fb, &jc, 2, T0 + 10, 0, OWNER);
+        fake_starttime = 0;
+        fake_spawn_all (&fb);
+        fb.ctx.now = T0 + 5;
+        fake_exit_phase (&fb, PHASE_PROLOG, 0);
+        fake_spawn_all (&fb);
+        is_time (job_next_deadline (fb.job), limit, "%s: deadline", what);
+        check_replay (&fb, what);
+        m = fake_mark (&fb);
+        fake_advance (&fb, limit - 0.5);
+        is_str (fake_names (&fb, m), "", "%s: nothing before it", what);
+        fake_advance (&fb, limit);
+        is_str (fake_names (&fb, m), expand ("exception,proc-signal*2"),
+                "%s: timeout at the deadline", what);
+        fake_exit_phase (&fb, PHASE_SHELL, SIGALRM);
+        check_end (&fb, what);
+        fake_fini (&fb);
+    }
+
     /* from job_set_expiration */
     cfg_init (&jc, false, false);
     start_job (&fb, &jc, 4, 0, 0, OWNER);
