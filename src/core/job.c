@@ -284,6 +284,10 @@ fold_exception (struct job *job, double t, json_t *ctx, struct cairn_error *err)
                      "wait_status", &ws) < 0)
         return errset (err, EINVAL, "exception: missing type/severity");
     if (severity == 0) {
+        /* the first fatal exception is the job's end: only its wait
+         * status counts, as with job-exec */
+        if (!job->fatal && ws >= 0)
+            job->exc_wait_status = ws;
         if (!job->fatal)
             snprintf (job->fatal_type, sizeof (job->fatal_type), "%s", type);
         job->fatal = true;
@@ -291,8 +295,6 @@ fold_exception (struct job *job, double t, json_t *ctx, struct cairn_error *err)
             job->expired = true;
         else if (job->expired)
             job->fatal_after_expiry = true;
-        if (ws >= 0)
-            job->exc_wait_status = ws;
     }
     return 0;
 }

@@ -32,8 +32,10 @@
 #define EXECID_LEN 36
 
 /* The finish status of a job none of whose shells has a known result
- * (each lost, or never started): 1 << 8, exit code 1, never 0 (a success
- * nobody saw), unless an exception carried a wait status. */
+ * (each lost, or never started), or whose shells all exited 0 after a
+ * fatal exception: 1 << 8, exit code 1, never 0 (a success nobody saw,
+ * or a job that did not run to its end), unless an exception carried a
+ * wait status. */
 #define JOB_STATUS_UNKNOWN (1 << 8)
 
 /* ---- the state machine ----
@@ -345,7 +347,8 @@ int job_proc_lost (struct job *job,
                    json_t *out);
 
 /* An exception from outside (RFC 32 `exception` request). wait_status < 0
- * means none. Severity 0 terminates the job. EINVAL for bad arguments.
+ * means none; the first fatal exception's becomes the finish status.
+ * Severity 0 terminates the job. EINVAL for bad arguments.
  * This and every request below fail with EALREADY once the job is clean. */
 int job_raise (struct job *job,
                const struct job_ctx *ctx,

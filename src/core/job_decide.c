@@ -606,6 +606,11 @@ static int run_finish (struct job *job, const struct job_ctx *ctx, json_t *out)
      * non-critical rank beside shells that exited 0 is 0, as in Flux.) */
     if (!known && !idset_empty (lost))
         status = JOB_STATUS_UNKNOWN;
+    /* Nor is a job a fatal exception ended, though its shells exited 0
+     * (they obeyed the term signal): 1 << 8 as well, as job-exec reports
+     * it; unless the exception carried the status. */
+    if (job->fatal && status == 0)
+        status = JOB_STATUS_UNKNOWN;
     if (job->exc_wait_status >= 0)
         status = job->exc_wait_status;
     json_t *o = json_pack ("{s:i}", "status", status);

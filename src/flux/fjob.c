@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include "core/testenv.h"
 #include "core/idset.h"
@@ -709,8 +710,14 @@ void fjob_exception (struct fjob *job,
         return; /* as job-exec: only fatal exceptions stop a job */
     p = json_pack ("{s:I s:s s:i s:s}", "id", (json_int_t)job->id, "type",
                    type, "severity", severity, "note", "");
-    if (wait_status >= 0)
-        json_object_set_new (p, "wait_status", json_integer (wait_status));
+    /* the wait status a shell puts in its exception is a task's: the
+     * job's is that of a shell that exited with the task's code, as
+     * job-exec reports it (128 + signal for a signal) */
+    if (wait_status >= 0) {
+        int code = WIFSIGNALED (wait_status) ? 128 + WTERMSIG (wait_status)
+                                             : WEXITSTATUS (wait_status);
+        json_object_set_new (p, "wait_status", json_integer (code << 8));
+    }
     /* cairnd journals it and answers with the same exception on the job's
      * stream: the job-manager has it already, so that echo is dropped */
     if (p && cconn_send (job->ctx->cc, "exception",

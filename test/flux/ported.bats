@@ -177,3 +177,20 @@ teardown() {
     [ "${lines[-1]}" = '["cairn",false,false]' ]
     CAIRND_PID=
 }
+
+# issue 37: the wait status an exception carries is a task's; as
+# job-exec, the job's finish status is its shell-exit form ((128 + signal)
+# << 8 for a signal), not the raw 11 it was sometimes.
+@test "exit-on-error after a task's SIGSEGV: finish status 35584, returncode 139" {
+    cairnd_start '{}'
+    run in_flux 'flux run -N2 -o exit-on-error \
+                     sh -c "[ \$FLUX_TASK_RANK = 1 ] && kill -SEGV \$\$; sleep 30"
+                 echo "rc=$?"
+                 id=$(flux jobs -a -no {id})
+                 flux job eventlog -f json $id | jq -r "select(.name == \"finish\") | .context.status"
+                 flux jobs -a -no "{returncode}"'
+    echo "$output"
+    [[ "$output" == *"rc=139"* ]]
+    [ "${lines[-2]}" = 35584 ]
+    [ "${lines[-1]}" = 139 ]
+}

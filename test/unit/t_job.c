@@ -613,6 +613,9 @@ static void test_finish_status (void)
          2, 17 << 8, 768},
         {"fatal exception without wait_status", {15, 15, 15, 15},
          0, -1, 15},
+        {"fatal exception, every shell exits 0: 1 << 8", {0, 0, 0, 0},
+         0, -1, 256},
+        {"notice, every shell exits 0: 0", {0, 0, 0, 0}, 2, -1, 0},
         // clang-format on
     };
     for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++) {
@@ -635,6 +638,38 @@ static void test_finish_status (void)
         is_int (job_finish_status (fb.job), cases[i].want,
                 "job_finish_status: %s", cases[i].name);
         check_end (&fb, cases[i].name);
+        fake_fini (&fb);
+    }
+
+    /* only the first fatal exception's wait status counts (job-exec's
+     * exception_in_progress): a later one's is recorded, not used */
+    static const struct {
+        const char *name;
+        int first_ws, second_ws, want;
+    } twice[] = {
+        {"first fatal's wait_status, not the second's", 17 << 8, 5 << 8,
+         17 << 8},
+        {"a first fatal without wait_status: the shells'", -1, 5 << 8, 3 << 8},
+    };
+    for (size_t i = 0; i < sizeof (twice) / sizeof (twice[0]); i++) {
+        struct fake fb;
+        struct job_config jc;
+        struct cairn_error err;
+
+        cfg_init (&jc, false, false);
+        start_job (&fb, &jc, 2, 0, 0, OWNER);
+        fake_spawn_all (&fb);
+        if (job_raise (fb.job, &fb.ctx, "exec", 0, "", twice[i].first_ws,
+                       fb.out, &err) < 0 ||
+            job_raise (fb.job, &fb.ctx, "cancel", 0, "", twice[i].second_ws,
+                       fb.out, &err) < 0)
+            BAIL_OUT ("job_raise: %s", err.text);
+        fake_walk (&fb);
+        fake_exit (&fb, PHASE_SHELL, 0, 3 << 8);
+        fake_exit (&fb, PHASE_SHELL, 1, 0);
+        is_int (ctx_int (fake_event (&fb, 0, "finish", 0), "status"),
+                twice[i].want, "finish status: %s", twice[i].name);
+        check_end (&fb, twice[i].name);
         fake_fini (&fb);
     }
 }
