@@ -897,6 +897,29 @@ int job_config_decode (struct job_config *jc,
     return 0;
 }
 
+int job_config_override (struct job_config *jc,
+                         const json_t *o,
+                         const char *prefix,
+                         struct cairn_error *err)
+{
+    struct job_config tmp;
+
+    if (!jc)
+        return errset (err, EINVAL, "invalid argument");
+    if (job_config_copy (&tmp, jc) < 0)
+        return errset (err, ENOMEM, "out of memory");
+    int rc = parse_object (o, job_keys, &tmp, prefix, err);
+    if (rc == 0 && (rc = job_config_check (&tmp, err)) < 0 && prefix)
+        errprefix (err, "%s", prefix);
+    if (rc < 0) {
+        job_config_free (&tmp);
+        return -1;
+    }
+    job_config_free (jc);
+    *jc = tmp;
+    return 0;
+}
+
 /* cairn_config */
 
 void config_init (struct cairn_config *cfg)

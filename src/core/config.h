@@ -224,4 +224,16 @@ int job_config_decode (struct job_config *jc,
                        const json_t *o,
                        struct cairn_error *err);
 
+/* Apply o, an object with the job part of the file's keys ("exec":
+ * {"kill-timeout": "10s"}, ...), over jc's current values: what o names
+ * changes, the rest stays. The same strict rules as config_parse(); a
+ * message names the key under prefix ("P.exec.kill-timeout: ..."; no
+ * prefix when NULL). jc is changed only on success. Returns 0, or -1
+ * with errno = EINVAL (ENOMEM) and a message in err.
+ */
+int job_config_override (struct job_config *jc,
+                         const json_t *o,
+                         const char *prefix,
+                         struct cairn_error *err);
+
 #endif /* CAIRN_CONFIG_H */

@@ -815,6 +815,51 @@ void job_set_unprivileged (struct job *job)
         job->unprivileged = true;
 }
 
+/* The job's config: jc, with what the jobspec's
+ * attributes.system.cairn.config sets over it (a resource manager's per
+ * job settings, e.g. Flux's [exec] kill-timeout); the encoded result is
+ * what the accept event snapshots. NULL with err set when a user sets it
+ * (EPERM) or it is invalid (EINVAL). */
+static json_t *accept_config (const struct job *job,
+                              const json_t *jobspec,
+                              const struct job_config *jc,
+                              struct cairn_error *err)
+{
+    static const char *where = "attributes.system.cairn.config";
+    const json_t *over = json_object_get (
+        json_object_get (
+            json_object_get (json_object_get (jobspec, "attributes"), "system"),
+            "cairn"),
+        "config");
+    struct job_config mine;
+    json_t *o;
+
+    if (!over) {
+        if (!(o = job_config_encode (jc)))
+            errset (err, ENOMEM, "cannot encode the job's config");
+        return o;
+    }
+    if (job->unprivileged) {
+        errset (err, EPERM,
+                "jobspec: %s: only a resource manager (root or the "
+                "service's uid) sets a job's config",
+                where);
+        return NULL;
+    }
+    if (job_config_copy (&mine, jc) < 0) {
+        errset (err, ENOMEM, "out of memory");
+        return NULL;
+    }
+    if (job_config_override (&mine, over, where, err) < 0) {
+        errprefix (err, "jobspec");
+        o = NULL;
+    } else if (!(o = job_config_encode (&mine)))
+        errset (err, errno, "jobspec: %s: cannot encode the job's config",
+                where);
+    job_config_free (&mine);
+    return o;
+}
+
 int job_accept (struct job *job,
                 const struct job_ctx *ctx,
                 uint32_t userid,
@@ -841,8 +886,8 @@ int job_accept (struct job *job,
     }
     rv1_destroy (r);
     jobspec_destroy (js);
-    if (!(config = job_config_encode (jc)))
-        return errset (err, ENOMEM, "cannot encode the job's config");
+    if (!(config = accept_config (job, jobspec, jc, err)))
+        return -1;
     /* "privileged" first, only when false: a reader that scans the start
      * of each accept line (the quota's startup count, daemon_quota.c) finds
      * it there, ahead of a jobspec of any size */

@@ -36,7 +36,8 @@ struct jobspec;
  * "rank-environment" is an object of rank -> environment: each key a
  * decimal rank (digits only, no leading zero, at most IDSET_MAX_ID), each
  * value checked like "environment", and whose "client" is a string of 1
- * to JOBSPEC_CLIENT_MAX bytes without NUL and "hold-on-shrink" a boolean.
+ * to JOBSPEC_CLIENT_MAX bytes without NUL, "hold-on-shrink" a boolean
+ * and "config" an object (its keys are job_accept()'s to check).
  * Whether those ranks are R's is not
  * known here: see jobspec_check_ranks().
  * The result holds copies of these fields and no reference to js.

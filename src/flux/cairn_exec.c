@@ -23,6 +23,7 @@
 
 #include "util/statedir.h"
 #include "flux/cconn.h"
+#include "flux/execconf.h"
 #include "flux/fctx.h"
 #include "flux/fjob.h"
 #include "flux/fversion.h"
@@ -375,15 +376,18 @@ static void stats_respond (struct fctx *ctx,
                    cconn_up (ctx->cc), "partial-release", ctx->partial,
                    "jobs", jobs, "started", (json_int_t)ctx->nstarted,
                    "released", (json_int_t)ctx->nreleased);
-    if (o && exec) {
+    /* cairnd's settings with the site's [exec] over them: what a job
+     * started now gets */
+    json_t *eff = exec ? execconf_effective (exec, ctx->exec_over) : NULL;
+    if (o && eff) {
         const char *k;
         json_t *v;
-        json_object_foreach ((json_t *)exec, k, v)
-            json_object_set (o, k, v);
+        json_object_foreach (eff, k, v) json_object_set (o, k, v);
         json_object_set (o, "effective-max-kill-timeout",
-                         json_object_get (exec, "max-kill-timeout"));
-        json_object_set (o, "config", (json_t *)exec);
+                         json_object_get (eff, "max-kill-timeout"));
+        json_object_set (o, "config", eff);
     }
+    json_decref (eff);
     if (!o || flux_respond_pack (ctx->h, msg, "O", o) < 0)
         flux_log_error (ctx->h, "stats-get");
     json_decref (o);
@@ -515,9 +519,11 @@ static char *state_dir (flux_t *h, uint32_t rank, int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         if (!strncmp (argv[i], "statedir=", 9))
             opt = argv[i] + 9;
-        else
-            flux_log (h, LOG_ERR, "unknown argument '%s' (statedir=DIR is "
-                                  "the only one)", argv[i]);
+        else if (!execconf_is_arg (argv[i]))
+            flux_log (h, LOG_ERR,
+                      "unknown argument '%s' (statedir=DIR, or a "
+                      "setting of job-exec's: cairn-exec(8))",
+                      argv[i]);
     }
     if (opt && !(opt = expanded = expand_rank (opt, rank))) {
         flux_log_error (h, "statedir");
@@ -570,6 +576,7 @@ static void ctx_destroy (struct fctx *ctx)
     for (size_t i = 0; i < ctx->njobs; i++)
         fjob_destroy (ctx->jobs[i]);
     free (ctx->jobs);
+    json_decref (ctx->exec_over);
     resync_cancel_all (ctx);
     orphan_cancel_all (ctx);
     stats_flush (ctx);
@@ -633,6 +640,15 @@ mod_main (flux_t *h, int argc, char **argv)
     }
     if (rank > 0)
         return node_main (h, rank, argc, argv);
+    char refused[1024];
+    if (!(ctx.exec_over =
+              execconf_load (h, argc, argv, refused, sizeof (refused)))) {
+        if (errno == EINVAL)
+            flux_log (h, LOG_ERR, "cairn-exec: refused: %s", refused);
+        else
+            flux_log_error (h, "cairn-exec: [exec]");
+        goto done;
+    }
     if (flux_get_size (h, &ctx.size) < 0 ||
         !(ctx.uris = calloc (ctx.size, sizeof (char *))) ||
         !(ctx.env = broker_env ()) || !(ctx.resynced = json_object ())) {

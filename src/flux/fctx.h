@@ -41,6 +41,8 @@ struct fctx {
     struct lookup *orphan_lookup;
     struct statsreq *statsreqs; /* stats-gets waiting for cairnd's stats */
     struct noderelay *relay; /* noderelay.h: to the other ranks, or NULL */
+    json_t *exec_over;       /* execconf.h: the site's [exec] settings for
+                              * each job's config in cairnd ({} if none) */
     bool partial;           /* partial release through housekeeping:
                              * [job-manager.housekeeping] command is
                              * cairn-flux-housekeeping (cairn_exec.c) */

@@ -182,6 +182,13 @@ static json_t *cairn_jobspec (struct fjob *job)
                     "prolog-failures-allowed", pfa, "cairn",
                     "rank-environment", renv, "client", FJOB_CLIENT,
                     "hold-on-shrink", 1);
+    /* the site's [exec] kill settings, over cairnd's (execconf.h) */
+    if (js && json_object_size (ctx->exec_over) > 0)
+        json_object_set (
+            json_object_get (
+                json_object_get (json_object_get (js, "attributes"), "system"),
+                "cairn"),
+            "config", ctx->exec_over);
 done:
     json_decref (env);
     json_decref (renv);

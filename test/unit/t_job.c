@@ -2114,6 +2114,96 @@ static void test_submitter (void)
     fake_fini (&fb);
 }
 
+/* attributes.system.cairn.config: a resource manager's per-job settings
+ * over cairnd's, snapshotted in accept; a user may not set them. */
+static void test_job_config_override (void)
+{
+    struct fake fb;
+    struct job_config jc;
+    struct cairn_error err;
+    char why[256] = "";
+
+    cfg_init (&jc, false, false);
+    start_job_cairn (&fb, &jc, 2, 0, 0, OWNER,
+                     json_pack ("{s:{s:{s:s s:s}}}", "config", "exec",
+                                "kill-timeout", "2s", "term-signal", "USR1"));
+    json_t *cfg = ctx_get (fake_event (&fb, 0, "accept", 0), "config");
+    json_t *ex = json_object_get (cfg, "exec");
+    ok (json_real_value (json_object_get (ex, "kill-timeout")) == 2.,
+        "config override: kill-timeout 2s in the snapshot");
+    is_str (json_string_value (json_object_get (ex, "term-signal")), "SIGUSR1",
+            "config override: term-signal in the snapshot");
+    is_int (json_integer_value (json_object_get (ex, "max-kill-count")), 8,
+            "config override: the rest is cairnd's");
+    fake_spawn_all (&fb);
+    fb.ctx.now = T0 + 1;
+    ok (job_raise (fb.job, &fb.ctx, "cancel", 0, "", -1, fb.out, &err) == 0,
+        "config override: canceled");
+    fake_walk (&fb);
+    is_str (fake_signals (&fb, 0), expand ("10/terminate*2"),
+            "config override: the job's term signal");
+    is_time (job_next_deadline (fb.job), T0 + 3,
+             "config override: the job's kill-timeout");
+    struct job *re = replay (&fb, json_array_size (fb.out), why, sizeof (why));
+    ok (re && job_next_deadline (re) == T0 + 3,
+        "config override: replayed with the job's config %s", why);
+    job_destroy (re);
+    fake_fini (&fb);
+
+    static const struct {
+        const char *name, *over, *text;
+    } bad[] = {
+        {"bad value", "{\"exec\": {\"kill-timeout\": 0}}",
+         "jobspec: attributes.system.cairn.config.exec.kill-timeout: must be "
+         "a finite duration > 0"},
+        {"unknown key", "{\"exec\": {\"nope\": 1}}",
+         "jobspec: unknown key 'attributes.system.cairn.config.exec.nope'"},
+        {"cross rule",
+         "{\"exec\": {\"kill-timeout\": \"10s\", "
+         "\"max-kill-timeout\": \"5s\"}}",
+         "jobspec: attributes.system.cairn.config: exec.max-kill-timeout: "
+         "must be 0 or >= exec.kill-timeout (10s)"},
+        {"not an object", "[]",
+         "jobspec: attributes.system.cairn.config: not an object"},
+    };
+    for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); i++) {
+        cfg_init (&jc, false, false);
+        json_t *over = json_loads (bad[i].over, 0, NULL);
+        ok (fake_accept (&fb, JOBID, T0, OWNER, &jc, 2, 0, 0, OWNER,
+                         json_pack ("{s:o}", "config", over), &err) < 0 &&
+                errno == EINVAL,
+            "config override, %s: EINVAL", bad[i].name);
+        is_str (err.text, bad[i].text, "config override, %s: message",
+                bad[i].name);
+        is_int (json_array_size (fb.out), 0,
+                "config override, %s: nothing emitted", bad[i].name);
+        fake_fini (&fb);
+    }
+
+    /* a user's job may not carry one */
+    char *av[] = {"/bin/app", NULL};
+    json_t *R = rv1_create (1, 2, "node0", 0);
+    json_t *js = jobspec_create (av, 1, "/tmp/work", NULL, 0, 0);
+    json_object_set_new (
+        json_object_get (json_object_get (js, "attributes"), "system"), "cairn",
+        json_pack ("{s:{s:{s:i}}}", "config", "exec", "max-kill-count", 100));
+    cfg_init (&jc, false, false);
+    if (fake_init (&fb, JOBID, T0, OWNER) < 0 || !R || !js)
+        BAIL_OUT ("cannot set up job: %s", strerror (errno));
+    job_set_unprivileged (fb.job);
+    is_errno (job_accept (fb.job, &fb.ctx, OWNER, R, js, &jc, fb.out, &err),
+              EPERM, "config override by a user: EPERM");
+    like (err.text, "only a resource manager",
+          "config override by a user: "
+          "message");
+    is_int (json_array_size (fb.out), 0,
+            "config override by a user: nothing emitted");
+    json_decref (R);
+    json_decref (js);
+    job_config_free (&jc);
+    fake_fini (&fb);
+}
+
 /* ---- malformed requests and journals ---- */
 
 static void test_accept_errors (void)
@@ -2578,6 +2668,7 @@ int main (void)
     test_accept_errors ();
     test_output ();
     test_rank_env ();
+    test_job_config_override ();
     test_progress_responses ();
     test_unstarted ();
     test_apply_rejects ();
