@@ -15,12 +15,14 @@
  * each job is reattached from cairnd when the job-manager sends it again.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <flux/core.h>
 #include <jansson.h>
 
+#include "core/fsd.h"
 #include "util/statedir.h"
 #include "flux/cconn.h"
 #include "flux/execconf.h"
@@ -507,6 +509,26 @@ static char *expand_rank (const char *s, uint32_t rank)
     return out;
 }
 
+/* start-timeout=FSD: how long a new job waits for cairnd to take it
+ * (fjob.h). -1 with a line in the log when it is not a duration. */
+static int start_timeout (flux_t *h, int argc, char **argv, double *t)
+{
+    *t = 60.;
+    for (int i = 0; i < argc; i++) {
+        struct cairn_error err = {{0}};
+        if (strncmp (argv[i], "start-timeout=", 14) != 0)
+            continue;
+        if (fsd_parse (argv[i] + 14, t, &err) < 0) {
+            flux_log (h, LOG_ERR, "cairn-exec: refused: start-timeout: %s",
+                      err.text);
+            return -1;
+        }
+        if (isinf (*t))
+            *t = 0.;
+    }
+    return 0;
+}
+
 /* cairnd's state directory: statedir=DIR, where %r stands for the
  * broker's rank (brokers of a test instance share a host, each rank
  * having its own cairnd), else as cairn(1) finds it. */
@@ -519,7 +541,8 @@ static char *state_dir (flux_t *h, uint32_t rank, int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         if (!strncmp (argv[i], "statedir=", 9))
             opt = argv[i] + 9;
-        else if (!execconf_is_arg (argv[i]))
+        else if (!execconf_is_arg (argv[i]) &&
+                 strncmp (argv[i], "start-timeout=", 14) != 0)
             flux_log (h, LOG_ERR,
                       "unknown argument '%s' (statedir=DIR, or a "
                       "setting of job-exec's: cairn-exec(8))",
@@ -640,6 +663,8 @@ mod_main (flux_t *h, int argc, char **argv)
     }
     if (rank > 0)
         return node_main (h, rank, argc, argv);
+    if (start_timeout (h, argc, argv, &ctx.start_timeout) < 0)
+        goto done;
     char refused[1024];
     if (!(ctx.exec_over =
               execconf_load (h, argc, argv, refused, sizeof (refused)))) {

@@ -41,6 +41,9 @@ struct fctx {
     struct lookup *orphan_lookup;
     struct statsreq *statsreqs; /* stats-gets waiting for cairnd's stats */
     struct noderelay *relay; /* noderelay.h: to the other ranks, or NULL */
+    double start_timeout;    /* seconds a new job may wait for cairnd to
+                              * take it before it fails (start-timeout=,
+                              * default 60); 0 = for ever */
     json_t *exec_over;       /* execconf.h: the site's [exec] settings for
                               * each job's config in cairnd ({} if none) */
     bool partial;           /* partial release through housekeeping:

@@ -69,6 +69,8 @@ struct fjob {
     size_t nshells;    /* shells the barrier waits for (fewer after a hold) */
     struct idset *shells; /* broker ranks running a shell: shell rank i is
                              the i-th (all of R's until a shrink) */
+    flux_watcher_t *bound; /* a new job not taken by cairnd in time fails
+                              (fctx start_timeout) */
     bool resume_pending; /* R is shrunk: cairnd must hear `resume` */
     int64_t resume_mt;   /* matchtag of the `resume` sent, 0 = none */
 };
@@ -342,6 +344,7 @@ bool fjob_cairnd_message (struct fjob *job, const json_t *msg)
         if (strcmp (type, "accepted") != 0 && strcmp (type, "reattached") != 0)
             return true;
         job->attached = true;
+        flux_watcher_stop (job->bound);
     }
     /* cairnd's `since` (events view) counts all but these two */
     if (strcmp (type, "accepted") != 0 && strcmp (type, "reattached") != 0)
@@ -869,9 +872,38 @@ static void ns_cb (flux_future_t *f, void *arg)
         cairnd_send_start (job, true, 0);
 }
 
+/* A new job cairnd has not taken within start_timeout: say why in its
+ * eventlog rather than leave it in RUN. Should cairnd have taken it after
+ * all (its answer lost with the connection), the job is over in Flux by
+ * then, and the module ends it in cairnd when they meet (orphan.h). */
+static void
+bound_cb (flux_reactor_t *r, flux_watcher_t *w, int revents, void *arg)
+{
+    struct fjob *job = arg;
+    int e = cconn_last_errno (job->ctx->cc);
+    char note[256];
+
+    if (job->attached || job->failed || job->released)
+        return;
+    snprintf (note, sizeof (note),
+              "cairnd did not take the job within %gs (cairnd at %s: %s)",
+              job->ctx->start_timeout, cconn_path (job->ctx->cc),
+              e                         ? strerror (e)
+              : cconn_up (job->ctx->cc) ? "connected, no answer"
+                                        : "not connected");
+    fail (job, note);
+}
+
 void fjob_begin (struct fjob *job)
 {
     job->ctx->nstarted++;
+    /* a job Flux restarts ran under cairnd already: it is never failed
+     * for waiting, whatever cairnd's downtime */
+    if (!job->jm_reattach && job->ctx->start_timeout > 0 &&
+        (job->bound = flux_timer_watcher_create (flux_get_reactor (job->ctx->h),
+                                                 job->ctx->start_timeout, 0,
+                                                 bound_cb, job)))
+        flux_watcher_start (job->bound);
     if (job->nranks == 0) {
         fail (job, "R has no ranks, or R_lite cannot be read");
         return;
@@ -969,6 +1001,7 @@ void fjob_destroy (struct fjob *job)
         flux_msg_decref (job->relays[i].msg);
     }
     flux_watcher_destroy (job->hold);
+    flux_watcher_destroy (job->bound);
     flux_future_destroy (job->step);
     flux_future_destroy (job->ns);
     flux_msg_decref (job->req);

@@ -198,3 +198,22 @@ except OSError as e:
     [ "$status" -eq 0 ]
     [[ "$output" == *"errno=22 ranks: shell rank 2 is not one of the job's 2 shells"* ]]
 }
+
+@test "cairnd unreachable: flux dmesg says why at once, the job fails within start-timeout" {
+    # issue 32: a module that could not reach cairnd retried for ever in
+    # silence, and a job sat in RUN with nothing in its eventlog
+    STATEDIR=$BATS_TEST_TMPDIR/nocairnd
+    mkdir -p "$STATEDIR"
+    flux_conf
+    sed -i "s|^args = \[\(.*\)\]|args = [\1, \"start-timeout=2s\"]|" "$FLUX_CONF_DIR/cairn.toml"
+    run in_flux 'flux run true; echo "rc=$?"
+                 id=$(flux jobs -a -no {id})
+                 flux job eventlog $id | grep exception
+                 flux dmesg | grep -c "cannot connect to cairnd"'
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" != *"rc=0"* ]]
+    [[ "$output" == *"type=exec severity=0 cairnd did not take the job within 2s"*"No such file or directory"* ]]
+    # said once, not on every retry
+    [ "${lines[-1]}" -eq 1 ]
+}
