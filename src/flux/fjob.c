@@ -591,7 +591,21 @@ static flux_future_t *handle (struct fjob *job, const json_t *item)
         int sev = json_integer_value (json_object_get (data, "severity"));
         const char *t = json_string_value (json_object_get (data, "type"));
         const char *note = json_string_value (json_object_get (data, "note"));
+        const char *ranks = json_string_value (json_object_get (data, "ranks"));
+        /* name the hosts, as Flux's own notes do ("... on HOST (rank N)") */
+        char *hosts = ranks ? flux_hostmap_lookup (h, ranks, NULL) : NULL;
+        char *full = NULL;
+        if (hosts && note && asprintf (&full, "%s (on %s)", note, hosts) < 0)
+            full = NULL;
+        free (hosts);
+        if (full)
+            note = full;
         jm_exception (job, sev, t ? t : "exec", note);
+        /* and log a prolog's or epilog's failure, as perilog.so does */
+        if (t && (!strcmp (t, "prolog") || !strcmp (t, "epilog")))
+            flux_log (h, sev == 0 ? LOG_ERR : LOG_WARNING, "job %s: %s",
+                      job->f58, note ? note : t);
+        free (full);
         if (sev == 0)
             barrier_release (job, EIO);
     } else if (!strcmp (type, "finish")) {

@@ -217,3 +217,21 @@ except OSError as e:
     # said once, not on every retry
     [ "${lines[-1]}" -eq 1 ]
 }
+
+@test "prolog and epilog failures: the note names the host, flux dmesg has them" {
+    # issue 37: Flux's perilog names the host ("... on HOST (rank 1)") and
+    # logs failures; cairn's notes named the rank only, dmesg had nothing
+    echo 1 >"$BATS_TEST_TMPDIR/exit-prolog-2"
+    echo 3 >"$BATS_TEST_TMPDIR/exit-epilog-1"
+    cairnd_start "$(perilog_conf)"
+    run in_flux 'flux run -N4 true; echo "rc=$?"
+                 id=$(flux jobs -a -no {id})
+                 flux job wait-event -t 30 $id clean >/dev/null
+                 flux job eventlog $id | grep exception
+                 flux dmesg | grep "cairn-exec\|job ƒ" | grep -i "prolog\|epilog"'
+    echo "$output"
+    [[ "$output" == *"type=prolog severity=0 prolog failed on rank 2: "*"(on $(hostname))"* ]]
+    [[ "$output" == *"type=epilog severity=2 epilog failed on rank 1: "*"(on $(hostname))"* ]]
+    [[ "$output" == *"err"*"prolog failed on rank 2"* ]]
+    [[ "$output" == *"epilog failed on rank 1"* ]]
+}
