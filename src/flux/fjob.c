@@ -544,6 +544,19 @@ static flux_future_t *shrink (struct fjob *job, const json_t *data)
     return f;
 }
 
+/* Do the ranks of a release (data) hold every rank of the job's R? */
+static bool whole_job (const struct fjob *job, const json_t *data)
+{
+    const char *s = json_string_value (json_object_get (data, "ranks"));
+    struct idset *ids = s ? idset_decode (s, NULL) : NULL;
+    bool all = ids && idset_count (ids) == job->nranks;
+
+    for (size_t i = 0; all && i < job->nranks; i++)
+        all = idset_test (ids, job->ranks[i]);
+    idset_destroy (ids);
+    return all;
+}
+
 /* Handle queue[0]. Returns a future when the handling goes on
  * asynchronously (the next item waits for it), else NULL. */
 static flux_future_t *handle (struct fjob *job, const json_t *item)
@@ -644,7 +657,12 @@ static flux_future_t *handle (struct fjob *job, const json_t *item)
             jm_respond (job, type, json_incref (data));
             return NULL;
         }
-        f = final_release (job, data);
+        /* one release of every rank says "all", as job-exec's */
+        json_t *all = whole_job (job, data)
+                          ? json_pack ("{s:s s:b}", "ranks", "all", "final", 1)
+                          : NULL;
+        f = final_release (job, all ? all : data);
+        json_decref (all);
     }
     return f;
 }

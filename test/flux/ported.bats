@@ -253,3 +253,14 @@ plugins = [ { load = "perilog.so" } ]'
     [[ "$output" == *"perilog.so: every prolog and epilog would run twice"* ]]
     [[ "$output" != *"rc=0"* ]]
 }
+
+# issue 37: job-exec's final release says "all"; cairn's said "0-3"
+@test "the final release of a whole job says ranks all, as job-exec's" {
+    cairnd_start '{}'
+    run in_flux 'id=$(flux submit -N4 true)
+                 flux job wait-event -t 30 $id clean >/dev/null
+                 flux job eventlog -f json $id | jq -c "select(.name == \"release\") | .context"'
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "${lines[-1]}" = '{"ranks":"all","final":true}' ]
+}
