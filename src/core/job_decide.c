@@ -569,10 +569,17 @@ prolog_conclude (struct job *job, const struct job_ctx *ctx, json_t *out)
             rc = start_shells (job, ctx, out, rest);
         goto done;
     }
-    rc = prolog_finish (job, ctx, out, 0) < 0 ||
-                 start_shells (job, ctx, out, job->all) < 0
-             ? -1
-             : 0;
+    if (prolog_finish (job, ctx, out, 0) < 0)
+        goto done;
+    /* its client (Flux's module, in a broker restart) is away: the shells
+     * would start without the brokers and namespace they need, and fail
+     * with nothing said. Held with every rank until it is back. */
+    if (jobspec_hold_on_shrink (job->jobspec) && ctx->client_away &&
+        ctx->client_away (job->id, ctx->arg))
+        rc = job_emit (job, ctx, out, "hold",
+                       json_pack ("{s:o}", "ranks", ranks_str (job->all)));
+    else
+        rc = start_shells (job, ctx, out, job->all);
 done:
     idset_destroy (fatal);
     idset_destroy (tol);

@@ -21,6 +21,7 @@
 #include "core/testenv.h"
 #include "core/idset.h"
 #include "flux/adopt.h"
+#include "flux/brokers.h"
 #include "flux/fctx.h"
 #include "flux/fjob.h"
 #include "flux/guest.h"
@@ -69,6 +70,7 @@ struct fjob {
     size_t nshells;    /* shells the barrier waits for (fewer after a hold) */
     struct idset *shells; /* broker ranks running a shell: shell rank i is
                              the i-th (all of R's until a shrink) */
+    struct brokers_wait *bw; /* before a resume: the shells' brokers */
     flux_watcher_t *bound; /* a new job not taken by cairnd in time fails
                               (fctx start_timeout) */
     bool resume_pending; /* R is shrunk: cairnd must hear `resume` */
@@ -494,6 +496,14 @@ static flux_future_t *final_release (struct fjob *job, json_t *data)
     return NULL;
 }
 
+/* Every broker of the job's shells answers: cairnd may start them. */
+static void brokers_up (void *arg)
+{
+    struct fjob *job = arg;
+    job->resume_pending = true;
+    send_resume (job);
+}
+
 /* R is shrunk (or could not be): let cairnd start the shells, or end the
  * job through cairnd, which journals the exception and cleans up. */
 static void shrunk_cb (flux_future_t *f, void *arg)
@@ -506,8 +516,12 @@ static void shrunk_cb (flux_future_t *f, void *arg)
                   future_strerror (f, errno));
         raise_fatal (job, note);
     } else {
-        job->resume_pending = true;
-        send_resume (job);
+        /* after a broker restart, the other brokers come back after this
+         * module: the shells would fail without them (brokers.h) */
+        brokers_wait_destroy (job->bw);
+        if (!(job->bw =
+                  brokers_wait (job->ctx->h, job->shells, brokers_up, job)))
+            brokers_up (job);
     }
     flux_future_destroy (f);
     job->step = NULL;
@@ -1034,6 +1048,7 @@ void fjob_destroy (struct fjob *job)
     }
     flux_watcher_destroy (job->hold);
     flux_watcher_destroy (job->bound);
+    brokers_wait_destroy (job->bw);
     flux_future_destroy (job->step);
     flux_future_destroy (job->ns);
     flux_msg_decref (job->req);

@@ -2114,6 +2114,62 @@ static void test_submitter (void)
     fake_fini (&fb);
 }
 
+static bool away_flag;
+static bool away (uint64_t id, void *arg)
+{
+    return away_flag;
+}
+
+/* A hold-on-shrink job whose prolog ends while its client is away (a Flux
+ * broker restart) is held with every rank until the client's resume:
+ * its shells need the client's brokers and namespace. */
+static void test_hold_client_away (void)
+{
+    for (int is_away = 0; is_away < 2; is_away++) {
+        const char *name = is_away ? "client away" : "client here";
+        struct fake fb;
+        struct job_config jc;
+        struct cairn_error err;
+        size_t m;
+
+        cfg_init (&jc, true, true);
+        start_job_cairn (&fb, &jc, 4, 0, 0, OWNER,
+                         json_pack ("{s:b}", "hold-on-shrink", 1));
+        fb.ctx.client_away = away;
+        away_flag = is_away;
+        fb.ctx.now = T0 + 1;
+        fake_spawn_all (&fb);
+        m = fake_mark (&fb);
+        fake_exit_phase (&fb, PHASE_PROLOG, 0);
+        fb.ctx.client_away = NULL;
+        if (!is_away) {
+            is_str (fake_names (&fb, m),
+                    expand ("proc-exit*4,prolog-finish,start,proc-intent*4"),
+                    "%s: the shells start at once", name);
+            fake_fini (&fb);
+            continue;
+        }
+        is_str (fake_names (&fb, m), expand ("proc-exit*4,prolog-finish,hold"),
+                "%s: held at the prolog's end, no shell", name);
+        is_str (ctx_str (fake_event (&fb, m, "hold", 0), "ranks"), "0-3",
+                "%s: every rank held", name);
+        ok (!job_started (fb.job), "%s: not started", name);
+        check_replay (&fb, name);
+        m = fake_mark (&fb);
+        ok (job_resume (fb.job, &fb.ctx, fb.out, &err) == 0,
+            "%s: the client is back and resumes", name);
+        fake_walk (&fb);
+        is_str (fake_names (&fb, m), expand ("resume,start,proc-intent*4"),
+                "%s: then every shell starts", name);
+        fake_spawn_all (&fb);
+        fake_exit_phase (&fb, PHASE_SHELL, 0);
+        drive_to_end (&fb);
+        is_int (job_finish_status (fb.job), 0, "%s: finish 0", name);
+        check_end (&fb, name);
+        fake_fini (&fb);
+    }
+}
+
 /* attributes.system.cairn.config: a resource manager's per-job settings
  * over cairnd's, snapshotted in accept; a user may not set them. */
 static void test_job_config_override (void)
@@ -2669,6 +2725,7 @@ int main (void)
     test_output ();
     test_rank_env ();
     test_job_config_override ();
+    test_hold_client_away ();
     test_progress_responses ();
     test_unstarted ();
     test_apply_rejects ();
