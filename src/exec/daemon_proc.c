@@ -240,8 +240,9 @@ void proc_collect (struct jobentry *je, const char *execid, int shim_status)
     output_flush (je, p);
     CRASHPOINT ("exec.exitfile.read");
     long long osz, esz;
-    if (exitfile_read_sized (d->exitdir, execid, &status, &error, &osz, &esz) ==
-        0) {
+    int left = 0;
+    if (exitfile_read_left (d->exitdir, execid, &status, &error, &osz, &esz,
+                            &left) == 0) {
         size_t room = job_output_room (je->job, p->phase), olen = 0, elen = 0;
         bool otrunc = false, etrunc = false;
         /* a file the shim saw empty is not opened (most are) */
@@ -253,8 +254,8 @@ void proc_collect (struct jobentry *je, const char *execid, int shim_status)
                         : exitfile_read_output (d->exitdir, execid, "err",
                                                 room > olen ? room - olen : 0,
                                                 &elen, &etrunc);
-        if (job_proc_exited (je->job, &ctx, execid, status, error, out, otrunc,
-                             err, etrunc, je->pending) < 0)
+        if (job_proc_exited_left (je->job, &ctx, execid, status, error, left,
+                                  out, otrunc, err, etrunc, je->pending) < 0)
             log_msg (LOG_ERR, "job %s: exit of %s: %s", je->name, execid,
                      strerror (errno));
         free (out);

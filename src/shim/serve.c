@@ -325,8 +325,9 @@ static bool still_zombie (pid_t pid)
            si.si_pid == pid;
 }
 
-/* Every command whose process has exited: kill what is left of its group,
- * write its exit record while it is still a zombie (so that a status is
+/* Every command whose process has exited: kill what is left of its group
+ * (of its session, after the record when some was left: cmd.h), write its
+ * exit record while it is still a zombie (so that a status is
  * never only in memory: the keeper, a child subreaper, inherits a zombie
  * whose supervisor died), then reap it and tell cairnd. A zombie whose
  * worker has not added its command yet waits for it. */
@@ -352,6 +353,14 @@ static void cmds_reap (void)
         shim_cmd_exited (c->s);
         CRASHPOINT ("supervisor.exitfile.before");
         int code = shim_cmd_finish (c->s, shim_wait_status (&si)) < 0 ? 3 : 0;
+        if (shim_cmd_leftover (c->s) > 0) {
+            /* Its session outlived it (a task in a group of its own):
+             * the record says so; kill them before the end is told, so
+             * that cairnd starts no epilog beside them. Still a zombie:
+             * the session's id is still this command's. */
+            CRASHPOINT ("supervisor.session.kill");
+            (void)shim_cmd_drain (c->s);
+        }
         CRASHPOINT ("supervisor.reap.before");
         while (waitpid (c->pid, NULL, 0) < 0 && errno == EINTR)
             ;

@@ -1,0 +1,102 @@
+/* session.c - what is left of a command's session once its process has
+ * ended (shim.h: shim_session_left, shim_session_drain).
+ *
+ * Each command leads a session of its own (cmd.c). A job shell puts each
+ * task in a process group of its own inside that session (flux-shell
+ * does), so killing the command's process group at its end leaves the
+ * tasks running; the session is the unit that holds them all, short of a
+ * cgroup (--cgroup). Without a cgroup, a process that calls setsid()
+ * leaves the session and escapes (SECURITY.md).
+ *
+ * Pid reuse: the session's id is the command's pid. The caller holds that
+ * pid unreaped (a zombie of ours) while it looks, so no other process can
+ * have that pid, and no other session that id: every process found is
+ * the command's.
+ *
+ * libc only, like the rest of cairn-shim.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shim/shim.h"
+
+/* The state and session of pid from /proc/PID/stat, or -1 (gone). The
+ * fields after the last ')' (the name may hold anything): state, ppid,
+ * pgrp, session. */
+static int stat_session (const char *pid, char *state, long *sid)
+{
+    char path[64], buf[1024];
+    ssize_t n;
+    int fd;
+
+    snprintf (path, sizeof (path), "/proc/%s/stat", pid);
+    if ((fd = open (path, O_RDONLY | O_CLOEXEC)) < 0)
+        return -1;
+    n = read (fd, buf, sizeof (buf) - 1);
+    close (fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    char *p = strrchr (buf, ')');
+    long ppid, pgrp;
+    if (!p || sscanf (p + 1, " %c %ld %ld %ld", state, &ppid, &pgrp, sid) != 4)
+        return -1;
+    return 0;
+}
+
+bool shim_session_leader (pid_t pid)
+{
+    char name[24], state;
+    long sid;
+    snprintf (name, sizeof (name), "%d", (int)pid);
+    return stat_session (name, &state, &sid) == 0 && sid == (long)pid;
+}
+
+int shim_session_left (pid_t sid, int sig)
+{
+    DIR *dir = opendir ("/proc");
+    struct dirent *e;
+    int n = 0;
+
+    if (!dir)
+        return -1;
+    while ((e = readdir (dir))) {
+        char state;
+        long s;
+        if (!isdigit ((unsigned char)e->d_name[0]))
+            continue;
+        long pid = strtol (e->d_name, NULL, 10);
+        if (pid == (long)sid || stat_session (e->d_name, &state, &s) < 0 ||
+            s != (long)sid)
+            continue;
+        if (state == 'Z' || state == 'X') /* dead already: its parent reaps */
+            continue;
+        n++;
+        if (sig)
+            (void)kill ((pid_t)pid, sig);
+    }
+    closedir (dir);
+    return n;
+}
+
+int shim_session_drain (pid_t sid, int tries)
+{
+    struct timespec ts = {0, 5 * 1000 * 1000};
+    int n = 0;
+
+    for (int i = 0; i < tries; i++) {
+        (void)kill (-sid, SIGKILL);
+        if ((n = shim_session_left (sid, SIGKILL)) <= 0)
+            return n;
+        nanosleep (&ts, NULL);
+    }
+    return n;
+}
