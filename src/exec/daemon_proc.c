@@ -751,6 +751,14 @@ static int cmd_signal (int pidfd, pid_t pid, int signum)
 
 void proc_signal (struct cairnd *d, const char *execid, int signum)
 {
+    proc_signal_to (d, execid, signum, false);
+}
+
+void proc_signal_to (struct cairnd *d,
+                     const char *execid,
+                     int signum,
+                     bool session)
+{
     struct watch *w = execid ? hashmap_get (d->watches, execid) : NULL;
     if (!w)
         return; /* ended meanwhile: its exit is on its way */
@@ -758,6 +766,18 @@ void proc_signal (struct cairnd *d, const char *execid, int signum)
     if (cmd_signal (w->pidfd, w->pid, signum) < 0 && errno != ESRCH)
         log_msg (LOG_WARNING, "%s: signal %d: %s", execid, signum,
                  strerror (errno));
+    /* The kill escalation reaches the whole session: a job shell's tasks
+     * sit in groups of their own, and stock Flux has the shell kill them
+     * all (flux_job_kill). Once the leader has exited its supervisor kills
+     * what is left of the session (shim/cmd.h). */
+    if (session) {
+        int n = procfs_signal_session (d->procroot, w->pid, w->pidfd, signum);
+        if (n > 0)
+            log_msg (LOG_INFO,
+                     "%s: signal %d to %d other process(es) of its "
+                     "session",
+                     execid, signum, n);
+    }
     CRASHPOINT ("exec.signal.after");
 }
 

@@ -104,3 +104,27 @@ SH
     [ "$(cairn eventlog 705 --json | jq -c 'select(.name=="proc-exit") | .context.leftover')" = null ]
     [ "$(events_named 705 exception | wc -l)" -eq 0 ]
 }
+
+@test "the kill escalation reaches the tasks in groups of their own while the shell lives" {
+    # kill-signal SIGUSR1, which the shell ignores and its task does not
+    cairnd_start '{"exec": {"kill-timeout": "0.3s", "kill-signal": "SIGUSR1", "max-kill-count": 3}}'
+    f=$BATS_TEST_TMPDIR/child
+    cairn run --id 706 -- bash -c "trap '' TERM USR1; set -m; (trap - USR1; trap '' TERM; exec sleep 300) & echo \$! > $f; while :; do sleep 0.05; done" >/dev/null 2>&1 3>&- &
+    RUN=$!
+    child=$(pid_in "$f")
+    run cairn cancel 706
+    [ "$status" -eq 0 ]
+    for i in $(seq 1 100); do
+        alive "$child" || break
+        sleep 0.05
+    done
+    run alive "$child"
+    [ "$status" -ne 0 ]
+    # by the kill signal, while the shell still ran: not given up on yet
+    [ "$(events_named 706 proc-lost | wc -l)" -eq 0 ]
+    grep -Eq "cairnd info: [0-9a-f-]+: signal 10 to [0-9]+ other process\(es\) of its session" "$BATS_TEST_TMPDIR/cairnd.log"
+    wait_event 706 15 clean
+    wait "$RUN" || true
+    # given up on as unkillable (its rank drained), as it is: ours to end
+    kill -9 "$(events_named 706 proc-spawn | jq .pid)"
+}
