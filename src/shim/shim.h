@@ -82,4 +82,10 @@ bool shim_session_leader (pid_t pid);
  * look: 0 once the session is empty. */
 int shim_session_drain (pid_t sid, int tries);
 
+/* After the leader of session sid was reaped, with processes of the
+ * session left: SIGKILL them again and count them (shim_session_left).
+ * Their ids hold sid taken, so a live process whose pid is sid means the
+ * session emptied and the pid was reused: 0 then. */
+int shim_session_linger (pid_t sid);
+
 #endif /* CAIRN_SHIM_H */

@@ -128,3 +128,25 @@ SH
     # given up on as unkillable (its rank drained), as it is: ours to end
     kill -9 "$(events_named 706 proc-spawn | jq .pid)"
 }
+
+@test "a task that survives the session's kill holds the end; a cancel gives up on it and drains" {
+    # the fault keeps the supervisor from killing the session's processes,
+    # as if the task were in uninterruptible sleep
+    CAIRN_FAULT='shim.session.kill:*:1' cairnd_start '{"exec": {"kill-timeout": "0.2s", "max-kill-count": 2}}'
+    f=$BATS_TEST_TMPDIR/child
+    cairn run --id 707 -- bash -c "set -m; (exec sleep 300) & echo \$! > $f; exit 0" >/dev/null 2>&1 3>&- &
+    RUN=$!
+    child=$(pid_in "$f")
+    sleep 3 # past the supervisor's 2 s of kills
+    alive "$child"
+    # the shell has ended, yet its end is not told while its task runs
+    [ "$(events_named 707 proc-exit | wc -l)" -eq 0 ]
+    [ "$(events_named 707 finish | wc -l)" -eq 0 ]
+    run cairn cancel 707
+    [ "$status" -eq 0 ]
+    wait_event 707 15 clean
+    wait "$RUN" || true
+    [[ "$(events_named 707 proc-lost | jq -r .note)" == "unkillable: "* ]]
+    [[ "$(events_named 707 drain | jq -r .reason)" == *"for job $(f58 707)"*"unkillable"* ]]
+    kill -9 "$child"
+}
