@@ -1071,7 +1071,11 @@ long long shim_cmd_cap (struct shim *s, long long wait_ns)
 
 void shim_cmd_exited (struct shim *s)
 {
-    int n = s->child > 0 ? shim_session_left (s->child, 0) : 0;
+    /* the supervisor's parent is the keeper; a shim run by hand looks
+     * through /proc */
+    int n = s->child > 0 && (!shim_fresh || shim_session_maybe (s->child))
+                ? shim_session_left (s->child, 0)
+                : 0;
     s->leftover = n > 0 ? n : 0;
     if (s->leftover > 0) /* the record says so first: shim_cmd_drain */
         return;

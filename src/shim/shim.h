@@ -68,6 +68,13 @@ void shim_keep (int sock, pid_t cairnd, const char *shim)
  * cannot be read. */
 int shim_session_left (pid_t sid, int sig);
 
+/* False when session sid (its leader, a zombie of ours, just ended) can
+ * have no other live process: none of our parent's (the keeper's)
+ * children, where the leader's live children went, is in it (session.c
+ * says what this misses). True when some may be, or it cannot tell: then
+ * shim_session_left looks through /proc. */
+bool shim_session_maybe (pid_t sid);
+
 /* How many 5 ms looks shim_session_drain takes at most (2 s in all, as
  * long as a cgroup's removal waits). */
 #define SHIM_DRAIN_TRIES 400
