@@ -209,7 +209,9 @@ static void children_reap (void)
         else if (!sup && shim_session_leader (si.si_pid) &&
                  shim_session_left (si.si_pid, 0) > 0) {
             /* A command whose record its supervisor wrote before it died
-             * killing what the session left (serve.c): finish that. */
+             * killing what the session left (serve.c): finish that. (Or
+             * a job's process that left its session, came to us and
+             * ended: what its own session left is the job's too.) */
             CRASHPOINT ("keeper.session.kill");
             (void)shim_session_drain (si.si_pid, SHIM_DRAIN_TRIES);
         }

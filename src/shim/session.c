@@ -1,5 +1,6 @@
 /* session.c - what is left of a command's session once its process has
- * ended (shim.h: shim_session_left, shim_session_drain).
+ * ended (shim.h: shim_session_maybe, shim_session_left,
+ * shim_session_drain, shim_session_linger).
  *
  * Each command leads a session of its own (cmd.c). A job shell puts each
  * task in a process group of its own inside that session (flux-shell
@@ -11,7 +12,11 @@
  * Pid reuse: the session's id is the command's pid. The caller holds that
  * pid unreaped (a zombie of ours) while it looks, so no other process can
  * have that pid, and no other session that id: every process found is
- * the command's.
+ * the command's. Once it is reaped (shim_session_linger), the live
+ * processes of the session hold the id: a process whose pid it is means
+ * they are all gone. Each process is signalled through a pidfd after its
+ * session is seen again, so a pid freed and given again meanwhile is not
+ * hit.
  *
  * libc only, like the rest of cairn-shim.
  */
@@ -23,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -51,6 +57,21 @@ static int stat_session (const char *pid, char *state, long *sid)
     if (!p || sscanf (p + 1, " %c %ld %ld %ld", state, &ppid, &pgrp, sid) != 4)
         return -1;
     return 0;
+}
+
+/* Send sig to pid, pinned by a pidfd and seen in session sid again: the
+ * pid may have been freed and given again since it was looked at, but
+ * not to a process of sid while sid is held (see above). */
+static void signal_pinned (const char *name, pid_t pid, pid_t sid, int sig)
+{
+    char state;
+    long s;
+    int fd = (int)syscall (SYS_pidfd_open, pid, 0);
+    if (fd < 0)
+        return;
+    if (stat_session (name, &state, &s) == 0 && s == (long)sid)
+        (void)syscall (SYS_pidfd_send_signal, fd, sig, NULL, 0);
+    close (fd);
 }
 
 bool shim_session_leader (pid_t pid)
@@ -84,7 +105,7 @@ int shim_session_left (pid_t sid, int sig)
         /* CAIRN_FAULT=shim.session.kill:*: as if none could be killed
          * (in uninterruptible sleep), for the tests of what follows */
         if (sig && !fault_only ("shim.session.kill"))
-            (void)kill ((pid_t)pid, sig);
+            signal_pinned (e->d_name, (pid_t)pid, sid, sig);
     }
     closedir (dir);
     return n;
