@@ -598,9 +598,12 @@ fold_proc_exit (struct job *job, double t, json_t *ctx, struct cairn_error *err)
         return errprefix (err, "proc-exit");
     if (p->state == PROC_DONE)
         return errset (err, EINVAL, "proc-exit: %s already ended", p->execid);
-    if (json_unpack (ctx, "{s:i s?s}", "status", &p->status, "error", &error) <
-        0)
+    p->leftover = 0;
+    if (json_unpack (ctx, "{s:i s?s s?i}", "status", &p->status, "error",
+                     &error, "leftover", &p->leftover) < 0)
         return errset (err, EINVAL, "proc-exit: missing status");
+    if (p->leftover < 0)
+        return errset (err, EINVAL, "proc-exit: leftover < 0");
     if (error && !(p->note = strdup (error)))
         return errset (err, ENOMEM, "out of memory");
     proc_done (job, p, t);

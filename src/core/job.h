@@ -218,6 +218,8 @@ struct job_proc {
     bool lost;  /* outcome unknown (note says why) */
     bool error; /* never started (spawn failed; note says why) */
     char *note; /* lost or error reason */
+    int leftover; /* processes of its session still there at its end,
+                     killed by its supervisor (proc-exit "leftover") */
 };
 
 struct job;
@@ -337,6 +339,23 @@ int job_proc_exited (struct job *job,
                      const char *errdata,
                      bool err_trunc,
                      json_t *out);
+
+/* job_proc_exited, with the number of processes its session still held
+ * when it ended (its record's "leftover": its supervisor killed them
+ * before telling its end). A shell that left some raises a fatal `exec`
+ * exception unless the job has one already: a shell that exits while its
+ * tasks still run (its broker gone) did not finish the job. */
+int job_proc_exited_left (struct job *job,
+                          const struct job_ctx *ctx,
+                          const char *execid,
+                          int status,
+                          const char *error,
+                          int leftover,
+                          const char *outdata,
+                          bool out_trunc,
+                          const char *errdata,
+                          bool err_trunc,
+                          json_t *out);
 
 /* The spawned process is gone and its start marker was never written:
  * the command did not run (a shim cut short by cairnd's death, see

@@ -369,6 +369,20 @@ static int proc_ended (struct job *job,
             goto done;
         break;
     case PHASE_SHELL:
+        /* It ended while its tasks still ran (flux-shell whose broker
+         * went away exits 0 and leaves them): they were killed, and the
+         * job did not succeed, whatever the shell's status says. After a
+         * fatal exception (a cancel, the time limit) that is expected. */
+        if (!p->lost && !p->error && p->leftover > 0 && !job->fatal) {
+            snprintf (note, sizeof (note),
+                      "shell on %s %s exited (%s) while %d other process%s "
+                      "of its session still ran; they were killed",
+                      rank_word (p->ranks), rs, what, p->leftover,
+                      p->leftover == 1 ? "" : "es");
+            if (emit_exception (job, ctx, out, "exec", 0, note, p->ranks) < 0)
+                goto done;
+            break;
+        }
         if (!p->lost && !p->error)
             break;
         snprintf (note, sizeof (note), "shell on %s %s: %s",
@@ -1064,6 +1078,22 @@ int job_proc_exited (struct job *job,
                      bool err_trunc,
                      json_t *out)
 {
+    return job_proc_exited_left (job, ctx, execid, status, error, 0, outdata,
+                                 out_trunc, errdata, err_trunc, out);
+}
+
+int job_proc_exited_left (struct job *job,
+                          const struct job_ctx *ctx,
+                          const char *execid,
+                          int status,
+                          const char *error,
+                          int leftover,
+                          const char *outdata,
+                          bool out_trunc,
+                          const char *errdata,
+                          bool err_trunc,
+                          json_t *out)
+{
     struct job_proc *p = job_proc_lookup (job, execid);
     if (!p)
         return -1;
@@ -1072,6 +1102,8 @@ int job_proc_exited (struct job *job,
     json_t *o = json_pack ("{s:s s:i}", "execid", execid, "status", status);
     if (o && error)
         json_object_set_new (o, "error", json_string (error));
+    if (o && leftover > 0)
+        json_object_set_new (o, "leftover", json_integer (leftover));
     if (emit_output (job, ctx, out, p, "stdout", outdata, out_trunc) < 0 ||
         emit_output (job, ctx, out, p, "stderr", errdata, err_trunc) < 0 ||
         job_emit (job, ctx, out, "proc-exit", o) < 0 ||

@@ -36,6 +36,7 @@ struct ct_behaviour {
     double sleep[CT_MAX_RANKS];
     bool ignore_term[CT_MAX_RANKS];
     size_t output; /* bytes written to stdout */
+    bool leftover; /* leaves a TERM-deaf task in its session (own group) */
 };
 
 enum ct_action_kind {

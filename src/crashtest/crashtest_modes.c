@@ -77,9 +77,11 @@ static bool edge_k (const struct ct_plan *p, size_t i, const json_t *ref)
 /* The points on the way from a supervisor's death to its commands'
  * statuses, reached only after it died: cairnd's handling of the death
  * (daemon.c), and the keeper's end of each command it inherited
- * (shim/keep.c; the keeper dies there, and cairnd exits on its loss). */
+ * (shim/keep.c; the keeper dies there, and cairnd exits on its loss;
+ * keeper.session.kill only where the command's session held more). */
 static const char *const takeover_points[] = {
-    "exec.supervisor.lost", "keeper.record.before", "keeper.reap.before"};
+    "exec.supervisor.lost", "keeper.record.before", "keeper.session.kill",
+    "keeper.reap.before"};
 
 /* A case whose crash killed the supervisor (cairnd lived on, "kills" 0):
  * cairnd dies too, at the first pass of each point of its takeover, in

@@ -99,8 +99,8 @@ static int parse_behaviour (const json_t *o,
                             const char *where,
                             struct cairn_error *err)
 {
-    static const char *const keys[] = {"exit", "sleep", "ignore-term", "output",
-                                       NULL};
+    static const char *const keys[] = {"exit",   "sleep",    "ignore-term",
+                                       "output", "leftover", NULL};
     json_t *exit_v, *sleep_v, *ign_v, *v;
     double output = 0;
 
@@ -110,6 +110,7 @@ static int parse_behaviour (const json_t *o,
         b->ignore_term[r] = false;
     }
     b->output = 0;
+    b->leftover = false;
     if (!o)
         return 0;
     if (!json_is_object (o))
@@ -118,6 +119,10 @@ static int parse_behaviour (const json_t *o,
         get_number (o, "output", 0, &output, where, err) < 0)
         return -1;
     b->output = (size_t)output;
+    json_t *left_v = json_object_get (o, "leftover");
+    if (left_v && !json_is_boolean (left_v))
+        return errset (err, EINVAL, "%s.leftover: a boolean", where);
+    b->leftover = json_is_true (left_v);
     exit_v = json_object_get (o, "exit");
     sleep_v = json_object_get (o, "sleep");
     ign_v = json_object_get (o, "ignore-term");
@@ -436,11 +441,14 @@ static const char cmd_script[] =
     "rank=${CAIRN_RANK:-all}\n"
     "f=\"$d/beh/$job.$phase.$rank\"\n"
     "[ -r \"$f\" ] || f=\"$d/beh/$job.$phase.all\"\n"
-    "code=0; secs=0; ignore=0; out=0\n"
-    "[ -r \"$f\" ] && read code secs ignore out < \"$f\"\n"
+    "code=0; secs=0; ignore=0; out=0; left=0\n"
+    "[ -r \"$f\" ] && read code secs ignore out left < \"$f\"\n"
     "[ \"$ignore\" = 1 ] && trap '' TERM\n"
     "echo \"$phase $job $rank ${CAIRN_EXECID:-none} $$ start\" >> "
     "\"$d/runlog\"\n"
+    "# leftover: a task in a group of its own in our session, deaf to TERM\n"
+    "[ \"$left\" = 1 ] && bash -c 'set -m; (trap \"\" TERM; exec sleep 300) "
+    "& exit 0'\n"
     "[ \"$out\" -gt 0 ] && head -c \"$out\" /dev/zero | tr '\\000' x\n"
     "sleep \"$secs\"\n"
     "echo \"$phase $job $rank ${CAIRN_EXECID:-none} $$ end $code\" >> "
@@ -483,8 +491,9 @@ static int write_behaviours (const struct ct_scenario *sc,
                 else
                     snprintf (path, sizeof (path), "%s/beh/%ju.%s.%d", dir,
                               (uintmax_t)job->id, phase_names[p], r);
-                snprintf (line, sizeof (line), "%d %.3f %d %zu\n", b->exit[i],
-                          b->sleep[i], b->ignore_term[i] ? 1 : 0, b->output);
+                snprintf (line, sizeof (line), "%d %.3f %d %zu %d\n",
+                          b->exit[i], b->sleep[i], b->ignore_term[i] ? 1 : 0,
+                          b->output, b->leftover ? 1 : 0);
                 if (ct_write_file (path, line, 0644) < 0)
                     return errprintf (err, "%s: %s", path, strerror (errno));
             }

@@ -313,6 +313,13 @@ size_t watch_orphan_all (struct cairnd *d);
 void proc_ended (struct cairnd *d, const char *execid, int code);
 void proc_unwatch (struct cairnd *d, const char *execid);
 void proc_signal (struct cairnd *d, const char *execid, int signum);
+/* proc_signal, and with session true also to every other process of the
+ * command's session while the command's process has not exited (the kill
+ * escalation: procfs_signal_session). */
+void proc_signal_to (struct cairnd *d,
+                     const char *execid,
+                     int signum,
+                     bool session);
 void proc_finished (struct jobentry *je, const char *execid, bool lost);
 void proc_collect (struct jobentry *je, const char *execid, int shim_status);
 

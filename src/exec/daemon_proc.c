@@ -240,8 +240,9 @@ void proc_collect (struct jobentry *je, const char *execid, int shim_status)
     output_flush (je, p);
     CRASHPOINT ("exec.exitfile.read");
     long long osz, esz;
-    if (exitfile_read_sized (d->exitdir, execid, &status, &error, &osz, &esz) ==
-        0) {
+    int left = 0;
+    if (exitfile_read_left (d->exitdir, execid, &status, &error, &osz, &esz,
+                            &left) == 0) {
         size_t room = job_output_room (je->job, p->phase), olen = 0, elen = 0;
         bool otrunc = false, etrunc = false;
         /* a file the shim saw empty is not opened (most are) */
@@ -253,8 +254,8 @@ void proc_collect (struct jobentry *je, const char *execid, int shim_status)
                         : exitfile_read_output (d->exitdir, execid, "err",
                                                 room > olen ? room - olen : 0,
                                                 &elen, &etrunc);
-        if (job_proc_exited (je->job, &ctx, execid, status, error, out, otrunc,
-                             err, etrunc, je->pending) < 0)
+        if (job_proc_exited_left (je->job, &ctx, execid, status, error, left,
+                                  out, otrunc, err, etrunc, je->pending) < 0)
             log_msg (LOG_ERR, "job %s: exit of %s: %s", je->name, execid,
                      strerror (errno));
         free (out);
@@ -750,6 +751,14 @@ static int cmd_signal (int pidfd, pid_t pid, int signum)
 
 void proc_signal (struct cairnd *d, const char *execid, int signum)
 {
+    proc_signal_to (d, execid, signum, false);
+}
+
+void proc_signal_to (struct cairnd *d,
+                     const char *execid,
+                     int signum,
+                     bool session)
+{
     struct watch *w = execid ? hashmap_get (d->watches, execid) : NULL;
     if (!w)
         return; /* ended meanwhile: its exit is on its way */
@@ -757,6 +766,18 @@ void proc_signal (struct cairnd *d, const char *execid, int signum)
     if (cmd_signal (w->pidfd, w->pid, signum) < 0 && errno != ESRCH)
         log_msg (LOG_WARNING, "%s: signal %d: %s", execid, signum,
                  strerror (errno));
+    /* The kill escalation reaches the whole session: a job shell's tasks
+     * sit in groups of their own, and stock Flux has the shell kill them
+     * all (flux_job_kill). Once the leader has exited its supervisor kills
+     * what is left of the session (shim/cmd.h). */
+    if (session) {
+        int n = procfs_signal_session (d->procroot, w->pid, w->pidfd, signum);
+        if (n > 0)
+            log_msg (LOG_INFO,
+                     "%s: signal %d to %d other process(es) of its "
+                     "session",
+                     execid, signum, n);
+    }
     CRASHPOINT ("exec.signal.after");
 }
 

@@ -101,6 +101,7 @@ int reconcile_local (struct jobentry *je,
     struct job_ctx ctx;
     bool spawned = p->state == PROC_RUNNING;
     int signum = spawned && p->terminating ? p->term_signum : 0;
+    int nkills = p->nkills;
 
     /* p may move when decisions below add processes: copy what we need */
     snprintf (execid, sizeof (execid), "%s", p->execid);
@@ -120,7 +121,7 @@ int reconcile_local (struct jobentry *je,
          * have come before it was sent: send it again. Harmless if it
          * did arrive; the escalation clock is unchanged. */
         if (signum > 0)
-            proc_signal (d, execid, signum);
+            proc_signal_to (d, execid, signum, nkills > 0);
         break;
     case LOOK_UNSTARTED:
         log_msg (LOG_INFO, "job %s: %s: %s: starting it %s", je->name, execid,

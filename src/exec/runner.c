@@ -9,7 +9,10 @@ static void local_start (struct jobentry *je, const char *execid)
 
 static void local_signal (struct jobentry *je, const char *execid, int signum)
 {
-    proc_signal (je->d, execid, signum);
+    /* the kill escalation (nkills counts it, folded before this effect)
+     * goes to the command's whole session */
+    const struct job_proc *p = job_proc_find (je->job, execid);
+    proc_signal_to (je->d, execid, signum, p && p->nkills > 0);
 }
 
 static void remote_start (struct jobentry *je, const char *execid)

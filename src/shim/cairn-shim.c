@@ -112,6 +112,8 @@ static int supervise (struct shim *s, const sigset_t *waitset)
                 w.si_pid != child)
                 continue; /* stopped or continued, not exited */
             shim_cmd_exited (s);
+            if (shim_cmd_leftover (s) > 0) /* no keeper behind us */
+                (void)shim_cmd_drain (s);
             while (waitpid (child, &status, 0) < 0) {
                 if (errno != EINTR)
                     return SHIM_STATUS_NOEXEC; /* cannot happen */

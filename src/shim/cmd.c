@@ -78,6 +78,9 @@ struct shim {
     pid_t child;                   /* the command's process, or 0 */
     bool marked;                   /* it got past making its marker: the
                                       record goes there (shim_proto.h) */
+    int leftover;                  /* processes of its session still there
+                                      at its end (shim_cmd_exited) */
+    bool drained;                  /* shim_cmd_drain done */
     char **envp;                   /* the command's environment, or NULL:
                                     * environ as it is at the exec */
     char **sh_argv;                /* /bin/sh, the file, argv[1...]: for a
@@ -911,6 +914,9 @@ static int write_exitfile (struct shim *s, int status)
         len += (size_t)snprintf (buf + len, sizeof (buf) - len,
                                  ",\"out\":%lld,\"err\":%lld", s->out_size,
                                  s->err_size);
+    if (s->leftover > 0)
+        len += (size_t)snprintf (buf + len, sizeof (buf) - len,
+                                 ",\"leftover\":%d", s->leftover);
     if (s->error[0]) {
         len +=
             (size_t)snprintf (buf + len, sizeof (buf) - len, ",\"error\":\"");
@@ -1065,15 +1071,47 @@ long long shim_cmd_cap (struct shim *s, long long wait_ns)
 
 void shim_cmd_exited (struct shim *s)
 {
+    /* the supervisor's parent is the keeper; a shim run by hand looks
+     * through /proc */
+    int n = s->child > 0 && (!shim_fresh || shim_session_maybe (s->child))
+                ? shim_session_left (s->child, 0)
+                : 0;
+    s->leftover = n > 0 ? n : 0;
+    if (s->leftover > 0) /* the record says so first: shim_cmd_drain */
+        return;
     kill (-s->child, SIGKILL);
     cgroup_kill (s); /* also what left the group */
+}
+
+int shim_cmd_leftover (const struct shim *s)
+{
+    return s->leftover;
+}
+
+int shim_cmd_drain (struct shim *s)
+{
+    int left = 0;
+    if (s->child > 0)
+        left = shim_session_drain (s->child, SHIM_DRAIN_TRIES);
+    cgroup_remove (s); /* also what left the session */
+    s->drained = true;
+    if (left > 0)
+        fprintf (stderr,
+                 "cairn-shim: %s: %d process(es) of its session survived "
+                 "SIGKILL\n",
+                 s->execid, left);
+    return left > 0 ? left : 0;
 }
 
 int shim_cmd_finish (struct shim *s, int status)
 {
     if (s->child > 0 && s->max_output > 0) /* the group is gone: a last cut */
         (void)cap_outputs (s, SHIM_CAP_FIRST_NS);
-    cgroup_remove (s);
+    /* With processes left, the record goes first (their number must not
+     * be lost to our death between their kill and the record: the keeper
+     * would find none) and shim_cmd_drain kills them after it. */
+    if (s->leftover == 0 || s->drained)
+        cgroup_remove (s);
     return write_exitfile (s, status);
 }
 

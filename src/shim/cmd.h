@@ -7,7 +7,10 @@
  * The life of a command:
  *   shim_cmd_parse -> shim_cmd_opendir -> shim_cmd_used? -> shim_cmd_start
  *   -> (shim_cmd_relay, shim_cmd_cap)* -> its process exits (unreaped)
- *   -> shim_cmd_exited -> reap it -> shim_cmd_finish -> shim_cmd_free
+ *   -> shim_cmd_exited -> shim_cmd_finish -> shim_cmd_drain (if processes
+ *   were left) -> reap it -> shim_cmd_free (the supervisor), or
+ *   shim_cmd_exited -> shim_cmd_drain -> reap -> shim_cmd_finish (a shim
+ *   run by hand, which has no keeper behind it)
  * A start that fails (-1) goes straight to shim_cmd_finish with
  * SHIM_STATUS_NOEXEC.
  */
@@ -67,13 +70,26 @@ bool shim_cmd_capped (const struct shim *s);
 long long shim_cmd_cap (struct shim *s, long long wait_ns);
 
 /* The command's process has exited and is not reaped yet (its pid, the
- * group's id, cannot be reused): kill what is left of its group and
- * cgroup. */
+ * group's and the session's id, cannot be reused): count what is left of
+ * its session (shim_cmd_leftover). None left: kill what is left of its
+ * group and cgroup. Some left: nothing is killed yet, so that the record
+ * can say how many first (shim_cmd_finish, then shim_cmd_drain). */
 void shim_cmd_exited (struct shim *s);
 
-/* After the reap: cut the output files a last time, remove the cgroup and
- * write the exit record with status. Returns 0, or -1 (said on stderr; exit
- * code 3). */
+/* How many processes of the command's session were still there when its
+ * process ended (shim_cmd_exited); the record's "leftover". */
+int shim_cmd_leftover (const struct shim *s);
+
+/* With processes left (shim_cmd_leftover > 0), the process still unreaped:
+ * SIGKILL the session (group and cgroup too) until it is empty, at most
+ * SHIM_DRAIN_TRIES looks, and remove the cgroup. Returns how many
+ * survived (said on stderr), 0 when none. */
+int shim_cmd_drain (struct shim *s);
+
+/* Cut the output files a last time, remove the cgroup (not yet when
+ * processes were left and shim_cmd_drain has not run) and write the exit
+ * record with status (and "leftover"). Returns 0, or -1 (said on stderr;
+ * exit code 3). */
 int shim_cmd_finish (struct shim *s, int status);
 
 /* Close and free. Accepts NULL. */

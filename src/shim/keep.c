@@ -168,14 +168,26 @@ static bool marker_find (pid_t pid, char *name, size_t len)
  * cannot be reused: the group's stragglers can be killed safely. */
 static void inherited_end (pid_t pid, int status, const char *marker)
 {
-    char rec[64];
-    int n = snprintf (rec, sizeof (rec), "{\"status\":%d}\n", status);
+    char rec[80];
+    int left = shim_session_left (pid, 0), n;
 
-    (void)kill (-pid, SIGKILL);
+    /* Processes of its session left (cmd.h shim_cmd_exited): the record
+     * says how many first, then they are killed, as the supervisor does. */
+    if (left > 0)
+        n = snprintf (rec, sizeof (rec), "{\"status\":%d,\"leftover\":%d}\n",
+                      status, left);
+    else {
+        n = snprintf (rec, sizeof (rec), "{\"status\":%d}\n", status);
+        (void)kill (-pid, SIGKILL);
+    }
     CRASHPOINT ("keeper.record.before");
     /* A record that cannot be written leaves the outcome lost, which
      * cairnd says (its marker and no record, the process gone). */
     (void)shim_record_append (exitdir, marker, rec, (size_t)n);
+    if (left > 0) {
+        CRASHPOINT ("keeper.session.kill");
+        (void)shim_session_drain (pid, SHIM_DRAIN_TRIES);
+    }
     CRASHPOINT ("keeper.reap.before");
 }
 
@@ -191,9 +203,18 @@ static void children_reap (void)
         if (waitid (P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 ||
             si.si_pid == 0)
             return;
-        if (!sup_take (si.si_pid) &&
-            marker_find (si.si_pid, marker, sizeof (marker)))
+        bool sup = sup_take (si.si_pid);
+        if (!sup && marker_find (si.si_pid, marker, sizeof (marker)))
             inherited_end (si.si_pid, shim_wait_status (&si), marker);
+        else if (!sup && shim_session_leader (si.si_pid) &&
+                 shim_session_left (si.si_pid, 0) > 0) {
+            /* A command whose record its supervisor wrote before it died
+             * killing what the session left (serve.c): finish that. (Or
+             * a job's process that left its session, came to us and
+             * ended: what its own session left is the job's too.) */
+            CRASHPOINT ("keeper.session.kill");
+            (void)shim_session_drain (si.si_pid, SHIM_DRAIN_TRIES);
+        }
         while (waitpid (si.si_pid, NULL, 0) < 0 && errno == EINTR)
             ;
     }

@@ -325,11 +325,78 @@ static bool still_zombie (pid_t pid)
            si.si_pid == pid;
 }
 
-/* Every command whose process has exited: kill what is left of its group,
- * write its exit record while it is still a zombie (so that a status is
- * never only in memory: the keeper, a child subreaper, inherits a zombie
- * whose supervisor died), then reap it and tell cairnd. A zombie whose
- * worker has not added its command yet waits for it. */
+/* Its end told, the command is done with. */
+static void cmd_done (struct sup_cmd *c, int code)
+{
+    ended_send (c, code);
+    shim_cmd_free (c->s);
+    request_free (c->rq);
+    free (c);
+}
+
+/* Commands reaped whose session still holds processes that survived
+ * shim_cmd_drain (in uninterruptible sleep, say). Their end is told only
+ * once the session is empty: cairnd starts no epilog beside them, and a
+ * kill escalation gives up on them (drains the rank) as on any process
+ * that does not end. Each is SIGKILLed again at every look, the looks
+ * 10 ms apart, doubling up to 1 s. Main thread only. */
+struct lingering_cmd {
+    struct sup_cmd *c;
+    int code;
+    long long due, wait;
+    struct lingering_cmd *next;
+};
+static struct lingering_cmd *lingering;
+
+#define LINGER_FIRST_NS (10LL * 1000 * 1000)
+#define LINGER_MAX_NS (1000LL * 1000 * 1000)
+
+/* False if c cannot be kept (ENOMEM): its end is told now. */
+static bool linger_add (struct sup_cmd *c, int code)
+{
+    struct lingering_cmd *l = calloc (1, sizeof (*l));
+    if (!l)
+        return false;
+    l->c = c;
+    l->code = code;
+    l->wait = LINGER_FIRST_NS;
+    l->due = mono_ns () + l->wait;
+    l->next = lingering;
+    lingering = l;
+    return true;
+}
+
+/* Look at the lingering commands that are due; the nearest due time
+ * after that, or 0. */
+static long long linger_look (void)
+{
+    long long now = mono_ns (), next = 0;
+    for (struct lingering_cmd **lp = &lingering; *lp;) {
+        struct lingering_cmd *l = *lp;
+        if (l->due <= now) {
+            if (shim_session_linger (l->c->pid) == 0) {
+                *lp = l->next;
+                cmd_done (l->c, l->code);
+                free (l);
+                continue;
+            }
+            l->wait = l->wait * 2 < LINGER_MAX_NS ? l->wait * 2 : LINGER_MAX_NS;
+            l->due = now + l->wait;
+        }
+        if (next == 0 || l->due < next)
+            next = l->due;
+        lp = &l->next;
+    }
+    return next;
+}
+
+/* Every command whose process has exited: kill what is left of its group
+ * (of its session, after the record when some was left: cmd.h), write its
+ * exit record while it is still a zombie (so that a status is never only
+ * in memory: the keeper, a child subreaper, inherits a zombie whose
+ * supervisor died), then reap it and tell cairnd (or, if some of its
+ * session survived, once they are gone: lingering). A zombie whose worker
+ * has not added its command yet waits for it. */
 static void cmds_reap (void)
 {
     for (;;) {
@@ -352,13 +419,21 @@ static void cmds_reap (void)
         shim_cmd_exited (c->s);
         CRASHPOINT ("supervisor.exitfile.before");
         int code = shim_cmd_finish (c->s, shim_wait_status (&si)) < 0 ? 3 : 0;
+        int left = 0;
+        if (shim_cmd_leftover (c->s) > 0) {
+            /* Its session outlived it (a task in a group of its own):
+             * the record says so; kill them before the end is told, so
+             * that cairnd starts no epilog beside them. Still a zombie:
+             * the session's id is still this command's. */
+            CRASHPOINT ("supervisor.session.kill");
+            left = shim_cmd_drain (c->s);
+        }
         CRASHPOINT ("supervisor.reap.before");
         while (waitpid (c->pid, NULL, 0) < 0 && errno == EINTR)
             ;
-        ended_send (c, code);
-        shim_cmd_free (c->s);
-        request_free (c->rq);
-        free (c);
+        if (left > 0 && linger_add (c, code))
+            continue;
+        cmd_done (c, code);
     }
 }
 
@@ -652,7 +727,9 @@ void shim_serve (int sock, pid_t cairnd)
             {.fd = sigfd, .events = POLLIN},
             {.fd = orphan ? -1 : sock, .events = out_waiting () ? POLLOUT : 0},
             {.fd = wakefd, .events = POLLIN}};
-        long long due = cmds_cap ();
+        long long due = cmds_cap (), ldue = lingering ? linger_look () : 0;
+        if (ldue > 0 && (due == 0 || ldue < due))
+            due = ldue;
         __atomic_store_n (&main_due, due, __ATOMIC_RELAXED);
         int timeout = -1;
         if (due > 0) {
@@ -666,7 +743,8 @@ void shim_serve (int sock, pid_t cairnd)
             }
             /* Only a start adds a command: none is under way. */
             pthread_mutex_lock (&cmds_lock);
-            bool none = hashmap_count (cmds) == 0 && starting == 0;
+            bool none =
+                hashmap_count (cmds) == 0 && starting == 0 && !lingering;
             pthread_mutex_unlock (&cmds_lock);
             if (none) /* cairnd is gone and every command seen through */
                 _exit (0);

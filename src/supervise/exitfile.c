@@ -134,17 +134,18 @@ static int record_parse (const char *rec,
                          int *status,
                          char **error,
                          long long *out_size,
-                         long long *err_size)
+                         long long *err_size,
+                         int *leftover)
 {
     const char *msg = NULL;
-    json_int_t st, osz = -1, esz = -1;
+    json_int_t st, osz = -1, esz = -1, left = 0;
     json_t *o = NULL;
 
     if (!(o = json_loadb (rec, len, 0, NULL)) ||
-        json_unpack (o, "{s:I s?:s s?:I s?:I}", "status", &st, "error", &msg,
-                     "out", &osz, "err", &esz) < 0 ||
+        json_unpack (o, "{s:I s?:s s?:I s?:I s?:I}", "status", &st, "error",
+                     &msg, "out", &osz, "err", &esz, "leftover", &left) < 0 ||
         st < 0 || st > 0xffff || (json_object_get (o, "out") && osz < 0) ||
-        (json_object_get (o, "err") && esz < 0)) {
+        (json_object_get (o, "err") && esz < 0) || left < 0 || left > INT_MAX) {
         json_decref (o);
         errno = EINVAL;
         return -1;
@@ -159,6 +160,8 @@ static int record_parse (const char *rec,
         *out_size = osz;
     if (err_size)
         *err_size = esz;
+    if (leftover)
+        *leftover = (int)left;
     json_decref (o);
     return 0;
 }
@@ -183,6 +186,18 @@ int exitfile_read_sized (int dirfd,
                          long long *out_size,
                          long long *err_size)
 {
+    return exitfile_read_left (dirfd, execid, status, error, out_size, err_size,
+                               NULL);
+}
+
+int exitfile_read_left (int dirfd,
+                        const char *execid,
+                        int *status,
+                        char **error,
+                        long long *out_size,
+                        long long *err_size,
+                        int *leftover)
+{
     char name[SHIM_NAME_MAX];
     const char *rec;
     bool truncated;
@@ -199,7 +214,7 @@ int exitfile_read_sized (int dirfd,
         if ((rec = marker_record (buf, len, &rlen))) {
             rc = truncated ? (errno = EINVAL, -1)
                            : record_parse (rec, rlen, status, error, out_size,
-                                           err_size);
+                                           err_size, leftover);
             free (buf);
             return rc;
         }
@@ -210,7 +225,8 @@ int exitfile_read_sized (int dirfd,
     if (!(buf = read_at (dirfd, name, EXITFILE_MAX, &len, &truncated)))
         return -1;
     rc = truncated ? (errno = EINVAL, -1)
-                   : record_parse (buf, len, status, error, out_size, err_size);
+                   : record_parse (buf, len, status, error, out_size, err_size,
+                                   leftover);
     free (buf);
     return rc;
 }

@@ -44,6 +44,17 @@ int exitfile_read_sized (int dirfd,
                          long long *out_size,
                          long long *err_size);
 
+/* exitfile_read_sized, with the record's "leftover" into *leftover (0
+ * when absent; NULL: not wanted): how many processes of the command's
+ * session were still there when its process ended (shim_proto.h). */
+int exitfile_read_left (int dirfd,
+                        const char *execid,
+                        int *status,
+                        char **error,
+                        long long *out_size,
+                        long long *err_size,
+                        int *leftover);
+
 /* Is the "about to exec" marker of execid present? Answers false only when
  * it is known to be absent (ENOENT); any other doubt (execid not canonical,
  * EACCES, EIO...) answers true with errno set, because "may have started"

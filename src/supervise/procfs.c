@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 struct pstat {
     pid_t pid;
     pid_t ppid;
+    pid_t sid; /* its session */
     unsigned long long start;
     bool is_shim; /* comm is "cairn-shim" */
     char state;   /* R, S, Z... */
@@ -113,6 +115,10 @@ static int pstat_parse (const char *line, struct pstat *ps)
             if (parse_ull (p, len, &v) < 0 || v > INT_MAX)
                 goto inval;
             ps->ppid = (pid_t)v;
+        } else if (field == 6) {
+            if (parse_ull (p, len, &v) < 0 || v > INT_MAX)
+                goto inval;
+            ps->sid = (pid_t)v;
         } else if (field == 22) {
             if (parse_ull (p, len, &ps->start) < 0)
                 goto inval;
@@ -470,4 +476,51 @@ int procfs_pidfd_verify (const char *procroot,
     }
     *pidfd = fd;
     return 0;
+}
+
+/* Has the process of pidfd not exited yet? */
+static bool leader_there (int pidfd)
+{
+    struct pollfd pf = {.fd = pidfd, .events = POLLIN};
+    return poll (&pf, 1, 0) == 0;
+}
+
+int procfs_signal_session (const char *procroot,
+                           pid_t sid,
+                           int leader_pidfd,
+                           int signum)
+{
+    DIR *dir;
+    struct dirent *e;
+    int count = 0;
+
+    if (sid <= 0 || leader_pidfd < 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!(dir = opendir (procroot ? procroot : PROCROOT_DEFAULT)))
+        return -1;
+    while ((e = readdir (dir))) {
+        struct pstat ps;
+        char *end;
+        long v = strtol (e->d_name, &end, 10);
+        if (*end != '\0' || v <= 0 || v > INT_MAX || (pid_t)v == sid)
+            continue;
+        if (pstat_read (dirfd (dir), (pid_t)v, &ps) < 0 || ps.sid != sid ||
+            ps.state == 'Z')
+            continue;
+        /* Pinned, then looked at again: the process the pidfd holds is in
+         * the session, and the session is the leader's while the leader
+         * has not exited (its pid, the session's id, is not free). */
+        int pidfd = pidfd_open ((pid_t)v, 0);
+        if (pidfd < 0)
+            continue;
+        if (pstat_read (dirfd (dir), (pid_t)v, &ps) == 0 && ps.sid == sid &&
+            leader_there (leader_pidfd) &&
+            pidfd_send_signal (pidfd, signum, NULL, 0) == 0)
+            count++;
+        close (pidfd);
+    }
+    closedir (dir);
+    return count;
 }

@@ -77,6 +77,18 @@ int procfs_reap_strays (const char *procroot,
  * signalled, or -1 (EINVAL for a bad execid, or opendir's errno). */
 int procfs_kill_execid (const char *procroot, const char *execid, int signum);
 
+/* Send signum to every process of session sid but its leader, the
+ * process of leader_pidfd (a command leads its session; a job shell's
+ * tasks sit in groups of their own in it). Only while the leader has not
+ * exited: then its pid, the session's id, cannot name another session.
+ * Each process is pinned with a pidfd and checked again (its session, the
+ * leader still there) before it is signalled. Returns how many were
+ * signalled, or -1 with errno (EINVAL, or opendir's). */
+int procfs_signal_session (const char *procroot,
+                           pid_t sid,
+                           int leader_pidfd,
+                           int signum);
+
 /* True if s is a canonical UUID: 36 characters, lowercase hex digits and
  * dashes in the 8-4-4-4-12 pattern. NULL is not. */
 bool uuid_is_canonical (const char *s);

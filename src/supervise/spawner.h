@@ -30,7 +30,9 @@
  *
  * Crash points: "spawner.clone.after" (after a command's start, before its
  * STARTED), "supervisor.exitfile.before" and "supervisor.reap.before" (a
- * command a zombie, before and after its exit record) in the supervisor;
+ * command a zombie, before and after its exit record), and
+ * "supervisor.session.kill" (its record written with processes of its
+ * session left, before their kill: shim/cmd.h) in the supervisor;
  * "shim.drop.before" is counted there too and carried out by the
  * command's process (it kills cairnd). The fault point
  * "shim.exitfile.write" fails an exit record's write.

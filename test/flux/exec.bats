@@ -60,6 +60,29 @@ cairn_job() {
     [ "$(events_named "$id" finish | jq .status)" -eq $(((128 + 15) << 8)) ]
 }
 
+# Issue 37: flux-shell puts each task in a process group of its own; the
+# kill escalation reached only the shell's group, so a task deaf to
+# SIGTERM outlived its cancelled job (and its ranks' release).
+@test "flux cancel: a task that ignores SIGTERM dies with its shell before the job ends" {
+    cairnd_start '{"exec": {"kill-timeout": "0.5s"}}'
+    f=$BATS_TEST_TMPDIR/task
+    run in_flux "id=\$(flux submit -N1 sh -c 'trap \"\" TERM; echo \$\$ > $f; exec sleep 300')
+                 flux job wait-event -t 30 \$id start >/dev/null
+                 for i in \$(seq 1 100); do [ -s $f ] && break; sleep 0.05; done
+                 flux cancel \$id
+                 flux job wait-event -t 30 \$id clean >/dev/null
+                 cat $f
+                 if kill -0 \$(cat $f) 2>/dev/null; then echo task-alive; else echo task-gone; fi
+                 flux jobs -a -no '{result}'"
+    [ "$status" -eq 0 ]
+    [ "${lines[1]}" = task-gone ]
+    [ "${lines[2]}" = CANCELED ]
+    id=$(cairn_job)
+    # the term signal, then the kill signal that reached the task's group
+    [ "$(events_named "$id" proc-signal | jq -r .signum | paste -sd, -)" = 15,9 ]
+    [ "$(events_named "$id" exception | jq -r .type)" = cancel ]
+}
+
 @test "a time limit (flux run -t) ends the job with a timeout exception" {
     cairnd_start '{}'
     run in_flux 'flux run -t 2s sleep 60; echo "rc=$?"

@@ -256,6 +256,12 @@ cairn_crash_during() {
 
 @test "cairn, rank-0 broker SIGKILLed while the shells run: the job ends, freed after its epilog" {
     cairn_crash_during shell
+    # Issue 37: rank 0's flux-shell loses its broker and exits 0 while its
+    # task (a process group of its own) runs on. Its supervisor kills the
+    # task before the end is told; the job is not a success.
+    [ "$(events_named "$cid" proc-exit | jq -s '[.[] | select(.leftover > 0)] | length')" -ge 1 ]
+    [[ "$(events_named "$cid" exception | jq -r '"\(.type) \(.severity) \(.note)"')" == *"exec 0 shell on rank "*" while "*" of its session still ran; they were killed"* ]]
+    [ "$(fx jobs -no '{result}' "$id")" != COMPLETED ]
 }
 
 @test "cairn, rank-0 broker SIGKILLed during the epilog: the job completes" {

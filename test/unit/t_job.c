@@ -2689,6 +2689,76 @@ static void test_replay_start_without_shells (void)
     fake_fini (&fb);
 }
 
+/* Issue 37: a shell whose session still held processes at its end (its
+ * supervisor killed them) did not finish the job: a fatal exec exception,
+ * the others terminated. After a cancel, nothing more is raised. */
+static void test_shell_leftover (void)
+{
+    struct fake fb;
+    struct job_config jc;
+    size_t m;
+
+    cfg_init (&jc, false, false);
+    start_job (&fb, &jc, 2, 0, 0, OWNER);
+    fb.ctx.now = T0 + 1;
+    fake_spawn_all (&fb);
+    fb.ctx.now = T0 + 2;
+    m = fake_mark (&fb);
+    const struct job_proc *p = fake_find (&fb, PHASE_SHELL, 0);
+    char execid[EXECID_LEN + 1];
+    memcpy (execid, p->execid, sizeof (execid));
+    ok (job_proc_exited_left (fb.job, &fb.ctx, execid, 0, NULL, 2, NULL, false,
+                              NULL, false, fb.out) == 0,
+        "leftover: exit accepted");
+    fake_walk (&fb);
+    is_str (fake_names (&fb, m), "proc-exit,exception,proc-signal",
+            "leftover: fatal exception, the other shell terminated");
+    is_int (ctx_int (fake_event (&fb, m, "proc-exit", 0), "leftover"), 2,
+            "leftover: journaled in proc-exit");
+    is_str (exc_str (fake_event (&fb, m, "exception", 0)),
+            "exec/0/shell on rank 0 exited (exit 0) while 2 other processes "
+            "of its session still ran; they were killed",
+            "leftover: the note says what happened");
+    fake_exit_phase (&fb, PHASE_SHELL, SIGTERM);
+    check_end (&fb, "leftover");
+    fake_fini (&fb);
+
+    /* none left: nothing raised (the key is left out) */
+    cfg_init (&jc, false, false);
+    start_job (&fb, &jc, 1, 0, 0, OWNER);
+    fake_spawn_all (&fb);
+    m = fake_mark (&fb);
+    memcpy (execid, fake_find (&fb, PHASE_SHELL, 0)->execid, sizeof (execid));
+    ok (job_proc_exited_left (fb.job, &fb.ctx, execid, 0, NULL, 0, NULL, false,
+                              NULL, false, fb.out) == 0,
+        "no leftover: exit accepted");
+    fake_walk (&fb);
+    is_int (ctx_int (fake_event (&fb, m, "proc-exit", 0), "leftover"), -999,
+            "no leftover: not in proc-exit");
+    is_int (fake_count (&fb, m, "exception"), 0, "no leftover: no exception");
+    check_end (&fb, "no leftover");
+    fake_fini (&fb);
+
+    /* after a cancel the leftovers are expected: no second exception */
+    cfg_init (&jc, false, false);
+    start_job (&fb, &jc, 1, 0, 0, OWNER);
+    fake_spawn_all (&fb);
+    struct cairn_error err;
+    ok (job_raise (fb.job, &fb.ctx, "cancel", 0, NULL, -1, fb.out, &err) == 0,
+        "leftover after cancel: raised");
+    fake_walk (&fb);
+    m = fake_mark (&fb);
+    memcpy (execid, fake_find (&fb, PHASE_SHELL, 0)->execid, sizeof (execid));
+    ok (job_proc_exited_left (fb.job, &fb.ctx, execid, SIGKILL, NULL, 1, NULL,
+                              false, NULL, false, fb.out) == 0,
+        "leftover after cancel: exit accepted");
+    fake_walk (&fb);
+    is_int (fake_count (&fb, m, "exception"), 0,
+            "leftover after cancel: no new exception");
+    check_end (&fb, "leftover after cancel");
+    fake_fini (&fb);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
@@ -2717,6 +2787,7 @@ int main (void)
     test_kill ();
     test_kill_keeps_escalation ();
     test_lost_shell ();
+    test_shell_leftover ();
     test_lost_every_shell ();
     test_lost_prolog ();
     test_multi_user ();
