@@ -22,6 +22,7 @@
 #include "flux/adopt.h"
 #include "flux/fctx.h"
 #include "flux/fjob.h"
+#include "flux/fshell.h"
 #include "flux/guest.h"
 #include "flux/jmevent.h"
 #include "flux/resync.h"
@@ -52,8 +53,7 @@ struct fjob {
     json_t *echo;      /* exception types we passed to cairnd */
     flux_future_t *step; /* the handling of queue[0], when asynchronous */
     flux_future_t *ns;   /* guest namespace creation */
-    const flux_msg_t **parked; /* shells waiting in the barrier */
-    size_t nparked, parked_cap;
+    struct fshell *shells; /* their barrier and their ends (fshell.h) */
     struct relay *relays;
     size_t nrelays;
     bool skip_pending; /* the first `reattached`: read the eventlog */
@@ -65,7 +65,6 @@ struct fjob {
     bool released;
     json_t *final;     /* data of the final release being sent */
     flux_watcher_t *hold; /* tests: the final release held (final_cb) */
-    size_t nshells;    /* shells the barrier waits for (fewer after a hold) */
     bool resume_pending; /* R is shrunk: cairnd must hear `resume` */
     int64_t resume_mt;   /* matchtag of the `resume` sent, 0 = none */
 };
@@ -131,11 +130,7 @@ void fjob_barrier_reply (flux_t *h, const flux_msg_t *req, int errnum)
 
 static void barrier_release (struct fjob *job, int errnum)
 {
-    for (size_t i = 0; i < job->nparked; i++) {
-        fjob_barrier_reply (job->ctx->h, job->parked[i], errnum);
-        flux_msg_decref (job->parked[i]);
-    }
-    job->nparked = 0;
+    fshell_release (job->shells, errnum);
 }
 
 /* ---- the cairnd side ---- */
@@ -172,13 +167,13 @@ static json_t *cairn_jobspec (struct fjob *job)
     /* hold-on-shrink: flux-shell sizes the job from R, so after a
      * tolerated prolog failure cairnd waits until R is shrunk (shrink.h) */
     js = json_pack ("{s:i s:[] s:[{s:[ss] s:s s:{s:i}}]"
-                    " s:{s:{s:f s:O s:{s:i} s:{s:O s:s s:b}}}}",
+                    " s:{s:{s:f s:O s:{s:i} s:{s:O s:s s:b s:b}}}}",
                     "version", 1, "resources", "tasks", "command", shell, id,
                     "slot", "task", "count", "per_slot", 1, "attributes",
                     "system", "duration", duration, "environment", env, "exec",
-                    "prolog-failures-allowed", pfa, "cairn",
-                    "rank-environment", renv, "client", FJOB_CLIENT,
-                    "hold-on-shrink", 1);
+                    "prolog-failures-allowed", pfa, "cairn", "rank-environment",
+                    renv, "client", FJOB_CLIENT, "hold-on-shrink", 1,
+                    "shell-leader", 1);
 done:
     json_decref (env);
     json_decref (renv);
@@ -387,6 +382,15 @@ static void raise_fatal (struct fjob *job, const char *note)
     json_decref (p);
 }
 
+/* fshell.h's verdicts: fatal through cairnd, like the module's own. */
+static void shell_fatal (void *arg, const char *note)
+{
+    struct fjob *job = arg;
+
+    fshell_stop (job->shells);
+    raise_fatal (job, note);
+}
+
 /* Shells block in their start barriers on requests only the module that
  * received them can answer; a reload loses those (as with job-exec, whose
  * jobs are "not recoverable" before the second barrier). A job whose
@@ -397,11 +401,14 @@ static void exec_eventlog_cb (flux_future_t *f, void *arg)
     struct fjob *job = arg;
     const char *s = NULL;
 
-    if (flux_kvs_lookup_get (f, &s) == 0 && s &&
+    if (flux_kvs_lookup_get (f, &s) == 0 && s && job->nranks > 1 &&
+        !skipped_peek (job, "finish") &&
         !strstr (s, "\"name\":\"shell.start\"") &&
         !strstr (s, "\"name\":\"complete\""))
         raise_fatal (job, "job shells were in their start barrier when "
                           "job-exec went away: the job cannot be recovered");
+    /* what the job's shells' replayed ends would post again */
+    fshell_recovered_log (job->shells, s);
     flux_future_destroy (f);
     reattached_done (job);
 }
@@ -431,7 +438,7 @@ static void eventlog_cb (flux_future_t *f, void *arg)
     } else
         json_object_clear (job->skip);
     flux_future_destroy (f);
-    if (job->jm_reattach && job->nranks > 1 && !skipped_peek (job, "finish") &&
+    if (job->jm_reattach &&
         flux_job_kvs_namespace (ns, sizeof (ns), job->id) >= 0 &&
         (f2 = flux_kvs_lookup (job->ctx->h, ns, 0, "exec.eventlog")) &&
         flux_future_then (f2, -1, exec_eventlog_cb, job) == 0) {
@@ -507,13 +514,10 @@ static void shrunk_cb (flux_future_t *f, void *arg)
 static flux_future_t *shrink (struct fjob *job, const json_t *data)
 {
     const char *ranks = json_string_value (json_object_get (data, "ranks"));
-    struct idset *keep = ranks ? idset_decode (ranks, NULL) : NULL;
     char err[256] = "";
     flux_future_t *f;
 
-    job->nshells = keep ? idset_count (keep) : job->nshells;
-    idset_destroy (keep);
-    if (!ranks ||
+    if (!ranks || fshell_keep (job->shells, ranks) < 0 ||
         !(f = shrink_commit (job->ctx->h, job->id, job->R, ranks, err,
                              sizeof (err)))) {
         raise_fatal (job, err[0] ? err : "hold without ranks");
@@ -576,8 +580,10 @@ static flux_future_t *handle (struct fjob *job, const json_t *item)
         const char *t = json_string_value (json_object_get (data, "type"));
         const char *note = json_string_value (json_object_get (data, "note"));
         jm_exception (job, sev, t ? t : "exec", note);
-        if (sev == 0)
+        if (sev == 0) {
             barrier_release (job, EIO);
+            fshell_stop (job->shells);
+        }
     } else if (!strcmp (type, "finish")) {
         json_t *st = json_object_get (data, "status");
         json_t *c = json_pack ("{s:O}", "status", st);
@@ -586,6 +592,7 @@ static flux_future_t *handle (struct fjob *job, const json_t *item)
         flux_future_destroy (fc); /* RPCs go out in order; no need to wait */
         jm_respond (job, "finish", json_pack ("{s:O}", "status", st));
         barrier_release (job, EIO);
+        fshell_stop (job->shells);
         /* partial release: the ranks go to housekeeping now, and each
          * comes back from there when cairnd's epilog on it is done */
         if (job->ctx->partial) {
@@ -598,6 +605,8 @@ static flux_future_t *handle (struct fjob *job, const json_t *item)
          * with it every rank, until the last epilog-finish */
     } else if (!strncmp (type, "prolog-", 7) || !strncmp (type, "epilog-", 7)) {
         f = jmevent_post_perilog (h, job->id, type, data);
+    } else if (!strcmp (type, "shell-end")) {
+        fshell_end (job->shells, data); /* cairnd's, not Flux's: not posted */
     } else if (!strcmp (type, "hold")) {
         return shrink (job, data);
     } else if (!strcmp (type, "drain")) {
@@ -702,6 +711,7 @@ void fjob_exception (struct fjob *job,
 
     if (severity != 0 || job->released || job->conflict)
         return; /* as job-exec: only fatal exceptions stop a job */
+    fshell_stop (job->shells);
     p = json_pack ("{s:I s:s s:i s:s}", "id", (json_int_t)job->id, "type",
                    type, "severity", severity, "note", "");
     if (wait_status >= 0)
@@ -718,19 +728,7 @@ void fjob_exception (struct fjob *job,
 
 void fjob_barrier (struct fjob *job, const flux_msg_t *msg, uint32_t rank)
 {
-    if (job->nparked == job->parked_cap) {
-        size_t cap = job->parked_cap ? job->parked_cap * 2 : 8;
-        const flux_msg_t **p = realloc (job->parked, cap * sizeof (*p));
-        if (!p) {
-            fjob_barrier_reply (job->ctx->h, msg, ENOMEM);
-            return;
-        }
-        job->parked = p;
-        job->parked_cap = cap;
-    }
-    job->parked[job->nparked++] = flux_msg_incref (msg);
-    if (job->nparked == job->nshells)
-        barrier_release (job, 0); /* everyone is in: let them all go */
+    fshell_barrier (job->shells, msg, rank);
 }
 
 void fjob_relay_request (struct fjob *job,
@@ -771,7 +769,8 @@ json_t *fjob_stats (const struct fjob *job)
                       job->relayed_start, "attached", job->attached,
                       "responses", job->nresp, "queued",
                       (int)json_array_size (job->queue), "barrier_entered",
-                      (int)job->nparked, "total_shells", (int)job->nshells);
+                      (int)fshell_nwaiting (job->shells), "total_shells",
+                      (int)fshell_count (job->shells));
 }
 
 /* ---- start ---- */
@@ -894,7 +893,12 @@ struct fjob *fjob_create (struct fctx *ctx,
         goto error;
     if (ranks_of (job) < 0)
         job->nranks = 0; /* fjob_begin fails it, on the stream */
-    job->nshells = job->nranks;
+    /* a job handed over again (a reload) is past its first barrier, or
+     * is ended as unrecoverable (exec_eventlog_cb) */
+    if (!(job->shells = fshell_create (ctx->h, &ctx->conf, id, userid, job->f58,
+                                       job->ranks, job->nranks, reattach,
+                                       shell_fatal, job)))
+        goto error;
     return job;
 error:
     fjob_destroy (job);
@@ -907,7 +911,7 @@ void fjob_destroy (struct fjob *job)
     if (!job)
         return;
     int saved = errno;
-    barrier_release (job, EIO);
+    fshell_destroy (job->shells);
     for (size_t i = 0; i < job->nrelays; i++) {
         flux_respond_error (job->ctx->h, job->relays[i].msg, ENOSYS, NULL);
         flux_msg_decref (job->relays[i].msg);
@@ -923,7 +927,6 @@ void fjob_destroy (struct fjob *job)
     json_decref (job->echo);
     json_decref (job->final);
     free (job->relays);
-    free (job->parked);
     free (job->ranks);
     free (job);
     errno = saved;
