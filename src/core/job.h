@@ -161,8 +161,9 @@ enum job_effect {
     X (JOB_EV_PROC_FAIL, "proc-fail", JOB_LIVE, JOB_SAME, ENDED, 0, 0)         \
     /* job_proc_late; the process must have ended */                           \
     X (JOB_EV_PROC_LATE, "proc-late", JOB_LIVE, JOB_SAME, LATE, 0, 0)          \
-    /* proc_ended, for a shell of a job with shell-leader, right after its     \
-     * proc-exit, proc-lost or proc-fail; it must be an ended shell */         \
+    /* proc_ended, for a shell of a job with shell-leader, after its           \
+     * proc-exit, proc-lost or proc-fail and the exceptions they cause;        \
+     * it must be an ended shell */                                            \
     X (JOB_EV_SHELL_END, "shell-end", JOB_IN (JOB_RUN), JOB_SAME, NONE, 0, 1)
 
 /* clang-format off */

@@ -427,20 +427,26 @@ static int proc_ended (struct job *job,
             goto done;
         break;
     case PHASE_SHELL: {
-        int index = shell_index (job, p->rank);
-        if (job->state == JOB_RUN && jobspec_shell_leader (job->jobspec) &&
-            (index < 0 || emit_shell_end (job, ctx, out, p, index) < 0 ||
-             shell_signaled (job, ctx, out, p, index) < 0))
+        bool leader =
+            job->state == JOB_RUN && jobspec_shell_leader (job->jobspec);
+        int index = leader ? shell_index (job, p->rank) : 0;
+        if (index < 0)
             goto done;
-        if (!p->lost && !p->error)
-            break;
-        snprintf (note, sizeof (note), "shell on %s %s: %s",
-                  rank_word (p->ranks), rs, what);
-        if (idset_test (job->critical, p->rank)) {
-            if (emit_exception (job, ctx, out, "exec", 0, note, p->ranks) < 0)
+        if (p->lost || p->error) {
+            snprintf (note, sizeof (note), "shell on %s %s: %s",
+                      rank_word (p->ranks), rs, what);
+            if (idset_test (job->critical, p->rank)) {
+                if (emit_exception (job, ctx, out, "exec", 0, note, p->ranks) <
+                    0)
+                    goto done;
+            } else if (emit_exception (job, ctx, out, "node-failure", 2, note,
+                                       p->ranks) < 0)
                 goto done;
-        } else if (emit_exception (job, ctx, out, "node-failure", 2, note,
-                                   p->ranks) < 0)
+        } else if (leader && shell_signaled (job, ctx, out, p, index) < 0)
+            goto done;
+        /* after the exceptions it caused: a client that acts on the end
+         * knows by then whether the job is ending anyway */
+        if (leader && emit_shell_end (job, ctx, out, p, index) < 0)
             goto done;
         break;
     }

@@ -44,6 +44,7 @@ cairn_job() {
     s=$(script kill-shell.sh <<'SH'
 #!/bin/bash
 if test "$FLUX_TASK_RANK" -eq 1; then
+    sleep 1 # both shells past their start barriers
     kill -9 $PPID
     exit
 fi
@@ -71,6 +72,7 @@ SH
     s=$(script kill-leader.sh <<'SH'
 #!/bin/bash
 if test "$FLUX_TASK_RANK" -eq 0; then
+    sleep 1
     kill -9 $PPID
     exit
 fi

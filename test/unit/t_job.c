@@ -1867,7 +1867,7 @@ static void test_shell_leader (void)
     fake_walk (&fb);
     m = fake_mark (&fb);
     fake_exit (&fb, PHASE_SHELL, 3, SIGSEGV);
-    is_str (fake_names (&fb, m), "proc-exit,shell-end,exception",
+    is_str (fake_names (&fb, m), "proc-exit,exception,shell-end",
             "shell-leader: non-critical shell killed: a notice");
     is_str (exc_str (fake_event (&fb, m, "exception", 0)),
             "node-failure/2/shell rank 3 (on node0): Segmentation fault",
@@ -1878,7 +1878,7 @@ static void test_shell_leader (void)
     m = fake_mark (&fb);
     fake_exit (&fb, PHASE_SHELL, 0, SIGKILL);
     is_str (fake_names (&fb, m),
-            "proc-exit,shell-end,exception,finish,cleanup,release,clean",
+            "proc-exit,exception,shell-end,finish,cleanup,release,clean",
             "shell-leader: leader killed: fatal, then finish");
     e = fake_event (&fb, m, "shell-end", 0);
     is_str (ctx_str (e, "active"), "", "shell-end: none left");
@@ -1897,6 +1897,9 @@ static void test_shell_leader (void)
     fake_spawn_all (&fb);
     m = fake_mark (&fb);
     fake_end (&fb, PHASE_SHELL, 1, FAKE_LOST, 0, "node rebooted");
+    is_str (fake_names (&fb, m),
+            "proc-lost,drain,exception,shell-end,proc-signal",
+            "shell-leader: a lost shell's shell-end after its exception");
     e = fake_event (&fb, m, "shell-end", 0);
     ok (json_is_true (ctx_get (e, "lost")) && !ctx_get (e, "status"),
         "shell-end: lost, no status");
