@@ -170,3 +170,24 @@ shell-exit-timeout = "none"'
     [[ "$output" == *"[exec] barrier-timeout: invalid duration \"soon\""* ]]
     [[ "$output" == *"[exec] shell-exit-timeout: not a string"* ]]
 }
+
+@test "a module reload after the leader's exit: the shell-exit timer starts again from the replayed end" {
+    cairnd_start '{}'
+    flux_conf '[exec]
+shell-exit-timeout = "4s"'
+    echo 300 >"$D/linger-after-1"
+    run in_flux "id=\$(flux submit -N2 --setattr=system.exec.job_shell=$SHELL_WRAP true)
+                 flux job wait-event -p exec -t 30 \$id shell-exit >/dev/null
+                 flux module remove job-exec
+                 flux module load --name=job-exec $B/cairn-exec.so statedir=$STATEDIR
+                 flux job wait-event -t 30 \$id clean >/dev/null
+                 flux job eventlog \$id | grep exception
+                 flux job eventlog -p exec \$id | cut -d' ' -f2 | paste -sd, -"
+    [ "$status" -eq 0 ]
+    # one fatal exception, from the timer armed again after the reload
+    [ "$(echo "$output" | grep -c 'exception')" -ge 1 ]
+    [ "$(echo "$output" | grep -c 'severity=0')" -eq 1 ]
+    [[ "$output" == *"job shells still active on $(hostname) (rank 1) 4s after leader shell exit"* ]]
+    # shell-exit once, not again from the replay
+    [ "$(echo "$output" | tail -n 1 | tr , '\n' | grep -c '^shell-exit$')" -eq 1 ]
+}
