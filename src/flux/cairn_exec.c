@@ -628,12 +628,13 @@ mod_main (flux_t *h, int argc, char **argv)
     /* an invalid [exec] value is refused, as job-exec refuses it, rather
      * than replaced by a default the site did not ask for */
     char cerr[256];
-    if (execconf_read (h, &ctx.conf, cerr, sizeof (cerr)) < 0) {
+    if (shellconf_read (h, &ctx.conf, cerr, sizeof (cerr)) < 0) {
         flux_log (h, LOG_ERR, "cairn-exec: %s", cerr);
         errno = EINVAL;
         goto done;
     }
-    shell = ctx.conf.job_shell;
+    (void)flux_conf_unpack (flux_get_conf (h), NULL, "{s?{s?s}}", "exec",
+                            "job-shell", &shell);
     if (!shell)
         shell = flux_conf_builtin_get ("shell_path", FLUX_CONF_AUTO);
     if (!shell || !(ctx.shell = strdup (shell)))

@@ -7,7 +7,7 @@
 #include <jansson.h>
 
 #include "flux/cconn.h"
-#include "flux/execconf.h"
+#include "flux/shellconf.h"
 
 struct fjob;
 struct resync;
@@ -42,7 +42,7 @@ struct fctx {
     struct lookup *orphan_lookup;
     struct statsreq *statsreqs; /* stats-gets waiting for cairnd's stats */
     struct noderelay *relay; /* noderelay.h: to the other ranks, or NULL */
-    struct execconf conf;    /* [exec]: barrier and shell-exit timeouts */
+    struct shellconf conf;   /* [exec]: barrier and shell-exit timeouts */
     bool partial;           /* partial release through housekeeping:
                              * [job-manager.housekeeping] command is
                              * cairn-flux-housekeeping (cairn_exec.c) */

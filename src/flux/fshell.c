@@ -25,7 +25,7 @@ struct parked {
 
 struct fshell {
     flux_t *h;
-    const struct execconf *conf;
+    const struct shellconf *conf;
     flux_jobid_t id;
     uint32_t userid;
     char f58[32];
@@ -333,7 +333,7 @@ size_t fshell_count (const struct fshell *fs)
 /* ---- create, destroy ---- */
 
 struct fshell *fshell_create (flux_t *h,
-                              const struct execconf *conf,
+                              const struct shellconf *conf,
                               flux_jobid_t id,
                               uint32_t userid,
                               const char *f58,

@@ -48,7 +48,7 @@
 #include <flux/core.h>
 #include <jansson.h>
 
-#include "flux/execconf.h"
+#include "flux/shellconf.h"
 
 struct fshell;
 
@@ -60,7 +60,7 @@ typedef void (*fshell_fatal_f) (void *arg, const char *note);
  * after a reload (its first barrier is past, or the job is ended anyway).
  * NULL with errno (ENOMEM). */
 struct fshell *fshell_create (flux_t *h,
-                              const struct execconf *conf,
+                              const struct shellconf *conf,
                               flux_jobid_t id,
                               uint32_t userid,
                               const char *f58,

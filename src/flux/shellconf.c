@@ -1,11 +1,11 @@
-/* execconf.c - see execconf.h */
+/* shellconf.c - see shellconf.h */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/error.h"
 #include "core/fsd.h"
-#include "flux/execconf.h"
+#include "flux/shellconf.h"
 
 /* One duration key: absent keeps *v; "none" (when allowed) is 0. Flux's
  * job-exec takes these as strings only, and so do we. */
@@ -35,26 +35,18 @@ static int duration (
     return 0;
 }
 
-int execconf_read (flux_t *h, struct execconf *ec, char *err, size_t len)
+int shellconf_read (flux_t *h, struct shellconf *ec, char *err, size_t len)
 {
     json_t *exec = NULL;
-    const char *shell = NULL;
 
-    ec->barrier_timeout = EXECCONF_BARRIER_TIMEOUT;
-    ec->shell_exit_timeout = EXECCONF_SHELL_EXIT_TIMEOUT;
-    ec->job_shell = NULL;
+    ec->barrier_timeout = SHELLCONF_BARRIER_TIMEOUT;
+    ec->shell_exit_timeout = SHELLCONF_SHELL_EXIT_TIMEOUT;
     if (flux_conf_unpack (flux_get_conf (h), NULL, "{s:o}", "exec", &exec) < 0)
         return 0; /* no [exec]: the defaults */
     if (!json_is_object (exec)) {
         snprintf (err, len, "[exec]: not a table");
         return -1;
     }
-    json_t *o = json_object_get (exec, "job-shell");
-    if (o && !(shell = json_string_value (o))) {
-        snprintf (err, len, "[exec] job-shell: not a string");
-        return -1;
-    }
-    ec->job_shell = shell;
     if (duration (exec, "barrier-timeout", false, &ec->barrier_timeout, err,
                   len) < 0 ||
         duration (exec, "shell-exit-timeout", true, &ec->shell_exit_timeout,
