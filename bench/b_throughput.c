@@ -5,8 +5,10 @@
  * the prolog and epilog per rank), and the same without prolog/epilog,
  * `inflight` jobs at a time over one connection. The machine's limit is
  * the same number of /bin/true processes spawned and reaped directly with
- * the same concurrency (inflight x N). A raw spawn of cairn-shim running
- * /bin/true separates what the shim costs from what cairnd costs.
+ * the same concurrency (inflight x N), by one loop per CPU (rawpar.c: the
+ * parallel limit, what efficiency is measured against) and by one loop
+ * alone (one thread's limit, as cairnd has one loop). A raw spawn of cairn-shim
+ * running /bin/true separates what the shim costs from what cairnd costs.
  *
  * durability: the same jobs with the journal durable and with
  * CAIRN_BENCH_NOSYNC=1 (MDB_NOSYNC), next to the disk's fdatasync rate.
@@ -24,8 +26,10 @@
 #include "bench.h"
 #include "supervise/exitdir.h"
 
-/* The targets (issue 18): at least 0.8 of raw spawn's rate, and CPU per
- * process within 1.3x raw's, i.e. a CPU efficiency of 1 / 1.3. */
+/* The targets: at least 0.8 of the machine's parallel spawn rate (issue
+ * 35; one loop per CPU: on many cores one loop is far from the machine's
+ * limit, issue 18 measured against it), and CPU per process within 1.3x
+ * raw's, i.e. a CPU efficiency of 1 / 1.3. */
 #define TP_TARGET_RATE 0.8
 #define TP_TARGET_CPU (1.0 / 1.3)
 
@@ -117,6 +121,7 @@ int tp_run_cairn (const struct bench_opts *o,
  * else under --dir. */
 static int raw_rates (const struct bench_opts *o,
                       int total,
+                      struct raw_result *r_par,
                       struct raw_result *r_true,
                       struct raw_result *r_shim,
                       struct cairn_error *err)
@@ -132,7 +137,9 @@ static int raw_rates (const struct bench_opts *o,
                 "statedir") != 0)
         where.dir = "/dev/shm";
     snprintf (shim, sizeof (shim), "%s/cairn-shim", o->bindir);
-    if (raw_spawn_rate (bench_true_argv, total, conc, r_true, err) < 0)
+    if (raw_spawn_parallel (bench_true_argv, total, conc, bench_ncpus (), r_par,
+                            err) < 0 ||
+        raw_spawn_rate (bench_true_argv, total, conc, r_true, err) < 0)
         return -1;
     if (!(dir = bench_mkdtemp (&where, "shim", err)))
         return -1;
@@ -148,6 +155,7 @@ static void tp_params (struct report *r, const struct bench_opts *o)
     report_param (r, "ranks", json_integer (o->ranks));
     report_param (r, "inflight", json_integer (o->inflight));
     report_param (r, "concurrency", json_integer (o->inflight * o->ranks));
+    report_param (r, "cpus", json_integer (bench_ncpus ()));
 }
 
 struct report *bench_throughput (const struct bench_opts *o,
@@ -161,6 +169,8 @@ struct report *bench_throughput (const struct bench_opts *o,
     double nu[BENCH_MAX_REPS], e1[BENCH_MAX_REPS], e2[BENCH_MAX_REPS];
     double e3[BENCH_MAX_REPS], e4[BENCH_MAX_REPS], e5[BENCH_MAX_REPS];
     double c1[BENCH_MAX_REPS], c2[BENCH_MAX_REPS];
+    double rp[BENCH_MAX_REPS], e6[BENCH_MAX_REPS], e7[BENCH_MAX_REPS];
+    double e8[BENCH_MAX_REPS];
     struct report *r = report_create ("throughput", o);
     int total = o->jobs * o->ranks * 3;
 
@@ -170,12 +180,13 @@ struct report *bench_throughput (const struct bench_opts *o,
     }
     tp_params (r, o);
     for (int i = 0; i < n; i++) {
-        struct raw_result t, h;
+        struct raw_result p, t, h;
         struct tp_result a, b;
-        if (raw_rates (o, total, &t, &h, err) < 0 ||
+        if (raw_rates (o, total, &p, &t, &h, err) < 0 ||
             tp_run_cairn (o, true, false, &a, err) < 0 ||
             tp_run_cairn (o, false, false, &b, err) < 0)
             goto error;
+        rp[i] = p.rate;
         rt[i] = t.rate;
         rs[i] = h.rate;
         ct[i] = t.cpu * 1e3;
@@ -189,6 +200,9 @@ struct report *bench_throughput (const struct bench_opts *o,
         nj[i] = b.jobs_per_s;
         np[i] = b.procs_per_s;
         nu[i] = b.cpu_per_proc * 1e3;
+        e6[i] = pp[i] / rp[i];
+        e7[i] = np[i] / rp[i];
+        e8[i] = rt[i] / rp[i];
         e1[i] = pp[i] / rt[i];
         e2[i] = np[i] / rt[i];
         e3[i] = rs[i] / rt[i];
@@ -197,7 +211,9 @@ struct report *bench_throughput (const struct bench_opts *o,
         c1[i] = ct[i] / pu[i];
         c2[i] = ct[i] / nu[i];
     }
-    report_add (r, "raw: spawn+reap /bin/true", "procs/s", rt, n);
+    report_add (r, "raw: spawn+reap /bin/true, a loop per CPU", "procs/s", rp,
+                n);
+    report_add (r, "raw: spawn+reap /bin/true, one loop", "procs/s", rt, n);
     report_add (r, "raw: /bin/true via the supervisor", "procs/s", rs, n);
     report_add (r, "cairn: prolog+shell+epilog, jobs", "jobs/s", pj, n);
     report_add (r, "cairn: prolog+shell+epilog, processes", "procs/s", pp, n);
@@ -210,10 +226,13 @@ struct report *bench_throughput (const struct bench_opts *o,
     report_add (r, "CPU per process: cairn perilog, all", "ms", pu, n);
     report_add (r, "CPU per process: cairn shell only, all", "ms", nu, n);
     report_add (r, "CPU per process: cairnd itself (perilog)", "ms", pd, n);
-    report_ratio (r, "efficiency, perilog (cairn / raw true)", e1, n,
+    report_ratio (r, "efficiency, perilog (cairn / parallel limit)", e6, n,
                   ">=", TP_TARGET_RATE);
-    report_ratio (r, "efficiency, shell only (cairn / raw true)", e2, n,
+    report_ratio (r, "efficiency, shell only (cairn / parallel limit)", e7, n,
                   ">=", TP_TARGET_RATE);
+    report_ratio (r, "one loop / parallel limit", e8, n, NULL, 0);
+    report_ratio (r, "perilog / one raw loop", e1, n, NULL, 0);
+    report_ratio (r, "shell only / one raw loop", e2, n, NULL, 0);
     report_ratio (r, "supervisor ceiling (raw sup. / raw true)", e3, n, NULL, 0);
     report_ratio (r, "daemon, perilog (cairn / raw sup.)", e4, n, NULL, 0);
     report_ratio (r, "daemon, shell only (cairn / raw sup.)", e5, n, NULL, 0);
@@ -223,8 +242,10 @@ struct report *bench_throughput (const struct bench_opts *o,
                   ">=", TP_TARGET_CPU);
     report_note (r,
                  "raw runs spawn %d processes, %d at a time (the most cairnd"
-                 " runs at once: %d jobs x %d ranks)",
-                 total, o->inflight * o->ranks, o->inflight, o->ranks);
+                 " runs at once: %d jobs x %d ranks); the parallel limit"
+                 " splits them over %d loops, one per CPU allowed",
+                 total, o->inflight * o->ranks, o->inflight, o->ranks,
+                 bench_ncpus ());
     report_note (r, "CPU: user+sys of every process involved (cairnd's own"
                     " and its children's, the supervisor's and its reaped"
                     " commands';"

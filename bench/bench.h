@@ -30,6 +30,7 @@ struct bench_opts {
     bool jobs_given;    /* --jobs was given (else each bench's default) */
     int ranks;          /* ranks per job (N) */
     int inflight;       /* jobs in flight at once */
+    int cpus;           /* --cpus: run on this many CPUs (0: all allowed) */
     const char *klist;  /* restart: live job counts, "10,100,1000" */
     long finished;      /* restart: finished jobs in the journal */
     int mem_jobs;       /* memory: active jobs */
@@ -287,6 +288,25 @@ int raw_spawn_rate (char *const argv[],
                     int conc,
                     struct raw_result *res,
                     struct cairn_error *err);
+
+/* The machine's parallel limit: nloops processes (at most conc), each a
+ * raw_spawn_rate() loop with its share of total and of conc, released
+ * together; rate is total over the time from the release to the last
+ * loop's end, cpu the loops' and their children's per process. nloops is
+ * usually bench_ncpus(). */
+int raw_spawn_parallel (char *const argv[],
+                        int total,
+                        int conc,
+                        int nloops,
+                        struct raw_result *res,
+                        struct cairn_error *err);
+
+/* CPUs this process may run on (its affinity mask), at least 1. */
+int bench_ncpus (void);
+
+/* Keep this process, and so cairnd and everything it starts, on the first
+ * n CPUs of its affinity mask (--cpus). EINVAL if fewer are allowed. */
+int bench_limit_cpus (int n, struct cairn_error *err);
 
 /* The same through cairn's own supervisor (spawner.h: cairn-shim
  * --spawner) into exitdir: each command's end seen through its ENDED

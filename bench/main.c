@@ -46,59 +46,63 @@ static void usage (FILE *f)
                 "Benchmarks (or 'all'):\n");
     for (size_t i = 0; i < sizeof (benches) / sizeof (benches[0]); i++)
         fprintf (f, "  %-11s %s\n", benches[i].name, benches[i].what);
-    fprintf (f,
-             "Options:\n"
-             "  --json             print JSON instead of tables\n"
-             "  --json-file FILE   also append each report's JSON to FILE\n"
-             "  --reps R           repetitions, medians reported (3)\n"
-             "  --bindir DIR       where cairnd, cairn-shim, cairn-exec.so are\n"
-             "                     (%s)\n"
-             "  --dir DIR          where scratch state dirs go ($TMPDIR or"
-             " /tmp)\n"
-             "  --jobs M           throughput: jobs (200); flux: (100);"
-             " multinode: per run (2)\n"
-             "  --ranks N          ranks per job (4); flux: instance size\n"
-             "  --inflight C       throughput: jobs in flight (16)\n"
-             "  --live K,K,...     restart: live job counts (10,100,1000)\n"
-             "  --finished F       restart: finished jobs in the journal"
-             " (100000)\n"
-             "  --mem-jobs K       memory: active jobs (1000)\n"
-             "  --commits C        journal: commits per batch size (1000)\n"
-             "  --sizes N,N,...    multinode: ranks per job"
-             " (64,256,1024,4096)\n"
-             "  --single-max N     multinode: largest N also run on one host"
-             " (1024; 0: none)\n"
-             "  --env-bytes B      multinode: pad the jobs' environment to"
-             " B bytes (0)\n"
-             "  --soak-runs R      soak: throughput runs on one cairnd (20);"
-             " each as\n"
-             "                     throughput's perilog run (--jobs, --ranks,"
-             " --inflight)\n"
-             "  --scale-curves L   scale: which curves"
-             " (inflight,ranks,restart,memory,purge)\n"
-             "  --scale-inflight L scale: jobs in flight, --ranks each"
-             " (1,16,64,256)\n"
-             "  --scale-ranks L    scale: ranks per job, --inflight in flight"
-             " (1,4,16,64)\n"
-             "                     each point runs about --jobs x --ranks x 3"
-             " processes\n"
-             "  --scale-live L     scale: live processes at a restart"
-             " (10,100,1000,10000)\n"
-             "  --scale-mem L      scale: active ranks for memory"
-             " (10,100,1000,10000)\n"
-             "  --scale-finished F scale: finished jobs to purge (1000000;"
-             " 0: none)\n"
-             "  --plot FILE.png    scale: draw the curves with gnuplot (Debian:"
-             " gnuplot-nox);\n"
-             "                     FILE.dat and FILE.gp are written next to it,"
-             " and kept\n"
-             "                     when gnuplot is missing (then run: gnuplot"
-             " FILE.gp)\n"
-             "A quick scale run (well under 2 minutes): --reps 1 --jobs 50\n"
-             "  --scale-inflight 1,16,64 --scale-ranks 1,16 --scale-live"
-             " 10,100,1000\n"
-             "  --scale-mem 10,100,1000 --scale-finished 10000\n",
-             CAIRN_BENCH_BINDIR);
+    fprintf (
+        f,
+        "Options:\n"
+        "  --json             print JSON instead of tables\n"
+        "  --json-file FILE   also append each report's JSON to FILE\n"
+        "  --reps R           repetitions, medians reported (3)\n"
+        "  --bindir DIR       where cairnd, cairn-shim, cairn-exec.so are\n"
+        "                     (%s)\n"
+        "  --dir DIR          where scratch state dirs go ($TMPDIR or"
+        " /tmp)\n"
+        "  --jobs M           throughput: jobs (200); flux: (100);"
+        " multinode: per run (2)\n"
+        "  --ranks N          ranks per job (4); flux: instance size\n"
+        "  --inflight C       throughput: jobs in flight (16)\n"
+        "  --cpus N           run everything (cairnd, the raw loops) on"
+        " the first N\n"
+        "                     CPUs this process may use (default: all)\n"
+        "  --live K,K,...     restart: live job counts (10,100,1000)\n"
+        "  --finished F       restart: finished jobs in the journal"
+        " (100000)\n"
+        "  --mem-jobs K       memory: active jobs (1000)\n"
+        "  --commits C        journal: commits per batch size (1000)\n"
+        "  --sizes N,N,...    multinode: ranks per job"
+        " (64,256,1024,4096)\n"
+        "  --single-max N     multinode: largest N also run on one host"
+        " (1024; 0: none)\n"
+        "  --env-bytes B      multinode: pad the jobs' environment to"
+        " B bytes (0)\n"
+        "  --soak-runs R      soak: throughput runs on one cairnd (20);"
+        " each as\n"
+        "                     throughput's perilog run (--jobs, --ranks,"
+        " --inflight)\n"
+        "  --scale-curves L   scale: which curves"
+        " (inflight,ranks,restart,memory,purge)\n"
+        "  --scale-inflight L scale: jobs in flight, --ranks each"
+        " (1,16,64,256)\n"
+        "  --scale-ranks L    scale: ranks per job, --inflight in flight"
+        " (1,4,16,64)\n"
+        "                     each point runs about --jobs x --ranks x 3"
+        " processes\n"
+        "  --scale-live L     scale: live processes at a restart"
+        " (10,100,1000,10000)\n"
+        "  --scale-mem L      scale: active ranks for memory"
+        " (10,100,1000,10000)\n"
+        "  --scale-finished F scale: finished jobs to purge (1000000;"
+        " 0: none)\n"
+        "  --plot FILE.png    scale: draw the curves with gnuplot (Debian:"
+        " gnuplot-nox);\n"
+        "                     FILE.dat and FILE.gp are written next to it,"
+        " and kept\n"
+        "                     when gnuplot is missing (then run: gnuplot"
+        " FILE.gp)\n"
+        "A quick scale run (well under 2 minutes): --reps 1 --jobs 50\n"
+        "  --scale-inflight 1,16,64 --scale-ranks 1,16 --scale-live"
+        " 10,100,1000\n"
+        "  --scale-mem 10,100,1000 --scale-finished 10000\n",
+        CAIRN_BENCH_BINDIR);
 }
 
 static int int_arg (const char *s, long min, long max, long *v)
@@ -125,6 +129,7 @@ int main (int argc, char *argv[])
         OPT_SC_MEM,
         OPT_SC_FINISHED,
         OPT_PLOT,
+        OPT_CPUS,
     };
     static const struct option lopts[] = {
         {"json", no_argument, NULL, 'j'},
@@ -150,6 +155,7 @@ int main (int argc, char *argv[])
         {"scale-mem", required_argument, NULL, OPT_SC_MEM},
         {"scale-finished", required_argument, NULL, OPT_SC_FINISHED},
         {"plot", required_argument, NULL, OPT_PLOT},
+        {"cpus", required_argument, NULL, OPT_CPUS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -222,6 +228,11 @@ int main (int argc, char *argv[])
                 return 2;
             o.soak_runs = (int)v;
             break;
+        case OPT_CPUS:
+            if (int_arg (optarg, 1, 1024, &v) < 0)
+                return 2;
+            o.cpus = (int)v;
+            break;
         case OPT_SC_FINISHED:
             if (int_arg (optarg, 0, 100000000, &v) < 0)
                 return 2;
@@ -282,6 +293,11 @@ int main (int argc, char *argv[])
     if (getrlimit (RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
         rl.rlim_cur = rl.rlim_max;
         (void)setrlimit (RLIMIT_NOFILE, &rl);
+    }
+    struct cairn_error cerr = {{0}};
+    if (o.cpus > 0 && bench_limit_cpus (o.cpus, &cerr) < 0) {
+        fprintf (stderr, "cairn-bench: %s\n", cerr.text);
+        return 2;
     }
     for (int i = optind; i < argc; i++) {
         bool all = !strcmp (argv[i], "all"), found = all;

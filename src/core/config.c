@@ -400,6 +400,16 @@ static int parse_int (const struct arg *a)
     return 0;
 }
 
+static int parse_percent (const struct arg *a)
+{
+    double d = json_number_value (a->v);
+
+    if (!json_is_number (a->v) || !(d >= 0) || !isfinite (d))
+        return invalid (a, "must be a number >= 0");
+    *(double *)a->field = d;
+    return 0;
+}
+
 static int parse_count (const struct arg *a)
 {
     long long x = 0;
@@ -581,6 +591,8 @@ static const struct key exec_keys[] = {
     KEY ("term-signal", parse_signal, EX (term_signal)),
     KEY ("kill-signal", parse_signal, EX (kill_signal)),
     KEYMIN ("max-kill-count", parse_int, EX (max_kill_count), 1),
+    KEY ("max-start-delay-percent", parse_percent,
+         EX (max_start_delay_percent)),
     END,
 };
 
@@ -722,7 +734,8 @@ void job_config_init (struct job_config *jc)
         .exec = {.kill_timeout = 5.,
                  .term_signal = SIGTERM,
                  .kill_signal = SIGKILL,
-                 .max_kill_count = 8},
+                 .max_kill_count = 8,
+                 .max_start_delay_percent = 25.},
         .release_after = -1.,
         .output_max_bytes = 64 * KIB,
     };
@@ -826,13 +839,15 @@ json_t *job_config_encode (const struct job_config *jc)
     if (!term || !kill || !isfinite (jc->prolog.timeout) ||
         !isfinite (jc->prolog.kill_timeout) || !isfinite (jc->epilog.timeout) ||
         !isfinite (jc->epilog.kill_timeout) || !isfinite (e->kill_timeout) ||
-        !isfinite (e->max_kill_timeout) || !isfinite (jc->release_after) ||
+        !isfinite (e->max_kill_timeout) ||
+        !isfinite (e->max_start_delay_percent) ||
+        !isfinite (jc->release_after) ||
         jc->output_max_bytes > (size_t)JSON_INT_MAX) {
         errno = EINVAL;
         return NULL;
     }
     // clang-format off
-    o = json_pack ("{s:o s:o s:{s:o s:f s:f s:s s:s s:i} s:f s:{s:I}}",
+    o = json_pack ("{s:o s:o s:{s:o s:f s:f s:s s:s s:i s:f} s:f s:{s:I}}",
                    "prolog", perilog_encode (&jc->prolog, true),
                    "epilog", perilog_encode (&jc->epilog, false),
                    "exec",
@@ -842,6 +857,7 @@ json_t *job_config_encode (const struct job_config *jc)
                    "term-signal", term,
                    "kill-signal", kill,
                    "max-kill-count", e->max_kill_count,
+                   "max-start-delay-percent", e->max_start_delay_percent,
                    "release-after", jc->release_after,
                    "output",
                    "max-bytes", (json_int_t)jc->output_max_bytes);
@@ -877,6 +893,29 @@ int job_config_decode (struct job_config *jc,
         job_config_free (&tmp);
         return -1;
     }
+    *jc = tmp;
+    return 0;
+}
+
+int job_config_override (struct job_config *jc,
+                         const json_t *o,
+                         const char *prefix,
+                         struct cairn_error *err)
+{
+    struct job_config tmp;
+
+    if (!jc)
+        return errset (err, EINVAL, "invalid argument");
+    if (job_config_copy (&tmp, jc) < 0)
+        return errset (err, ENOMEM, "out of memory");
+    int rc = parse_object (o, job_keys, &tmp, prefix, err);
+    if (rc == 0 && (rc = job_config_check (&tmp, err)) < 0 && prefix)
+        errprefix (err, "%s", prefix);
+    if (rc < 0) {
+        job_config_free (&tmp);
+        return -1;
+    }
+    job_config_free (jc);
     *jc = tmp;
     return 0;
 }

@@ -64,6 +64,11 @@ struct exec_config {
     int term_signal;         /* default SIGTERM */
     int kill_signal;         /* default SIGKILL */
     int max_kill_count;      /* default 8, >= 1 */
+    double max_start_delay_percent; /* a start (the shells' start) later
+                                       than R's starttime by more than this
+                                       percentage of the job's duration
+                                       moves its time limit by the delay,
+                                       as job-exec does; default 25, >= 0 */
 };
 
 /* Ranks on many nodes (issue 15, DESIGN-MULTINODE.md): a rank's per-rank
@@ -218,5 +223,17 @@ json_t *job_config_encode (const struct job_config *jc);
 int job_config_decode (struct job_config *jc,
                        const json_t *o,
                        struct cairn_error *err);
+
+/* Apply o, an object with the job part of the file's keys ("exec":
+ * {"kill-timeout": "10s"}, ...), over jc's current values: what o names
+ * changes, the rest stays. The same strict rules as config_parse(); a
+ * message names the key under prefix ("P.exec.kill-timeout: ..."; no
+ * prefix when NULL). jc is changed only on success. Returns 0, or -1
+ * with errno = EINVAL (ENOMEM) and a message in err.
+ */
+int job_config_override (struct job_config *jc,
+                         const json_t *o,
+                         const char *prefix,
+                         struct cairn_error *err);
 
 #endif /* CAIRN_CONFIG_H */

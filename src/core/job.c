@@ -212,6 +212,7 @@ fold_accept (struct job *job, double t, json_t *ctx, struct cairn_error *err)
     job->userid = userid;
     job->unprivileged = !privileged;
     job->expiration = rv1_expiration (r);
+    job->starttime = rv1_starttime (r);
     rv1_destroy (r);
     job->nodelist = nodelist_join (
         json_object_get (json_object_get (R, "execution"), "nodelist"));
@@ -242,6 +243,7 @@ static int
 fold_start (struct job *job, double t, json_t *ctx, struct cairn_error *err)
 {
     job->started = true;
+    job->t_start = t;
     return 0;
 }
 
@@ -282,6 +284,10 @@ fold_exception (struct job *job, double t, json_t *ctx, struct cairn_error *err)
                      "wait_status", &ws) < 0)
         return errset (err, EINVAL, "exception: missing type/severity");
     if (severity == 0) {
+        /* the first fatal exception is the job's end: only its wait
+         * status counts, as with job-exec */
+        if (!job->fatal && ws >= 0)
+            job->exc_wait_status = ws;
         if (!job->fatal)
             snprintf (job->fatal_type, sizeof (job->fatal_type), "%s", type);
         job->fatal = true;
@@ -289,8 +295,6 @@ fold_exception (struct job *job, double t, json_t *ctx, struct cairn_error *err)
             job->expired = true;
         else if (job->expired)
             job->fatal_after_expiry = true;
-        if (ws >= 0)
-            job->exc_wait_status = ws;
     }
     return 0;
 }

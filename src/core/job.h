@@ -32,8 +32,10 @@
 #define EXECID_LEN 36
 
 /* The finish status of a job none of whose shells has a known result
- * (each lost, or never started): 1 << 8, exit code 1, never 0 (a success
- * nobody saw), unless an exception carried a wait status. */
+ * (each lost, or never started), or whose shells all exited 0 after a
+ * fatal exception: 1 << 8, exit code 1, never 0 (a success nobody saw,
+ * or a job that did not run to its end), unless an exception carried a
+ * wait status. */
 #define JOB_STATUS_UNKNOWN (1 << 8)
 
 /* ---- the state machine ----
@@ -45,8 +47,10 @@
  *   JOB_STARTING  (starting)  the prolog is over; start, hold or cleanup
  *                             follows in the same decision (never seen
  *                             between two turns of cairnd)
- *   JOB_HELD      (held)      tolerated prolog failures and hold-on-shrink:
- *                             waits for the client's resume
+ *   JOB_HELD      (held)      hold-on-shrink, after tolerated prolog
+ *                             failures or with the client away
+ *                             (job_ctx.client_away): waits for the
+ *                             client's resume
  *   JOB_RUN       (run)       the shells were started (`start` sent)
  *   JOB_CLEANUP   (cleanup)   every rank is in cleanup: epilogs, releases
  *   JOB_DONE      (done)      clean posted: the job takes no more events
@@ -233,6 +237,13 @@ struct job_ctx {
     bool (*user_known) (uint32_t uid, void *arg);
     /* Write a fresh execid (canonical lowercase uuid) into buf. */
     void (*new_execid) (char buf[EXECID_LEN + 1], void *arg);
+    /* Is job id's client away (no stream follows it)? A hold-on-shrink
+     * job whose prolog ends then is held with every rank until the
+     * client is back and says resume: its shells need what the client
+     * provides (Flux: the brokers, the job's namespace), so they do not
+     * start while it is gone. NULL: never away. Asked live only; the
+     * hold it leads to is journaled. */
+    bool (*client_away) (uint64_t id, void *arg);
     void *arg;
 };
 
@@ -349,7 +360,8 @@ int job_proc_lost (struct job *job,
                    json_t *out);
 
 /* An exception from outside (RFC 32 `exception` request). wait_status < 0
- * means none. Severity 0 terminates the job. EINVAL for bad arguments.
+ * means none; the first fatal exception's becomes the finish status.
+ * Severity 0 terminates the job. EINVAL for bad arguments.
  * This and every request below fail with EALREADY once the job is clean. */
 int job_raise (struct job *job,
                const struct job_ctx *ctx,

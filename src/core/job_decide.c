@@ -213,6 +213,26 @@ static double kill_interval (const struct job *job, const struct job_proc *p)
     return kt;
 }
 
+/* The time limit in force once the shells run (0 = none): the job's
+ * expiration, moved later by the start's delay after R's starttime when
+ * that delay is more than exec.max-start-delay-percent of the job's
+ * duration (job-exec's rule: a prolog must not eat a short job's time).
+ * Pure in journaled facts (R, expiration events, the start's timestamp),
+ * so it is the same after a restart. */
+static double time_limit (const struct job *job)
+{
+    double exp = job->expiration;
+    double duration = exp - job->starttime;
+    double delay = job->t_start - job->starttime;
+
+    if (exp <= 0 || job->starttime <= 0 || job->t_start <= 0 || duration <= 0 ||
+        delay <= 0)
+        return exp;
+    if (delay / duration * 100 > job->cfg.exec.max_start_delay_percent)
+        return exp + delay;
+    return exp;
+}
+
 static double proc_deadline (const struct job *job, const struct job_proc *p)
 {
     if (p->state != PROC_RUNNING)
@@ -639,10 +659,17 @@ prolog_conclude (struct job *job, const struct job_ctx *ctx, json_t *out)
             rc = start_shells (job, ctx, out, rest);
         goto done;
     }
-    rc = prolog_finish (job, ctx, out, 0) < 0 ||
-                 start_shells (job, ctx, out, job->all) < 0
-             ? -1
-             : 0;
+    if (prolog_finish (job, ctx, out, 0) < 0)
+        goto done;
+    /* its client (Flux's module, in a broker restart) is away: the shells
+     * would start without the brokers and namespace they need, and fail
+     * with nothing said. Held with every rank until it is back. */
+    if (jobspec_hold_on_shrink (job->jobspec) && ctx->client_away &&
+        ctx->client_away (job->id, ctx->arg))
+        rc = job_emit (job, ctx, out, "hold",
+                       json_pack ("{s:o}", "ranks", ranks_str (job->all)));
+    else
+        rc = start_shells (job, ctx, out, job->all);
 done:
     idset_destroy (fatal);
     idset_destroy (tol);
@@ -675,6 +702,11 @@ static int run_finish (struct job *job, const struct job_ctx *ctx, json_t *out)
      * Flux reports an exception that carries no wait status. (A lost
      * non-critical rank beside shells that exited 0 is 0, as in Flux.) */
     if (!known && !idset_empty (lost))
+        status = JOB_STATUS_UNKNOWN;
+    /* Nor is a job a fatal exception ended, though its shells exited 0
+     * (they obeyed the term signal): 1 << 8 as well, as job-exec reports
+     * it; unless the exception carried the status. */
+    if (job->fatal && status == 0)
         status = JOB_STATUS_UNKNOWN;
     if (job->exc_wait_status >= 0)
         status = job->exc_wait_status;
@@ -815,8 +847,8 @@ static int step_once (struct job *job, const struct job_ctx *ctx, json_t *out)
             return prolog_conclude (job, ctx, out);
         return 0;
     case JOB_RUN:
-        if (!job->expired && job->expiration > 0 &&
-            ctx->now >= job->expiration &&
+        if (!job->expired && time_limit (job) > 0 &&
+            ctx->now >= time_limit (job) &&
             emit_exception (job, ctx, out, "timeout", 0,
                             "resource allocation expired", NULL) < 0)
             return -1;
@@ -880,6 +912,51 @@ void job_set_unprivileged (struct job *job)
         job->unprivileged = true;
 }
 
+/* The job's config: jc, with what the jobspec's
+ * attributes.system.cairn.config sets over it (a resource manager's per
+ * job settings, e.g. Flux's [exec] kill-timeout); the encoded result is
+ * what the accept event snapshots. NULL with err set when a user sets it
+ * (EPERM) or it is invalid (EINVAL). */
+static json_t *accept_config (const struct job *job,
+                              const json_t *jobspec,
+                              const struct job_config *jc,
+                              struct cairn_error *err)
+{
+    static const char *where = "attributes.system.cairn.config";
+    const json_t *over = json_object_get (
+        json_object_get (
+            json_object_get (json_object_get (jobspec, "attributes"), "system"),
+            "cairn"),
+        "config");
+    struct job_config mine;
+    json_t *o;
+
+    if (!over) {
+        if (!(o = job_config_encode (jc)))
+            errset (err, ENOMEM, "cannot encode the job's config");
+        return o;
+    }
+    if (job->unprivileged) {
+        errset (err, EPERM,
+                "jobspec: %s: only a resource manager (root or the "
+                "service's uid) sets a job's config",
+                where);
+        return NULL;
+    }
+    if (job_config_copy (&mine, jc) < 0) {
+        errset (err, ENOMEM, "out of memory");
+        return NULL;
+    }
+    if (job_config_override (&mine, over, where, err) < 0) {
+        errprefix (err, "jobspec");
+        o = NULL;
+    } else if (!(o = job_config_encode (&mine)))
+        errset (err, errno, "jobspec: %s: cannot encode the job's config",
+                where);
+    job_config_free (&mine);
+    return o;
+}
+
 int job_accept (struct job *job,
                 const struct job_ctx *ctx,
                 uint32_t userid,
@@ -906,8 +983,8 @@ int job_accept (struct job *job,
     }
     rv1_destroy (r);
     jobspec_destroy (js);
-    if (!(config = job_config_encode (jc)))
-        return errset (err, ENOMEM, "cannot encode the job's config");
+    if (!(config = accept_config (job, jobspec, jc, err)))
+        return -1;
     /* "privileged" first, only when false: a reader that scans the start
      * of each accept line (the quota's startup count, daemon_quota.c) finds
      * it there, ahead of a jobspec of any size */
@@ -1314,9 +1391,10 @@ double job_next_deadline (const struct job *job)
         if (d > 0 && (next == 0 || d < next))
             next = d;
     }
-    if (job->state == JOB_RUN && !job->expired && job->expiration > 0 &&
-        (next == 0 || job->expiration < next))
-        next = job->expiration;
+    double limit = time_limit (job);
+    if (job->state == JOB_RUN && !job->expired && limit > 0 &&
+        (next == 0 || limit < next))
+        next = limit;
     if (job->cfg.release_after > 0 && job->t_first_done > 0 &&
         !idset_is_subset (job->done, job->released)) {
         double d = job->t_first_done + job->cfg.release_after;

@@ -62,7 +62,9 @@ struct job {
     int exc_wait_status; /* from an exception, or -1 */
     int finish_status;
 
-    double expiration;
+    double expiration; /* R's, or the last expiration event's; 0 = none */
+    double starttime;  /* R's execution.starttime; 0 = unset */
+    double t_start;    /* when the shells were started (start event) */
     double t_accept;
     double t_first_done;
     double t_clean;

@@ -243,6 +243,10 @@ decode_cairn (struct jobspec *js, const json_t *cairn, struct cairn_error *err)
         if (!(js->client = strdup (c)))
             return errset (err, ENOMEM, "out of memory");
     }
+    if ((o = json_object_get (cairn, "config")) && !json_is_object (o))
+        return errset (err, EINVAL,
+                       "jobspec: attributes.system.cairn.config: not an "
+                       "object");
     if ((o = json_object_get (cairn, "hold-on-shrink"))) {
         if (!json_is_boolean (o))
             return errset (err, EINVAL,

@@ -38,7 +38,8 @@ struct jobspec;
  * decimal rank (digits only, no leading zero, at most IDSET_MAX_ID), each
  * value checked like "environment", and whose "client" is a string of 1
  * to JOBSPEC_CLIENT_MAX bytes without NUL, "hold-on-shrink" and
- * "shell-leader" booleans.
+ * "shell-leader" booleans and "config" an object (its keys are
+ * job_accept()'s to check).
  * Whether those ranks are R's is not
  * known here: see jobspec_check_ranks().
  * The result holds copies of these fields and no reference to js.

@@ -67,6 +67,17 @@ static bool user_known (uint32_t uid, void *arg)
     return getpwuid_r ((uid_t)uid, &pw, buf, sizeof (buf), &res) == 0 && res;
 }
 
+/* No stream that asked for the job's events follows it: its client (the
+ * Flux module: a broker restart, a module reload) is away. */
+static bool client_away (uint64_t id, void *arg)
+{
+    struct jobentry *je = cairnd_job (arg, id);
+    for (struct sub *s = je ? je->subs : NULL; s; s = s->next)
+        if (s->events)
+            return false;
+    return true;
+}
+
 void cairnd_ctx (struct cairnd *d, struct job_ctx *ctx)
 {
     ctx->now = cairnd_now ();
@@ -74,6 +85,7 @@ void cairnd_ctx (struct cairnd *d, struct job_ctx *ctx)
     ctx->multiuser = d->uid == 0;
     ctx->user_known = user_known;
     ctx->new_execid = new_execid;
+    ctx->client_away = client_away;
     ctx->arg = d;
 }
 

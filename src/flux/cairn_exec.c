@@ -15,14 +15,17 @@
  * each job is reattached from cairnd when the job-manager sends it again.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <flux/core.h>
 #include <jansson.h>
 
+#include "core/fsd.h"
 #include "util/statedir.h"
 #include "flux/cconn.h"
+#include "flux/execconf.h"
 #include "flux/fctx.h"
 #include "flux/fjob.h"
 #include "flux/fversion.h"
@@ -271,9 +274,11 @@ static void critical_ranks_cb (flux_t *h,
 {
     struct fctx *ctx = arg;
     json_int_t id;
+    const char *ranks;
     struct fjob *job;
 
-    if (flux_request_unpack (msg, NULL, "{s:I}", "id", &id) < 0) {
+    if (flux_request_unpack (msg, NULL, "{s:I s:s}", "id", &id, "ranks",
+                             &ranks) < 0) {
         flux_respond_error (h, msg, EPROTO, NULL);
         return;
     }
@@ -285,7 +290,19 @@ static void critical_ranks_cb (flux_t *h,
         flux_respond_error (h, msg, EPERM, NULL);
         return;
     }
-    relay_cb (h, mh, msg, arg);
+    /* the caller (a sub-instance's broker) counts shell ranks; cairnd
+     * knows the job's broker ranks */
+    char err[128], *broker = fjob_broker_ranks (job, ranks, err, sizeof (err));
+    json_t *p =
+        broker ? json_pack ("{s:I s:s}", "id", id, "ranks", broker) : NULL;
+    free (broker);
+    if (!p) {
+        flux_respond_error (h, msg, errno == EINVAL ? EINVAL : ENOMEM,
+                            errno == EINVAL ? err : NULL);
+        return;
+    }
+    fjob_relay_request (job, "critical-ranks", msg, p);
+    json_decref (p);
 }
 
 static void barrier_cb (flux_t *h,
@@ -361,15 +378,18 @@ static void stats_respond (struct fctx *ctx,
                    cconn_up (ctx->cc), "partial-release", ctx->partial,
                    "jobs", jobs, "started", (json_int_t)ctx->nstarted,
                    "released", (json_int_t)ctx->nreleased);
-    if (o && exec) {
+    /* cairnd's settings with the site's [exec] over them: what a job
+     * started now gets */
+    json_t *eff = exec ? execconf_effective (exec, ctx->exec_over) : NULL;
+    if (o && eff) {
         const char *k;
         json_t *v;
-        json_object_foreach ((json_t *)exec, k, v)
-            json_object_set (o, k, v);
+        json_object_foreach (eff, k, v) json_object_set (o, k, v);
         json_object_set (o, "effective-max-kill-timeout",
-                         json_object_get (exec, "max-kill-timeout"));
-        json_object_set (o, "config", (json_t *)exec);
+                         json_object_get (eff, "max-kill-timeout"));
+        json_object_set (o, "config", eff);
     }
+    json_decref (eff);
     if (!o || flux_respond_pack (ctx->h, msg, "O", o) < 0)
         flux_log_error (ctx->h, "stats-get");
     json_decref (o);
@@ -489,6 +509,26 @@ static char *expand_rank (const char *s, uint32_t rank)
     return out;
 }
 
+/* start-timeout=FSD: how long a new job waits for cairnd to take it
+ * (fjob.h). -1 with a line in the log when it is not a duration. */
+static int start_timeout (flux_t *h, int argc, char **argv, double *t)
+{
+    *t = 60.;
+    for (int i = 0; i < argc; i++) {
+        struct cairn_error err = {{0}};
+        if (strncmp (argv[i], "start-timeout=", 14) != 0)
+            continue;
+        if (fsd_parse (argv[i] + 14, t, &err) < 0) {
+            flux_log (h, LOG_ERR, "cairn-exec: refused: start-timeout: %s",
+                      err.text);
+            return -1;
+        }
+        if (isinf (*t))
+            *t = 0.;
+    }
+    return 0;
+}
+
 /* cairnd's state directory: statedir=DIR, where %r stands for the
  * broker's rank (brokers of a test instance share a host, each rank
  * having its own cairnd), else as cairn(1) finds it. */
@@ -501,9 +541,12 @@ static char *state_dir (flux_t *h, uint32_t rank, int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         if (!strncmp (argv[i], "statedir=", 9))
             opt = argv[i] + 9;
-        else
-            flux_log (h, LOG_ERR, "unknown argument '%s' (statedir=DIR is "
-                                  "the only one)", argv[i]);
+        else if (!execconf_is_arg (argv[i]) &&
+                 strncmp (argv[i], "start-timeout=", 14) != 0)
+            flux_log (h, LOG_ERR,
+                      "unknown argument '%s' (statedir=DIR, or a "
+                      "setting of job-exec's: cairn-exec(8))",
+                      argv[i]);
     }
     if (opt && !(opt = expanded = expand_rank (opt, rank))) {
         flux_log_error (h, "statedir");
@@ -556,6 +599,7 @@ static void ctx_destroy (struct fctx *ctx)
     for (size_t i = 0; i < ctx->njobs; i++)
         fjob_destroy (ctx->jobs[i]);
     free (ctx->jobs);
+    json_decref (ctx->exec_over);
     resync_cancel_all (ctx);
     orphan_cancel_all (ctx);
     stats_flush (ctx);
@@ -619,6 +663,17 @@ mod_main (flux_t *h, int argc, char **argv)
     }
     if (rank > 0)
         return node_main (h, rank, argc, argv);
+    if (start_timeout (h, argc, argv, &ctx.start_timeout) < 0)
+        goto done;
+    char refused[1024];
+    if (!(ctx.exec_over =
+              execconf_load (h, argc, argv, refused, sizeof (refused)))) {
+        if (errno == EINVAL)
+            flux_log (h, LOG_ERR, "cairn-exec: refused: %s", refused);
+        else
+            flux_log_error (h, "cairn-exec: [exec]");
+        goto done;
+    }
     if (flux_get_size (h, &ctx.size) < 0 ||
         !(ctx.uris = calloc (ctx.size, sizeof (char *))) ||
         !(ctx.env = broker_env ()) || !(ctx.resynced = json_object ())) {

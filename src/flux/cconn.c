@@ -26,6 +26,7 @@ struct cconn {
     char *inbuf, *outbuf;
     size_t inlen, incap, outlen, outcap;
     int64_t next_matchtag;
+    int last_errno; /* of the last failed connect, 0 after a success */
 };
 
 static void io_cb (flux_reactor_t *r, flux_watcher_t *w, int revents, void *arg);
@@ -161,9 +162,17 @@ static void retry_cb (flux_reactor_t *r,
     strcpy (sa.sun_path, cc->path);
     cc->fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (cc->fd < 0 || connect (cc->fd, (struct sockaddr *)&sa, sizeof (sa)) < 0) {
+        int e = errno;
         if (cc->fd >= 0)
             close (cc->fd);
         cc->fd = -1;
+        /* said at once, and again only when the reason changes */
+        if (e != cc->last_errno)
+            flux_log (cc->h, LOG_ERR,
+                      "cannot connect to cairnd at %s: %s (retrying every "
+                      "%gs at most; jobs wait, see cairn-exec(8))",
+                      cc->path, strerror (e), RETRY_MAX);
+        cc->last_errno = e;
         flux_timer_watcher_reset (cc->retry, cc->delay, 0);
         flux_watcher_start (cc->retry);
         cc->delay = cc->delay * 2 > RETRY_MAX ? RETRY_MAX : cc->delay * 2;
@@ -173,6 +182,7 @@ static void retry_cb (flux_reactor_t *r,
     (void)fcntl (cc->fd, F_SETFL, fcntl (cc->fd, F_GETFL) | O_NONBLOCK);
     cc->up = true;
     cc->delay = RETRY_MIN;
+    cc->last_errno = 0;
     io_events (cc);
     flux_log (cc->h, LOG_INFO, "connected to cairnd at %s", cc->path);
     cc->ops.state (cc, true, cc->arg);
@@ -254,6 +264,11 @@ int64_t cconn_matchtag (struct cconn *cc)
 bool cconn_up (const struct cconn *cc)
 {
     return cc->up;
+}
+
+int cconn_last_errno (const struct cconn *cc)
+{
+    return cc->up ? 0 : cc->last_errno;
 }
 
 const char *cconn_path (const struct cconn *cc)

@@ -47,6 +47,8 @@ int cconn_send (struct cconn *cc,
 int64_t cconn_matchtag (struct cconn *cc);
 
 bool cconn_up (const struct cconn *cc);
+/* Why the last connect failed (an errno), 0 while up or before a try. */
+int cconn_last_errno (const struct cconn *cc);
 const char *cconn_path (const struct cconn *cc);
 
 /* One message from cairnd, taken apart: what is missing is 0 or NULL.

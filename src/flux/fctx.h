@@ -43,6 +43,11 @@ struct fctx {
     struct statsreq *statsreqs; /* stats-gets waiting for cairnd's stats */
     struct noderelay *relay; /* noderelay.h: to the other ranks, or NULL */
     struct shellconf conf;   /* [exec]: barrier and shell-exit timeouts */
+    double start_timeout;    /* seconds a new job may wait for cairnd to
+                              * take it before it fails (start-timeout=,
+                              * default 60); 0 = for ever */
+    json_t *exec_over;       /* execconf.h: the site's [exec] settings for
+                              * each job's config in cairnd ({} if none) */
     bool partial;           /* partial release through housekeeping:
                              * [job-manager.housekeeping] command is
                              * cairn-flux-housekeeping (cairn_exec.c) */

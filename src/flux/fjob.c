@@ -16,10 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include "core/testenv.h"
 #include "core/idset.h"
 #include "flux/adopt.h"
+#include "flux/brokers.h"
 #include "flux/fctx.h"
 #include "flux/fjob.h"
 #include "flux/fshell.h"
@@ -53,7 +55,7 @@ struct fjob {
     json_t *echo;      /* exception types we passed to cairnd */
     flux_future_t *step; /* the handling of queue[0], when asynchronous */
     flux_future_t *ns;   /* guest namespace creation */
-    struct fshell *shells; /* their barrier and their ends (fshell.h) */
+    struct fshell *watch; /* the shells' barrier and ends (fshell.h) */
     struct relay *relays;
     size_t nrelays;
     bool skip_pending; /* the first `reattached`: read the eventlog */
@@ -65,6 +67,11 @@ struct fjob {
     bool released;
     json_t *final;     /* data of the final release being sent */
     flux_watcher_t *hold; /* tests: the final release held (final_cb) */
+    struct idset *shells; /* broker ranks running a shell: shell rank i is
+                             the i-th (all of R's until a shrink) */
+    struct brokers_wait *bw; /* before a resume: the shells' brokers */
+    flux_watcher_t *bound;   /* a new job not taken by cairnd in time fails
+                                (fctx start_timeout) */
     bool resume_pending; /* R is shrunk: cairnd must hear `resume` */
     int64_t resume_mt;   /* matchtag of the `resume` sent, 0 = none */
 };
@@ -130,7 +137,7 @@ void fjob_barrier_reply (flux_t *h, const flux_msg_t *req, int errnum)
 
 static void barrier_release (struct fjob *job, int errnum)
 {
-    fshell_release (job->shells, errnum);
+    fshell_release (job->watch, errnum);
 }
 
 /* ---- the cairnd side ---- */
@@ -174,6 +181,13 @@ static json_t *cairn_jobspec (struct fjob *job)
                     "prolog-failures-allowed", pfa, "cairn", "rank-environment",
                     renv, "client", FJOB_CLIENT, "hold-on-shrink", 1,
                     "shell-leader", 1);
+    /* the site's [exec] kill settings, over cairnd's (execconf.h) */
+    if (js && json_object_size (ctx->exec_over) > 0)
+        json_object_set (
+            json_object_get (
+                json_object_get (json_object_get (js, "attributes"), "system"),
+                "cairn"),
+            "config", ctx->exec_over);
 done:
     json_decref (env);
     json_decref (renv);
@@ -327,6 +341,7 @@ bool fjob_cairnd_message (struct fjob *job, const json_t *msg)
         if (strcmp (type, "accepted") != 0 && strcmp (type, "reattached") != 0)
             return true;
         job->attached = true;
+        flux_watcher_stop (job->bound);
     }
     /* cairnd's `since` (events view) counts all but these two */
     if (strcmp (type, "accepted") != 0 && strcmp (type, "reattached") != 0)
@@ -387,7 +402,7 @@ static void shell_fatal (void *arg, const char *note)
 {
     struct fjob *job = arg;
 
-    fshell_stop (job->shells);
+    fshell_stop (job->watch);
     raise_fatal (job, note);
 }
 
@@ -408,7 +423,7 @@ static void exec_eventlog_cb (flux_future_t *f, void *arg)
         raise_fatal (job, "job shells were in their start barrier when "
                           "job-exec went away: the job cannot be recovered");
     /* what the job's shells' replayed ends would post again */
-    fshell_recovered_log (job->shells, s);
+    fshell_recovered_log (job->watch, s);
     flux_future_destroy (f);
     reattached_done (job);
 }
@@ -488,6 +503,14 @@ static flux_future_t *final_release (struct fjob *job, json_t *data)
     return NULL;
 }
 
+/* Every broker of the job's shells answers: cairnd may start them. */
+static void brokers_up (void *arg)
+{
+    struct fjob *job = arg;
+    job->resume_pending = true;
+    send_resume (job);
+}
+
 /* R is shrunk (or could not be): let cairnd start the shells, or end the
  * job through cairnd, which journals the exception and cleans up. */
 static void shrunk_cb (flux_future_t *f, void *arg)
@@ -500,8 +523,12 @@ static void shrunk_cb (flux_future_t *f, void *arg)
                   future_strerror (f, errno));
         raise_fatal (job, note);
     } else {
-        job->resume_pending = true;
-        send_resume (job);
+        /* after a broker restart, the other brokers come back after this
+         * module: the shells would fail without them (brokers.h) */
+        brokers_wait_destroy (job->bw);
+        if (!(job->bw =
+                  brokers_wait (job->ctx->h, job->shells, brokers_up, job)))
+            brokers_up (job);
     }
     flux_future_destroy (f);
     job->step = NULL;
@@ -514,10 +541,15 @@ static void shrunk_cb (flux_future_t *f, void *arg)
 static flux_future_t *shrink (struct fjob *job, const json_t *data)
 {
     const char *ranks = json_string_value (json_object_get (data, "ranks"));
+    struct idset *keep = ranks ? idset_decode (ranks, NULL) : NULL;
     char err[256] = "";
     flux_future_t *f;
 
-    if (!ranks || fshell_keep (job->shells, ranks) < 0 ||
+    if (keep) {
+        idset_destroy (job->shells);
+        job->shells = keep;
+    }
+    if (!ranks || fshell_keep (job->watch, ranks) < 0 ||
         !(f = shrink_commit (job->ctx->h, job->id, job->R, ranks, err,
                              sizeof (err)))) {
         raise_fatal (job, err[0] ? err : "hold without ranks");
@@ -530,6 +562,19 @@ static flux_future_t *shrink (struct fjob *job, const json_t *data)
     }
     job->step = f;
     return f;
+}
+
+/* Do the ranks of a release (data) hold every rank of the job's R? */
+static bool whole_job (const struct fjob *job, const json_t *data)
+{
+    const char *s = json_string_value (json_object_get (data, "ranks"));
+    struct idset *ids = s ? idset_decode (s, NULL) : NULL;
+    bool all = ids && idset_count (ids) == job->nranks;
+
+    for (size_t i = 0; all && i < job->nranks; i++)
+        all = idset_test (ids, job->ranks[i]);
+    idset_destroy (ids);
+    return all;
 }
 
 /* Handle queue[0]. Returns a future when the handling goes on
@@ -579,10 +624,24 @@ static flux_future_t *handle (struct fjob *job, const json_t *item)
         int sev = json_integer_value (json_object_get (data, "severity"));
         const char *t = json_string_value (json_object_get (data, "type"));
         const char *note = json_string_value (json_object_get (data, "note"));
+        const char *ranks = json_string_value (json_object_get (data, "ranks"));
+        /* name the hosts, as Flux's own notes do ("... on HOST (rank N)") */
+        char *hosts = ranks ? flux_hostmap_lookup (h, ranks, NULL) : NULL;
+        char *full = NULL;
+        if (hosts && note && asprintf (&full, "%s (on %s)", note, hosts) < 0)
+            full = NULL;
+        free (hosts);
+        if (full)
+            note = full;
         jm_exception (job, sev, t ? t : "exec", note);
+        /* and log a prolog's or epilog's failure, as perilog.so does */
+        if (t && (!strcmp (t, "prolog") || !strcmp (t, "epilog")))
+            flux_log (h, sev == 0 ? LOG_ERR : LOG_WARNING, "job %s: %s",
+                      job->f58, note ? note : t);
+        free (full);
         if (sev == 0) {
             barrier_release (job, EIO);
-            fshell_stop (job->shells);
+            fshell_stop (job->watch);
         }
     } else if (!strcmp (type, "finish")) {
         json_t *st = json_object_get (data, "status");
@@ -592,7 +651,7 @@ static flux_future_t *handle (struct fjob *job, const json_t *item)
         flux_future_destroy (fc); /* RPCs go out in order; no need to wait */
         jm_respond (job, "finish", json_pack ("{s:O}", "status", st));
         barrier_release (job, EIO);
-        fshell_stop (job->shells);
+        fshell_stop (job->watch);
         /* partial release: the ranks go to housekeeping now, and each
          * comes back from there when cairnd's epilog on it is done */
         if (job->ctx->partial) {
@@ -606,7 +665,7 @@ static flux_future_t *handle (struct fjob *job, const json_t *item)
     } else if (!strncmp (type, "prolog-", 7) || !strncmp (type, "epilog-", 7)) {
         f = jmevent_post_perilog (h, job->id, type, data);
     } else if (!strcmp (type, "shell-end")) {
-        fshell_end (job->shells, data); /* cairnd's, not Flux's: not posted */
+        fshell_end (job->watch, data); /* cairnd's, not Flux's: not posted */
     } else if (!strcmp (type, "hold")) {
         return shrink (job, data);
     } else if (!strcmp (type, "drain")) {
@@ -623,7 +682,12 @@ static flux_future_t *handle (struct fjob *job, const json_t *item)
             jm_respond (job, type, json_incref (data));
             return NULL;
         }
-        f = final_release (job, data);
+        /* one release of every rank says "all", as job-exec's */
+        json_t *all = whole_job (job, data)
+                          ? json_pack ("{s:s s:b}", "ranks", "all", "final", 1)
+                          : NULL;
+        f = final_release (job, all ? all : data);
+        json_decref (all);
     }
     return f;
 }
@@ -711,11 +775,17 @@ void fjob_exception (struct fjob *job,
 
     if (severity != 0 || job->released || job->conflict)
         return; /* as job-exec: only fatal exceptions stop a job */
-    fshell_stop (job->shells);
+    fshell_stop (job->watch);
     p = json_pack ("{s:I s:s s:i s:s}", "id", (json_int_t)job->id, "type",
                    type, "severity", severity, "note", "");
-    if (wait_status >= 0)
-        json_object_set_new (p, "wait_status", json_integer (wait_status));
+    /* the wait status a shell puts in its exception is a task's: the
+     * job's is that of a shell that exited with the task's code, as
+     * job-exec reports it (128 + signal for a signal) */
+    if (wait_status >= 0) {
+        int code = WIFSIGNALED (wait_status) ? 128 + WTERMSIG (wait_status)
+                                             : WEXITSTATUS (wait_status);
+        json_object_set_new (p, "wait_status", json_integer (code << 8));
+    }
     /* cairnd journals it and answers with the same exception on the job's
      * stream: the job-manager has it already, so that echo is dropped */
     if (p && cconn_send (job->ctx->cc, "exception",
@@ -728,7 +798,7 @@ void fjob_exception (struct fjob *job,
 
 void fjob_barrier (struct fjob *job, const flux_msg_t *msg, uint32_t rank)
 {
-    fshell_barrier (job->shells, msg, rank);
+    fshell_barrier (job->watch, msg, rank);
 }
 
 void fjob_relay_request (struct fjob *job,
@@ -763,14 +833,51 @@ void fjob_relay_request (struct fjob *job,
         (struct relay){.matchtag = mt, .msg = flux_msg_incref (msg)};
 }
 
+char *fjob_broker_ranks (const struct fjob *job,
+                         const char *shell_ranks,
+                         char *err,
+                         size_t errsz)
+{
+    struct cairn_error e = {0};
+    struct idset *in = idset_decode (shell_ranks, &e), *out = NULL;
+    char *s = NULL;
+
+    if (!in) {
+        snprintf (err, errsz, "ranks: %s", e.text);
+        errno = EINVAL;
+        return NULL;
+    }
+    if (!(out = idset_create ()))
+        goto done;
+    size_t n = job->shells ? idset_count (job->shells) : 0;
+    for (uint32_t i = idset_first (in); i != IDSET_INVALID_ID;
+         i = idset_next (in, i)) {
+        if (i >= n) {
+            snprintf (err, errsz,
+                      "ranks: shell rank %u is not one of the job's %zu "
+                      "shells",
+                      (unsigned)i, n);
+            errno = EINVAL;
+            goto done;
+        }
+        if (idset_set (out, idset_nth (job->shells, i)) < 0)
+            goto done;
+    }
+    s = idset_encode (out);
+done:
+    idset_destroy (in);
+    idset_destroy (out);
+    return s;
+}
+
 json_t *fjob_stats (const struct fjob *job)
 {
     return json_pack ("{s:i s:i s:i s:i s:i s:i}", "started",
                       job->relayed_start, "attached", job->attached,
                       "responses", job->nresp, "queued",
                       (int)json_array_size (job->queue), "barrier_entered",
-                      (int)fshell_nwaiting (job->shells), "total_shells",
-                      (int)fshell_count (job->shells));
+                      (int)fshell_nwaiting (job->watch), "total_shells",
+                      (int)fshell_count (job->watch));
 }
 
 /* ---- start ---- */
@@ -812,9 +919,38 @@ static void ns_cb (flux_future_t *f, void *arg)
         cairnd_send_start (job, true, 0);
 }
 
+/* A new job cairnd has not taken within start_timeout: say why in its
+ * eventlog rather than leave it in RUN. Should cairnd have taken it after
+ * all (its answer lost with the connection), the job is over in Flux by
+ * then, and the module ends it in cairnd when they meet (orphan.h). */
+static void
+bound_cb (flux_reactor_t *r, flux_watcher_t *w, int revents, void *arg)
+{
+    struct fjob *job = arg;
+    int e = cconn_last_errno (job->ctx->cc);
+    char note[256];
+
+    if (job->attached || job->failed || job->released)
+        return;
+    snprintf (note, sizeof (note),
+              "cairnd did not take the job within %gs (cairnd at %s: %s)",
+              job->ctx->start_timeout, cconn_path (job->ctx->cc),
+              e                         ? strerror (e)
+              : cconn_up (job->ctx->cc) ? "connected, no answer"
+                                        : "not connected");
+    fail (job, note);
+}
+
 void fjob_begin (struct fjob *job)
 {
     job->ctx->nstarted++;
+    /* a job Flux restarts ran under cairnd already: it is never failed
+     * for waiting, whatever cairnd's downtime */
+    if (!job->jm_reattach && job->ctx->start_timeout > 0 &&
+        (job->bound = flux_timer_watcher_create (flux_get_reactor (job->ctx->h),
+                                                 job->ctx->start_timeout, 0,
+                                                 bound_cb, job)))
+        flux_watcher_start (job->bound);
     if (job->nranks == 0) {
         fail (job, "R has no ranks, or R_lite cannot be read");
         return;
@@ -862,7 +998,7 @@ static int ranks_of (struct fjob *job)
     for (uint32_t r = idset_first (all); r != IDSET_INVALID_ID;
          r = idset_next (all, r))
         job->ranks[i++] = r;
-    idset_destroy (all);
+    job->shells = all;
     return 0;
 }
 
@@ -895,9 +1031,9 @@ struct fjob *fjob_create (struct fctx *ctx,
         job->nranks = 0; /* fjob_begin fails it, on the stream */
     /* a job handed over again (a reload) is past its first barrier, or
      * is ended as unrecoverable (exec_eventlog_cb) */
-    if (!(job->shells = fshell_create (ctx->h, &ctx->conf, id, userid, job->f58,
-                                       job->ranks, job->nranks, reattach,
-                                       shell_fatal, job)))
+    if (!(job->watch = fshell_create (ctx->h, &ctx->conf, id, userid, job->f58,
+                                      job->ranks, job->nranks, reattach,
+                                      shell_fatal, job)))
         goto error;
     return job;
 error:
@@ -911,12 +1047,14 @@ void fjob_destroy (struct fjob *job)
     if (!job)
         return;
     int saved = errno;
-    fshell_destroy (job->shells);
+    fshell_destroy (job->watch);
     for (size_t i = 0; i < job->nrelays; i++) {
         flux_respond_error (job->ctx->h, job->relays[i].msg, ENOSYS, NULL);
         flux_msg_decref (job->relays[i].msg);
     }
     flux_watcher_destroy (job->hold);
+    flux_watcher_destroy (job->bound);
+    brokers_wait_destroy (job->bw);
     flux_future_destroy (job->step);
     flux_future_destroy (job->ns);
     flux_msg_decref (job->req);
@@ -928,6 +1066,7 @@ void fjob_destroy (struct fjob *job)
     json_decref (job->final);
     free (job->relays);
     free (job->ranks);
+    idset_destroy (job->shells);
     free (job);
     errno = saved;
 }

@@ -92,6 +92,17 @@ void fjob_barrier (struct fjob *job, const flux_msg_t *msg, uint32_t rank);
  * go on, EIO makes it exit. */
 void fjob_barrier_reply (flux_t *h, const flux_msg_t *req, int errnum);
 
+/* The broker ranks of shell ranks `shell_ranks` (an idset string of
+ * indices into the job's shells, as flux-shell and a sub-instance's
+ * job-exec.critical-ranks count them: the i-th lowest broker rank that runs
+ * a shell, after a shrink the i-th of those kept). Returns a new idset
+ * string (caller frees), or NULL with errno EINVAL and a message in err
+ * (a malformed idset or an index past the last shell), or ENOMEM. */
+char *fjob_broker_ranks (const struct fjob *job,
+                         const char *shell_ranks,
+                         char *err,
+                         size_t errsz);
+
 /* job-exec.expiration and job-exec.critical-ranks: relay to cairnd and
  * answer msg with cairnd's answer. */
 void fjob_relay_request (struct fjob *job,

@@ -68,6 +68,28 @@ cairn_job() {
     [ "$(events_named "$(cairn_job)" exception | jq -r .type)" = timeout ]
 }
 
+@test "the prolog does not eat a short job's time limit (max-start-delay-percent)" {
+    # issue 37 gap 6: a 4 s job after a 2 s prolog had 2 s left and timed
+    # out; as job-exec, a start delayed by more than 25 % of the job's
+    # duration moves the limit by that delay
+    echo 2 >"$BATS_TEST_TMPDIR/sleep-prolog"
+    cairnd_start "$(perilog_conf)"
+    run in_flux 'flux run -t 4s sh -c "sleep 3; echo alive"; echo "rc=$?"
+                 flux jobs -a -no "{result}"'
+    [[ "$output" == *alive* ]]
+    [[ "$output" == *"rc=0"* ]]
+    [[ "$output" == *COMPLETED* ]]
+}
+
+@test "max-start-delay-percent 100: the same delay counts against the limit" {
+    echo 2 >"$BATS_TEST_TMPDIR/sleep-prolog"
+    cairnd_start "$(perilog_conf '"exec": {"max-start-delay-percent": 100}')"
+    run in_flux 'flux run -t 4s sh -c "sleep 3; echo alive"; echo "rc=$?"
+                 flux jobs -a -no "{result}"'
+    [[ "$output" != *alive* ]]
+    [[ "$output" == *TIMEOUT* ]]
+}
+
 @test "prolog and epilog run under cairnd and show in Flux's eventlog" {
     cairnd_start "$(perilog_conf)"
     run in_flux 'id=$(flux submit -N4 true)
@@ -136,4 +158,80 @@ cairn_job() {
     [ "$(echo "$output" | jq -c 'select(.name == "resume")' | wc -l)" -eq 1 ]
     [ "$(echo "$output" | jq -r 'select(.name == "hold" or .name == "resume" or .name == "start") | .name' | paste -sd,)" = hold,resume,start ]
     [ "$(echo "$output" | jq -r 'select(.name == "proc-intent" and .context.phase == "shell") | .context.ranks' | paste -sd,)" = 0,1,3 ]
+}
+
+@test "flux alloc without rank 0: critical ranks are shell ranks, not broker ranks" {
+    # issue 37 gap 1: a sub-instance names its critical ranks by shell rank
+    # (0..N-1); cairnd checks broker ranks. Before, "not a subset of the
+    # job's ranks" killed the sub-instance at start and its job stayed in RUN.
+    cairnd_start '{}'
+    run in_flux 'flux submit -N1 --exclusive sleep 60 >/dev/null
+                 flux alloc -N1 flux getattr size; echo "rc=$?"
+                 flux cancel --all
+                 flux job wait-event -t 20 $(flux jobs -ano {id} | tail -n 1) clean >/dev/null
+                 flux jobs -a -no "{ranks} {result}" | sort'
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"rc=0"* ]]
+    [[ "$output" != *"not a subset"* ]]
+    [[ "$output" == *"1 COMPLETED"* ]]
+    # cairnd was told broker rank 1, the alloc job's only rank
+    id=$(cairn jobs -a --json | jq -r 'select(.ranks == "1") | .id' | tail -n 1)
+    run cairn eventlog "$id" --json
+    [ "$(echo "$output" | jq -r 'select(.name == "critical-ranks") | .context.ranks')" = "1" ]
+}
+
+@test "job-exec.critical-ranks past the job's last shell: EINVAL, named" {
+    cairnd_start '{}'
+    run in_flux 'id=$(flux submit -N2 sleep 30)
+                 flux job wait-event -t 20 $id start >/dev/null
+                 flux python -c "
+import flux, sys
+from flux.job import JobID
+h = flux.Flux()
+try:
+    h.rpc(\"job-exec.critical-ranks\", {\"id\": JobID(sys.argv[1]), \"ranks\": \"0-2\"}).get()
+    print(\"accepted\")
+except OSError as e:
+    print(\"errno=%d %s\" % (e.errno, e.strerror))
+" $id
+                 flux cancel $id; flux job wait-event -t 20 $id clean >/dev/null'
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"errno=22 ranks: shell rank 2 is not one of the job's 2 shells"* ]]
+}
+
+@test "cairnd unreachable: flux dmesg says why at once, the job fails within start-timeout" {
+    # issue 32: a module that could not reach cairnd retried for ever in
+    # silence, and a job sat in RUN with nothing in its eventlog
+    STATEDIR=$BATS_TEST_TMPDIR/nocairnd
+    mkdir -p "$STATEDIR"
+    flux_conf
+    sed -i "s|^args = \[\(.*\)\]|args = [\1, \"start-timeout=2s\"]|" "$FLUX_CONF_DIR/cairn.toml"
+    run in_flux 'flux run true; echo "rc=$?"
+                 id=$(flux jobs -a -no {id})
+                 flux job eventlog $id | grep exception
+                 flux dmesg | grep -c "cannot connect to cairnd"'
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" != *"rc=0"* ]]
+    [[ "$output" == *"type=exec severity=0 cairnd did not take the job within 2s"*"No such file or directory"* ]]
+    # said once, not on every retry
+    [ "${lines[-1]}" -eq 1 ]
+}
+
+@test "prolog and epilog failures: the note names the host, flux dmesg has them" {
+    # issue 37: Flux's perilog names the host ("... on HOST (rank 1)") and
+    # logs failures; cairn's notes named the rank only, dmesg had nothing
+    echo 1 >"$BATS_TEST_TMPDIR/exit-prolog-2"
+    echo 3 >"$BATS_TEST_TMPDIR/exit-epilog-1"
+    cairnd_start "$(perilog_conf)"
+    run in_flux 'flux run -N4 true; echo "rc=$?"
+                 id=$(flux jobs -a -no {id})
+                 flux job wait-event -t 30 $id clean >/dev/null
+                 flux job eventlog $id | grep exception
+                 flux dmesg | grep "cairn-exec\|job ƒ" | grep -i "prolog\|epilog"'
+    echo "$output"
+    [[ "$output" == *"type=prolog severity=0 prolog failed on rank 2: "*"(on $(hostname))"* ]]
+    [[ "$output" == *"type=epilog severity=2 epilog failed on rank 1: "*"(on $(hostname))"* ]]
+    [[ "$output" == *"err"*"prolog failed on rank 2"* ]]
+    [[ "$output" == *"epilog failed on rank 1"* ]]
 }

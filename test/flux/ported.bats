@@ -177,3 +177,90 @@ teardown() {
     [ "${lines[-1]}" = '["cairn",false,false]' ]
     CAIRND_PID=
 }
+
+# issue 37: the wait status an exception carries is a task's; as
+# job-exec, the job's finish status is its shell-exit form ((128 + signal)
+# << 8 for a signal), not the raw 11 it was sometimes.
+@test "exit-on-error after a task's SIGSEGV: finish status 35584, returncode 139" {
+    cairnd_start '{}'
+    run in_flux 'flux run -N2 -o exit-on-error \
+                     sh -c "[ \$FLUX_TASK_RANK = 1 ] && kill -SEGV \$\$; sleep 30"
+                 echo "rc=$?"
+                 id=$(flux jobs -a -no {id})
+                 flux job eventlog -f json $id | jq -r "select(.name == \"finish\") | .context.status"
+                 flux jobs -a -no "{returncode}"'
+    echo "$output"
+    [[ "$output" == *"rc=139"* ]]
+    [ "${lines[-2]}" = 35584 ]
+    [ "${lines[-1]}" = 139 ]
+}
+
+# ---- job-exec's settings (issue 37): [exec] and module arguments ----
+
+# The kill settings of the broker's [exec] table and the module's
+# arguments are each job's in cairnd (over cairn.conf), and stats show them.
+@test "[exec] term-signal and kill-timeout, and a module argument, are the job's" {
+    cairnd_start '{}'
+    flux_conf '[exec]
+term-signal = "SIGUSR1"
+kill-timeout = "1s"
+max-kill-count = 3'
+    sed -i "s|^args = \[\(.*\)\]|args = [\1, \"max-kill-count=5\"]|" "$FLUX_CONF_DIR/cairn.toml"
+    run in_flux 'flux module stats job-exec | jq -c "[.\"term-signal\", .\"kill-timeout\", .\"max-kill-count\"]"
+                 id=$(flux submit sleep 300)
+                 flux job wait-event -t 20 $id start >/dev/null
+                 flux cancel $id
+                 flux job wait-event -t 20 $id clean >/dev/null'
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = '["SIGUSR1",1,5]' ]
+    id=$(cairn jobs -a --json | jq -r .id | tail -n 1)
+    [ "$(events_named "$id" accept | jq -c '.config.exec | [.["term-signal"], .["kill-timeout"], .["max-kill-count"]]')" = '["SIGUSR1",1,5]' ]
+    [ "$(events_named "$id" proc-signal | jq -r .signum | head -n 1)" -eq 10 ]
+}
+
+@test "an invalid [exec] setting refuses the module, naming it" {
+    cairnd_start '{}'
+    flux_conf '[exec]
+kill-timeout = "0s"'
+    run in_flux 'flux module stats job-exec; echo "rc=$?"'
+    echo "$output"
+    [[ "$output" == *"cairn-exec: refused: exec.kill-timeout: must be a finite duration > 0"* ]]
+    [[ "$output" != *"rc=0"* ]]
+}
+
+@test "[exec] imp, service = sdexec and Flux's own prolog: refused, each named" {
+    cairnd_start '{}'
+    flux_conf '[exec]
+imp = "/usr/libexec/flux/flux-imp"
+service = "sdexec"
+[job-manager.prolog]
+command = ["true"]'
+    run in_flux 'flux module stats job-exec; echo "rc=$?"'
+    echo "$output"
+    [[ "$output" == *'[exec] imp = "/usr/libexec/flux/flux-imp": not used by cairn-exec'* ]]
+    [[ "$output" == *'[exec] service = "sdexec": not supported'* ]]
+    [[ "$output" == *"[job-manager.prolog] is set"* ]]
+    [[ "$output" != *"rc=0"* ]]
+}
+
+@test "perilog.so loaded as well: refused at module load" {
+    cairnd_start '{}'
+    flux_conf '[job-manager]
+plugins = [ { load = "perilog.so" } ]'
+    run in_flux 'flux module stats job-exec; echo "rc=$?"'
+    echo "$output"
+    [[ "$output" == *"perilog.so: every prolog and epilog would run twice"* ]]
+    [[ "$output" != *"rc=0"* ]]
+}
+
+# issue 37: job-exec's final release says "all"; cairn's said "0-3"
+@test "the final release of a whole job says ranks all, as job-exec's" {
+    cairnd_start '{}'
+    run in_flux 'id=$(flux submit -N4 true)
+                 flux job wait-event -t 30 $id clean >/dev/null
+                 flux job eventlog -f json $id | jq -c "select(.name == \"release\") | .context"'
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "${lines[-1]}" = '{"ranks":"all","final":true}' ]
+}

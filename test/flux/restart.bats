@@ -176,9 +176,11 @@ stock_crash_during() {
 
 # Hold PHASE, run a 4-rank job through cairnd, SIGKILL the rank-0 broker
 # (and cairnd too if $2 = both) while PHASE runs on all ranks, restart,
-# open the gate. The job must end, and end once. Sets id, cid.
+# open the gate (with $3 = gate-while-down: before the restart, once
+# cairnd has seen PHASE end). The job must end, and end once. Sets id,
+# cid.
 cairn_crash_during() {
-    local phase=$1 both=${2:-}
+    local phase=$1 both=${2:-} when=${3:-}
     touch "$D/hold-$phase"
     cairnd_start "$(gated_conf)"
     sysflux_conf "$(sysflux_cairn_toml)"
@@ -192,14 +194,24 @@ cairn_crash_during() {
         cairnd_crash
         cairnd_launch
     fi
+    if [ "$when" = gate-while-down ]; then
+        rm "$D/hold-$phase"
+        local i c
+        c=$(cairn jobs -a --json | jq -r .id | tail -n 1)
+        for i in $(seq 1 200); do
+            [[ "$(event_names "$c")" == *${phase}-finish* ]] && break
+            sleep 0.05
+        done
+        sleep 0.5 # what cairnd does next happens while the broker is down
+    fi
     broker0_restart
-    rm "$D/hold-$phase"
+    rm -f "$D/hold-$phase"
     run fx job wait-event -t 25 "$id" clean
     echo "--- after the restart:"; fx job eventlog "$id"
     fx jobs -a -o '{id} {state} {result} {returncode}'
     echo "--- runlog:"; cat "$D/runlog"
     cid=$(cairn jobs -a --json | jq -r .id | tail -n 1)
-    echo "--- cairnd: $(event_names "$cid")"
+    echo "--- cairnd: $(event_names "$cid")"; cairn eventlog "$cid" --json | jq -c "select(.name == \"log\" or .name == \"proc-exit\") | .context" | cut -c1-300
     echo "--- module:"
     grep -E 'job-exec\.(err|info)|job-manager\.(err|info)\[0\]: restart' \
         "$D/flux.log" || true
@@ -233,6 +245,15 @@ cairn_crash_during() {
 # flux-shell (without --reconnect) does not outlive its broker, and every
 # broker restarts: the job may fail or get an exception, never stick, and
 # its epilog must still run before the ranks are freed.
+# issue 37: the prolog ended while the broker was down; cairnd started the
+# shells at once, they failed without their brokers, and the job failed
+# with no exception. Its shells now wait for the module (hold, resume).
+@test "cairn, the prolog ends while the rank-0 broker is down: the shells wait for it, the job completes" {
+    cairn_crash_during prolog "" gate-while-down
+    [[ "$(event_names "$cid")" == *,prolog-finish,hold,*resume,start,* ]]
+    [ "$(fx jobs -no '{result}' "$id")" = COMPLETED ]
+}
+
 @test "cairn, rank-0 broker SIGKILLed while the shells run: the job ends, freed after its epilog" {
     cairn_crash_during shell
 }
@@ -331,7 +352,7 @@ release-after = \"0\""
         [[ "$(event_names "$cid")" == *,clean ]] && break
         sleep 0.1
     done
-    echo "--- cairnd: $(event_names "$cid")"
+    echo "--- cairnd: $(event_names "$cid")"; cairn eventlog "$cid" --json | jq -c "select(.name == \"log\" or .name == \"proc-exit\") | .context" | cut -c1-300
     grep -E 'job-exec\.(err|info)' "$BATS_TEST_TMPDIR/flux.log" || true
     [[ "$(event_names "$cid")" == *,clean ]]
     [ "$(events_named "$cid" exception | jq -r .note)" = \

@@ -123,6 +123,9 @@ static inline size_t fake_walk (struct fake *fb)
     return walked;
 }
 
+/* R's execution.starttime in the jobs fake_accept makes (0: unset). */
+static double fake_starttime;
+
 /* fake_init, then job_accept of a job of userid on nranks ranks of host
  * node0 (2 cores each), with expiration (0: none), `allowed` tolerated
  * prolog failures and attributes.system.cairn = cairn (stolen) unless
@@ -149,6 +152,9 @@ static inline int fake_accept (struct fake *fb,
     int rc = -1;
 
     err->text[0] = '\0';
+    if (R && fake_starttime > 0)
+        json_object_set_new (json_object_get (R, "execution"), "starttime",
+                             json_real (fake_starttime));
     if (fake_init (fb, id, now, owner) < 0 || !R || !js || !sys ||
         (cairn && json_object_set_new (sys, "cairn", cairn) < 0))
         goto done;

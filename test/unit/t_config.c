@@ -36,6 +36,7 @@ static const char *all_keys[] = {
     "exec.term-signal",
     "exec.kill-signal",
     "exec.max-kill-count",
+    "exec.max-start-delay-percent",
     "release-after",
     "output.max-bytes",
     "journal.max-size",
@@ -187,6 +188,7 @@ static void test_defaults (void)
     is_int (j->exec.term_signal, SIGTERM, "term-signal SIGTERM");
     is_int (j->exec.kill_signal, SIGKILL, "kill-signal SIGKILL");
     is_int (j->exec.max_kill_count, 8, "max-kill-count 8");
+    ok (j->exec.max_start_delay_percent == 25., "max-start-delay-percent 25");
     ok (j->release_after == -1., "release-after -1");
     is_int (j->output_max_bytes, 64 * 1024, "output max-bytes 64K");
     is_int (cfg.journal_max_size, 1LL << 30, "journal max-size 1G");
@@ -224,7 +226,8 @@ static const char *full_file =
     "   'timeout': '1h', 'kill-timeout': '10s', 'cancel-on-exception': true},"
     " 'exec': {'job-shell': '/usr/libexec/flux shell', 'kill-timeout': '2s',"
     "   'max-kill-timeout': '1m', 'term-signal': 'USR1',"
-    "   'kill-signal': 15, 'max-kill-count': 3},"
+    "   'kill-signal': 15, 'max-kill-count': 3,"
+    "   'max-start-delay-percent': 12.5},"
     " 'release-after': '30s', 'output': {'max-bytes': '1M'},"
     " 'journal': {'max-size': '2G', 'retention': '1d',"
     "   'commit-interval': '0.005s'},"
@@ -263,6 +266,8 @@ static void check_full (const struct cairn_config *c)
     is_int (j->exec.term_signal, SIGUSR1, "exec.term-signal by short name");
     is_int (j->exec.kill_signal, SIGTERM, "exec.kill-signal by number");
     is_int (j->exec.max_kill_count, 3, "exec.max-kill-count");
+    ok (j->exec.max_start_delay_percent == 12.5,
+        "exec.max-start-delay-percent");
     ok (j->release_after == 30., "release-after 30s");
     is_int (j->output_max_bytes, 1 << 20, "output.max-bytes 1M");
     is_int (c->journal_max_size, 2LL << 30, "journal.max-size 2G");
@@ -364,6 +369,8 @@ static const struct bad {
     {"exec.max-kill-count", "1.5", "must be an integer >= 1"},
     {"exec.max-kill-count", "'8'", "must be an integer >= 1"},
     {"exec.max-kill-count", "2147483648", "must be <= 2147483647"},
+    {"exec.max-start-delay-percent", "-1", "must be a number >= 0"},
+    {"exec.max-start-delay-percent", "'25'", "must be a number >= 0"},
     {"release-after", "'inf'", "use -1"},
     {"release-after", "-2", "must be >= 0"},
     {"release-after", "'-2'", "invalid duration"},

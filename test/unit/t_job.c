@@ -613,6 +613,9 @@ static void test_finish_status (void)
          2, 17 << 8, 768},
         {"fatal exception without wait_status", {15, 15, 15, 15},
          0, -1, 15},
+        {"fatal exception, every shell exits 0: 1 << 8", {0, 0, 0, 0},
+         0, -1, 256},
+        {"notice, every shell exits 0: 0", {0, 0, 0, 0}, 2, -1, 0},
         // clang-format on
     };
     for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++) {
@@ -635,6 +638,38 @@ static void test_finish_status (void)
         is_int (job_finish_status (fb.job), cases[i].want,
                 "job_finish_status: %s", cases[i].name);
         check_end (&fb, cases[i].name);
+        fake_fini (&fb);
+    }
+
+    /* only the first fatal exception's wait status counts (job-exec's
+     * exception_in_progress): a later one's is recorded, not used */
+    static const struct {
+        const char *name;
+        int first_ws, second_ws, want;
+    } twice[] = {
+        {"first fatal's wait_status, not the second's", 17 << 8, 5 << 8,
+         17 << 8},
+        {"a first fatal without wait_status: the shells'", -1, 5 << 8, 3 << 8},
+    };
+    for (size_t i = 0; i < sizeof (twice) / sizeof (twice[0]); i++) {
+        struct fake fb;
+        struct job_config jc;
+        struct cairn_error err;
+
+        cfg_init (&jc, false, false);
+        start_job (&fb, &jc, 2, 0, 0, OWNER);
+        fake_spawn_all (&fb);
+        if (job_raise (fb.job, &fb.ctx, "exec", 0, "", twice[i].first_ws,
+                       fb.out, &err) < 0 ||
+            job_raise (fb.job, &fb.ctx, "cancel", 0, "", twice[i].second_ws,
+                       fb.out, &err) < 0)
+            BAIL_OUT ("job_raise: %s", err.text);
+        fake_walk (&fb);
+        fake_exit (&fb, PHASE_SHELL, 0, 3 << 8);
+        fake_exit (&fb, PHASE_SHELL, 1, 0);
+        is_int (ctx_int (fake_event (&fb, 0, "finish", 0), "status"),
+                twice[i].want, "finish status: %s", twice[i].name);
+        check_end (&fb, twice[i].name);
         fake_fini (&fb);
     }
 }
@@ -1707,6 +1742,34 @@ static void test_time_limit (void)
     check_end (&fb, "time limit, then cancel");
     fake_fini (&fb);
 
+    /* a prolog of 5 s on a 10 s job: the start is 50 % late, more than
+     * exec.max-start-delay-percent (25), so the limit moves by 5 s */
+    for (int pct = 25; pct <= 50; pct += 25) {
+        char what[64];
+        double limit = pct == 25 ? T0 + 15 : T0 + 10;
+        snprintf (what, sizeof (what), "start delay, %d %%", pct);
+        cfg_init (&jc, true, false);
+        jc.exec.max_start_delay_percent = pct;
+        fake_starttime = T0;
+        start_job (&fb, &jc, 2, T0 + 10, 0, OWNER);
+        fake_starttime = 0;
+        fake_spawn_all (&fb);
+        fb.ctx.now = T0 + 5;
+        fake_exit_phase (&fb, PHASE_PROLOG, 0);
+        fake_spawn_all (&fb);
+        is_time (job_next_deadline (fb.job), limit, "%s: deadline", what);
+        check_replay (&fb, what);
+        m = fake_mark (&fb);
+        fake_advance (&fb, limit - 0.5);
+        is_str (fake_names (&fb, m), "", "%s: nothing before it", what);
+        fake_advance (&fb, limit);
+        is_str (fake_names (&fb, m), expand ("exception,proc-signal*2"),
+                "%s: timeout at the deadline", what);
+        fake_exit_phase (&fb, PHASE_SHELL, SIGALRM);
+        check_end (&fb, what);
+        fake_fini (&fb);
+    }
+
     /* from job_set_expiration */
     cfg_init (&jc, false, false);
     start_job (&fb, &jc, 4, 0, 0, OWNER);
@@ -2147,6 +2210,152 @@ static void test_submitter (void)
         why);
     job_destroy (re);
     job_set_unprivileged (fb.job); /* too late: changes nothing */
+    json_decref (R);
+    json_decref (js);
+    job_config_free (&jc);
+    fake_fini (&fb);
+}
+
+static bool away_flag;
+static bool away (uint64_t id, void *arg)
+{
+    return away_flag;
+}
+
+/* A hold-on-shrink job whose prolog ends while its client is away (a Flux
+ * broker restart) is held with every rank until the client's resume:
+ * its shells need the client's brokers and namespace. */
+static void test_hold_client_away (void)
+{
+    for (int is_away = 0; is_away < 2; is_away++) {
+        const char *name = is_away ? "client away" : "client here";
+        struct fake fb;
+        struct job_config jc;
+        struct cairn_error err;
+        size_t m;
+
+        cfg_init (&jc, true, true);
+        start_job_cairn (&fb, &jc, 4, 0, 0, OWNER,
+                         json_pack ("{s:b}", "hold-on-shrink", 1));
+        fb.ctx.client_away = away;
+        away_flag = is_away;
+        fb.ctx.now = T0 + 1;
+        fake_spawn_all (&fb);
+        m = fake_mark (&fb);
+        fake_exit_phase (&fb, PHASE_PROLOG, 0);
+        fb.ctx.client_away = NULL;
+        if (!is_away) {
+            is_str (fake_names (&fb, m),
+                    expand ("proc-exit*4,prolog-finish,start,proc-intent*4"),
+                    "%s: the shells start at once", name);
+            fake_fini (&fb);
+            continue;
+        }
+        is_str (fake_names (&fb, m), expand ("proc-exit*4,prolog-finish,hold"),
+                "%s: held at the prolog's end, no shell", name);
+        is_str (ctx_str (fake_event (&fb, m, "hold", 0), "ranks"), "0-3",
+                "%s: every rank held", name);
+        ok (!job_started (fb.job), "%s: not started", name);
+        check_replay (&fb, name);
+        m = fake_mark (&fb);
+        ok (job_resume (fb.job, &fb.ctx, fb.out, &err) == 0,
+            "%s: the client is back and resumes", name);
+        fake_walk (&fb);
+        is_str (fake_names (&fb, m), expand ("resume,start,proc-intent*4"),
+                "%s: then every shell starts", name);
+        fake_spawn_all (&fb);
+        fake_exit_phase (&fb, PHASE_SHELL, 0);
+        drive_to_end (&fb);
+        is_int (job_finish_status (fb.job), 0, "%s: finish 0", name);
+        check_end (&fb, name);
+        fake_fini (&fb);
+    }
+}
+
+/* attributes.system.cairn.config: a resource manager's per-job settings
+ * over cairnd's, snapshotted in accept; a user may not set them. */
+static void test_job_config_override (void)
+{
+    struct fake fb;
+    struct job_config jc;
+    struct cairn_error err;
+    char why[256] = "";
+
+    cfg_init (&jc, false, false);
+    start_job_cairn (&fb, &jc, 2, 0, 0, OWNER,
+                     json_pack ("{s:{s:{s:s s:s}}}", "config", "exec",
+                                "kill-timeout", "2s", "term-signal", "USR1"));
+    json_t *cfg = ctx_get (fake_event (&fb, 0, "accept", 0), "config");
+    json_t *ex = json_object_get (cfg, "exec");
+    ok (json_real_value (json_object_get (ex, "kill-timeout")) == 2.,
+        "config override: kill-timeout 2s in the snapshot");
+    is_str (json_string_value (json_object_get (ex, "term-signal")), "SIGUSR1",
+            "config override: term-signal in the snapshot");
+    is_int (json_integer_value (json_object_get (ex, "max-kill-count")), 8,
+            "config override: the rest is cairnd's");
+    fake_spawn_all (&fb);
+    fb.ctx.now = T0 + 1;
+    ok (job_raise (fb.job, &fb.ctx, "cancel", 0, "", -1, fb.out, &err) == 0,
+        "config override: canceled");
+    fake_walk (&fb);
+    is_str (fake_signals (&fb, 0), expand ("10/terminate*2"),
+            "config override: the job's term signal");
+    is_time (job_next_deadline (fb.job), T0 + 3,
+             "config override: the job's kill-timeout");
+    struct job *re = replay (&fb, json_array_size (fb.out), why, sizeof (why));
+    ok (re && job_next_deadline (re) == T0 + 3,
+        "config override: replayed with the job's config %s", why);
+    job_destroy (re);
+    fake_fini (&fb);
+
+    static const struct {
+        const char *name, *over, *text;
+    } bad[] = {
+        {"bad value", "{\"exec\": {\"kill-timeout\": 0}}",
+         "jobspec: attributes.system.cairn.config.exec.kill-timeout: must be "
+         "a finite duration > 0"},
+        {"unknown key", "{\"exec\": {\"nope\": 1}}",
+         "jobspec: unknown key 'attributes.system.cairn.config.exec.nope'"},
+        {"cross rule",
+         "{\"exec\": {\"kill-timeout\": \"10s\", "
+         "\"max-kill-timeout\": \"5s\"}}",
+         "jobspec: attributes.system.cairn.config: exec.max-kill-timeout: "
+         "must be 0 or >= exec.kill-timeout (10s)"},
+        {"not an object", "[]",
+         "jobspec: attributes.system.cairn.config: not an object"},
+    };
+    for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); i++) {
+        cfg_init (&jc, false, false);
+        json_t *over = json_loads (bad[i].over, 0, NULL);
+        ok (fake_accept (&fb, JOBID, T0, OWNER, &jc, 2, 0, 0, OWNER,
+                         json_pack ("{s:o}", "config", over), &err) < 0 &&
+                errno == EINVAL,
+            "config override, %s: EINVAL", bad[i].name);
+        is_str (err.text, bad[i].text, "config override, %s: message",
+                bad[i].name);
+        is_int (json_array_size (fb.out), 0,
+                "config override, %s: nothing emitted", bad[i].name);
+        fake_fini (&fb);
+    }
+
+    /* a user's job may not carry one */
+    char *av[] = {"/bin/app", NULL};
+    json_t *R = rv1_create (1, 2, "node0", 0);
+    json_t *js = jobspec_create (av, 1, "/tmp/work", NULL, 0, 0);
+    json_object_set_new (
+        json_object_get (json_object_get (js, "attributes"), "system"), "cairn",
+        json_pack ("{s:{s:{s:i}}}", "config", "exec", "max-kill-count", 100));
+    cfg_init (&jc, false, false);
+    if (fake_init (&fb, JOBID, T0, OWNER) < 0 || !R || !js)
+        BAIL_OUT ("cannot set up job: %s", strerror (errno));
+    job_set_unprivileged (fb.job);
+    is_errno (job_accept (fb.job, &fb.ctx, OWNER, R, js, &jc, fb.out, &err),
+              EPERM, "config override by a user: EPERM");
+    like (err.text, "only a resource manager",
+          "config override by a user: "
+          "message");
+    is_int (json_array_size (fb.out), 0,
+            "config override by a user: nothing emitted");
     json_decref (R);
     json_decref (js);
     job_config_free (&jc);
@@ -2618,6 +2827,8 @@ int main (void)
     test_accept_errors ();
     test_output ();
     test_rank_env ();
+    test_job_config_override ();
+    test_hold_client_away ();
     test_progress_responses ();
     test_unstarted ();
     test_apply_rejects ();
