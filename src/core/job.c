@@ -678,6 +678,21 @@ static int fold_proc_late (struct job *job,
     return 0;
 }
 
+/* A shell's end, as the stream sees it: it changes nothing (the proc-exit,
+ * proc-lost or proc-fail before it did), but it must be about a shell
+ * that ended, so that a journal cairn did not write is refused. */
+static int
+fold_shell_end (struct job *job, double t, json_t *ctx, struct cairn_error *err)
+{
+    struct job_proc *p = ctx_proc (job, ctx, err);
+    if (!p)
+        return errprefix (err, "shell-end");
+    if (p->phase != PHASE_SHELL || p->state != PROC_DONE)
+        return errset (err, EINVAL, "shell-end: %s is not an ended shell",
+                       p->execid);
+    return 0;
+}
+
 /* The fold step of each event, in the order of JOB_TRANSITIONS (job.h). */
 static const fold_f fold_steps[JOB_EV_COUNT] = {
     [JOB_EV_ACCEPT] = fold_accept,
@@ -707,6 +722,7 @@ static const fold_f fold_steps[JOB_EV_COUNT] = {
     [JOB_EV_PROC_LOST] = fold_proc_lost,
     [JOB_EV_PROC_FAIL] = fold_proc_fail,
     [JOB_EV_PROC_LATE] = fold_proc_late,
+    [JOB_EV_SHELL_END] = fold_shell_end,
 };
 
 /* JOB_TRANSITIONS as data. */

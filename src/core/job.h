@@ -164,7 +164,11 @@ enum job_effect {
     /* job_proc_failed; the process must not have ended */                     \
     X (JOB_EV_PROC_FAIL, "proc-fail", JOB_LIVE, JOB_SAME, ENDED, 0, 0)         \
     /* job_proc_late; the process must have ended */                           \
-    X (JOB_EV_PROC_LATE, "proc-late", JOB_LIVE, JOB_SAME, LATE, 0, 0)
+    X (JOB_EV_PROC_LATE, "proc-late", JOB_LIVE, JOB_SAME, LATE, 0, 0)          \
+    /* proc_ended, for a shell of a job with shell-leader, after its           \
+     * proc-exit, proc-lost or proc-fail and the exceptions they cause;        \
+     * it must be an ended shell */                                            \
+    X (JOB_EV_SHELL_END, "shell-end", JOB_IN (JOB_RUN), JOB_SAME, NONE, 0, 1)
 
 /* clang-format off */
 enum job_event {
@@ -501,8 +505,8 @@ bool job_event_is_response (const char *name);
 /* Is this event name one that a stream which asked for "events"
  * (cairn-protocol(7)) gets besides the RFC 32 responses: accept,
  * prolog-start, prolog-finish, epilog-start, epilog-finish, drain, hold,
- * and any name cairn does not use itself (an outside service's, posted
- * with job_post())? */
+ * shell-end, and any name cairn does not use itself (an outside service's,
+ * posted with job_post())? */
 bool job_event_is_progress (const char *name);
 
 /* Is this name one cairn uses itself, for an event or a stream response

@@ -317,6 +317,84 @@ static int proc_timers (struct job *job, const struct job_ctx *ctx, json_t *out)
 
 /* ---- consequences of one process ending ---- */
 
+/* A shell's place among the job's shells, in rank order: flux-shell's
+ * shell rank (0 is the leader). */
+static int shell_index (const struct job *job, uint32_t rank)
+{
+    struct idset *below = idset_create ();
+    int n = 0;
+    if (!below)
+        return -1;
+    for (size_t i = 0; i < job->nprocs; i++) {
+        const struct job_proc *q = &job->procs[i];
+        if (q->phase == PHASE_SHELL && q->rank < rank)
+            idset_add (below, q->ranks);
+    }
+    n = (int)idset_count (below);
+    idset_destroy (below);
+    return n;
+}
+
+/* shell-end (jobspec shell-leader only): what a client that runs its own
+ * shells on top of cairn's needs to know of each one's end (cairn-exec.so tells
+ * flux-shell's leader of a lost shell, and times the others after the leader's
+ * end): the rank, its shell rank, how it ended, whether cairn stopped it, and
+ * which shells still run. Decided here, from the fold, so that a replay
+ * streams the same sequence (the stream's `since` counts it). */
+static int emit_shell_end (struct job *job,
+                           const struct job_ctx *ctx,
+                           json_t *out,
+                           const struct job_proc *p,
+                           int index)
+{
+    struct idset *active = idset_create ();
+    if (!active)
+        return -1;
+    for (size_t i = 0; i < job->nprocs; i++) {
+        const struct job_proc *q = &job->procs[i];
+        if (q->phase == PHASE_SHELL && q->state != PROC_DONE)
+            idset_add (active, q->ranks);
+    }
+    json_t *o = json_pack (
+        "{s:s s:i s:i s:b s:b s:o}", "execid", p->execid, "rank", (int)p->rank,
+        "shell-rank", index, "critical", idset_test (job->critical, p->rank),
+        "killed", p->terminating, "active", ranks_str (active));
+    idset_destroy (active);
+    if (o && (p->lost || p->error)) {
+        json_object_set_new (o, p->lost ? "lost" : "unstarted", json_true ());
+        json_object_set_new (o, "note", json_string (p->note ? p->note : ""));
+    } else if (o)
+        json_object_set_new (o, "status", json_integer (p->status));
+    return job_emit (job, ctx, out, "shell-end", o);
+}
+
+/* With jobspec shell-leader, a shell killed by a signal cairn did not
+ * send is what Flux's job-exec makes of it: the leader's death ends the
+ * job (the others would wait for it for ever), another's is a node
+ * failure unless its rank is critical (then the leader, told by the
+ * client, decides). */
+static int shell_signaled (struct job *job,
+                           const struct job_ctx *ctx,
+                           json_t *out,
+                           const struct job_proc *p,
+                           int index)
+{
+    char note[256];
+    if (p->lost || p->error || p->terminating || !WIFSIGNALED (p->status) ||
+        job->fatal)
+        return 0;
+    char *host = job_hosts (job, p->ranks);
+    snprintf (note, sizeof (note), "shell rank %d (on %s): %s", index,
+              host ? host : "?", strsignal (WTERMSIG (p->status)));
+    free (host);
+    if (index == 0)
+        return emit_exception (job, ctx, out, "exec", 0, note, p->ranks);
+    if (!idset_test (job->critical, p->rank))
+        return emit_exception (job, ctx, out, "node-failure", 2, note,
+                               p->ranks);
+    return 0;
+}
+
 static int proc_ended (struct job *job,
                        const struct job_ctx *ctx,
                        json_t *out,
@@ -368,12 +446,28 @@ static int proc_ended (struct job *job,
         if (emit_drain (job, ctx, out, p->ranks, note) < 0)
             goto done;
         break;
-    case PHASE_SHELL:
-        /* It ended while its tasks still ran (flux-shell whose broker
-         * went away exits 0 and leaves them): they were killed, and the
-         * job did not succeed, whatever the shell's status says. After a
-         * fatal exception (a cancel, the time limit) that is expected. */
-        if (!p->lost && !p->error && p->leftover > 0 && !job->fatal) {
+    case PHASE_SHELL: {
+        bool leader =
+            job->state == JOB_RUN && jobspec_shell_leader (job->jobspec);
+        int index = leader ? shell_index (job, p->rank) : 0;
+        if (index < 0)
+            goto done;
+        if (p->lost || p->error) {
+            snprintf (note, sizeof (note), "shell on %s %s: %s",
+                      rank_word (p->ranks), rs, what);
+            if (idset_test (job->critical, p->rank)) {
+                if (emit_exception (job, ctx, out, "exec", 0, note, p->ranks) <
+                    0)
+                    goto done;
+            } else if (emit_exception (job, ctx, out, "node-failure", 2, note,
+                                       p->ranks) < 0)
+                goto done;
+        } else if (p->leftover > 0 && !job->fatal) {
+            /* It ended while its tasks still ran (flux-shell whose broker
+             * went away exits 0 and leaves them): they were killed, and
+             * the job did not succeed, whatever the shell's status says.
+             * After a fatal exception (a cancel, the time limit) that is
+             * expected. */
             snprintf (note, sizeof (note),
                       "shell on %s %s exited (%s) while %d other process%s "
                       "of its session still ran; they were killed",
@@ -381,19 +475,14 @@ static int proc_ended (struct job *job,
                       p->leftover == 1 ? "" : "es");
             if (emit_exception (job, ctx, out, "exec", 0, note, p->ranks) < 0)
                 goto done;
-            break;
-        }
-        if (!p->lost && !p->error)
-            break;
-        snprintf (note, sizeof (note), "shell on %s %s: %s",
-                  rank_word (p->ranks), rs, what);
-        if (idset_test (job->critical, p->rank)) {
-            if (emit_exception (job, ctx, out, "exec", 0, note, p->ranks) < 0)
-                goto done;
-        } else if (emit_exception (job, ctx, out, "node-failure", 2, note,
-                                   p->ranks) < 0)
+        } else if (leader && shell_signaled (job, ctx, out, p, index) < 0)
+            goto done;
+        /* after the exceptions it caused: a client that acts on the end
+         * knows by then whether the job is ending anyway */
+        if (leader && emit_shell_end (job, ctx, out, p, index) < 0)
             goto done;
         break;
+    }
     case PHASE_EPILOG:
         if (!proc_failed (p))
             break;

@@ -35,6 +35,7 @@ struct jobspec {
     size_t nrank_env;
     char *client;        /* attributes.system.cairn.client, or NULL */
     bool hold_on_shrink; /* attributes.system.cairn.hold-on-shrink */
+    bool shell_leader;   /* attributes.system.cairn.shell-leader */
 };
 
 void jobspec_destroy (struct jobspec *js)
@@ -253,6 +254,13 @@ decode_cairn (struct jobspec *js, const json_t *cairn, struct cairn_error *err)
                            "not a boolean");
         js->hold_on_shrink = json_is_true (o);
     }
+    if ((o = json_object_get (cairn, "shell-leader"))) {
+        if (!json_is_boolean (o))
+            return errset (err, EINVAL,
+                           "jobspec: attributes.system.cairn.shell-leader: "
+                           "not a boolean");
+        js->shell_leader = json_is_true (o);
+    }
     return 0;
 }
 
@@ -374,6 +382,11 @@ const char *jobspec_client (const struct jobspec *js)
 bool jobspec_hold_on_shrink (const struct jobspec *js)
 {
     return js && js->hold_on_shrink;
+}
+
+bool jobspec_shell_leader (const struct jobspec *js)
+{
+    return js && js->shell_leader;
 }
 
 double jobspec_duration (const struct jobspec *js)

@@ -9,7 +9,8 @@
  *                              "cairn": {"rank-environment":
  *                                  {"1": {"FLUX_URI": "local:///r1"}},
  *                                        "client": "flux",
- *                                        "hold-on-shrink": true}}}}
+ *                                        "hold-on-shrink": true,
+ *                                        "shell-leader": true}}}}
  *
  * Only the fields above are read and checked; everything else (resources,
  * other attributes) belongs to the scheduler and is kept as it is.
@@ -36,8 +37,9 @@ struct jobspec;
  * "rank-environment" is an object of rank -> environment: each key a
  * decimal rank (digits only, no leading zero, at most IDSET_MAX_ID), each
  * value checked like "environment", and whose "client" is a string of 1
- * to JOBSPEC_CLIENT_MAX bytes without NUL, "hold-on-shrink" a boolean
- * and "config" an object (its keys are job_accept()'s to check).
+ * to JOBSPEC_CLIENT_MAX bytes without NUL, "hold-on-shrink" and
+ * "shell-leader" booleans and "config" an object (its keys are
+ * job_accept()'s to check).
  * Whether those ranks are R's is not
  * known here: see jobspec_check_ranks().
  * The result holds copies of these fields and no reference to js.
@@ -94,6 +96,14 @@ const char *jobspec_client (const struct jobspec *js);
  * will read of R: cairn-exec.so rewrites the job's R in the KVS). false
  * when unset. */
 bool jobspec_hold_on_shrink (const struct jobspec *js);
+
+/* attributes.system.cairn.shell-leader: the shell on the job's first rank
+ * leads the others (flux-shell's shell rank 0, which waits for every
+ * other shell): a shell killed by a signal cairn did not send ends the
+ * job (the first rank's) or is a node failure (another non-critical
+ * rank's), as Flux's job-exec decides (job_decide.c, shell-end). false
+ * when unset. */
+bool jobspec_shell_leader (const struct jobspec *js);
 
 /* attributes.system.duration in seconds; 0 when unset. */
 double jobspec_duration (const struct jobspec *js);

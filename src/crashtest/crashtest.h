@@ -63,6 +63,7 @@ struct ct_job {
     uint64_t id;
     int nranks;
     int pfa; /* jobspec prolog-failures-allowed */
+    bool shell_leader; /* jobspec attributes.system.cairn.shell-leader */
     double submit_after;
     double time_limit; /* R expiration = submission + this; 0 = none */
     struct ct_behaviour beh[CT_NPHASES];

@@ -216,16 +216,11 @@ static int parse_job (const json_t *o,
                       const char *where,
                       struct cairn_error *err)
 {
-    static const char *const keys[] = {"ranks",
-                                       "count",
-                                       "prolog-failures-allowed",
-                                       "submit-after",
-                                       "time-limit",
-                                       "shell",
-                                       "prolog",
-                                       "epilog",
-                                       "actions",
-                                       NULL};
+    static const char *const keys[] = {
+        "ranks",        "count",      "prolog-failures-allowed",
+        "submit-after", "time-limit", "shell",
+        "prolog",       "epilog",     "actions",
+        "shell-leader", NULL};
     double nranks = 1, pfa = 0;
     char sub[128];
     json_t *actions;
@@ -243,6 +238,11 @@ static int parse_job (const json_t *o,
                        CT_MAX_RANKS);
     job->nranks = (int)nranks;
     job->pfa = (int)pfa;
+    json_t *leader = json_object_get (o, "shell-leader");
+    if (leader && !json_is_boolean (leader))
+        return errset (err, EINVAL, "%s.shell-leader: must be a boolean",
+                       where);
+    job->shell_leader = json_is_true (leader);
     for (int p = 0; p < CT_NPHASES; p++) {
         snprintf (sub, sizeof (sub), "%.60s.%s", where, phase_names[p]);
         if (parse_behaviour (json_object_get (o, phase_names[p]), job->nranks,
@@ -551,5 +551,15 @@ json_t *ct_job_jobspec (const struct ct_job *job, const char *dir)
     char cmd[512];
     snprintf (cmd, sizeof (cmd), "%s/cmd.sh", dir);
     char *argv[] = {cmd, "shell", NULL};
-    return jobspec_create (argv, (uint32_t)job->nranks, dir, NULL, 0, job->pfa);
+    json_t *js =
+        jobspec_create (argv, (uint32_t)job->nranks, dir, NULL, 0, job->pfa);
+    /* each shell's end is a shell-end event then (cairn-journal(5)) */
+    if (js && job->shell_leader &&
+        json_object_set_new (
+            json_object_get (json_object_get (js, "attributes"), "system"),
+            "cairn", json_pack ("{s:b}", "shell-leader", 1)) < 0) {
+        json_decref (js);
+        return NULL;
+    }
+    return js;
 }

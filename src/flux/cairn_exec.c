@@ -680,6 +680,14 @@ mod_main (flux_t *h, int argc, char **argv)
         flux_log_error (h, "cairn-exec: setup");
         goto done;
     }
+    /* an invalid [exec] value is refused, as job-exec refuses it, rather
+     * than replaced by a default the site did not ask for */
+    char cerr[256];
+    if (shellconf_read (h, &ctx.conf, cerr, sizeof (cerr)) < 0) {
+        flux_log (h, LOG_ERR, "cairn-exec: %s", cerr);
+        errno = EINVAL;
+        goto done;
+    }
     (void)flux_conf_unpack (flux_get_conf (h), NULL, "{s?{s?s}}", "exec",
                             "job-shell", &shell);
     if (!shell)

@@ -7,6 +7,7 @@
 #include <jansson.h>
 
 #include "flux/cconn.h"
+#include "flux/shellconf.h"
 
 struct fjob;
 struct resync;
@@ -41,6 +42,7 @@ struct fctx {
     struct lookup *orphan_lookup;
     struct statsreq *statsreqs; /* stats-gets waiting for cairnd's stats */
     struct noderelay *relay; /* noderelay.h: to the other ranks, or NULL */
+    struct shellconf conf;   /* [exec]: barrier and shell-exit timeouts */
     double start_timeout;    /* seconds a new job may wait for cairnd to
                               * take it before it fails (start-timeout=,
                               * default 60); 0 = for ever */

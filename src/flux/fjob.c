@@ -24,6 +24,7 @@
 #include "flux/brokers.h"
 #include "flux/fctx.h"
 #include "flux/fjob.h"
+#include "flux/fshell.h"
 #include "flux/guest.h"
 #include "flux/jmevent.h"
 #include "flux/resync.h"
@@ -54,8 +55,7 @@ struct fjob {
     json_t *echo;      /* exception types we passed to cairnd */
     flux_future_t *step; /* the handling of queue[0], when asynchronous */
     flux_future_t *ns;   /* guest namespace creation */
-    const flux_msg_t **parked; /* shells waiting in the barrier */
-    size_t nparked, parked_cap;
+    struct fshell *watch; /* the shells' barrier and ends (fshell.h) */
     struct relay *relays;
     size_t nrelays;
     bool skip_pending; /* the first `reattached`: read the eventlog */
@@ -67,12 +67,11 @@ struct fjob {
     bool released;
     json_t *final;     /* data of the final release being sent */
     flux_watcher_t *hold; /* tests: the final release held (final_cb) */
-    size_t nshells;    /* shells the barrier waits for (fewer after a hold) */
     struct idset *shells; /* broker ranks running a shell: shell rank i is
                              the i-th (all of R's until a shrink) */
     struct brokers_wait *bw; /* before a resume: the shells' brokers */
-    flux_watcher_t *bound; /* a new job not taken by cairnd in time fails
-                              (fctx start_timeout) */
+    flux_watcher_t *bound;   /* a new job not taken by cairnd in time fails
+                                (fctx start_timeout) */
     bool resume_pending; /* R is shrunk: cairnd must hear `resume` */
     int64_t resume_mt;   /* matchtag of the `resume` sent, 0 = none */
 };
@@ -138,11 +137,7 @@ void fjob_barrier_reply (flux_t *h, const flux_msg_t *req, int errnum)
 
 static void barrier_release (struct fjob *job, int errnum)
 {
-    for (size_t i = 0; i < job->nparked; i++) {
-        fjob_barrier_reply (job->ctx->h, job->parked[i], errnum);
-        flux_msg_decref (job->parked[i]);
-    }
-    job->nparked = 0;
+    fshell_release (job->watch, errnum);
 }
 
 /* ---- the cairnd side ---- */
@@ -179,13 +174,13 @@ static json_t *cairn_jobspec (struct fjob *job)
     /* hold-on-shrink: flux-shell sizes the job from R, so after a
      * tolerated prolog failure cairnd waits until R is shrunk (shrink.h) */
     js = json_pack ("{s:i s:[] s:[{s:[ss] s:s s:{s:i}}]"
-                    " s:{s:{s:f s:O s:{s:i} s:{s:O s:s s:b}}}}",
+                    " s:{s:{s:f s:O s:{s:i} s:{s:O s:s s:b s:b}}}}",
                     "version", 1, "resources", "tasks", "command", shell, id,
                     "slot", "task", "count", "per_slot", 1, "attributes",
                     "system", "duration", duration, "environment", env, "exec",
-                    "prolog-failures-allowed", pfa, "cairn",
-                    "rank-environment", renv, "client", FJOB_CLIENT,
-                    "hold-on-shrink", 1);
+                    "prolog-failures-allowed", pfa, "cairn", "rank-environment",
+                    renv, "client", FJOB_CLIENT, "hold-on-shrink", 1,
+                    "shell-leader", 1);
     /* the site's [exec] kill settings, over cairnd's (execconf.h) */
     if (js && json_object_size (ctx->exec_over) > 0)
         json_object_set (
@@ -402,6 +397,15 @@ static void raise_fatal (struct fjob *job, const char *note)
     json_decref (p);
 }
 
+/* fshell.h's verdicts: fatal through cairnd, like the module's own. */
+static void shell_fatal (void *arg, const char *note)
+{
+    struct fjob *job = arg;
+
+    fshell_stop (job->watch);
+    raise_fatal (job, note);
+}
+
 /* Shells block in their start barriers on requests only the module that
  * received them can answer; a reload loses those (as with job-exec, whose
  * jobs are "not recoverable" before the second barrier). A job whose
@@ -412,11 +416,14 @@ static void exec_eventlog_cb (flux_future_t *f, void *arg)
     struct fjob *job = arg;
     const char *s = NULL;
 
-    if (flux_kvs_lookup_get (f, &s) == 0 && s &&
+    if (flux_kvs_lookup_get (f, &s) == 0 && s && job->nranks > 1 &&
+        !skipped_peek (job, "finish") &&
         !strstr (s, "\"name\":\"shell.start\"") &&
         !strstr (s, "\"name\":\"complete\""))
         raise_fatal (job, "job shells were in their start barrier when "
                           "job-exec went away: the job cannot be recovered");
+    /* what the job's shells' replayed ends would post again */
+    fshell_recovered_log (job->watch, s);
     flux_future_destroy (f);
     reattached_done (job);
 }
@@ -446,7 +453,7 @@ static void eventlog_cb (flux_future_t *f, void *arg)
     } else
         json_object_clear (job->skip);
     flux_future_destroy (f);
-    if (job->jm_reattach && job->nranks > 1 && !skipped_peek (job, "finish") &&
+    if (job->jm_reattach &&
         flux_job_kvs_namespace (ns, sizeof (ns), job->id) >= 0 &&
         (f2 = flux_kvs_lookup (job->ctx->h, ns, 0, "exec.eventlog")) &&
         flux_future_then (f2, -1, exec_eventlog_cb, job) == 0) {
@@ -539,11 +546,10 @@ static flux_future_t *shrink (struct fjob *job, const json_t *data)
     flux_future_t *f;
 
     if (keep) {
-        job->nshells = idset_count (keep);
         idset_destroy (job->shells);
         job->shells = keep;
     }
-    if (!ranks ||
+    if (!ranks || fshell_keep (job->watch, ranks) < 0 ||
         !(f = shrink_commit (job->ctx->h, job->id, job->R, ranks, err,
                              sizeof (err)))) {
         raise_fatal (job, err[0] ? err : "hold without ranks");
@@ -633,8 +639,10 @@ static flux_future_t *handle (struct fjob *job, const json_t *item)
             flux_log (h, sev == 0 ? LOG_ERR : LOG_WARNING, "job %s: %s",
                       job->f58, note ? note : t);
         free (full);
-        if (sev == 0)
+        if (sev == 0) {
             barrier_release (job, EIO);
+            fshell_stop (job->watch);
+        }
     } else if (!strcmp (type, "finish")) {
         json_t *st = json_object_get (data, "status");
         json_t *c = json_pack ("{s:O}", "status", st);
@@ -643,6 +651,7 @@ static flux_future_t *handle (struct fjob *job, const json_t *item)
         flux_future_destroy (fc); /* RPCs go out in order; no need to wait */
         jm_respond (job, "finish", json_pack ("{s:O}", "status", st));
         barrier_release (job, EIO);
+        fshell_stop (job->watch);
         /* partial release: the ranks go to housekeeping now, and each
          * comes back from there when cairnd's epilog on it is done */
         if (job->ctx->partial) {
@@ -655,6 +664,8 @@ static flux_future_t *handle (struct fjob *job, const json_t *item)
          * with it every rank, until the last epilog-finish */
     } else if (!strncmp (type, "prolog-", 7) || !strncmp (type, "epilog-", 7)) {
         f = jmevent_post_perilog (h, job->id, type, data);
+    } else if (!strcmp (type, "shell-end")) {
+        fshell_end (job->watch, data); /* cairnd's, not Flux's: not posted */
     } else if (!strcmp (type, "hold")) {
         return shrink (job, data);
     } else if (!strcmp (type, "drain")) {
@@ -764,6 +775,7 @@ void fjob_exception (struct fjob *job,
 
     if (severity != 0 || job->released || job->conflict)
         return; /* as job-exec: only fatal exceptions stop a job */
+    fshell_stop (job->watch);
     p = json_pack ("{s:I s:s s:i s:s}", "id", (json_int_t)job->id, "type",
                    type, "severity", severity, "note", "");
     /* the wait status a shell puts in its exception is a task's: the
@@ -786,19 +798,7 @@ void fjob_exception (struct fjob *job,
 
 void fjob_barrier (struct fjob *job, const flux_msg_t *msg, uint32_t rank)
 {
-    if (job->nparked == job->parked_cap) {
-        size_t cap = job->parked_cap ? job->parked_cap * 2 : 8;
-        const flux_msg_t **p = realloc (job->parked, cap * sizeof (*p));
-        if (!p) {
-            fjob_barrier_reply (job->ctx->h, msg, ENOMEM);
-            return;
-        }
-        job->parked = p;
-        job->parked_cap = cap;
-    }
-    job->parked[job->nparked++] = flux_msg_incref (msg);
-    if (job->nparked == job->nshells)
-        barrier_release (job, 0); /* everyone is in: let them all go */
+    fshell_barrier (job->watch, msg, rank);
 }
 
 void fjob_relay_request (struct fjob *job,
@@ -876,7 +876,8 @@ json_t *fjob_stats (const struct fjob *job)
                       job->relayed_start, "attached", job->attached,
                       "responses", job->nresp, "queued",
                       (int)json_array_size (job->queue), "barrier_entered",
-                      (int)job->nparked, "total_shells", (int)job->nshells);
+                      (int)fshell_nwaiting (job->watch), "total_shells",
+                      (int)fshell_count (job->watch));
 }
 
 /* ---- start ---- */
@@ -1028,7 +1029,12 @@ struct fjob *fjob_create (struct fctx *ctx,
         goto error;
     if (ranks_of (job) < 0)
         job->nranks = 0; /* fjob_begin fails it, on the stream */
-    job->nshells = job->nranks;
+    /* a job handed over again (a reload) is past its first barrier, or
+     * is ended as unrecoverable (exec_eventlog_cb) */
+    if (!(job->watch = fshell_create (ctx->h, &ctx->conf, id, userid, job->f58,
+                                      job->ranks, job->nranks, reattach,
+                                      shell_fatal, job)))
+        goto error;
     return job;
 error:
     fjob_destroy (job);
@@ -1041,7 +1047,7 @@ void fjob_destroy (struct fjob *job)
     if (!job)
         return;
     int saved = errno;
-    barrier_release (job, EIO);
+    fshell_destroy (job->watch);
     for (size_t i = 0; i < job->nrelays; i++) {
         flux_respond_error (job->ctx->h, job->relays[i].msg, ENOSYS, NULL);
         flux_msg_decref (job->relays[i].msg);
@@ -1059,7 +1065,6 @@ void fjob_destroy (struct fjob *job)
     json_decref (job->echo);
     json_decref (job->final);
     free (job->relays);
-    free (job->parked);
     free (job->ranks);
     idset_destroy (job->shells);
     free (job);

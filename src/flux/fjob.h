@@ -19,6 +19,15 @@
  *   drain                       resource.drain, answered before going on
  *   hold                        the job's R shrunk in the KVS to the ranks
  *                               that run (shrink.h), then `resume`
+ *   shell-end                   what job-exec does at a shell's end
+ *                               (fshell.h): lost-shell to the leader
+ *                               shell, exec.eventlog shell-exit, timers
+ *
+ * The module asks for shell-end with the jobspec's shell-leader. cairnd
+ * decides it in its core, journaled with the shell's end, rather than
+ * the module deriving it from proc-exit: a replay (a reattach after a
+ * reload, `since` counting) must give the same sequence, and only the
+ * journal's fold knows which process was which rank's shell.
  *
  * cairnd journals everything before it answers, so when the connection to
  * it breaks the job just reattaches (`since` = what was received) once it

@@ -53,42 +53,68 @@ static flux_future_t *chain_own (flux_future_t *last, struct chain *c)
     return last;
 }
 
-flux_future_t *guest_post (flux_t *h,
-                           flux_jobid_t id,
-                           const char *name,
-                           const json_t *context)
+/* Append one RFC 18 entry to exec.eventlog in txn. */
+static int append_entry (flux_kvs_txn_t *txn,
+                         double now,
+                         const char *name,
+                         const json_t *context)
 {
-    char ns[64], *line = NULL;
-    json_t *entry;
+    json_t *entry =
+        context ? json_pack ("{s:f s:s s:O}", "timestamp", now, "name", name,
+                             "context", context)
+                : json_pack ("{s:f s:s}", "timestamp", now, "name", name);
+    char *line = entry ? json_dumps (entry, JSON_COMPACT) : NULL;
+    int rc = -1;
+
+    json_decref (entry);
+    if (!line) {
+        errno = ENOMEM;
+        return -1;
+    }
+    size_t n = strlen (line);
+    char *nl = realloc (line, n + 2);
+    if (!nl) {
+        free (line);
+        errno = ENOMEM;
+        return -1;
+    }
+    line = nl;
+    memcpy (line + n, "\n", 2);
+    rc = flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "exec.eventlog", line);
+    free (line);
+    return rc;
+}
+
+/* Append the entries named names[0..n-1] (context: NULL for all but the
+ * last, which gets context) in one commit, so that they stay together
+ * and in order. */
+static flux_future_t *post_entries (flux_t *h,
+                                    flux_jobid_t id,
+                                    const char **names,
+                                    size_t n,
+                                    const json_t *context)
+{
+    char ns[64];
     flux_kvs_txn_t *txn = NULL;
     flux_future_t *f = NULL;
     double now = flux_reactor_now (flux_get_reactor (h));
 
-    if (flux_job_kvs_namespace (ns, sizeof (ns), id) < 0)
+    if (flux_job_kvs_namespace (ns, sizeof (ns), id) < 0 ||
+        !(txn = flux_kvs_txn_create ()))
         return NULL;
-    entry = context ? json_pack ("{s:f s:s s:O}", "timestamp", now, "name",
-                                 name, "context", context)
-                    : json_pack ("{s:f s:s}", "timestamp", now, "name", name);
-    if (!entry || !(line = json_dumps (entry, JSON_COMPACT)))
-        goto nomem;
-    size_t n = strlen (line);
-    char *nl = realloc (line, n + 2);
-    if (!nl)
-        goto nomem;
-    line = nl;
-    memcpy (line + n, "\n", 2);
-    if (!(txn = flux_kvs_txn_create ()) ||
-        flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "exec.eventlog", line) < 0)
-        goto done;
+    for (size_t i = 0; i < n; i++)
+        if (append_entry (txn, now, names[i], i + 1 == n ? context : NULL) < 0)
+            goto done;
     f = flux_kvs_commit (h, ns, 0, txn);
-    goto done;
-nomem:
-    errno = ENOMEM;
 done:
     flux_kvs_txn_destroy (txn);
-    free (line);
-    json_decref (entry);
     return f;
+}
+
+flux_future_t *
+guest_post (flux_t *h, flux_jobid_t id, const char *name, const json_t *context)
+{
+    return post_entries (h, id, &name, 1, context);
 }
 
 /* ---- guest_create: namespace, then init, then symlink ---- */
@@ -121,7 +147,12 @@ static void init_step (flux_future_t *prev, void *arg)
         flux_future_destroy (prev);
         return;
     }
-    f = guest_post (c->h, c->id, c->reattach ? "reattach" : "init", NULL);
+    /* a fresh start: `starting` too, as job-exec posts it before it
+     * launches the shells (cairnd launches them after its prolog) */
+    static const char *fresh[] = {"init", "starting"};
+    static const char *again[] = {"reattach"};
+    f = c->reattach ? post_entries (c->h, c->id, again, 1, NULL)
+                    : post_entries (c->h, c->id, fresh, 2, NULL);
     if (!f) {
         flux_future_continue_error (prev, errno, NULL);
         flux_future_destroy (prev);

@@ -6,7 +6,7 @@
  * the namespace is copied (grafted) to job.<id>.guest in the primary
  * namespace and removed, before the final release: job-info switches to
  * the copy then. exec.eventlog (RFC 50) is the exec system's own log there:
- * init (or reattach), complete, done.
+ * init and starting (or reattach), shell-exit (fshell.h), complete, done.
  *
  * Every call is asynchronous and returns a future (flux_future_get() gives
  * 0 or -1 with errno); the caller destroys it.
@@ -18,11 +18,11 @@
 #include <flux/core.h>
 #include <jansson.h>
 
-/* Create namespace job-<id> owned by userid, append `init` to its
- * exec.eventlog (`reattach` when reattach is true) and link job.<id>.guest
- * to it. A namespace that already exists is adopted (a module reload, or a
- * start request sent again after the job-manager restarted): its log goes
- * on where it was. */
+/* Create namespace job-<id> owned by userid, append `init` and
+ * `starting` to its exec.eventlog (`reattach` when reattach is true) and link
+ * job.<id>.guest to it. A namespace that already exists is adopted (a module
+ * reload, or a start request sent again after the job-manager restarted): its
+ * log goes on where it was. */
 flux_future_t *guest_create (flux_t *h,
                              flux_jobid_t id,
                              uint32_t userid,

@@ -1886,6 +1886,108 @@ static void test_kill_keeps_escalation (void)
 
 /* ---- lost and failed processes ---- */
 
+/* shell-leader (issue 37): each shell's end is a shell-end event a client
+ * can act on; a shell killed by a signal cairn did not send ends the job
+ * (the leader, shell rank 0) or is a node failure (a non-critical rank). */
+static void test_shell_leader (void)
+{
+    struct fake fb;
+    struct job_config jc;
+    struct cairn_error err;
+    json_t *e;
+    size_t m;
+
+    cfg_init (&jc, false, false);
+    start_job_cairn (&fb, &jc, 4, 0, 0, OWNER,
+                     json_pack ("{s:b}", "shell-leader", 1));
+    fake_spawn_all (&fb);
+    m = fake_mark (&fb);
+    fake_exit (&fb, PHASE_SHELL, 2, 0);
+    is_str (fake_names (&fb, m), "proc-exit,shell-end",
+            "shell-leader: a shell's exit, then its shell-end");
+    e = fake_event (&fb, m, "shell-end", 0);
+    is_int (ctx_int (e, "rank"), 2, "shell-end: rank");
+    is_int (ctx_int (e, "shell-rank"), 2, "shell-end: shell rank");
+    is_int (ctx_int (e, "status"), 0, "shell-end: status");
+    is_str (ctx_str (e, "active"), "0-1,3", "shell-end: shells still active");
+    ok (json_is_true (ctx_get (e, "critical")) &&
+            json_is_false (ctx_get (e, "killed")),
+        "shell-end: critical, not killed by cairn");
+    check_replay (&fb, "shell-leader, one shell ended");
+
+    /* a critical rank killed: the leader is told (by the client), the job
+     * goes on */
+    m = fake_mark (&fb);
+    fake_exit (&fb, PHASE_SHELL, 1, SIGKILL);
+    is_str (fake_names (&fb, m), "proc-exit,shell-end",
+            "shell-leader: critical shell rank 1 killed: no exception");
+
+    /* a non-critical rank killed: node-failure, severity 2 */
+    struct idset *crit = idset_decode ("0", NULL);
+    ok (job_set_critical (fb.job, &fb.ctx, crit, fb.out, &err) == 0,
+        "shell-leader: critical-ranks 0");
+    idset_destroy (crit);
+    fake_walk (&fb);
+    m = fake_mark (&fb);
+    fake_exit (&fb, PHASE_SHELL, 3, SIGSEGV);
+    is_str (fake_names (&fb, m), "proc-exit,exception,shell-end",
+            "shell-leader: non-critical shell killed: a notice");
+    is_str (exc_str (fake_event (&fb, m, "exception", 0)),
+            "node-failure/2/shell rank 3 (on node0): Segmentation fault",
+            "shell-leader: node-failure note");
+    is_int (job_state (fb.job), JOB_RUN, "shell-leader: the job runs on");
+
+    /* the leader killed: fatal */
+    m = fake_mark (&fb);
+    fake_exit (&fb, PHASE_SHELL, 0, SIGKILL);
+    is_str (fake_names (&fb, m),
+            "proc-exit,exception,shell-end,finish,cleanup,release,clean",
+            "shell-leader: leader killed: fatal, then finish");
+    e = fake_event (&fb, m, "shell-end", 0);
+    is_str (ctx_str (e, "active"), "", "shell-end: none left");
+    is_str (exc_str (fake_event (&fb, m, "exception", 0)),
+            "exec/0/shell rank 0 (on node0): Killed",
+            "shell-leader: leader's fatal note");
+    check_replay (&fb, "shell-leader, leader killed");
+    check_end (&fb, "shell-leader");
+    fake_fini (&fb);
+
+    /* a lost shell's shell-end says so; a shell cairn killed is no
+     * failure */
+    cfg_init (&jc, false, false);
+    start_job_cairn (&fb, &jc, 2, 0, 0, OWNER,
+                     json_pack ("{s:b}", "shell-leader", 1));
+    fake_spawn_all (&fb);
+    m = fake_mark (&fb);
+    fake_end (&fb, PHASE_SHELL, 1, FAKE_LOST, 0, "node rebooted");
+    is_str (fake_names (&fb, m),
+            "proc-lost,drain,exception,shell-end,proc-signal",
+            "shell-leader: a lost shell's shell-end after its exception");
+    e = fake_event (&fb, m, "shell-end", 0);
+    ok (json_is_true (ctx_get (e, "lost")) && !ctx_get (e, "status"),
+        "shell-end: lost, no status");
+    is_str (ctx_str (e, "note"), "node rebooted", "shell-end: lost note");
+    m = fake_mark (&fb);
+    fake_exit (&fb, PHASE_SHELL, 0, SIGKILL);
+    e = fake_event (&fb, m, "shell-end", 0);
+    ok (json_is_true (ctx_get (e, "killed")), "shell-end: killed by cairn");
+    is_int (fake_count (&fb, m, "exception"), 0,
+            "shell-leader: a shell cairn killed raises nothing");
+    check_end (&fb, "shell-leader, lost");
+    fake_fini (&fb);
+
+    /* without shell-leader: no shell-end */
+    cfg_init (&jc, false, false);
+    start_job (&fb, &jc, 2, 0, 0, OWNER);
+    fake_spawn_all (&fb);
+    m = fake_mark (&fb);
+    fake_exit (&fb, PHASE_SHELL, 0, SIGKILL);
+    is_str (fake_names (&fb, m), "proc-exit",
+            "no shell-leader: no shell-end, no exception");
+    fake_exit_phase (&fb, PHASE_SHELL, 0);
+    fake_fini (&fb);
+}
+
 static void test_lost_shell (void)
 {
     struct fake fb;
@@ -2788,6 +2890,7 @@ int main (void)
     test_kill_keeps_escalation ();
     test_lost_shell ();
     test_shell_leftover ();
+    test_shell_leader ();
     test_lost_every_shell ();
     test_lost_prolog ();
     test_multi_user ();

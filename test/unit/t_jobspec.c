@@ -165,9 +165,12 @@ static const struct {
     {CLIENT ("3"), CLIENT_MSG},
     {SYS ("{\"cairn\":{\"hold-on-shrink\":1}}"),
      "jobspec: attributes.system.cairn.hold-on-shrink: not a boolean"},
+    {SYS ("{\"cairn\":{\"shell-leader\":\"yes\"}}"),
+     "jobspec: attributes.system.cairn.shell-leader: not a boolean"},
     {CLIENT ("\"\""), CLIENT_MSG},
     {CLIENT ("\"a\\u0000b\""), CLIENT_MSG},
-    {CLIENT ("\"0123456789012345678901234567890123456789012345678901234567890123X\""),
+    {CLIENT ("\"012345678901234567890123456789012345678901234567890123456789012"
+             "3X\""),
      CLIENT_MSG},
 };
 
@@ -230,6 +233,12 @@ static void test_bad (void)
     o = load (SYS ("{\"cairn\":{\"hold-on-shrink\":true}}"));
     js = jobspec_decode (o, &err);
     ok (js && jobspec_hold_on_shrink (js), "hold-on-shrink: decoded");
+    ok (js && !jobspec_shell_leader (js), "shell-leader: false when unset");
+    jobspec_destroy (js);
+    json_decref (o);
+    o = load (SYS ("{\"cairn\":{\"shell-leader\":true}}"));
+    js = jobspec_decode (o, &err);
+    ok (js && jobspec_shell_leader (js), "shell-leader: decoded");
     jobspec_destroy (js);
     json_decref (o);
 
