@@ -32,6 +32,7 @@
 #include "exec/runner.h"
 #include "util/dircheck.h"
 #include "supervise/exitfile.h"
+#include "supervise/janitor.h"
 #include "util/log.h"
 #include "util/notify.h"
 #include "supervise/procfs.h"
@@ -583,6 +584,8 @@ static void flush (struct cairnd *d)
         if (d->unsafe_effects_first)
             commit (d);
     }
+    /* the files of the ends just acted on: one wake-up per turn */
+    janitor_kick (d->janitor);
 }
 
 /* ---- journal space and retention ---- */
@@ -1058,6 +1061,9 @@ static int open_state (struct cairnd *d, struct cairn_error *err)
                       err) < 0)
         return -1;
     d->exitdir = d->xd.fd;
+    /* after the keeper's fork: cairnd forks nothing with a thread */
+    if (!(d->janitor = janitor_create (d->exitdir, err)))
+        return -1;
     if (keeper_exitdir (d->keeper, d->exitdir, err) < 0)
         return -1;
     if (exitdir_settle (&d->xd, false, err) < 0) {
@@ -1294,6 +1300,7 @@ void cairnd_destroy (struct cairnd *d)
         ev_loop_destroy (d->loop);
     }
     journal_close (d->journal);
+    janitor_destroy (d->janitor); /* removes what it still holds */
     exitdir_close (&d->xd);
     if (d->lockfd >= 0)
         close (d->lockfd);

@@ -102,6 +102,7 @@ struct cairnd {
     int lockfd;
     int exitdir;                /* xd.fd */
     struct exitdir xd;          /* the shims' files (exitdir.h) */
+    struct janitor *janitor;    /* removes ended processes' files */
     struct keeper *keeper;      /* forked before anything below was opened */
     ev_io keeper_watch;         /* its pidfd: readable when it died */
     struct spawner *spawner;    /* the supervisor, the keeper's child */
