@@ -379,9 +379,12 @@ static void effects (struct jobentry *je, json_t *events)
     const char *name;
     json_t *ctx;
 
+    /* Entries cairnd built and folded (job_apply checked each):
+     * eventlog_entry_fields() reads them without checking again. */
     json_array_foreach (events, i, entry)
     {
-        if (eventlog_entry_parse (entry, NULL, &name, &ctx) < 0 || !ctx)
+        eventlog_entry_fields (entry, NULL, &name, &ctx);
+        if (!name || !ctx)
             continue;
         const char *execid =
             json_string_value (json_object_get (ctx, "execid"));
@@ -418,7 +421,8 @@ static void effects (struct jobentry *je, json_t *events)
     }
     json_array_foreach (events, i, entry)
     {
-        if (eventlog_entry_parse (entry, NULL, &name, NULL) < 0)
+        eventlog_entry_fields (entry, NULL, &name, NULL);
+        if (!name)
             continue;
         if (job_event_is_response (name) || job_event_is_progress (name))
             respond_subs (je, entry, name);
@@ -510,7 +514,10 @@ static int stage_job (void *arg)
             free (line);
             return -1;
         }
-        (void)eventlog_entry_parse (entry, &t, &name, &ctx);
+        /* encode checked it */
+        eventlog_entry_fields (entry, &t, &name, &ctx);
+        if (!name)
+            name = "";
         quota_staged (d, je->job, seq + (uint32_t)i, name, strlen (line));
         free (line);
         enum job_event ev = job_event_of (name);
@@ -692,9 +699,9 @@ static bool flush_can_wait (struct cairnd *d)
         json_t *entry;
         json_array_foreach (je->pending, i, entry)
         {
-            const char *name = "";
-            if (eventlog_entry_parse (entry, NULL, &name, NULL) < 0 ||
-                job_event_of (name) != JOB_EV_PROC_SPAWN)
+            const char *name = NULL;
+            eventlog_entry_fields (entry, NULL, &name, NULL); /* folded */
+            if (!name || job_event_of (name) != JOB_EV_PROC_SPAWN)
                 return false;
         }
     }
