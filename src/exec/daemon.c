@@ -591,7 +591,9 @@ static void flush (struct cairnd *d)
         if (d->unsafe_effects_first)
             commit (d);
     }
-    /* the files of the ends just acted on: one wake-up per turn */
+    /* the turn's starts in one send, and the files of the ends just
+     * acted on with one wake-up */
+    cairnd_spawner_send (d);
     janitor_kick (d->janitor);
 }
 
@@ -735,6 +737,9 @@ static void prepare_cb (struct ev_loop *loop, ev_prepare *w, int revents)
         ev_timer_set (&d->lazy_timer, wait, 0);
         ev_timer_start (loop, &d->lazy_timer);
     }
+    /* starts queued outside a flush (a restart's, spawn_orphans_settle's)
+     * go before the loop sleeps */
+    cairnd_spawner_send (d);
 }
 
 static void lazy_cb (struct ev_loop *loop, ev_timer *w, int revents)
@@ -979,6 +984,22 @@ void cairnd_spawner_poke (struct cairnd *d)
 {
     if (!ev_is_active (&d->spawner_kick))
         ev_timer_start (d->loop, &d->spawner_kick);
+}
+
+void cairnd_spawner_send (struct cairnd *d)
+{
+    struct cairn_error err = {{0}};
+
+    if (!spawner_queued (d->spawner))
+        return;
+    CRASHPOINT ("exec.spawn.send");
+    if (spawner_send (d->spawner, &err) == 0)
+        return;
+    log_msg (LOG_ERR, "%s", err.text);
+    if (cairnd_spawner_recover (d, &err) < 0) {
+        log_msg (LOG_ERR, "%s", err.text);
+        cairnd_spawner_lost (d);
+    }
 }
 
 /* cairn-shim: the config's, else next to our own executable, else the
