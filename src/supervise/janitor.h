@@ -28,7 +28,8 @@ struct janitor;
 
 /* Start a janitor removing files under the exit dir dirfd (dup'ed: the
  * caller keeps its own). Returns NULL with errno and err: ENOMEM, or the
- * error of dup or pthread_create. */
+ * error of dup. A thread that cannot be created (EAGAIN: a task limit) is
+ * logged, and janitor_kick() then removes on the caller's thread. */
 struct janitor *janitor_create (int dirfd, struct cairn_error *err);
 
 /* Queue the removal of every file of execid (exitfile_remove). Call only

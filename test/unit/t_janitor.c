@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "tap.h"
+#include "journal/crashpoint.h"
 #include "supervise/janitor.h"
 
 /* a tmpfs, as the exit dir is by default, else /tmp */
@@ -126,6 +127,23 @@ int main (void)
     ok (faccessat (dirfd_, "boot", F_OK, 0) == 0,
         "a name that is not an execid is never removed");
     unlinkat (dirfd_, "boot", 0);
+
+    /* no thread to be had (a task limit): removed by the kick itself */
+    setenv ("CAIRN_FAULT", "janitor.thread:1:11", 1);
+    crashpoint_init ();
+    j = janitor_create (dirfd_, &err);
+    ok (j != NULL, "a janitor without a thread is still made");
+    make_files (5000);
+    char id[37];
+    execid_of (5000, id);
+    janitor_push (j, id);
+    is_int (files_of (5000), 3, "... nothing removed at the push");
+    janitor_kick (j);
+    is_int (files_of (5000), 0,
+            "... the kick removes them on its caller's thread");
+    janitor_destroy (j);
+    unsetenv ("CAIRN_FAULT");
+    crashpoint_init ();
 
     close (dirfd_);
     rmdir (dir);
