@@ -55,7 +55,7 @@ struct report *bench_soak (const struct bench_opts *o, struct cairn_error *err)
     double rt[BENCH_MAX_REPS], pp[BENCH_MAX_REPS], eff[BENCH_MAX_REPS];
     double ct[BENCH_MAX_REPS], pu[BENCH_MAX_REPS], pd[BENCH_MAX_REPS];
     double rss[BENCH_MAX_REPS], anon[BENCH_MAX_REPS], held[BENCH_MAX_REPS];
-    double jmib[BENCH_MAX_REPS], files[BENCH_MAX_REPS];
+    double jmib[BENCH_MAX_REPS], files[BENCH_MAX_REPS], pw[BENCH_MAX_REPS];
     double q[6], e[6];
     struct report *r = report_create ("soak", o);
     struct bd *d = NULL;
@@ -99,6 +99,7 @@ struct report *bench_soak (const struct bench_opts *o, struct cairn_error *err)
         ct[i] = t.cpu * 1e3;
         pu[i] = a.cpu_per_proc * 1e3;
         pd[i] = a.daemon_per_proc * 1e3;
+        pw[i] = a.daemon_all_per_proc * 1e3;
         rss[i] = (double)v;
         anon[i] = (double)an;
         held[i] = (double)bd_stat_int (st, "jobs");
@@ -112,7 +113,8 @@ struct report *bench_soak (const struct bench_opts *o, struct cairn_error *err)
     report_add (r, "cairn: prolog+shell+epilog, processes", "procs/s", pp, n);
     report_add (r, "CPU per process: raw /bin/true", "ms", ct, n);
     report_add (r, "CPU per process: cairn perilog, all", "ms", pu, n);
-    report_add (r, "CPU per process: cairnd itself", "ms", pd, n);
+    report_add (r, "CPU per process: cairnd loop thread", "ms", pd, n);
+    report_add (r, "CPU per process: cairnd all threads", "ms", pw, n);
     report_add (r, "cairnd VmRSS after the run", "KiB", rss, n);
     report_add (r, "cairnd RssAnon after the run", "KiB", anon, n);
     report_add (r, "jobs cairnd holds after the run", "jobs", held, n);

@@ -85,6 +85,11 @@ pid_t bench_spawner_pid (pid_t cairnd);
  * resolution, unlike the clock ticks of /proc/PID/stat). -1 on error. */
 double bench_sched_cpu (pid_t pid);
 
+/* CPU seconds all of pid's threads ran: the sum of
+ * /proc/PID/task/TID/schedstat (a thread that exited in between is not
+ * counted; cairnd's threads live as long as it does). -1 on error. */
+double bench_sched_cpu_all (pid_t pid);
+
 /* CPU seconds of our own waited-for descendants (RUSAGE_CHILDREN). */
 double bench_children_cpu (void);
 
@@ -477,7 +482,8 @@ struct tp_result {
     double commits_per_job;
     double journal_bytes_per_job;
     double cpu_per_proc;    /* CPU s per process: cairnd, shims, commands */
-    double daemon_per_proc; /* CPU s per process of cairnd itself */
+    double daemon_per_proc; /* CPU s per process of cairnd's loop thread */
+    double daemon_all_per_proc; /* ... of cairnd, all its threads */
 };
 int tp_run_cairn (const struct bench_opts *o,
                   bool perilog,

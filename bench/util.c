@@ -206,6 +206,32 @@ double bench_sched_cpu (pid_t pid)
     return n == 1 ? ns * 1e-9 : -1;
 }
 
+double bench_sched_cpu_all (pid_t pid)
+{
+    char path[64];
+    snprintf (path, sizeof (path), "/proc/%d/task", (int)pid);
+    DIR *dir = opendir (path);
+    struct dirent *ent;
+    double sum = 0;
+    if (!dir)
+        return -1;
+    while ((ent = readdir (dir))) {
+        if (ent->d_name[0] == '.')
+            continue;
+        char p2[64 + 256 + 16];
+        unsigned long long ns;
+        snprintf (p2, sizeof (p2), "%s/%s/schedstat", path, ent->d_name);
+        FILE *f = fopen (p2, "re");
+        if (!f)
+            continue; /* ended meanwhile */
+        if (fscanf (f, "%llu", &ns) == 1)
+            sum += ns * 1e-9;
+        fclose (f);
+    }
+    closedir (dir);
+    return sum;
+}
+
 int bench_parse_list (const char *s, long min, long *v, int max)
 {
     int n = 0;

@@ -8,42 +8,51 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/eventlog.h"
 
+/* Called on every entry cairnd journals, folds or answers with, several
+ * times each: the unknown-key check counts the keys instead of comparing
+ * every key's name, and names the culprit only on failure. */
 static int validate (const json_t *entry, struct cairn_error *err)
 {
     const char *key;
     json_t *val;
-    json_t *o;
+    json_t *ts, *name, *ctx;
 
     if (!json_is_object (entry))
         return errset (err, EINVAL, "eventlog entry: not an object");
-    json_object_foreach ((json_t *)entry, key, val)
-    {
-        if (strcmp (key, "timestamp") != 0 && strcmp (key, "name") != 0 &&
-            strcmp (key, "context") != 0)
-            return errset (err, EINVAL, "eventlog entry: unknown key \"%.64s\"",
-                           key);
+    ts = json_object_get (entry, "timestamp");
+    name = json_object_get (entry, "name");
+    ctx = json_object_get (entry, "context");
+    if (json_object_size (entry) != (size_t)(!!ts + !!name + !!ctx)) {
+        json_object_foreach ((json_t *)entry, key, val)
+        {
+            if (strcmp (key, "timestamp") != 0 && strcmp (key, "name") != 0 &&
+                strcmp (key, "context") != 0)
+                return errset (err, EINVAL,
+                               "eventlog entry: unknown key \"%.64s\"", key);
+        }
     }
-    if (!(o = json_object_get (entry, "timestamp")))
+    if (!ts)
         return errset (err, EINVAL, "eventlog entry: timestamp: missing");
-    if (!json_is_number (o))
+    if (!json_is_number (ts))
         return errset (err, EINVAL, "eventlog entry: timestamp: not a number");
-    if (!(json_number_value (o) > 0) || !isfinite (json_number_value (o)))
+    if (!(json_number_value (ts) > 0) || !isfinite (json_number_value (ts)))
         return errset (err, EINVAL, "eventlog entry: timestamp: must be > 0");
-    if (!(o = json_object_get (entry, "name")))
+    if (!name)
         return errset (err, EINVAL, "eventlog entry: name: missing");
-    if (!json_is_string (o))
+    if (!json_is_string (name))
         return errset (err, EINVAL, "eventlog entry: name: not a string");
-    if (json_string_length (o) == 0)
+    if (json_string_length (name) == 0)
         return errset (err, EINVAL, "eventlog entry: name: empty");
-    if (strlen (json_string_value (o)) != json_string_length (o))
+    if (strlen (json_string_value (name)) != json_string_length (name))
         return errset (err, EINVAL, "eventlog entry: name: contains NUL");
-    if ((o = json_object_get (entry, "context")) && !json_is_object (o))
+    if (ctx && !json_is_object (ctx))
         return errset (err, EINVAL, "eventlog entry: context: not an object");
     return 0;
 }
@@ -110,58 +119,89 @@ eventlog_entry_pack (double timestamp, const char *name, const char *fmt, ...)
     return eventlog_entry_create (timestamp, name, context);
 }
 
+/* The line is built in one growing buffer (json_dump_callback appends the
+ * context to it): no asprintf, one malloc in the common case. */
+struct linebuf {
+    char *s;
+    size_t len, cap;
+};
+
+static int line_add (const char *buf, size_t size, void *arg)
+{
+    struct linebuf *b = arg;
+    if (b->len + size + 1 > b->cap) {
+        size_t cap = b->cap * 2;
+        while (cap < b->len + size + 1)
+            cap *= 2;
+        char *s = realloc (b->s, cap);
+        if (!s)
+            return -1;
+        b->s = s;
+        b->cap = cap;
+    }
+    memcpy (b->s + b->len, buf, size);
+    b->len += size;
+    b->s[b->len] = '\0';
+    return 0;
+}
+
+/* A name of these characters needs no escaping: every event cairn names,
+ * and most an outside service posts. */
+static bool name_plain (const char *s)
+{
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+              (*s >= '0' && *s <= '9') || *s == '-' || *s == '_' || *s == '.'))
+            return false;
+    return true;
+}
+
 /* "%.6f" keeps microseconds and reads well; a timestamp so small that it
  * would print as 0 (and then fail to decode) is written in full instead.
  */
-static char *timestamp_encode (double t)
+static void timestamp_encode (double t, char *buf, size_t size)
 {
-    char *s = NULL;
-
-    if (asprintf (&s, "%.6f", t) < 0)
-        return NULL;
-    if (strtod (s, NULL) == 0) {
-        free (s);
-        if (asprintf (&s, "%.17g", t) < 0)
-            return NULL;
-    }
-    return s;
+    snprintf (buf, size, "%.6f", t);
+    if (strtod (buf, NULL) == 0)
+        snprintf (buf, size, "%.17g", t);
 }
 
 char *eventlog_entry_encode (const json_t *entry)
 {
-    char *ts = NULL;
-    char *name = NULL;
-    char *context = NULL;
-    char *line = NULL;
-    json_t *o;
-    int rc;
+    /* %.6f of a double: up to 309 digits before the point */
+    char ts[400];
+    struct linebuf b = {.cap = 256};
+    json_t *name, *o;
 
     if (validate (entry, NULL) < 0)
         return NULL;
-    if (!(ts = timestamp_encode (
-              json_number_value (json_object_get (entry, "timestamp")))) ||
-        !(name = json_dumps (json_object_get (entry, "name"), JSON_ENCODE_ANY)))
+    if (!(b.s = malloc (b.cap)))
+        goto nomem;
+    timestamp_encode (json_number_value (json_object_get (entry, "timestamp")),
+                      ts, sizeof (ts));
+    name = json_object_get (entry, "name");
+    if (line_add ("{\"timestamp\":", 13, &b) < 0 ||
+        line_add (ts, strlen (ts), &b) < 0 ||
+        line_add (",\"name\":", 8, &b) < 0)
+        goto nomem;
+    if (name_plain (json_string_value (name))) {
+        if (line_add ("\"", 1, &b) < 0 ||
+            line_add (json_string_value (name), json_string_length (name), &b) <
+                0 ||
+            line_add ("\"", 1, &b) < 0)
+            goto nomem;
+    } else if (json_dump_callback (name, line_add, &b, JSON_ENCODE_ANY) < 0)
         goto nomem;
     if ((o = json_object_get (entry, "context")) &&
-        !(context = json_dumps (o, JSON_COMPACT | JSON_PRESERVE_ORDER)))
+        (line_add (",\"context\":", 11, &b) < 0 ||
+         json_dump_callback (o, line_add, &b,
+                             JSON_COMPACT | JSON_PRESERVE_ORDER) < 0))
         goto nomem;
-    if (context)
-        rc = asprintf (&line, "{\"timestamp\":%s,\"name\":%s,\"context\":%s}",
-                       ts, name, context);
-    else
-        rc = asprintf (&line, "{\"timestamp\":%s,\"name\":%s}", ts, name);
-    if (rc < 0) {
-        line = NULL;
+    if (line_add ("}", 1, &b) < 0)
         goto nomem;
-    }
-    free (ts);
-    free (name);
-    free (context);
-    return line;
+    return b.s;
 nomem:
-    free (ts);
-    free (name);
-    free (context);
+    free (b.s);
     errno = ENOMEM;
     return NULL;
 }
@@ -192,6 +232,21 @@ eventlog_entry_decode (const char *line, size_t len, struct cairn_error *err)
         return NULL;
     }
     return entry;
+}
+
+void eventlog_entry_fields (const json_t *entry,
+                            double *timestamp,
+                            const char **name,
+                            json_t **context)
+{
+    if (timestamp)
+        *timestamp = json_number_value (json_object_get (entry, "timestamp"));
+    if (name)
+        *name = json_string_value (json_object_get (entry, "name"));
+    if (context) {
+        json_t *o = json_object_get (entry, "context");
+        *context = json_is_object (o) ? o : NULL;
+    }
 }
 
 int eventlog_entry_parse (const json_t *entry,

@@ -56,4 +56,15 @@ int eventlog_entry_parse (const json_t *entry,
                           const char **name,
                           json_t **context);
 
+/* The parts of an entry already checked: one built by
+ * eventlog_entry_create(), decoded, or parsed once, and not changed since
+ * at its top level. Nothing is checked again (cairnd reads the events it
+ * built and folded several times per commit: issue 35); a part
+ * missing or of another type reads as 0 or NULL, never as garbage. Any
+ * out-parameter may be NULL; *name and *context are borrowed. */
+void eventlog_entry_fields (const json_t *entry,
+                            double *timestamp,
+                            const char **name,
+                            json_t **context);
+
 #endif /* CAIRN_EVENTLOG_H */

@@ -32,6 +32,7 @@
 #include "exec/runner.h"
 #include "util/dircheck.h"
 #include "supervise/exitfile.h"
+#include "supervise/janitor.h"
 #include "util/log.h"
 #include "util/notify.h"
 #include "supervise/procfs.h"
@@ -390,9 +391,12 @@ static void effects (struct jobentry *je, json_t *events)
     const char *name;
     json_t *ctx;
 
+    /* Entries cairnd built and folded (job_apply checked each):
+     * eventlog_entry_fields() reads them without checking again. */
     json_array_foreach (events, i, entry)
     {
-        if (eventlog_entry_parse (entry, NULL, &name, &ctx) < 0 || !ctx)
+        eventlog_entry_fields (entry, NULL, &name, &ctx);
+        if (!name || !ctx)
             continue;
         const char *execid =
             json_string_value (json_object_get (ctx, "execid"));
@@ -429,7 +433,8 @@ static void effects (struct jobentry *je, json_t *events)
     }
     json_array_foreach (events, i, entry)
     {
-        if (eventlog_entry_parse (entry, NULL, &name, NULL) < 0)
+        eventlog_entry_fields (entry, NULL, &name, NULL);
+        if (!name)
             continue;
         if (job_event_is_response (name) || job_event_is_progress (name))
             respond_subs (je, entry, name);
@@ -521,7 +526,10 @@ static int stage_job (void *arg)
             free (line);
             return -1;
         }
-        (void)eventlog_entry_parse (entry, &t, &name, &ctx);
+        /* encode checked it */
+        eventlog_entry_fields (entry, &t, &name, &ctx);
+        if (!name)
+            name = "";
         quota_staged (d, je->job, seq + (uint32_t)i, name, strlen (line));
         free (line);
         enum job_event ev = job_event_of (name);
@@ -592,9 +600,17 @@ static void flush (struct cairnd *d)
             json_decref (a->payload);
             free (a);
         }
-        if (d->unsafe_effects_first)
+        if (d->unsafe_effects_first) {
+            /* the test switch's breach must reach the supervisor before
+             * the commit, or the harness would have nothing to catch */
+            cairnd_spawner_send (d);
             commit (d);
+        }
     }
+    /* the turn's starts in one send, and the files of the ends just
+     * acted on with one wake-up */
+    cairnd_spawner_send (d);
+    janitor_kick (d->janitor);
 }
 
 /* ---- journal space and retention ---- */
@@ -701,9 +717,9 @@ static bool flush_can_wait (struct cairnd *d)
         json_t *entry;
         json_array_foreach (je->pending, i, entry)
         {
-            const char *name = "";
-            if (eventlog_entry_parse (entry, NULL, &name, NULL) < 0 ||
-                job_event_of (name) != JOB_EV_PROC_SPAWN)
+            const char *name = NULL;
+            eventlog_entry_fields (entry, NULL, &name, NULL); /* folded */
+            if (!name || job_event_of (name) != JOB_EV_PROC_SPAWN)
                 return false;
         }
     }
@@ -737,6 +753,9 @@ static void prepare_cb (struct ev_loop *loop, ev_prepare *w, int revents)
         ev_timer_set (&d->lazy_timer, wait, 0);
         ev_timer_start (loop, &d->lazy_timer);
     }
+    /* starts queued outside a flush (a restart's, spawn_orphans_settle's)
+     * go before the loop sleeps */
+    cairnd_spawner_send (d);
 }
 
 static void lazy_cb (struct ev_loop *loop, ev_timer *w, int revents)
@@ -983,6 +1002,22 @@ void cairnd_spawner_poke (struct cairnd *d)
         ev_timer_start (d->loop, &d->spawner_kick);
 }
 
+void cairnd_spawner_send (struct cairnd *d)
+{
+    struct cairn_error err = {{0}};
+
+    if (!spawner_queued (d->spawner))
+        return;
+    CRASHPOINT ("exec.spawn.send");
+    if (spawner_send (d->spawner, &err) == 0)
+        return;
+    log_msg (LOG_ERR, "%s", err.text);
+    if (cairnd_spawner_recover (d, &err) < 0) {
+        log_msg (LOG_ERR, "%s", err.text);
+        cairnd_spawner_lost (d);
+    }
+}
+
 /* cairn-shim: the config's, else next to our own executable, else the
  * install location. */
 static char *find_shim (const struct cairn_config *cfg)
@@ -1070,6 +1105,9 @@ static int open_state (struct cairnd *d, struct cairn_error *err)
                       err) < 0)
         return -1;
     d->exitdir = d->xd.fd;
+    /* after the keeper's fork: cairnd forks nothing with a thread */
+    if (!(d->janitor = janitor_create (d->exitdir, err)))
+        return -1;
     if (keeper_exitdir (d->keeper, d->exitdir, err) < 0)
         return -1;
     if (exitdir_settle (&d->xd, false, err) < 0) {
@@ -1306,6 +1344,7 @@ void cairnd_destroy (struct cairnd *d)
         ev_loop_destroy (d->loop);
     }
     journal_close (d->journal);
+    janitor_destroy (d->janitor); /* removes what it still holds */
     exitdir_close (&d->xd);
     if (d->lockfd >= 0)
         close (d->lockfd);

@@ -102,6 +102,7 @@ struct cairnd {
     int lockfd;
     int exitdir;                /* xd.fd */
     struct exitdir xd;          /* the shims' files (exitdir.h) */
+    struct janitor *janitor;    /* removes ended processes' files */
     struct keeper *keeper;      /* forked before anything below was opened */
     ev_io keeper_watch;         /* its pidfd: readable when it died */
     struct spawner *spawner;    /* the supervisor, the keeper's child */
@@ -208,6 +209,13 @@ int cairnd_spawner_recover (struct cairnd *d, struct cairn_error *err);
 void cairnd_spawner_lost (struct cairnd *d) __attribute__ ((noreturn));
 /* ENDED notices may wait in the spawner's queue: look at them next turn. */
 void cairnd_spawner_poke (struct cairnd *d);
+
+/* Send the starts queued this turn (spawner_request queues them) in one
+ * send: at the end of flush() and before the loop sleeps. A supervisor
+ * found gone is replaced as when a spawn finds it gone
+ * (cairnd_spawner_recover); what it never read is judged with what it
+ * left unanswered. Crash point "exec.spawn.send" before the send. */
+void cairnd_spawner_send (struct cairnd *d);
 bool cairnd_journal_full (struct cairnd *d);
 /* The journal could not stage or commit this turn's batch: log why and
  * exit with CAIRND_EXIT_JOURNAL, acting on none of it (outbox.h, O3). */

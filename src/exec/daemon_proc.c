@@ -18,6 +18,7 @@
 
 #include "exec/daemon_private.h"
 #include "supervise/exitfile.h"
+#include "supervise/janitor.h"
 #include "util/log.h"
 #include "supervise/procfs.h"
 #include "supervise/spawn.h"
@@ -799,5 +800,5 @@ void proc_finished (struct jobentry *je, const char *execid, bool lost)
             log_msg (LOG_WARNING, "job %s: %s: killed %d leftover process(es)",
                      je->name, execid, n);
     }
-    (void)exitfile_remove (je->d->exitdir, execid);
+    janitor_push (je->d->janitor, execid); /* janitor.h: off the loop */
 }

@@ -37,6 +37,8 @@ struct spawner {
     struct queued *q;    /* read while spawner_spawn waited: for
                           * spawner_next, in order */
     size_t nq, qroom;
+    char *out; /* spawner_request()s not sent yet, encoded back to back */
+    size_t outlen, outroom;
 };
 
 /* ---- both sides ---- */
@@ -261,13 +263,40 @@ static int request_send (struct spawner *sp,
         return errset (err, e, "spawn %s: %s", spec->shim,
                        e == E2BIG ? "command and environment too large"
                                   : strerror (e));
-    if (send_all (sp->sock, req, len) < 0) {
-        e = errno == ECONNRESET ? EPIPE : errno;
-        free (req);
-        return errset (err, e, "spawn %s: the supervisor (pid %d) is gone: %s",
-                       spec->shim, (int)sp->pid, strerror (e));
+    if (sp->outlen + len > sp->outroom) {
+        size_t room = sp->outroom ? sp->outroom : 4096;
+        while (room < sp->outlen + len)
+            room *= 2;
+        char *o = realloc (sp->out, room);
+        if (!o) {
+            free (req);
+            return errset (err, ENOMEM, "spawn %s: out of memory", spec->shim);
+        }
+        sp->out = o;
+        sp->outroom = room;
     }
+    memcpy (sp->out + sp->outlen, req, len);
+    sp->outlen += len;
     free (req);
+    return 0;
+}
+
+bool spawner_queued (const struct spawner *sp)
+{
+    return sp && sp->outlen > 0;
+}
+
+int spawner_send (struct spawner *sp, struct cairn_error *err)
+{
+    if (!sp || sp->outlen == 0)
+        return 0;
+    size_t n = sp->outlen;
+    sp->outlen = 0; /* sent or lost with the supervisor: never again */
+    if (send_all (sp->sock, sp->out, n) < 0) {
+        int e = errno == ECONNRESET ? EPIPE : errno;
+        return errset (err, e, "spawn: the supervisor (pid %d) is gone: %s",
+                       (int)sp->pid, strerror (e));
+    }
     return 0;
 }
 
@@ -309,6 +338,8 @@ int spawner_request (struct spawner *sp,
     if (request_send (sp, spec, err) < 0)
         return -1;
     sp->unanswered++;
+    if (sp->outlen >= SPAWNER_BATCH_MAX && spawner_send (sp, err) < 0)
+        return -1;
     return 0;
 }
 
@@ -322,7 +353,8 @@ int spawner_spawn (struct spawner *sp,
     struct spawner_msg r;
     int e, fd;
 
-    if (request_send (sp, spec, err) < 0)
+    /* behind the queued requests: the answers come in request order */
+    if (request_send (sp, spec, err) < 0 || spawner_send (sp, err) < 0)
         return -1;
     if (started_recv (sp, &r, &fd) < 0) {
         e = errno == ECONNRESET ? EPIPE : errno;
@@ -354,6 +386,7 @@ void spawner_destroy (struct spawner *sp)
         if (sp->q[i].fd >= 0)
             close (sp->q[i].fd);
     free (sp->q);
+    free (sp->out);     /* not sent: judged as unanswered (spawner.h) */
     if (sp->pidfd >= 0) /* its parent, the keeper, reaps it */
         close (sp->pidfd);
     free (sp);

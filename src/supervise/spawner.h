@@ -40,6 +40,7 @@
 #ifndef CAIRN_EXEC_SPAWNER_H
 #define CAIRN_EXEC_SPAWNER_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "core/error.h"
@@ -96,13 +97,32 @@ int spawner_spawn (struct spawner *sp,
                    unsigned long long *starttime,
                    struct cairn_error *err);
 
-/* Send the request for spec without waiting for its answer: the STARTED
- * comes later through spawner_next(), in the order of the requests
- * (spawner_spawn's own answers excepted). Errors as spawner_spawn's that
- * come before an answer: EINVAL, E2BIG, ENOMEM, EPIPE. */
+/* Queue the request for spec without waiting for its answer; it goes to
+ * the supervisor with the next spawner_send() or spawner_spawn(), or at
+ * once when the queue reaches SPAWNER_BATCH_MAX bytes. Its STARTED comes
+ * later through spawner_next(), in the order of the requests
+ * (spawner_spawn's own answers excepted). cairnd queues a loop turn's
+ * starts and sends them in one send() (issue 35: a send per start was a
+ * tenth of its loop). The wire is a byte stream (spawner_proto.h): the
+ * supervisor reads requests sent together exactly as ones sent apart.
+ * Errors as spawner_spawn's that come before an answer: EINVAL, E2BIG,
+ * ENOMEM, and EPIPE from a send of a full queue (then the requests queued
+ * with it are lost with the supervisor, as spawner_send says). */
 int spawner_request (struct spawner *sp,
                      const struct shim_spec *spec,
                      struct cairn_error *err);
+#define SPAWNER_BATCH_MAX (64 * 1024)
+
+/* Are requests queued, not sent yet? */
+bool spawner_queued (const struct spawner *sp);
+
+/* Send the queued requests. Returns 0 (also when none were queued), or -1
+ * with errno and err: EPIPE when the supervisor is gone. Either way the
+ * queue is empty after it: requests a dead supervisor never read are
+ * among its unanswered ones, which the caller judges once it is dead and
+ * the exit dir settled (cairnd_spawner_recover, spawn_orphans_settle), as
+ * it judges ones it read and died before starting. */
+int spawner_send (struct spawner *sp, struct cairn_error *err);
 
 /* The next message: a STARTED answering a spawner_request() (*fd its
  * pidfd, or -1), or an ENDED (*fd -1). Those read while spawner_spawn

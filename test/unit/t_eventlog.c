@@ -265,9 +265,61 @@ static void test_roundtrip (void)
     is_int (fails, 0, "timestamps round trip to the microsecond");
 }
 
+/* The unchecked read cairnd uses on entries it built (issue 35): the
+ * parts as eventlog_entry_parse() gives them, and a part that is missing
+ * or of another type as 0 or NULL. An escaped name and a long context
+ * still encode exactly as json_dumps would. */
+static void test_fields (void)
+{
+    json_t *e = eventlog_entry_pack (3.5, "proc-exit", "{s:s s:i}", "execid",
+                                     "x", "status", 0);
+    double t = 0;
+    const char *name = NULL;
+    json_t *ctx = NULL;
+    eventlog_entry_fields (e, &t, &name, &ctx);
+    ok (t == 3.5 && name && strcmp (name, "proc-exit") == 0 && ctx &&
+            json_integer_value (json_object_get (ctx, "status")) == 0,
+        "fields reads timestamp, name and context");
+    eventlog_entry_fields (e, NULL, NULL, NULL);
+    ok (1, "fields takes NULL out-parameters");
+    json_decref (e);
+
+    json_t *odd = json_pack ("{s:s s:i}", "name", "x", "context", 1);
+    t = 9;
+    name = "y";
+    ctx = odd;
+    eventlog_entry_fields (odd, &t, &name, &ctx);
+    ok (t == 0 && name && strcmp (name, "x") == 0 && ctx == NULL,
+        "fields reads a missing timestamp as 0, a context not an object "
+        "as NULL");
+    json_decref (odd);
+
+    json_t *big = json_object ();
+    for (int i = 0; i < 200; i++) {
+        char k[16];
+        snprintf (k, sizeof (k), "k%d", i);
+        json_object_set_new (big, k, json_string ("a \"quoted\" value\n"));
+    }
+    char *want = json_dumps (big, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    e = eventlog_entry_create (1.0, "weird \"name\"\t", big);
+    char *s = eventlog_entry_encode (e);
+    char *w = NULL;
+    if (asprintf (&w,
+                  "{\"timestamp\":1.000000,\"name\":\"weird \\\"name\\\"\\t\","
+                  "\"context\":%s}",
+                  want) < 0)
+        w = NULL;
+    is_str (s, w, "encode: an escaped name and a context past 256 bytes");
+    free (s);
+    free (w);
+    free (want);
+    json_decref (e);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
+    test_fields ();
     test_pack_encode ();
     test_pack_bad ();
     test_decode ();

@@ -700,6 +700,25 @@ static void test_supervisor_killed (void)
             "... its parent now the keeper, not the caller");
     is_errno (spawner_ended (own, &m), EPIPE,
               "spawner_ended of a dead supervisor: EPIPE");
+    {
+        char *tv[] = {"/bin/true", NULL}, xid[SHIM_EXECID_LEN + 1], env[64];
+        new_execid (xid);
+        snprintf (env, sizeof (env), SHIM_ENV_EXECID "=%s", xid);
+        char *ev[] = {env, NULL};
+        struct shim_spec q = {.shim = shim_path,
+                              .exitdir = exitdir,
+                              .execid = xid,
+                              .argv = tv,
+                              .envp = ev};
+        struct cairn_error qe = {{0}};
+        ok (spawner_request (own, &q, &qe) == 0,
+            "a request to a dead supervisor is queued: %s",
+            qe.text[0] ? qe.text : "ok");
+        is_errno (spawner_send (own, &qe), EPIPE,
+                  "spawner_send to a dead supervisor: EPIPE");
+        like (qe.text, "is gone", "... said plainly");
+        ok (!spawner_queued (own), "... and the queue is empty after it");
+    }
     is_int (record_wait (r7.execid, 10000), 7 << 8,
             "a command that ends on its own: the keeper writes its status");
     ok (signal_group (&r, SIGKILL) == 0, "KILL to the other's group");
@@ -1459,6 +1478,14 @@ static void test_pipelined (void)
         if (spawner_request (own, &spec, &err) < 0)
             BAIL_OUT ("spawner_request: %s", err.text);
     }
+    /* queued, not sent (issue 35: one send for a loop turn's starts) */
+    struct pollfd pq = {.fd = spawner_sock (own), .events = POLLIN};
+    is_int (poll (&pq, 1, 300), 0,
+            "spawner_request queues: no answer before spawner_send");
+    ok (spawner_queued (own), "... spawner_queued says so");
+    ok (spawner_send (own, &err) == 0 && !spawner_queued (own),
+        "spawner_send sends the %d requests at once: %s", N,
+        err.text[0] ? err.text : "ok");
     long long end = mono_ms () + 30000;
     int next = 0;
     while ((next < N || nended < started) && mono_ms () < end) {
