@@ -16,9 +16,14 @@ teardown() { cairnd_stop; }
     [ "$(stat -c %a "$target")" = 700 ]
     [ "$(cat "$target/statedir")" = "$STATEDIR" ]
     [ "$(cat "$target/boot")" = "$(cat /proc/sys/kernel/random/boot_id)" ]
-    # the command's files are made there, and removed once its end is journaled
+    # the command's files are made there, and removed once its end is
+    # journaled: by the janitor thread, soon after, not before the reply
     cairn run --id 1 -- sh -c 'ls "$0" >"$1"' "$target" "$BATS_TEST_TMPDIR/seen" >/dev/null
     grep -q '\.started$' "$BATS_TEST_TMPDIR/seen"
+    for _ in $(seq 1 100); do
+        [ -z "$(ls "$target" | grep -E '^[0-9a-f-]{36}')" ] && break
+        sleep 0.05
+    done
     [ -z "$(ls "$target" | grep -E '^[0-9a-f-]{36}')" ]
 }
 
