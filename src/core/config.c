@@ -847,7 +847,7 @@ json_t *job_config_encode (const struct job_config *jc)
         return NULL;
     }
     // clang-format off
-    o = json_pack ("{s:o s:o s:{s:o s:f s:f s:s s:s s:i s:f} s:f s:{s:I}}",
+    o = json_pack ("{s:o s:o s:{s:o s:f s:f s:s s:s s:i} s:f s:{s:I}}",
                    "prolog", perilog_encode (&jc->prolog, true),
                    "epilog", perilog_encode (&jc->epilog, false),
                    "exec",
@@ -857,11 +857,20 @@ json_t *job_config_encode (const struct job_config *jc)
                    "term-signal", term,
                    "kill-signal", kill,
                    "max-kill-count", e->max_kill_count,
-                   "max-start-delay-percent", e->max_start_delay_percent,
                    "release-after", jc->release_after,
                    "output",
                    "max-bytes", (json_int_t)jc->output_max_bytes);
     // clang-format on
+    /* newer keys only when not their default: a job that uses none of
+     * them snapshots a config the previous release still reads (a
+     * downgrade finishes the jobs this release started) */
+    if (o && e->max_start_delay_percent != 25. &&
+        json_object_set_new (json_object_get (o, "exec"),
+                             "max-start-delay-percent",
+                             json_real (e->max_start_delay_percent)) < 0) {
+        json_decref (o);
+        o = NULL;
+    }
     if (o && jc->multinode.on) {
         json_t *m = json_pack ("{s:s s:f s:f}", "local-ranks",
                                jc->multinode.local_ranks

@@ -206,7 +206,8 @@ int job_config_copy (struct job_config *dst, const struct job_config *src);
 /* Encode jc as canonical JSON with the same keys as the file: "prolog",
  * "epilog", "exec", "release-after", "output": {"max-bytes"}, and "multinode"
  * when it is on (absent when off: the snapshot of a one-host job is as it
- * always was). Nothing is
+ * always was), and "exec.max-start-delay-percent" only when it is not
+ * its default (a snapshot the previous release reads). Nothing else is
  * omitted: unset commands are null, durations are numbers of seconds,
  * signals are names. Returns a new reference (caller decrefs), or NULL
  * with errno = ENOMEM, or EINVAL if jc holds a value that cannot be
