@@ -850,6 +850,9 @@ char *fjob_broker_ranks (const struct fjob *job,
     if (!(out = idset_create ()))
         goto done;
     size_t n = job->shells ? idset_count (job->shells) : 0;
+    /* both sets ascend: one walk of the shells, not idset_nth per rank */
+    uint32_t pos = 0;
+    uint32_t broker = n ? idset_first (job->shells) : IDSET_INVALID_ID;
     for (uint32_t i = idset_first (in); i != IDSET_INVALID_ID;
          i = idset_next (in, i)) {
         if (i >= n) {
@@ -860,7 +863,9 @@ char *fjob_broker_ranks (const struct fjob *job,
             errno = EINVAL;
             goto done;
         }
-        if (idset_set (out, idset_nth (job->shells, i)) < 0)
+        for (; pos < i; pos++)
+            broker = idset_next (job->shells, broker);
+        if (idset_set (out, broker) < 0)
             goto done;
     }
     s = idset_encode (out);
