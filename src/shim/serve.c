@@ -546,14 +546,16 @@ static bool start_one (int sock, struct request *rq, pid_t cairnd)
     snprintf (c->execid, sizeof (c->execid), "%s", execid);
     c->cap_wait = SHIM_CAP_FIRST_NS;
     c->cap_due = shim_cmd_capped (s) ? mono_ns () + c->cap_wait : 0;
-    /* The pidfd first: once in cmds, the command is the main thread's. */
+    /* The pidfd first: once in cmds, the command is the main thread's,
+     * which may reap and free it at once: c is not read after cmd_add. */
     int added = -1;
+    long long cap_due = c->cap_due;
     if ((pidfd = (int)syscall (SYS_pidfd_open, m.pid, 0)) >= 0) {
         pthread_mutex_lock (&cmds_lock);
         added = cmd_add (c);
         pthread_mutex_unlock (&cmds_lock);
         long long due = __atomic_load_n (&main_due, __ATOMIC_RELAXED);
-        if (added == 0 && c->cap_due && (due == 0 || c->cap_due < due))
+        if (added == 0 && cap_due && (due == 0 || cap_due < due))
             main_wake ();
     }
     if (added < 0) {
