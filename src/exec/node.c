@@ -111,8 +111,10 @@ void node_destroy (struct cairnd *d)
     struct nproc *np;
     if (!n)
         return;
-    while ((np = hashmap_next (n->procs, &pos, NULL)))
+    while ((np = hashmap_next (n->procs, &pos, NULL))) {
+        proc_unwatch (d, np->execid); /* a process still running */
         nproc_free (np);
+    }
     hashmap_destroy (n->procs);
     while (n->watchers) {
         struct watcher *w = n->watchers;
