@@ -20,7 +20,7 @@ if(FLUX_FOUND AND FLUX_IDSET_FOUND AND NOT SANITIZE)
   set_target_properties(cairn-exec PROPERTIES PREFIX ""
                         C_VISIBILITY_PRESET hidden)
   target_link_libraries(cairn-exec PRIVATE cairn_core PkgConfig::FLUX
-                        PkgConfig::JANSSON)
+                        PkgConfig::JANSSON PkgConfig::UUID)
   # The broker has its own idset_* (libflux-idset): bind our copies of
   # cairn_core's functions to themselves, and export only mod_main.
   target_link_options(cairn-exec PRIVATE -Wl,-Bsymbolic

@@ -961,6 +961,11 @@ const char *job_client (const struct job *job)
     return jobspec_client (job->jobspec);
 }
 
+const char *job_instance (const struct job *job)
+{
+    return jobspec_instance (job->jobspec);
+}
+
 char *job_hosts (const struct job *job, const struct idset *ranks)
 {
     struct hostlist *all = NULL, *hl = hostlist_create ();

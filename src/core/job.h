@@ -463,6 +463,8 @@ double job_t_accept (const struct job *job);
 double job_t_clean (const struct job *job);
 /* The jobspec's attributes.system.cairn.client, or NULL. */
 const char *job_client (const struct job *job);
+/* Its jobspec's attributes.system.cairn.instance, or NULL (owned by job). */
+const char *job_instance (const struct job *job);
 
 /* Earliest deadline of the job, or 0 when nothing is timed. */
 double job_next_deadline (const struct job *job);

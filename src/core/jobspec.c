@@ -34,6 +34,7 @@ struct jobspec {
     struct rank_env *rank_env; /* sorted by rank, for bsearch */
     size_t nrank_env;
     char *client;        /* attributes.system.cairn.client, or NULL */
+    char *instance;      /* attributes.system.cairn.instance, or NULL */
     bool hold_on_shrink; /* attributes.system.cairn.hold-on-shrink */
     bool shell_leader;   /* attributes.system.cairn.shell-leader */
 };
@@ -53,6 +54,7 @@ void jobspec_destroy (struct jobspec *js)
         free (js->rank_env);
         free (js->cwd);
         free (js->client);
+        free (js->instance);
         free (js);
         errno = saved;
     }
@@ -220,6 +222,28 @@ static int decode_rank_environment (struct jobspec *js,
     return 0;
 }
 
+/* cairn.<key>, when present: a string of 1 to JOBSPEC_CLIENT_MAX bytes
+ * without NUL, copied to *out. */
+static int decode_name (const json_t *cairn,
+                        const char *key,
+                        char **out,
+                        struct cairn_error *err)
+{
+    const json_t *o = json_object_get (cairn, key);
+    if (!o)
+        return 0;
+    const char *c = json_string_value (o);
+    size_t n = c ? strlen (c) : 0;
+    if (!c || n == 0 || n > JOBSPEC_CLIENT_MAX || n != json_string_length (o))
+        return errset (err, EINVAL,
+                       "jobspec: attributes.system.cairn.%s: not a string of "
+                       "1 to %d bytes",
+                       key, JOBSPEC_CLIENT_MAX);
+    if (!(*out = strdup (c)))
+        return errset (err, ENOMEM, "out of memory");
+    return 0;
+}
+
 static int
 decode_cairn (struct jobspec *js, const json_t *cairn, struct cairn_error *err)
 {
@@ -231,18 +255,9 @@ decode_cairn (struct jobspec *js, const json_t *cairn, struct cairn_error *err)
     if ((o = json_object_get (cairn, "rank-environment")) &&
         decode_rank_environment (js, o, err) < 0)
         return -1;
-    if ((o = json_object_get (cairn, "client"))) {
-        const char *c = json_string_value (o);
-        size_t n = c ? strlen (c) : 0;
-        if (!c || n == 0 || n > JOBSPEC_CLIENT_MAX ||
-            n != json_string_length (o))
-            return errset (err, EINVAL,
-                           "jobspec: attributes.system.cairn.client: not a "
-                           "string of 1 to %d bytes",
-                           JOBSPEC_CLIENT_MAX);
-        if (!(js->client = strdup (c)))
-            return errset (err, ENOMEM, "out of memory");
-    }
+    if (decode_name (cairn, "client", &js->client, err) < 0 ||
+        decode_name (cairn, "instance", &js->instance, err) < 0)
+        return -1;
     if ((o = json_object_get (cairn, "config")) && !json_is_object (o))
         return errset (err, EINVAL,
                        "jobspec: attributes.system.cairn.config: not an "
@@ -377,6 +392,11 @@ const char *jobspec_cwd (const struct jobspec *js)
 const char *jobspec_client (const struct jobspec *js)
 {
     return js ? js->client : NULL;
+}
+
+const char *jobspec_instance (const struct jobspec *js)
+{
+    return js ? js->instance : NULL;
 }
 
 bool jobspec_hold_on_shrink (const struct jobspec *js)

@@ -9,6 +9,7 @@
  *                              "cairn": {"rank-environment":
  *                                  {"1": {"FLUX_URI": "local:///r1"}},
  *                                        "client": "flux",
+ *                                        "instance": "UUID",
  *                                        "hold-on-shrink": true,
  *                                        "shell-leader": true}}}}
  *
@@ -36,8 +37,8 @@ struct jobspec;
  * integer 0..INT_MAX (default 0), and "cairn" an object whose
  * "rank-environment" is an object of rank -> environment: each key a
  * decimal rank (digits only, no leading zero, at most IDSET_MAX_ID), each
- * value checked like "environment", and whose "client" is a string of 1
- * to JOBSPEC_CLIENT_MAX bytes without NUL, "hold-on-shrink" and
+ * value checked like "environment", and whose "client" and "instance" are
+ * strings of 1 to JOBSPEC_CLIENT_MAX bytes without NUL, "hold-on-shrink" and
  * "shell-leader" booleans and "config" an object (its keys are
  * job_accept()'s to check).
  * Whether those ranks are R's is not
@@ -89,6 +90,11 @@ const char *jobspec_cwd (const struct jobspec *js);
  * ("flux" for cairn-exec.so), so that it can find its own jobs in `list`;
  * NULL when unset. Owned by js. */
 const char *jobspec_client (const struct jobspec *js);
+
+/* attributes.system.cairn.instance: the Flux instance whose cairn-exec.so
+ * started the job (its UUID, exec/bind.h), a string like "client"; NULL
+ * when unset. Owned by js. */
+const char *jobspec_instance (const struct jobspec *js);
 
 /* attributes.system.cairn.hold-on-shrink: when a tolerated prolog failure
  * leaves ranks out, the job waits after its prolog, with no shell started,

@@ -27,6 +27,7 @@
 #include "core/eventlog.h"
 #include "core/hostlist.h"
 #include "core/jobid.h"
+#include "exec/bind.h"
 #include "exec/daemon_private.h"
 #include "exec/outbox.h"
 #include "exec/runner.h"
@@ -255,6 +256,7 @@ void cairnd_conn_gone (struct cairnd *d, struct conn *c)
 {
     remote_conn_gone (d, c);
     node_conn_gone (d, c);
+    bind_conn_gone (d, c);
     for (struct ack *a = d->acks; a; a = a->next)
         if (a->conn == c)
             a->conn = NULL;
@@ -1309,6 +1311,7 @@ void cairnd_destroy (struct cairnd *d)
     int saved = errno;
     server_destroy (d->server);
     server_destroy (d->public_server);
+    bind_destroy (d);
     if (d->jobs) {
         size_t pos = 0;
         struct jobentry *je;

@@ -124,6 +124,7 @@ struct cairnd {
     struct hashmap *conn_subs; /* conn_id -> connsubs (with streams only) */
     struct remote *remote;     /* exec role: processes on other nodes */
     struct node *node;         /* node role (cfg.role_node), else NULL */
+    struct binding *bindings;  /* connections' Flux instances (bind.c) */
     struct jobentry *dirty;    /* jobs with events to stage this turn */
     struct outbox *outbox;     /* effects waiting for the commit */
     struct ack *acks;
@@ -364,6 +365,10 @@ void req_node_report (struct cairnd *d,
                       int64_t matchtag,
                       json_t *payload);
 void req_node_hello (struct cairnd *d,
+                     struct conn *c,
+                     int64_t matchtag,
+                     json_t *payload);
+void req_node_state (struct cairnd *d,
                      struct conn *c,
                      int64_t matchtag,
                      json_t *payload);

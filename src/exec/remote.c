@@ -61,7 +61,9 @@ struct rproc {
 struct rnode {
     char key[16]; /* decimal rank */
     double heard; /* last report or hello, 0: never */
-    bool down;    /* silent past the timeout: new work is lost at once */
+    bool down;    /* silent past the timeout, or its broker left Flux:
+                   * new work is lost at once */
+    char why[160]; /* while down: why, as in the notes */
 };
 
 struct remote {
@@ -350,7 +352,7 @@ void remote_exec (struct jobentry *je, const char *execid)
         return;
     }
     if ((n = node_get (r, rp->rank)) && n->down) {
-        give_up (r, rp, "is unreachable (silent past multinode.timeout)");
+        give_up (r, rp, n->why);
         return;
     }
     ask (r, rp);
@@ -489,6 +491,8 @@ static void tick_cb (struct ev_loop *loop, ev_timer *w, int revents)
             char why[96];
             snprintf (why, sizeof (why), "unreachable for %.0fs", now - since);
             n->down = true;
+            snprintf (n->why, sizeof (n->why),
+                      "is unreachable (silent past multinode.timeout)");
             give_up (r, rp, why);
         } else if (now - rp->t_sent >= m->poll)
             ask (r, rp);
@@ -721,4 +725,69 @@ void req_node_hello (struct cairnd *d,
     log_msg (LOG_INFO, "node %s (rank %ju) is up; asked about %zu process(es)",
              host, (uintmax_t)rank, nasked);
     cairnd_ack (d, c, matchtag, json_object ());
+}
+
+/* Flux's word on nodes (issue 33): the rank-0 module watches the brokers
+ * online (Flux's overlay) and says when some leave or come back. A node
+ * whose broker left is not waited on for multinode.timeout: its processes
+ * are lost now, and new ones for it until it is heard from or back
+ * online. What runs on there unseen is killed when it comes back (gone). */
+void req_node_state (struct cairnd *d,
+                     struct conn *c,
+                     int64_t matchtag,
+                     json_t *payload)
+{
+    struct remote *r = d->remote;
+    const char *ranks, *why = NULL;
+    int online;
+    struct cairn_error err = {{0}};
+    struct idset *set;
+    size_t nlost = 0;
+
+    if (json_unpack (payload, "{s:s s:b s?s}", "ranks", &ranks, "online",
+                     &online, "why", &why) < 0) {
+        conn_respond_error (c, matchtag, EPROTO,
+                            "node-state: want {\"ranks\": IDSET, \"online\": "
+                            "BOOL, \"why\": S}");
+        return;
+    }
+    if (!(set = idset_decode (ranks, &err))) {
+        conn_respond_error (c, matchtag, EINVAL, "node-state: ranks: %s",
+                            err.text);
+        return;
+    }
+    for (uint32_t rank = idset_first (set); rank != IDSET_INVALID_ID;
+         rank = idset_next (set, rank)) {
+        struct rnode *n = node_get (r, rank);
+        if (!n)
+            continue;
+        if (online) {
+            if (n->down)
+                log_msg (LOG_INFO, "rank %u: back online in Flux",
+                         (unsigned)rank);
+            n->down = false;
+            continue;
+        }
+        char note[160];
+        snprintf (note, sizeof (note), "lost: %s",
+                  why ? why : "its broker left Flux's overlay");
+        n->down = true;
+        snprintf (n->why, sizeof (n->why), "%s", note);
+        size_t pos = 0, here = 0;
+        struct rproc *rp;
+        while ((rp = hashmap_next (r->procs, &pos, NULL))) {
+            const struct job_proc *p = job_proc_find (rp->je->job, rp->execid);
+            if (rp->rank != rank || rp->given_up || !p || p->state == PROC_DONE)
+                continue;
+            give_up (r, rp, note);
+            here++;
+        }
+        nlost += here;
+        log_msg (LOG_WARNING, "rank %u: %s; %zu process(es) lost",
+                 (unsigned)rank, note, here);
+    }
+    idset_destroy (set);
+    json_t *resp = json_pack ("{s:I}", "lost", (json_int_t)nlost);
+    conn_respond (c, matchtag, resp);
+    json_decref (resp);
 }

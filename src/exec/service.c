@@ -17,6 +17,7 @@
 #include "core/jobid.h"
 #include "core/rv1.h"
 #include "core/signame.h"
+#include "exec/bind.h"
 #include "exec/daemon_private.h"
 #include "exec/outbox.h"
 #include "util/log.h"
@@ -304,6 +305,14 @@ req_start (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
     if (!json_is_object (R) || !json_is_object (jobspec)) {
         conn_respond_error (c, matchtag, EPROTO, "%s: missing or not an object",
                             json_is_object (R) ? "jobspec" : "R");
+        return;
+    }
+    /* a job of a Flux instance: from that instance's connection only */
+    const char *instance = NULL;
+    (void)json_unpack (jobspec, "{s?{s?{s?{s?s}}}}", "attributes", "system",
+                       "cairn", "instance", &instance);
+    if (bind_check_start (d, c, instance, &err) < 0) {
+        conn_respond_error (c, matchtag, EBUSY, "%s", err.text);
         return;
     }
     if (cairnd_job (d, id) || journal_job_info (d->journal, id, &info) == 0) {
@@ -730,6 +739,25 @@ req_list (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
     json_decref (r);
 }
 
+/* The Flux instance of this connection (bind.h). */
+static void
+req_bind (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
+{
+    const char *uuid = NULL, *name = NULL;
+    struct cairn_error err = {{0}};
+
+    (void)json_unpack (payload, "{s?s s?s}", "instance", &uuid, "name", &name);
+    if (bind_conn (d, c, uuid, name, &err) < 0) {
+        if (errno == EBUSY)
+            log_msg (LOG_WARNING, "%s", err.text);
+        conn_respond_error (c, matchtag, errno, "%s", err.text);
+        return;
+    }
+    json_t *r = json_pack ("{s:s}", "instance", uuid);
+    conn_respond (c, matchtag, r);
+    json_decref (r);
+}
+
 static void
 req_stats (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
 {
@@ -762,6 +790,12 @@ req_stats (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
         json_object_set_new (r, "exec", e);
     else
         json_decref (e);
+    /* the Flux instance served (bind.h), while its module is connected */
+    json_t *fi = bind_describe (d);
+    if (r && fi)
+        json_object_set_new (r, "flux-instance", fi);
+    else
+        json_decref (fi);
     /* how a process's leftovers are found and killed (cgroup.c) */
     if (r)
         json_object_set_new (r, "confinement",
@@ -793,6 +827,7 @@ static const struct {
     {"resume", req_resume, PRIVILEGED, EXEC},
     {"post", req_post, PRIVILEGED, EXEC},
     {"undrain", req_undrain, PRIVILEGED, EXEC},
+    {"bind", req_bind, PRIVILEGED, BOTH},
     {"list", req_list, ANYONE, BOTH},
     {"stats", req_stats, ANYONE, BOTH},
     /* what cairn jobs, show, eventlog read (service_views.c) */
@@ -802,6 +837,7 @@ static const struct {
     {"node-relay", req_node_relay, PRIVILEGED, EXEC},
     {"node-report", req_node_report, PRIVILEGED, EXEC},
     {"node-hello", req_node_hello, PRIVILEGED, EXEC},
+    {"node-state", req_node_state, PRIVILEGED, EXEC},
     {"node-exec", req_node_exec, PRIVILEGED, NODE},
     {"node-signal", req_node_signal, PRIVILEGED, NODE},
     {"node-ack", req_node_ack, PRIVILEGED, NODE},

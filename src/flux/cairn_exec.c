@@ -28,9 +28,11 @@
 #include "flux/execconf.h"
 #include "flux/fctx.h"
 #include "flux/fjob.h"
+#include "flux/instance.h"
 #include "flux/fversion.h"
 #include "flux/nodeagent.h"
 #include "flux/noderelay.h"
+#include "flux/nodewatch.h"
 #include "flux/orphan.h"
 #include "flux/resync.h"
 
@@ -168,7 +170,9 @@ static void stats_flush (struct fctx *ctx);
 static void cairnd_message (struct cconn *cc, const json_t *msg, void *arg)
 {
     struct fctx *ctx = arg;
-    if (noderelay_cairnd_message (ctx->relay, msg) || stats_answer (ctx, msg))
+    if (noderelay_cairnd_message (ctx->relay, msg) ||
+        nodewatch_cairnd_message (ctx->nodewatch, msg) ||
+        stats_answer (ctx, msg))
         return;
     /* the job whose stream or relayed request this answers (it may be
      * released and freed by the call) */
@@ -187,6 +191,7 @@ static void cairnd_state (struct cconn *cc, bool up, void *arg)
         flux_log (ctx->h, LOG_ERR, "lost cairnd at %s; its jobs go on, "
                                    "reconnecting", cconn_path (cc));
     noderelay_cairnd_state (ctx->relay, up);
+    nodewatch_cairnd_state (ctx->nodewatch, up);
     for (size_t i = 0; i < ctx->njobs; i++)
         fjob_cairnd_state (ctx->jobs[i], up);
     if (up) {
@@ -610,7 +615,9 @@ static void ctx_destroy (struct fctx *ctx)
     for (uint32_t r = 0; ctx->uris && r < ctx->size; r++)
         free (ctx->uris[r]);
     free (ctx->uris);
+    nodewatch_destroy (ctx->nodewatch);
     free (ctx->shell);
+    free (ctx->instance);
     json_decref (ctx->env);
 }
 
@@ -703,6 +710,19 @@ mod_main (flux_t *h, int argc, char **argv)
         flux_log_error (h, "cairnd socket %s", sock);
         goto done;
     }
+    /* one instance per cairnd: bind first on each connection */
+    char *iname = NULL;
+    if (instance_identity (h, &ctx.instance, &iname) < 0)
+        goto done;
+    json_t *bind =
+        json_pack ("{s:s s:s}", "instance", ctx.instance, "name", iname);
+    int brc = bind ? cconn_set_hello (ctx.cc, "bind", bind) : -1;
+    json_decref (bind);
+    free (iname);
+    if (brc < 0) {
+        flux_log_error (h, "cairn-exec: bind");
+        goto done;
+    }
     /* without it, jobs still run on this host's cairnd; but the service
      * taken means another cairn-exec on this broker: one job-exec only */
     if (!(ctx.relay = noderelay_create (&ctx, dir))) {
@@ -713,6 +733,9 @@ mod_main (flux_t *h, int argc, char **argv)
         }
         flux_log_error (h, "cairn-exec: no relay to other nodes");
     }
+    if (ctx.size > 1 && !(ctx.nodewatch = nodewatch_create (&ctx)))
+        flux_log_error (h, "cairn-exec: no watch on broker.online (lost "
+                           "nodes are found by multinode.timeout only)");
     /* handlers first, then the subscription, then hello: the job-manager
      * sends its start requests right after answering */
     if (flux_msg_handler_addvec (h, htab, &ctx, &handlers) < 0 ||

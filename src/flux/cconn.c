@@ -27,6 +27,10 @@ struct cconn {
     size_t inlen, incap, outlen, outcap;
     int64_t next_matchtag;
     int last_errno; /* of the last failed connect, 0 after a success */
+    char *hello_topic; /* cconn_set_hello, or NULL */
+    json_t *hello;     /* its payload */
+    int64_t hello_tag; /* its matchtag while it waits for the answer, or 0 */
+    char *refused;     /* the last refusal's text, said once */
 };
 
 static void io_cb (flux_reactor_t *r, flux_watcher_t *w, int revents, void *arg);
@@ -72,6 +76,7 @@ static void lost (struct cconn *cc)
         close (cc->fd);
     cc->fd = -1;
     cc->up = false;
+    cc->hello_tag = 0;
     cc->inlen = cc->outlen = 0;
     flux_timer_watcher_reset (cc->retry, cc->delay, 0);
     flux_watcher_start (cc->retry);
@@ -97,6 +102,54 @@ static int flush_out (struct cconn *cc)
     return 0;
 }
 
+static int queue_request (struct cconn *cc,
+                          const char *topic,
+                          int64_t matchtag,
+                          const json_t *payload);
+
+static void up (struct cconn *cc)
+{
+    cc->up = true;
+    cc->delay = RETRY_MIN;
+    cc->last_errno = 0;
+    free (cc->refused);
+    cc->refused = NULL;
+    flux_log (cc->h, LOG_INFO, "connected to cairnd at %s", cc->path);
+    cc->ops.state (cc, true, cc->arg);
+}
+
+/* While the hello waits: its answer, or nothing (cairnd sends nothing
+ * else before it). */
+static void hello_answer (struct cconn *cc, const json_t *msg)
+{
+    struct cconn_msg m;
+
+    cconn_msg_split (msg, &m);
+    if (m.matchtag != cc->hello_tag)
+        return;
+    cc->hello_tag = 0;
+    if (m.errnum == 0) {
+        up (cc);
+        return;
+    }
+    const char *why = m.errstr ? m.errstr : strerror ((int)m.errnum);
+    if (!cc->refused || strcmp (cc->refused, why) != 0) {
+        flux_log (cc->h, LOG_ERR,
+                  "cairnd at %s refused the connection: %s (trying again "
+                  "every %gs; jobs wait, see cairn-exec(8))",
+                  cc->path, why, CCONN_REFUSED_RETRY);
+        free (cc->refused);
+        cc->refused = strdup (why);
+    }
+    flux_watcher_destroy (cc->io);
+    cc->io = NULL;
+    close (cc->fd);
+    cc->fd = -1;
+    cc->inlen = cc->outlen = 0;
+    flux_timer_watcher_reset (cc->retry, CCONN_REFUSED_RETRY, 0);
+    flux_watcher_start (cc->retry);
+}
+
 static void dispatch_lines (struct cconn *cc)
 {
     char *start = cc->inbuf, *nl;
@@ -106,7 +159,9 @@ static void dispatch_lines (struct cconn *cc)
         size_t n = (size_t)(nl - start);
         json_error_t jerr;
         json_t *msg = json_loadb (start, n, 0, &jerr);
-        if (msg && json_is_object (msg))
+        if (msg && json_is_object (msg) && cc->hello_tag)
+            hello_answer (cc, msg);
+        else if (msg && json_is_object (msg))
             cc->ops.message (cc, msg, cc->arg);
         else
             flux_log (cc->h, LOG_ERR, "cairnd sent a line that is not a JSON "
@@ -180,12 +235,18 @@ static void retry_cb (flux_reactor_t *r,
     }
     /* connected: from here on, never block the broker */
     (void)fcntl (cc->fd, F_SETFL, fcntl (cc->fd, F_GETFL) | O_NONBLOCK);
-    cc->up = true;
-    cc->delay = RETRY_MIN;
     cc->last_errno = 0;
+    if (!cc->hello_topic) {
+        io_events (cc);
+        up (cc);
+        return;
+    }
+    cc->hello_tag = cconn_matchtag (cc);
+    if (queue_request (cc, cc->hello_topic, cc->hello_tag, cc->hello) < 0) {
+        lost (cc);
+        return;
+    }
     io_events (cc);
-    flux_log (cc->h, LOG_INFO, "connected to cairnd at %s", cc->path);
-    cc->ops.state (cc, true, cc->arg);
 }
 
 struct cconn *cconn_create (flux_t *h,
@@ -218,19 +279,45 @@ struct cconn *cconn_create (flux_t *h,
     return cc;
 }
 
+int cconn_set_hello (struct cconn *cc, const char *topic, const json_t *payload)
+{
+    char *t = strdup (topic);
+    json_t *p = json_deep_copy (payload);
+
+    if (!t || !p) {
+        free (t);
+        json_decref (p);
+        errno = ENOMEM;
+        return -1;
+    }
+    free (cc->hello_topic);
+    json_decref (cc->hello);
+    cc->hello_topic = t;
+    cc->hello = p;
+    return 0;
+}
+
 int cconn_send (struct cconn *cc,
                 const char *topic,
                 int64_t matchtag,
                 const json_t *payload)
 {
-    json_t *req;
-    char *s;
-    int rc = -1;
-
     if (!cc->up) {
         errno = ENOTCONN;
         return -1;
     }
+    return queue_request (cc, topic, matchtag, payload);
+}
+
+static int queue_request (struct cconn *cc,
+                          const char *topic,
+                          int64_t matchtag,
+                          const json_t *payload)
+{
+    json_t *req;
+    char *s;
+    int rc = -1;
+
     if (!(req = json_pack ("{s:s s:I s:O}", "topic", topic, "matchtag",
                            (json_int_t)matchtag, "payload", payload)) ||
         !(s = json_dumps (req, JSON_COMPACT))) {
@@ -288,6 +375,9 @@ void cconn_destroy (struct cconn *cc)
     free (cc->inbuf);
     free (cc->outbuf);
     free (cc->path);
+    free (cc->hello_topic);
+    json_decref (cc->hello);
+    free (cc->refused);
     free (cc);
     errno = saved;
 }

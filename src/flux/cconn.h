@@ -35,6 +35,17 @@ struct cconn *cconn_create (flux_t *h,
                             const struct cconn_ops *ops,
                             void *arg);
 
+/* Before the connection is up, send topic with payload (copied) as its
+ * first request: it is up only once cairnd answers that without an error.
+ * An error answer is logged (again only when its text changes), and the
+ * connection closed and tried again after CCONN_REFUSED_RETRY seconds.
+ * Set it before the first connect (right after cconn_create). Returns 0,
+ * or -1 with errno ENOMEM. */
+#define CCONN_REFUSED_RETRY 10.0
+int cconn_set_hello (struct cconn *cc,
+                     const char *topic,
+                     const json_t *payload);
+
 /* Queue a request. Returns 0, or -1 with errno ENOTCONN (not up: nothing
  * queued), ENOMEM. */
 int cconn_send (struct cconn *cc,

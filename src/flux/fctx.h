@@ -15,6 +15,7 @@ struct orphan;
 struct lookup;
 struct statsreq;
 struct noderelay;
+struct nodewatch;
 
 /* A shell's barrier request that came before its job's start request. */
 struct early_barrier {
@@ -27,6 +28,7 @@ struct fctx {
     flux_t *h;
     uint32_t size;          /* brokers in the instance */
     struct cconn *cc;       /* to cairnd */
+    char *instance;         /* this instance's UUID (instance.h) */
     char *shell;            /* default flux-shell path */
     json_t *env;            /* the broker's environment, for the shells */
     char **uris;            /* local-uri of each broker rank, once asked */
@@ -42,6 +44,7 @@ struct fctx {
     struct lookup *orphan_lookup;
     struct statsreq *statsreqs; /* stats-gets waiting for cairnd's stats */
     struct noderelay *relay; /* noderelay.h: to the other ranks, or NULL */
+    struct nodewatch *nodewatch; /* nodewatch.h: Flux's view of the nodes */
     struct shellconf conf;   /* [exec]: barrier and shell-exit timeouts */
     double start_timeout;    /* seconds a new job may wait for cairnd to
                               * take it before it fails (start-timeout=,

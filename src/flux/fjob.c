@@ -181,13 +181,15 @@ static json_t *cairn_jobspec (struct fjob *job)
                     "prolog-failures-allowed", pfa, "cairn", "rank-environment",
                     renv, "client", FJOB_CLIENT, "hold-on-shrink", 1,
                     "shell-leader", 1);
+    json_t *cairn = json_object_get (
+        json_object_get (json_object_get (js, "attributes"), "system"),
+        "cairn");
     /* the site's [exec] kill settings, over cairnd's (execconf.h) */
-    if (js && json_object_size (ctx->exec_over) > 0)
-        json_object_set (
-            json_object_get (
-                json_object_get (json_object_get (js, "attributes"), "system"),
-                "cairn"),
-            "config", ctx->exec_over);
+    if (cairn && json_object_size (ctx->exec_over) > 0)
+        json_object_set (cairn, "config", ctx->exec_over);
+    /* whose job it is: cairnd serves one instance (exec/bind.h) */
+    if (cairn && ctx->instance)
+        json_object_set_new (cairn, "instance", json_string (ctx->instance));
 done:
     json_decref (env);
     json_decref (renv);

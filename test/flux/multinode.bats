@@ -221,3 +221,47 @@ crash_both_during() {
     run cairn verify "$dec"
     [ "$status" -eq 0 ]
 }
+
+@test "a node broker SIGKILLed while the shells run: the job ends at once, the drain names the node" {
+    # issue 33: the job waited for multinode.timeout (5 min by default)
+    # although Flux's overlay knew in about a second
+    cairnds_start
+    sysflux_conf "$(sysflux_cairn_toml)"
+    sysflux_start
+    id=$(fx submit -N4 sh -c "echo \$\$ >>$D/tasks; exec sleep 300")
+    fx job wait-event -t 30 "$id" start >/dev/null
+    for i in $(seq 1 400); do
+        [ "$(cat "$D/tasks" 2>/dev/null | wc -l)" -eq 4 ] && break
+        sleep 0.05
+    done
+    [ "$(wc -l <"$D/tasks")" -eq 4 ]
+    t0=$(date +%s.%N)
+    startctl kill 2 9
+    startctl wait 2 || true
+    fx job wait-event -t 60 "$id" clean >/dev/null
+    elapsed=$(echo "$(date +%s.%N) - $t0" | bc)
+    echo "fault to clean: ${elapsed}s"
+    # stock Flux: about 1 s here; the kill escalation and epilogs add some
+    [ "$(echo "$elapsed < 20" | bc)" -eq 1 ]
+    fx job eventlog "$id" | grep exception
+    fx job eventlog -f json "$id" | jq -r 'select(.name == "exception") | .context.note' \
+        | grep -q "node .* (rank 2) lost: its broker left Flux's overlay (broker.online)"
+    fx resource drain -no '{ranks} {reason}' | grep -q "^2 .*(rank 2) lost"
+    # its epilog, asked for after the loss, is lost for the same reason
+    fx job eventlog -f json "$id" | jq -r 'select(.name == "exception") | .context.note' \
+        | grep -q "^epilog failed on rank 2: node .* (rank 2) lost: its broker left"
+    grep -q "broker rank(s) 2 left Flux's overlay" "$BATS_TEST_TMPDIR/flux.log"
+    # back: what still ran there under its node cairnd is killed
+    startctl run 2
+    sysflux_waitup 30 4
+    dec=$(jobdec "$id")
+    alive() { local p; for p in $(cat "$D/tasks"); do kill -0 "$p" 2>/dev/null && echo "$p"; done; }
+    for i in $(seq 1 200); do
+        [ -z "$(alive)" ] && break
+        sleep 0.1
+    done
+    [ -z "$(alive)" ]
+    run cairn verify "$dec"
+    [ "$status" -eq 0 ]
+    sysflux_stop
+}

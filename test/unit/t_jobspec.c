@@ -85,6 +85,10 @@ static void test_full (void)
 #define CLIENT(x) SYS ("{\"cairn\":{\"client\":" x "}}")
 #define CLIENT_MSG                                                             \
     "jobspec: attributes.system.cairn.client: not a string of 1 to 64 bytes"
+#define INSTANCE(x) SYS ("{\"cairn\":{\"instance\":" x "}}")
+#define INSTANCE_MSG                                                           \
+    "jobspec: attributes.system.cairn.instance: not a string of 1 to 64 "      \
+    "bytes"
 
 static const struct {
     const char *js;
@@ -168,6 +172,8 @@ static const struct {
     {SYS ("{\"cairn\":{\"shell-leader\":\"yes\"}}"),
      "jobspec: attributes.system.cairn.shell-leader: not a boolean"},
     {CLIENT ("\"\""), CLIENT_MSG},
+    {INSTANCE ("3"), INSTANCE_MSG},
+    {INSTANCE ("\"\""), INSTANCE_MSG},
     {CLIENT ("\"a\\u0000b\""), CLIENT_MSG},
     {CLIENT ("\"012345678901234567890123456789012345678901234567890123456789012"
              "3X\""),
@@ -224,9 +230,17 @@ static void test_bad (void)
     is_str (js ? jobspec_client (js) : NULL, "flux", "client: decoded");
     jobspec_destroy (js);
     json_decref (o);
+    o = load (INSTANCE ("\"2e272d83-a347-43ab-b01a-f2acb561f54d\""));
+    js = jobspec_decode (o, &err);
+    is_str (js ? jobspec_instance (js) : NULL,
+            "2e272d83-a347-43ab-b01a-f2acb561f54d", "instance: decoded");
+    ok (js && !jobspec_client (js), "... client unset then");
+    jobspec_destroy (js);
+    json_decref (o);
     o = load (ENV ("{}"));
     js = jobspec_decode (o, &err);
     ok (js && !jobspec_client (js), "client: NULL when unset");
+    ok (js && !jobspec_instance (js), "instance: NULL when unset");
     ok (js && !jobspec_hold_on_shrink (js), "hold-on-shrink: false when unset");
     jobspec_destroy (js);
     json_decref (o);
