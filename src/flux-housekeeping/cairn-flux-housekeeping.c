@@ -25,6 +25,10 @@
  *   rank stays out of the scheduler meanwhile, which is the point; `flux
  *   housekeeping kill` ends the wait.
  * - A job cairnd does not know (ENOENT): nothing of it runs here; exit 0.
+ * - This host's cairnd is a node (multinode, ENOSYS for `start`): the
+ *   job's stream comes from rank 0's cairnd through rank 0's
+ *   cairn-exec.so instead (`cairn.start`); rank 0's cairnd or broker
+ *   away is retried every second, like a local cairnd.
  *
  * Exit: 0 when the rank is released; 1 when it was released drained (Flux
  * logs a housekeeping failure naming the rank); 2 on bad usage or an error
@@ -47,7 +51,7 @@
 
 #define PROG "cairn-flux-housekeeping"
 
-enum outcome { WAIT_AGAIN, RELEASED, RELEASED_DRAINED, FATAL };
+enum outcome { WAIT_AGAIN, RELEASED, RELEASED_DRAINED, FATAL, NODE };
 
 struct hk {
     flux_t *h;
@@ -55,15 +59,16 @@ struct hk {
     uint64_t id;
     const char *sock;
     bool drained;
+    int rank0_errno; /* the last error of rank 0's relay, said once */
 };
 
 static void usage (FILE *f)
 {
-    fprintf (f,
-             "Usage: " PROG " [statedir=DIR | --statedir DIR]\n"
-             "Run by Flux's housekeeping on each rank of a finished job\n"
-             "(FLUX_JOB_ID, FLUX_URI): exits once cairnd's epilog on this\n"
-             "rank is done. See cairn-exec(8).\n");
+    fprintf (f, "Usage: " PROG " [statedir=DIR | --statedir DIR]  (%%r in DIR: "
+                "the rank)\n"
+                "Run by Flux's housekeeping on each rank of a finished job\n"
+                "(FLUX_JOB_ID, FLUX_URI): exits once cairnd's epilog on this\n"
+                "rank is done. See cairn-exec(8).\n");
 }
 
 /* Does the idset string (or "all") hold rank? */
@@ -109,6 +114,8 @@ static enum outcome on_response (struct hk *hk, json_t *msg)
             json_string_value (json_object_get (msg, "errstr"));
         if (errnum == ENOENT)
             return RELEASED; /* cairnd never had it: nothing runs here */
+        if (errnum == ENOSYS)
+            return NODE; /* this host's cairnd is a node: ask rank 0's */
         fprintf (stderr, PROG ": job %" PRIu64 ": cairnd: %s\n", hk->id,
                  errstr ? errstr : strerror (errnum));
         return FATAL;
@@ -154,6 +161,46 @@ static enum outcome follow (struct hk *hk, struct client *c)
     return o;
 }
 
+/* The same through Flux: rank 0's cairn-exec.so relays the job's stream
+ * from the rank-0 cairnd (`cairn.start`, noderelay.h), for a host whose
+ * cairnd is a node (DESIGN-MULTINODE.md). */
+static enum outcome follow_rank0 (struct hk *hk)
+{
+    flux_future_t *f = flux_rpc_pack (
+        hk->h, "cairn.start", 0, FLUX_RPC_STREAMING, "{s:I s:b s:b}", "id",
+        (json_int_t)hk->id, "reattach", 1, "events", 1);
+    enum outcome o = WAIT_AGAIN;
+    const char *s;
+
+    while (f && o == WAIT_AGAIN) {
+        json_t *msg;
+        if (flux_rpc_get (f, &s) < 0) {
+            int e = errno;
+            if (e == ENOENT) {
+                o = RELEASED;
+                break;
+            }
+            if (e == ENODATA) /* the stream ended before our release */
+                break;
+            if (e != hk->rank0_errno)
+                fprintf (stderr, PROG ": job %" PRIu64 ": rank 0: %s\n", hk->id,
+                         future_strerror (f, e));
+            hk->rank0_errno = e;
+            if (e != ENOTCONN && e != EHOSTUNREACH && e != ENOSYS)
+                o = FATAL;
+            break; /* rank 0's cairnd or broker restarting: again */
+        }
+        if (!(msg = json_pack ("{s:o}", "payload",
+                               s ? json_loads (s, 0, NULL) : json_null ())))
+            break;
+        o = on_response (hk, msg);
+        json_decref (msg);
+        flux_future_reset (f);
+    }
+    flux_future_destroy (f);
+    return o;
+}
+
 int main (int argc, char *argv[])
 {
     const char *opt = NULL, *jobid = getenv ("FLUX_JOB_ID");
@@ -189,8 +236,14 @@ int main (int argc, char *argv[])
                  strerror (errno));
         return 2;
     }
-    if (!(dir = statedir_resolve (opt, NULL, &err)) ||
-        !(hk.sock = statedir_socket (dir))) {
+    char *expanded = opt ? statedir_expand_rank (opt, hk.rank) : NULL;
+    if (opt && !expanded) {
+        fprintf (stderr, PROG ": out of memory\n");
+        return 2;
+    }
+    dir = statedir_resolve (expanded, NULL, &err);
+    free (expanded);
+    if (!dir || !(hk.sock = statedir_socket (dir))) {
         fprintf (stderr, PROG ": cairnd's state directory: %s\n",
                  err.text[0] ? err.text : strerror (errno));
         return 2;
@@ -199,12 +252,20 @@ int main (int argc, char *argv[])
     struct stat sb;
     uid_t owner = stat (dir, &sb) == 0 ? sb.st_uid : (uid_t)-1;
     free (dir);
+    bool node = false;
     for (;;) {
-        struct client *c = client_connect_as (hk.sock, owner, &err);
+        struct client *c =
+            node ? NULL : client_connect_as (hk.sock, owner, &err);
         enum outcome o = WAIT_AGAIN;
-        if (c) {
+        if (node)
+            o = follow_rank0 (&hk);
+        else if (c) {
             o = follow (&hk, c);
             client_close (c);
+            if (o == NODE) {
+                node = true;
+                continue;
+            }
         } else if (!said) {
             fprintf (stderr, PROG ": job %" PRIu64 " rank %" PRIu32
                              ": %s; retrying every second\n",

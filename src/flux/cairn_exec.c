@@ -493,27 +493,6 @@ static json_t *broker_env (void)
     return env;
 }
 
-/* s with each "%r" replaced by rank (malloc'd), or NULL. */
-static char *expand_rank (const char *s, uint32_t rank)
-{
-    size_t n = strlen (s) + 1;
-    char *out, *o;
-
-    for (const char *p = s; (p = strstr (p, "%r")); p += 2)
-        n += 10; /* at most 10 digits for its 2 characters */
-    if (!(o = out = malloc (n)))
-        return NULL;
-    while (*s) {
-        if (s[0] == '%' && s[1] == 'r') {
-            o += sprintf (o, "%u", (unsigned)rank);
-            s += 2;
-        } else
-            *o++ = *s++;
-    }
-    *o = '\0';
-    return out;
-}
-
 /* start-timeout=FSD: how long a new job waits for cairnd to take it
  * (fjob.h). -1 with a line in the log when it is not a duration. */
 static int start_timeout (flux_t *h, int argc, char **argv, double *t)
@@ -553,7 +532,7 @@ static char *state_dir (flux_t *h, uint32_t rank, int argc, char **argv)
                       "setting of job-exec's: cairn-exec(8))",
                       argv[i]);
     }
-    if (opt && !(opt = expanded = expand_rank (opt, rank))) {
+    if (opt && !(opt = expanded = statedir_expand_rank (opt, rank))) {
         flux_log_error (h, "statedir");
         return NULL;
     }

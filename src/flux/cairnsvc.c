@@ -10,6 +10,7 @@
 struct fwd {
     int64_t matchtag;
     const flux_msg_t *msg;
+    bool stream; /* a job's stream: until its final release */
     struct fwd *next;
 };
 
@@ -112,10 +113,11 @@ int cairnsvc_request (const flux_msg_t *msg,
     return 0;
 }
 
-void cairnsvc_forward (struct cairnsvc *svc,
-                       const flux_msg_t *msg,
-                       const char *name,
-                       const json_t *payload)
+static void forward (struct cairnsvc *svc,
+                     const flux_msg_t *msg,
+                     const char *name,
+                     const json_t *payload,
+                     bool stream)
 {
     struct fwd *w;
 
@@ -135,8 +137,35 @@ void cairnsvc_forward (struct cairnsvc *svc,
         return;
     }
     w->msg = flux_msg_incref (msg);
+    w->stream = stream;
     w->next = svc->fwds;
     svc->fwds = w;
+}
+
+void cairnsvc_forward (struct cairnsvc *svc,
+                       const flux_msg_t *msg,
+                       const char *name,
+                       const json_t *payload)
+{
+    forward (svc, msg, name, payload, false);
+}
+
+void cairnsvc_forward_stream (struct cairnsvc *svc,
+                              const flux_msg_t *msg,
+                              const char *name,
+                              const json_t *payload)
+{
+    forward (svc, msg, name, payload, true);
+}
+
+/* Is this response of a job's stream its last (the final release)? */
+static bool stream_end (const json_t *payload)
+{
+    const char *type = NULL;
+    int final = 0;
+    (void)json_unpack ((json_t *)payload, "{s?s s?{s?b}}", "type", &type,
+                       "data", "final", &final);
+    return type && !strcmp (type, "release") && final;
 }
 
 bool cairnsvc_cairnd_message (struct cairnsvc *svc, const json_t *msg)
@@ -148,6 +177,17 @@ bool cairnsvc_cairnd_message (struct cairnsvc *svc, const json_t *msg)
         struct fwd *w = *pp;
         if (w->matchtag != m.matchtag)
             continue;
+        if (w->stream && m.errnum == 0 && json_is_object (m.payload)) {
+            if (flux_respond_pack (svc->h, w->msg, "O", m.payload) < 0)
+                flux_log_error (svc->h, "cairn: respond");
+            if (!stream_end (m.payload))
+                return true;
+            *pp = w->next;
+            respond_error (svc->h, w->msg, ENODATA, NULL);
+            flux_msg_decref (w->msg);
+            free (w);
+            return true;
+        }
         *pp = w->next;
         if (m.errnum != 0)
             respond_error (svc->h, w->msg,

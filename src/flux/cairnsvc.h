@@ -53,6 +53,15 @@ void cairnsvc_forward (struct cairnsvc *svc,
                        const char *name,
                        const json_t *payload);
 
+/* The same for a request whose answer is a job's stream (a `start` with
+ * reattach): each of cairnd's responses is a Flux response, up to and
+ * including the job's final release, which ENODATA follows (the end of
+ * a Flux stream); an error answer ends it too. */
+void cairnsvc_forward_stream (struct cairnsvc *svc,
+                              const flux_msg_t *msg,
+                              const char *name,
+                              const json_t *payload);
+
 /* Take the Flux request and its payload out of a `cairn.<name>` request:
  * sets *name to <name> (a pointer into the message's topic) and *payload
  * (borrowed from msg). Returns 0, or -1 with errno EPROTO (no JSON object

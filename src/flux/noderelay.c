@@ -222,7 +222,9 @@ bool noderelay_cairnd_message (struct noderelay *nr, const json_t *msg)
 /* ---- service ---- */
 
 /* cairn.node-report {"rank", "report"} and cairn.node-hello {"rank",
- * "host"} from a node: to cairnd, as they are. */
+ * "host"} from a node: to cairnd, as they are; cairn.start {"id",
+ * "reattach": true, ...}: the job's stream, for cairn-flux-housekeeping
+ * on a host whose cairnd is a node. */
 static void request_cb (flux_t *h,
                         flux_msg_handler_t *mh,
                         const flux_msg_t *msg,
@@ -235,6 +237,18 @@ static void request_cb (flux_t *h,
 
     if (cairnsvc_request (msg, &name, &payload) < 0)
         goto proto;
+    if (!strcmp (name, "start")) {
+        /* cairn-flux-housekeeping on another host follows a job here:
+         * a reattach only, never a new job */
+        int reattach = 0;
+        json_int_t id;
+        if (json_unpack (payload, "{s:I s:b}", "id", &id, "reattach",
+                         &reattach) < 0 ||
+            !reattach)
+            goto proto;
+        cairnsvc_forward_stream (nr->svc, msg, name, payload);
+        return;
+    }
     if (!strcmp (name, "node-hello")) {
         if (json_unpack (payload, "{s:I s:s}", "rank", &rank, "host",
                          &host) < 0)
@@ -256,6 +270,7 @@ proto:
 static const struct flux_msg_handler_spec htab[] = {
     {FLUX_MSGTYPE_REQUEST, CAIRNSVC_NAME ".node-report", request_cb, 0},
     {FLUX_MSGTYPE_REQUEST, CAIRNSVC_NAME ".node-hello", request_cb, 0},
+    {FLUX_MSGTYPE_REQUEST, CAIRNSVC_NAME ".start", request_cb, 0},
     FLUX_MSGHANDLER_TABLE_END,
 };
 

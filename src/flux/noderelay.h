@@ -15,7 +15,10 @@
  *   EINVAL...), the relay stays off until the next connection.
  * - Service `cairn` (cairnsvc.h, owner only): `cairn.node-report` and
  *   `cairn.node-hello` from the other ranks are forwarded to cairnd as
- *   `node-report` / `node-hello`, and answered with its answer.
+ *   `node-report` / `node-hello`, and answered with its answer;
+ *   `cairn.start` with "reattach" (cairn-flux-housekeeping on a host
+ *   whose cairnd is a node) gets the job's stream, as Flux responses up
+ *   to its final release.
  *
  * cairn_exec.c calls noderelay_cairnd_state and noderelay_cairnd_message
  * from its cconn callbacks; the matchtags of the stream and of the

@@ -90,3 +90,23 @@ char *statedir_socket (const char *statedir)
     }
     return s;
 }
+
+char *statedir_expand_rank (const char *s, uint32_t rank)
+{
+    size_t n = strlen (s) + 1;
+    char *out, *o;
+
+    for (const char *p = s; (p = strstr (p, "%r")); p += 2)
+        n += 10; /* at most 10 digits for its 2 characters */
+    if (!(o = out = malloc (n)))
+        return NULL;
+    while (*s) {
+        if (s[0] == '%' && s[1] == 'r') {
+            o += sprintf (o, "%u", (unsigned)rank);
+            s += 2;
+        } else
+            *o++ = *s++;
+    }
+    *o = '\0';
+    return out;
+}

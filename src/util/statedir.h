@@ -8,6 +8,7 @@
 #ifndef CAIRN_EXEC_STATEDIR_H
 #define CAIRN_EXEC_STATEDIR_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "core/error.h"
@@ -51,5 +52,10 @@ char *statedir_resolve_as (const char *opt,
  * errno = EINVAL (statedir NULL or "") or ENOMEM.
  */
 char *statedir_socket (const char *statedir);
+
+/* s with each "%r" replaced by rank, in decimal (malloc'd), or NULL
+ * (ENOMEM): the statedir=DIR of cairn-exec.so and cairn-flux-housekeeping
+ * for brokers that share a host, each rank with its own cairnd. */
+char *statedir_expand_rank (const char *s, uint32_t rank);
 
 #endif /* CAIRN_EXEC_STATEDIR_H */

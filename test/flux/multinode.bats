@@ -279,3 +279,41 @@ crash_both_during() {
     [ "$status" -eq 0 ]
     sysflux_stop
 }
+
+@test "partial release across nodes: a remote rank stays out of the scheduler until its epilog ends" {
+    # issue 33: cairn-flux-housekeeping on a rank above 0 asked that
+    # host's node cairnd, which refused it; it exited 2 and Flux freed the
+    # rank while its epilog still ran
+    cairnds_start
+    # rank 0's cairnd releases each rank as its epilog ends
+    jq -c '. + {"release-after": "0"}' "$D/cairn.conf" >"$D/cairn.conf.new"
+    mv "$D/cairn.conf.new" "$D/cairn.conf"
+    kill "$(cat "$D/pid.rank0")"
+    for _ in $(seq 1 100); do kill -0 "$(cat "$D/pid.rank0")" 2>/dev/null || break; sleep 0.05; done
+    "$LAUNCH" rank0
+    ln -s "$STATEDIR" "$D/node0" # the helper's statedir=DIR/node%r on rank 0
+    sysflux_conf "$(sysflux_cairn_toml)
+$(printf '[job-manager.housekeeping]\ncommand = ["%s", "statedir=%s"]\nrelease-after = "0"\n' \
+        "$B/cairn-flux-housekeeping" "$D/node%r")"
+    sysflux_start
+    touch "$D/hold-epilog-2"
+    id=$(fx submit -N4 true)
+    for i in $(seq 1 400); do
+        [ "$(fx resource list -s free -no '{nnodes}')" = 3 ] && break
+        sleep 0.05
+    done
+    sleep 1 # a helper that gave up would free rank 2 now
+    fx resource list
+    [ "$(fx resource list -s free -no '{ranks}')" = "0-1,3" ]
+    [ "$(fx housekeeping list -no '{id} {ranks}')" = "$id 2" ]
+    grep -q "^epilog .* 2$" "$D/runlog"
+    rm "$D/hold-epilog-2"
+    for i in $(seq 1 400); do
+        [ "$(fx resource list -s free -no '{nnodes}')" = 4 ] && break
+        sleep 0.05
+    done
+    [ "$(fx resource list -s free -no '{nnodes}')" = 4 ]
+    run grep "housekeeping.*nonzero exit" "$BATS_TEST_TMPDIR/flux.log"
+    [ "$status" -ne 0 ]
+    sysflux_stop
+}

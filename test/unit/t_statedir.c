@@ -119,11 +119,25 @@ static void test_socket (void)
     is_errno_ptr (statedir_socket (""), EINVAL, "socket of \"\" fails");
 }
 
+static void test_expand_rank (void)
+{
+    char *s = statedir_expand_rank ("/s/node%r/x%r", 12);
+    is_str (s, "/s/node12/x12", "%%r: each replaced by the rank");
+    free (s);
+    s = statedir_expand_rank ("/var/lib/cairn", 3);
+    is_str (s, "/var/lib/cairn", "no %%r: unchanged");
+    free (s);
+    s = statedir_expand_rank ("%r", 4294967295u);
+    is_str (s, "4294967295", "the largest rank fits");
+    free (s);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
     test_resolve_table ();
     test_resolve_euid ();
     test_socket ();
+    test_expand_rank ();
     return done_testing ();
 }
