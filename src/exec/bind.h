@@ -5,7 +5,8 @@
  * same instance names it again, with a description for people (host and
  * local URI). It sends `bind` as the first request on each connection
  * (cairn-protocol(7)) and stamps each job it starts with the UUID
- * (attributes.system.cairn.instance).
+ * (attributes.system.cairn.instance). The module on a rank above 0 binds
+ * its node cairnd with the same UUID, once rank 0's module has made it.
  *
  * cairnd serves one instance at a time: the one bound on an open
  * connection, or whose jobs are still active here. Another instance's

@@ -753,6 +753,8 @@ req_bind (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
         conn_respond_error (c, matchtag, errno, "%s", err.text);
         return;
     }
+    log_msg (LOG_INFO, "client %ju: bound to Flux instance %s (%s)",
+             (uintmax_t)conn_id (c), uuid, name);
     json_t *r = json_pack ("{s:s}", "instance", uuid);
     conn_respond (c, matchtag, r);
     json_decref (r);

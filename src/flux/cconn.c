@@ -279,6 +279,19 @@ struct cconn *cconn_create (flux_t *h,
     return cc;
 }
 
+void cconn_hold (struct cconn *cc)
+{
+    flux_watcher_stop (cc->retry);
+}
+
+void cconn_release (struct cconn *cc)
+{
+    if (cc->fd >= 0)
+        return;
+    flux_timer_watcher_reset (cc->retry, 0, 0);
+    flux_watcher_start (cc->retry);
+}
+
 int cconn_set_hello (struct cconn *cc, const char *topic, const json_t *payload)
 {
     char *t = strdup (topic);

@@ -46,6 +46,11 @@ int cconn_set_hello (struct cconn *cc,
                      const char *topic,
                      const json_t *payload);
 
+/* Hold off the first connect (call right after cconn_create, before the
+ * reactor runs) until cconn_release: for a hello that is not known yet. */
+void cconn_hold (struct cconn *cc);
+void cconn_release (struct cconn *cc);
+
 /* Queue a request. Returns 0, or -1 with errno ENOTCONN (not up: nothing
  * queued), ENOMEM. */
 int cconn_send (struct cconn *cc,

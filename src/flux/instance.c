@@ -48,11 +48,50 @@ done:
     return rc;
 }
 
-int instance_identity (flux_t *h, char **uuid, char **name)
+/* "HOST local-uri[ job ID]" of this broker, or NULL (ENOMEM). */
+static char *describe (flux_t *h)
 {
-    char host[256] = "?";
+    char host[256] = "?", *n = NULL;
     const char *uri = flux_attr_get (h, "local-uri");
     const char *jobid = flux_attr_get (h, "jobid");
+
+    (void)gethostname (host, sizeof (host) - 1);
+    if (asprintf (&n, "%s %s%s%s", host, uri ? uri : "?", jobid ? " job " : "",
+                  jobid ? jobid : "") < 0) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return n;
+}
+
+flux_future_t *instance_wait (flux_t *h)
+{
+    return flux_kvs_lookup (h, NULL, FLUX_KVS_WAITCREATE, INSTANCE_KVS_KEY);
+}
+
+json_t *instance_bind_payload (flux_t *h, flux_future_t *f)
+{
+    const char *u = NULL;
+    char *n;
+    json_t *p;
+
+    if (flux_kvs_lookup_get (f, &u) < 0)
+        return NULL;
+    if (!u || !*u) {
+        errno = EPROTO;
+        return NULL;
+    }
+    if (!(n = describe (h)))
+        return NULL;
+    p = json_pack ("{s:s s:s}", "instance", u, "name", n);
+    free (n);
+    if (!p)
+        errno = ENOMEM;
+    return p;
+}
+
+int instance_identity (flux_t *h, char **uuid, char **name)
+{
     char *u = lookup (h), *n = NULL;
 
     if (!u) {
@@ -67,11 +106,8 @@ int instance_identity (flux_t *h, char **uuid, char **name)
             return -1;
         }
     }
-    (void)gethostname (host, sizeof (host) - 1);
-    if (asprintf (&n, "%s %s%s%s", host, uri ? uri : "?", jobid ? " job " : "",
-                  jobid ? jobid : "") < 0) {
+    if (!(n = describe (h))) {
         free (u);
-        errno = ENOMEM;
         return -1;
     }
     *uuid = u;

@@ -11,6 +11,7 @@
 #define CAIRN_FLUX_INSTANCE_H
 
 #include <flux/core.h>
+#include <jansson.h>
 
 /* The KVS key of the UUID. */
 #define INSTANCE_KVS_KEY "cairn.instance"
@@ -19,5 +20,12 @@
  * Returns 0 with *uuid and *name malloc'd, or -1 with errno and a line
  * in the broker's log. */
 int instance_identity (flux_t *h, char **uuid, char **name);
+
+/* On a rank above 0: the `bind` payload {"instance", "name"} once rank 0's
+ * module has made the UUID. instance_wait starts the lookup (it waits for
+ * the key to be created); instance_bind_payload takes its answer (a new
+ * reference, or NULL with errno). */
+flux_future_t *instance_wait (flux_t *h);
+json_t *instance_bind_payload (flux_t *h, flux_future_t *f);
 
 #endif /* CAIRN_FLUX_INSTANCE_H */

@@ -7,6 +7,7 @@
 
 #include "flux/cairnsvc.h"
 #include "flux/cconn.h"
+#include "flux/instance.h"
 #include "flux/nodeagent.h"
 #include "flux/reportq.h"
 
@@ -19,6 +20,7 @@ struct nodeagent {
     struct cairnsvc *svc;
     flux_msg_handler_t **handlers;
     int64_t watch_mt;         /* node-watch on this connection, or 0 */
+    flux_future_t *instance;  /* the lookup of the instance's UUID */
     flux_future_t *hello;     /* cairn.node-hello in flight */
     flux_watcher_t *hello_timer;
     int hello_fails;          /* on this connection */
@@ -171,6 +173,20 @@ static char *hostname (flux_t *h)
     return strdup (buf);
 }
 
+static void instance_cb (flux_future_t *f, void *arg)
+{
+    struct nodeagent *na = arg;
+    json_t *bind = instance_bind_payload (na->h, f);
+
+    if (!bind || cconn_set_hello (na->cc, "bind", bind) < 0)
+        flux_log_error (na->h,
+                        "cairn-exec: this instance's UUID (%s): "
+                        "connecting to cairnd unbound",
+                        INSTANCE_KVS_KEY);
+    json_decref (bind);
+    cconn_release (na->cc);
+}
+
 struct nodeagent *nodeagent_create (flux_t *h,
                                     uint32_t rank,
                                     const char *sockpath,
@@ -191,8 +207,15 @@ struct nodeagent *nodeagent_create (flux_t *h,
         errno = ENOMEM;
         goto error;
     }
-    if (!(na->cc = cconn_create (h, sockpath, &ops, na)) ||
-        !(na->svc = cairnsvc_create (h, na->cc, rank, statedir)) ||
+    if (!(na->cc = cconn_create (h, sockpath, &ops, na)))
+        goto error;
+    /* one instance per cairnd (exec/bind.h): bind with rank 0's UUID,
+     * once rank 0's module has made it */
+    cconn_hold (na->cc);
+    if (!(na->instance = instance_wait (h)) ||
+        flux_future_then (na->instance, -1, instance_cb, na) < 0)
+        goto error;
+    if (!(na->svc = cairnsvc_create (h, na->cc, rank, statedir)) ||
         cairnsvc_register (h) < 0 ||
         flux_msg_handler_addvec (h, htab, na, &na->handlers) < 0)
         goto error;
@@ -210,6 +233,7 @@ void nodeagent_destroy (struct nodeagent *na)
     flux_msg_handler_delvec (na->handlers);
     cairnsvc_destroy (na->svc);
     cconn_destroy (na->cc);
+    flux_future_destroy (na->instance);
     flux_future_destroy (na->hello);
     flux_watcher_destroy (na->hello_timer);
     reportq_destroy (na->reports);

@@ -82,11 +82,16 @@ jobdec() { "$FLUX" job id --to=dec "$1"; }
 
 @test "flux run -N4 hostname: each rank's shell under its own rank's node cairnd" {
     cairnds_start
-    run in_flux 'flux run -N4 --label-io hostname | sort; flux job last'
+    run in_flux 'flux run -N4 --label-io hostname | sort; flux job last
+                 flux kvs get cairn.instance'
     echo "$output"
     [ "$status" -eq 0 ]
     for r in 0 1 2 3; do [ "${lines[$r]}" = "$r: $(hostname)" ]; done
     dec=$(jobdec "${lines[4]}")
+    # each cairnd, the node ones too, served this instance only (bind.h)
+    for who in rank0 1 2 3; do
+        grep -q "bound to Flux instance ${lines[5]} " "$D/cairnd-$who.log"
+    done
     # each node journaled its rank's prolog, shell and epilog, once, and
     # rank 0 acknowledged every end
     for r in 1 2 3; do
