@@ -125,6 +125,7 @@ struct cairnd {
     struct remote *remote;     /* exec role: processes on other nodes */
     struct node *node;         /* node role (cfg.role_node), else NULL */
     struct binding *bindings;  /* connections' Flux instances (bind.c) */
+    char bind_refused[65];     /* the instance last refused: logged once */
     struct jobentry *dirty;    /* jobs with events to stage this turn */
     struct outbox *outbox;     /* effects waiting for the commit */
     struct ack *acks;

@@ -748,11 +748,15 @@ req_bind (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
 
     (void)json_unpack (payload, "{s?s s?s}", "instance", &uuid, "name", &name);
     if (bind_conn (d, c, uuid, name, &err) < 0) {
-        if (errno == EBUSY)
+        /* its module tries again every 10 s: said once */
+        if (errno == EBUSY && strcmp (d->bind_refused, uuid) != 0) {
             log_msg (LOG_WARNING, "%s", err.text);
+            snprintf (d->bind_refused, sizeof (d->bind_refused), "%s", uuid);
+        }
         conn_respond_error (c, matchtag, errno, "%s", err.text);
         return;
     }
+    d->bind_refused[0] = '\0';
     log_msg (LOG_INFO, "client %ju: bound to Flux instance %s (%s)",
              (uintmax_t)conn_id (c), uuid, name);
     json_t *r = json_pack ("{s:s}", "instance", uuid);

@@ -629,9 +629,13 @@ static flux_future_t *handle (struct fjob *job, const json_t *item)
         const char *ranks = json_string_value (json_object_get (data, "ranks"));
         /* name the hosts, as Flux's own notes do ("... on HOST (rank N)") */
         char *hosts = ranks ? flux_hostmap_lookup (h, ranks, NULL) : NULL;
-        char *full = NULL;
-        if (hosts && note && asprintf (&full, "%s (on %s)", note, hosts) < 0)
+        char *full = NULL, *named = NULL;
+        /* not twice: a lost node's note names it ("node HOST (rank R)") */
+        if (hosts && note && asprintf (&named, "%s (rank", hosts) >= 0 &&
+            !strstr (note, named) &&
+            asprintf (&full, "%s (on %s)", note, hosts) < 0)
             full = NULL;
+        free (named);
         free (hosts);
         if (full)
             note = full;

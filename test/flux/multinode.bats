@@ -264,7 +264,7 @@ crash_both_during() {
     [ "$(echo "$elapsed < $stock + 1" | bc)" -eq 1 ]
     fx job eventlog "$id" | grep exception
     fx job eventlog -f json "$id" | jq -r 'select(.name == "exception") | .context.note' \
-        | grep -q "node .* (rank 2) lost: its broker left Flux's overlay (broker.online)"
+        | grep -q "node .* (rank 2) lost: its broker left Flux's overlay (broker.online)$"
     fx resource drain -no '{ranks} {reason}' | grep -q "^2 .*(rank 2) lost"
     # its epilog, asked for after the loss, is lost for the same reason
     fx job eventlog -f json "$id" | jq -r 'select(.name == "exception") | .context.note' \
