@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "core/job.h"
+#include "exec/bind.h"
 #include "exec/daemon.h"
 #include "supervise/exitdir.h"
 #include "util/hashmap.h"
@@ -125,7 +126,7 @@ struct cairnd {
     struct remote *remote;     /* exec role: processes on other nodes */
     struct node *node;         /* node role (cfg.role_node), else NULL */
     struct binding *bindings;  /* connections' Flux instances (bind.c) */
-    char bind_refused[65];     /* the instance last refused: logged once */
+    char bind_refused[BIND_UUID_MAX + 1]; /* last refused: logged once */
     struct jobentry *dirty;    /* jobs with events to stage this turn */
     struct outbox *outbox;     /* effects waiting for the commit */
     struct ack *acks;

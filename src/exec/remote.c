@@ -731,18 +731,22 @@ void req_node_hello (struct cairnd *d,
  * online (Flux's overlay) and says when some leave or come back. A node
  * whose broker left is not waited on for multinode.timeout: its processes
  * are lost now, and new ones for it until it is heard from or back
- * online. What runs on there unseen is killed when it comes back (gone). */
+ * online. What runs on there unseen is killed when it comes back (gone).
+ * One pass over the processes, whatever the number of ranks; the answer
+ * goes once the proc-lost events are committed. */
 void req_node_state (struct cairnd *d,
                      struct conn *c,
                      int64_t matchtag,
                      json_t *payload)
 {
     struct remote *r = d->remote;
-    const char *ranks, *why = NULL;
+    const char *ranks, *why = "its broker left Flux's overlay";
     int online;
     struct cairn_error err = {{0}};
     struct idset *set;
-    size_t nlost = 0;
+    char note[160];
+    size_t pos = 0, nlost = 0;
+    struct rproc *rp;
 
     if (json_unpack (payload, "{s:s s:b s?s}", "ranks", &ranks, "online",
                      &online, "why", &why) < 0) {
@@ -756,38 +760,28 @@ void req_node_state (struct cairnd *d,
                             err.text);
         return;
     }
+    snprintf (note, sizeof (note), "lost: %s", why);
     for (uint32_t rank = idset_first (set); rank != IDSET_INVALID_ID;
          rank = idset_next (set, rank)) {
         struct rnode *n = node_get (r, rank);
-        if (!n)
-            continue;
-        if (online) {
-            if (n->down)
-                log_msg (LOG_INFO, "rank %u: back online in Flux",
-                         (unsigned)rank);
-            n->down = false;
-            continue;
+        if (n) {
+            n->down = !online;
+            snprintf (n->why, sizeof (n->why), "%s", note);
         }
-        char note[160];
-        snprintf (note, sizeof (note), "lost: %s",
-                  why ? why : "its broker left Flux's overlay");
-        n->down = true;
-        snprintf (n->why, sizeof (n->why), "%s", note);
-        size_t pos = 0, here = 0;
-        struct rproc *rp;
-        while ((rp = hashmap_next (r->procs, &pos, NULL))) {
-            const struct job_proc *p = job_proc_find (rp->je->job, rp->execid);
-            if (rp->rank != rank || rp->given_up || !p || p->state == PROC_DONE)
-                continue;
-            give_up (r, rp, note);
-            here++;
-        }
-        nlost += here;
-        log_msg (LOG_WARNING, "rank %u: %s; %zu process(es) lost",
-                 (unsigned)rank, note, here);
     }
+    while (!online && (rp = hashmap_next (r->procs, &pos, NULL))) {
+        const struct job_proc *p = job_proc_find (rp->je->job, rp->execid);
+        if (!idset_test (set, rp->rank) || rp->given_up || !p ||
+            p->state == PROC_DONE)
+            continue;
+        give_up (r, rp, note);
+        nlost++;
+    }
+    if (online)
+        log_msg (LOG_INFO, "ranks %s: online in Flux", ranks);
+    else
+        log_msg (LOG_WARNING, "ranks %s: %s; %zu process(es) lost", ranks, note,
+                 nlost);
     idset_destroy (set);
-    json_t *resp = json_pack ("{s:I}", "lost", (json_int_t)nlost);
-    conn_respond (c, matchtag, resp);
-    json_decref (resp);
+    cairnd_ack (d, c, matchtag, json_pack ("{s:I}", "lost", (json_int_t)nlost));
 }

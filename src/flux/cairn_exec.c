@@ -690,14 +690,11 @@ mod_main (flux_t *h, int argc, char **argv)
         goto done;
     }
     /* one instance per cairnd: bind first on each connection */
-    char *iname = NULL;
-    if (instance_identity (h, &ctx.instance, &iname) < 0)
+    if (instance_identity (h, &ctx.instance) < 0)
         goto done;
-    json_t *bind =
-        json_pack ("{s:s s:s}", "instance", ctx.instance, "name", iname);
+    json_t *bind = instance_bind_payload (h, ctx.instance);
     int brc = bind ? cconn_set_hello (ctx.cc, "bind", bind) : -1;
     json_decref (bind);
-    free (iname);
     if (brc < 0) {
         flux_log_error (h, "cairn-exec: bind");
         goto done;

@@ -66,10 +66,9 @@ static void io_events (struct cconn *cc)
         flux_watcher_start (cc->io);
 }
 
-static void lost (struct cconn *cc)
+/* Close the socket and connect again in delay seconds. */
+static void reconnect_in (struct cconn *cc, double delay)
 {
-    bool was_up = cc->up;
-
     flux_watcher_destroy (cc->io);
     cc->io = NULL;
     if (cc->fd >= 0)
@@ -78,8 +77,15 @@ static void lost (struct cconn *cc)
     cc->up = false;
     cc->hello_tag = 0;
     cc->inlen = cc->outlen = 0;
-    flux_timer_watcher_reset (cc->retry, cc->delay, 0);
+    flux_timer_watcher_reset (cc->retry, delay, 0);
     flux_watcher_start (cc->retry);
+}
+
+static void lost (struct cconn *cc)
+{
+    bool was_up = cc->up;
+
+    reconnect_in (cc, cc->delay);
     cc->delay = cc->delay * 2 > RETRY_MAX ? RETRY_MAX : cc->delay * 2;
     if (was_up)
         cc->ops.state (cc, false, cc->arg);
@@ -141,13 +147,7 @@ static void hello_answer (struct cconn *cc, const json_t *msg)
         free (cc->refused);
         cc->refused = strdup (why);
     }
-    flux_watcher_destroy (cc->io);
-    cc->io = NULL;
-    close (cc->fd);
-    cc->fd = -1;
-    cc->inlen = cc->outlen = 0;
-    flux_timer_watcher_reset (cc->retry, CCONN_REFUSED_RETRY, 0);
-    flux_watcher_start (cc->retry);
+    reconnect_in (cc, CCONN_REFUSED_RETRY);
 }
 
 static void dispatch_lines (struct cconn *cc)

@@ -630,9 +630,10 @@ static flux_future_t *handle (struct fjob *job, const json_t *item)
         /* name the hosts, as Flux's own notes do ("... on HOST (rank N)") */
         char *hosts = ranks ? flux_hostmap_lookup (h, ranks, NULL) : NULL;
         char *full = NULL, *named = NULL;
+        if (hosts && asprintf (&named, "%s (rank", hosts) < 0)
+            named = NULL;
         /* not twice: a lost node's note names it ("node HOST (rank R)") */
-        if (hosts && note && asprintf (&named, "%s (rank", hosts) >= 0 &&
-            !strstr (note, named) &&
+        if (named && note && !strstr (note, named) &&
             asprintf (&full, "%s (on %s)", note, hosts) < 0)
             full = NULL;
         free (named);

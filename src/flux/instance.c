@@ -69,30 +69,27 @@ flux_future_t *instance_wait (flux_t *h)
     return flux_kvs_lookup (h, NULL, FLUX_KVS_WAITCREATE, INSTANCE_KVS_KEY);
 }
 
-json_t *instance_bind_payload (flux_t *h, flux_future_t *f)
+json_t *instance_bind_payload (flux_t *h, const char *uuid)
 {
-    const char *u = NULL;
     char *n;
     json_t *p;
 
-    if (flux_kvs_lookup_get (f, &u) < 0)
-        return NULL;
-    if (!u || !*u) {
+    if (!uuid || !*uuid) {
         errno = EPROTO;
         return NULL;
     }
     if (!(n = describe (h)))
         return NULL;
-    p = json_pack ("{s:s s:s}", "instance", u, "name", n);
+    p = json_pack ("{s:s s:s}", "instance", uuid, "name", n);
     free (n);
     if (!p)
         errno = ENOMEM;
     return p;
 }
 
-int instance_identity (flux_t *h, char **uuid, char **name)
+int instance_identity (flux_t *h, char **uuid)
 {
-    char *u = lookup (h), *n = NULL;
+    char *u = lookup (h);
 
     if (!u) {
         uuid_t bin;
@@ -106,11 +103,6 @@ int instance_identity (flux_t *h, char **uuid, char **name)
             return -1;
         }
     }
-    if (!(n = describe (h))) {
-        free (u);
-        return -1;
-    }
     *uuid = u;
-    *name = n;
     return 0;
 }

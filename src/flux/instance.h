@@ -16,16 +16,18 @@
 /* The KVS key of the UUID. */
 #define INSTANCE_KVS_KEY "cairn.instance"
 
-/* Look the UUID up, or make and commit it. Synchronous (module load).
- * Returns 0 with *uuid and *name malloc'd, or -1 with errno and a line
- * in the broker's log. */
-int instance_identity (flux_t *h, char **uuid, char **name);
+/* Look the UUID up, or make and commit it (rank 0). Synchronous (module
+ * load). Returns 0 with *uuid malloc'd, or -1 with errno and a line in
+ * the broker's log. */
+int instance_identity (flux_t *h, char **uuid);
 
-/* On a rank above 0: the `bind` payload {"instance", "name"} once rank 0's
- * module has made the UUID. instance_wait starts the lookup (it waits for
- * the key to be created); instance_bind_payload takes its answer (a new
- * reference, or NULL with errno). */
+/* On a rank above 0: the lookup of the UUID, answered once rank 0's
+ * module has made it (it waits for the key to be created). */
 flux_future_t *instance_wait (flux_t *h);
-json_t *instance_bind_payload (flux_t *h, flux_future_t *f);
+
+/* The `bind` payload {"instance": uuid, "name": this broker's
+ * description}: a new reference, or NULL with errno (EPROTO: no uuid,
+ * ENOMEM). */
+json_t *instance_bind_payload (flux_t *h, const char *uuid);
 
 #endif /* CAIRN_FLUX_INSTANCE_H */

@@ -176,7 +176,10 @@ static char *hostname (flux_t *h)
 static void instance_cb (flux_future_t *f, void *arg)
 {
     struct nodeagent *na = arg;
-    json_t *bind = instance_bind_payload (na->h, f);
+    const char *uuid = NULL;
+    json_t *bind = flux_kvs_lookup_get (f, &uuid) == 0
+                       ? instance_bind_payload (na->h, uuid)
+                       : NULL;
 
     if (!bind || cconn_set_hello (na->cc, "bind", bind) < 0)
         flux_log_error (na->h,

@@ -397,3 +397,20 @@ teardown() {
     run rpc jobs '{}'
     [ "$output" = '{"jobs": []}' ]
 }
+
+@test "node-state: a malformed request is refused, naming the field; a good one answers" {
+    run rpc node-state '{"ranks": 3, "online": false}'
+    [ "$output" = 'error 71 node-state: want {"ranks": IDSET, "online": BOOL, "why": S}' ]
+    run rpc node-state '{"ranks": "1-2"}'
+    [ "$output" = 'error 71 node-state: want {"ranks": IDSET, "online": BOOL, "why": S}' ]
+    run rpc node-state '{"ranks": "x", "online": true}'
+    [[ "$output" == "error 22 node-state: ranks: "* ]]
+    # nothing runs on those ranks here: nothing is lost, and it is logged
+    run rpc node-state '{"ranks": "1-2", "online": false, "why": "test"}'
+    [ "$status" -eq 0 ]
+    [ "$output" = '{"lost": 0}' ]
+    grep -q "ranks 1-2: lost: test; 0 process(es) lost" "$BATS_TEST_TMPDIR/cairnd.log"
+    run rpc node-state '{"ranks": "1-2", "online": true}'
+    [ "$output" = '{"lost": 0}' ]
+    grep -q "ranks 1-2: online in Flux" "$BATS_TEST_TMPDIR/cairnd.log"
+}
