@@ -219,6 +219,15 @@ static int parse_run_dir (const struct arg *a)
     return parse_string (a);
 }
 
+/* An absolute path (or null). */
+static int parse_absolute (const struct arg *a)
+{
+    const char *v = json_string_value (a->v);
+    if (v && v[0] != '/')
+        return invalid (a, "must be an absolute path");
+    return parse_string (a);
+}
+
 static int parse_bool (const struct arg *a)
 {
     if (!json_is_boolean (a->v))
@@ -648,6 +657,13 @@ static const struct key limits_keys[] = {
     END,
 };
 
+/* A Flux system instance run by an unprivileged user (SECURITY.md) */
+static const struct key flux_keys[] = {
+    KEY ("instance-owner", parse_string, CF (flux_owner)),
+    KEY ("imp", parse_absolute, CF (flux_imp)),
+    END,
+};
+
 static const struct key top_keys[] = {
     KEY ("statedir", parse_string, CF (statedir)),
     KEY ("shim", parse_string, CF (shim)),
@@ -660,6 +676,7 @@ static const struct key top_keys[] = {
     JOB_KEYS (CF (job)),
     SECTION ("journal", 0, journal_keys),
     SECTION ("limits", 0, limits_keys),
+    SECTION ("flux", 0, flux_keys),
     END,
 };
 // clang-format on
@@ -959,6 +976,8 @@ void config_free (struct cairn_config *cfg)
         free (cfg->public_socket);
         free (cfg->cgroup_parent);
         free (cfg->run_dir);
+        free (cfg->flux_owner);
+        free (cfg->flux_imp);
         job_config_free (&cfg->job);
         memset (cfg, 0, sizeof (*cfg));
         errno = saved;
@@ -970,7 +989,7 @@ int config_copy (struct cairn_config *dst, const struct cairn_config *src)
     struct cairn_config tmp = *src;
 
     tmp.statedir = tmp.shim = tmp.public_socket = tmp.cgroup_parent = NULL;
-    tmp.run_dir = NULL;
+    tmp.run_dir = tmp.flux_owner = tmp.flux_imp = NULL;
     memset (&tmp.job, 0, sizeof (tmp.job));
     if ((src->statedir && !(tmp.statedir = strdup (src->statedir))) ||
         (src->shim && !(tmp.shim = strdup (src->shim))) ||
@@ -979,6 +998,8 @@ int config_copy (struct cairn_config *dst, const struct cairn_config *src)
         (src->cgroup_parent &&
          !(tmp.cgroup_parent = strdup (src->cgroup_parent))) ||
         (src->run_dir && !(tmp.run_dir = strdup (src->run_dir))) ||
+        (src->flux_owner && !(tmp.flux_owner = strdup (src->flux_owner))) ||
+        (src->flux_imp && !(tmp.flux_imp = strdup (src->flux_imp))) ||
         job_config_copy (&tmp.job, &src->job) < 0) {
         config_free (&tmp);
         errno = ENOMEM;

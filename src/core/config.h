@@ -23,6 +23,7 @@
  *   limits   { max-request-size, max-ranks, max-connections,
  *              max-user-connections, max-jobs, user-idle-timeout,
  *              user-max-jobs, user-max-journal-bytes, users-journal-share }
+ *   flux     { instance-owner, imp }
  *
  * A command (prolog/epilog command, exec job-shell) may be null: not
  * configured. See the field comments below for types, ranges and defaults.
@@ -146,6 +147,15 @@ struct cairn_config {
                                       journal_max_size, so that privileged
                                       jobs always have the rest; 0..0.9,
                                       default 0.5 */
+    /* A Flux system instance whose broker is not root (SECURITY.md):
+     * the user it runs as may act as a resource manager, but runs other
+     * users' job shells only through the IMP, which checks that the user
+     * signed the job (flux-imp exec), and never as root. */
+    char *flux_owner;         /* "flux.instance-owner": a user name or a decimal
+                                 uid; NULL = none (only root and cairnd's uid
+                                 act for other users) */
+    char *flux_imp;           /* "flux.imp": absolute path of flux-imp; NULL =
+                                 none (the owner then runs its own jobs only) */
     bool role_node;           /* "role": "node": runs the processes a
                                  rank-0 cairnd asks for, no jobs; refuses
                                  a multinode section */

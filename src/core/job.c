@@ -52,6 +52,7 @@ void job_destroy (struct job *job)
     json_decref (job->procidx);
     json_decref (job->posted);
     free (job->mark_note);
+    free (job->imp);
     idset_destroy (job->all);
     idset_destroy (job->local);
     idset_destroy (job->critical);
@@ -175,17 +176,26 @@ static char *nodelist_join (const json_t *nodelist)
 static int
 fold_accept (struct job *job, double t, json_t *ctx, struct cairn_error *err)
 {
-    json_t *R, *jobspec, *config;
+    json_t *R, *jobspec, *config, *imp = NULL;
     struct rv1 *r;
     int userid;
     int privileged = 1; /* absent: journals before the field, all so */
+    const char *imp_path = NULL;
+    json_int_t imp_uid = 0;
 
     if (job->accepted)
         return errset (err, EINVAL, "accept: job already accepted");
-    if (json_unpack (ctx, "{s:i s:o s:o s:o s?b}", "userid", &userid, "R", &R,
-                     "jobspec", &jobspec, "config", &config, "privileged",
-                     &privileged) < 0)
+    if (json_unpack (ctx, "{s:i s:o s:o s:o s?b s?o}", "userid", &userid, "R",
+                     &R, "jobspec", &jobspec, "config", &config, "privileged",
+                     &privileged, "imp", &imp) < 0)
         return errset (err, EINVAL, "accept: missing userid/R/jobspec/config");
+    if (imp && (json_unpack (imp, "{s:s s:I}", "path", &imp_path, "uid",
+                             &imp_uid) < 0 ||
+                imp_uid < 0 || imp_uid > UINT32_MAX))
+        return errset (err, EINVAL, "accept: imp: want {\"path\", \"uid\"}");
+    char *impdup = imp_path ? strdup (imp_path) : NULL;
+    if (imp_path && !impdup)
+        return errset (err, ENOMEM, "accept: out of memory");
     /* Of R the job needs its ranks, expiration and hosts (a drain names
      * them: kept as the compact nodelist text, decoded when a drain
      * comes); the rest is the scheduler's. */
@@ -195,6 +205,7 @@ fold_accept (struct job *job, double t, json_t *ctx, struct cairn_error *err)
         rv1_destroy (r);
         jobspec_destroy (job->jobspec);
         job->jobspec = NULL; /* not accepted: as if never folded */
+        free (impdup);
         return errprefix (err, "accept");
     }
     if (job->cfg.multinode.on &&
@@ -205,12 +216,16 @@ fold_accept (struct job *job, double t, json_t *ctx, struct cairn_error *err)
         rv1_destroy (r);
         jobspec_destroy (job->jobspec);
         job->jobspec = NULL;
+        free (impdup);
         return errprefix (err, "accept: multinode.local-ranks");
     }
     idset_add (job->all, rv1_ranks (r));
     idset_add (job->critical, job->all);
     job->userid = userid;
     job->unprivileged = !privileged;
+    free (job->imp);
+    job->imp = impdup;
+    job->imp_uid = (uint32_t)imp_uid;
     job->expiration = rv1_expiration (r);
     job->starttime = rv1_starttime (r);
     rv1_destroy (r);
@@ -899,6 +914,11 @@ uint32_t job_nresponses (const struct job *job)
 uint32_t job_userid (const struct job *job)
 {
     return job->userid;
+}
+
+uint32_t job_shell_uid (const struct job *job)
+{
+    return job->imp ? job->imp_uid : job->userid;
 }
 
 bool job_privileged (const struct job *job)

@@ -268,6 +268,15 @@ int job_apply (struct job *job, const json_t *entry, struct cairn_error *err);
  * and the users' quotas count only unprivileged ones. */
 void job_set_unprivileged (struct job *job);
 
+/* Before job_accept(): the job's shells run through imp, a launcher that
+ * checks the job's user signed it and switches to that user itself
+ * (Flux's IMP: "imp exec SHELL ARGS..."), started as uid runas (the Flux
+ * instance's owner) instead of as the job's user (SECURITY.md). Recorded
+ * in the accept event ("imp": {"path", "uid"}, absent otherwise); the
+ * prolog and epilog are unchanged. Returns 0, or -1 with errno = ENOMEM
+ * (EEXIST once the job is accepted). */
+int job_set_imp (struct job *job, const char *imp, uint32_t runas);
+
 /* A new job: validates R and jobspec (and that the jobspec's per-rank
  * environment names ranks of R), emits `accept` (which snapshots jc)
  * and the first decisions. -1 EINVAL with a message naming the field when
@@ -448,6 +457,9 @@ const char *job_state_name (enum job_state state);
 uint32_t job_nevents (const struct job *job);    /* events folded */
 uint32_t job_nresponses (const struct job *job); /* response events */
 uint32_t job_userid (const struct job *job);
+/* The uid a job's shells are started as: the launcher's (job_set_imp),
+ * else the job's user. */
+uint32_t job_shell_uid (const struct job *job);
 /* Was the job submitted by a privileged client (job_set_unprivileged)? */
 bool job_privileged (const struct job *job);
 /* The time limit (epoch seconds), 0 = none. */

@@ -925,6 +925,21 @@ void job_set_unprivileged (struct job *job)
         job->unprivileged = true;
 }
 
+int job_set_imp (struct job *job, const char *imp, uint32_t runas)
+{
+    char *s;
+    if (job->nevents > 0) {
+        errno = EEXIST;
+        return -1;
+    }
+    if (!(s = strdup (imp)))
+        return -1;
+    free (job->imp);
+    job->imp = s;
+    job->imp_uid = runas;
+    return 0;
+}
+
 /* The job's config: jc, with what the jobspec's
  * attributes.system.cairn.config sets over it (a resource manager's per
  * job settings, e.g. Flux's [exec] kill-timeout); the encoded result is
@@ -1005,6 +1020,13 @@ int job_accept (struct job *job,
                               R, "jobspec", jobspec, "config", config);
     json_t *o = job->unprivileged ? json_pack ("{s:b}", "privileged", 0)
                                   : json_object ();
+    if (rest && job->imp &&
+        json_object_set_new (rest, "imp",
+                             json_pack ("{s:s s:I}", "path", job->imp, "uid",
+                                        (json_int_t)job->imp_uid)) < 0) {
+        json_decref (rest);
+        rest = NULL;
+    }
     if (!rest || !o || json_object_update (o, rest) < 0) {
         json_decref (rest);
         json_decref (o);

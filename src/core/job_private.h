@@ -16,6 +16,9 @@ struct job {
     bool accepted;     /* accept folded: all, userid, jobspec set */
     bool unprivileged; /* submitted by an unprivileged client (accept's
                           "privileged": false; absent means privileged) */
+    char *imp;         /* the launcher its shells run through (accept's
+                          "imp": Flux's IMP), or NULL: as its user */
+    uint32_t imp_uid;  /* the uid the launcher is started as */
     struct jobspec *jobspec;
     struct job_config cfg;
     char *nodelist; /* R's nodelist, one hostlist: drains name hosts */

@@ -107,6 +107,12 @@ int job_proc_command (const struct job *job,
             argv = argv_join (job->cfg.exec.job_shell, extra);
         } else
             argv = argv_join (jobspec_argv (job->jobspec), NULL);
+        if (argv && job->imp) { /* "IMP exec SHELL ARGS..." (job_set_imp) */
+            char *imp[] = {job->imp, "exec", NULL};
+            char **shell = argv;
+            argv = argv_join (imp, shell);
+            job_argv_free (shell);
+        }
         *cwd = jobspec_cwd (job->jobspec);
         jr = job->run;
         break;

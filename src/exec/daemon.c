@@ -1048,6 +1048,8 @@ static int create_memory (struct cairnd *d, struct cairn_error *err)
 
     d->uid = getuid ();
     d->t_start = cairnd_now ();
+    if (trust_init (d, err) < 0)
+        return -1;
     if (!(d->shim = find_shim (&d->cfg)) || !(d->jobs = hashmap_create ()) ||
         !(d->watches = hashmap_create ()) ||
         !(d->conn_subs = hashmap_create ()) ||
@@ -1226,6 +1228,7 @@ static int listen_sockets (struct cairnd *d, struct cairn_error *err)
         .max_connections = d->cfg.max_connections,
         .max_uid_connections = d->cfg.max_user_connections,
         .trusted_uid = d->uid,
+        .trusted_uid2 = d->instance_uid >= 0 ? (uid_t)d->instance_uid : 0,
         .user_idle_timeout =
             d->cfg.user_idle_timeout > 0 ? d->cfg.user_idle_timeout : -1};
     struct server_ops ops = {.request = service_request,

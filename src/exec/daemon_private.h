@@ -11,6 +11,7 @@
 
 #include "core/job.h"
 #include "exec/bind.h"
+#include "exec/trust.h"
 #include "exec/daemon.h"
 #include "supervise/exitdir.h"
 #include "util/hashmap.h"
@@ -100,6 +101,7 @@ struct cairnd {
     const char *bootid_path; /* or CAIRN_BOOTID_FILE for tests */
     char bootid[40];
     uid_t uid;
+    int64_t instance_uid; /* flux.instance-owner's uid, -1 = none (trust.h) */
     int lockfd;
     int exitdir;                /* xd.fd */
     struct exitdir xd;          /* the shims' files (exitdir.h) */

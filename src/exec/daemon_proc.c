@@ -714,8 +714,8 @@ int proc_spawn (struct jobentry *je, const char *execid)
          * and ours overlap (spawn_answered). */
         rc = shim_start (
             d, execid, argv, env, cwd, job_output_room (je->job, p->phase),
-            p->phase == PHASE_SHELL ? (int64_t)job_userid (je->job) : -1, true,
-            &st, &err);
+            p->phase == PHASE_SHELL ? (int64_t)job_shell_uid (je->job) : -1,
+            true, &st, &err);
     if (rc == 0 && st.pending) {
         if (pending_push (d, je, execid) < 0)
             cairnd_spawner_lost (d); /* an answer we could not match */

@@ -503,6 +503,11 @@ void req_node_exec (struct cairnd *d,
                             "node-exec: user: must be a uid");
         return;
     }
+    struct cairn_error terr = {{0}};
+    if (trust_node_exec (d, conn_uid (c), payload, &terr) < 0) { /* T4 */
+        conn_respond_error (c, matchtag, errno, "%s", terr.text);
+        return;
+    }
     if (!(np = calloc (1, sizeof (*np))) ||
         !(np->rec =
               json_pack ("{s:I s:s s:I s:O s:O s:I s:s}", "id", id, "phase",

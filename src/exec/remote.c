@@ -258,7 +258,7 @@ static void ask (struct remote *r, struct rproc *rp)
     /* a shell runs as its job's user there too (a node as root) */
     if (p->phase == PHASE_SHELL &&
         json_object_set_new (o, "user",
-                             json_integer (job_userid (je->job))) < 0) {
+                             json_integer (job_shell_uid (je->job))) < 0) {
         json_decref (o);
         goto nomem;
     }

@@ -65,11 +65,11 @@ get_job (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
     return NULL;
 }
 
-/* Root and cairnd's own uid (a resource manager submitting for its
- * users, such as the Flux module) are privileged (SECURITY.md). */
+/* Root, cairnd's own uid and a Flux instance's owner (a resource
+ * manager submitting for its users) are privileged (trust.h). */
 static bool privileged (const struct cairnd *d, uid_t uid)
 {
-    return uid == 0 || uid == d->uid;
+    return trust_privileged (d, uid);
 }
 
 struct submitter {
@@ -393,6 +393,12 @@ req_start (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
     }
     if (!privileged (d, conn_uid (c)))
         job_set_unprivileged (job);
+    if (trust_start (d, conn_uid (c), (uint32_t)userid, jobspec, job, &err) <
+        0) {
+        conn_respond_error (c, matchtag, errno, "%s", err.text);
+        cairnd_job_remove (je);
+        return;
+    }
     cairnd_ctx (d, &ctx);
     if (job_accept (job, &ctx, (uint32_t)userid, R, jobspec, &d->cfg.job,
                     je->pending, &err) < 0) {

@@ -234,7 +234,7 @@ static json_t *summary_json (
     const struct idset *ranks = job ? job_ranks (job)
                                 : r ? rv1_ranks (r)
                                     : NULL;
-    bool may_see = sender == 0 || sender == d->uid ||
+    bool may_see = trust_privileged (d, sender) ||
                    (json_is_integer (uid) &&
                     json_integer_value (uid) == (json_int_t)sender);
     double expiration = s->jt.have_expiration ? s->jt.expiration

@@ -143,22 +143,18 @@ execconf_load (flux_t *h, int argc, char **argv, char *err, size_t errsz)
         if (json_object_set_new (ex, key, arg_value (eq + 1)) < 0)
             goto nomem;
     }
-    const char *imp = NULL, *service = NULL, *method = NULL;
-    (void)json_unpack (exec, "{s?s s?s s?s}", "imp", &imp, "service", &service,
-                       "method", &method);
+    /* [exec] imp is the site's for job-exec; cairnd runs through the
+     * IMP its own cairn.conf names (flux.imp), never one the instance
+     * chooses (cairn-exec(8)) */
+    const char *service = NULL, *method = NULL;
+    (void)json_unpack (exec, "{s?s s?s}", "service", &service, "method",
+                       &method);
     for (int i = 0; i < argc; i++) {
-        if (!strncmp (argv[i], "imp=", 4))
-            imp = argv[i] + 4;
-        else if (!strncmp (argv[i], "service=", 8))
+        if (!strncmp (argv[i], "service=", 8))
             service = argv[i] + 8;
         else if (!strncmp (argv[i], "method=", 7))
             method = argv[i] + 7;
     }
-    if (imp)
-        say (&w,
-             "[exec] imp = \"%s\": not used by cairn-exec, cairnd runs "
-             "each job's shells as its user itself (cairn-exec(8))",
-             imp);
     if (service && strcmp (service, "rexec") != 0)
         say (&w,
              "[exec] service = \"%s\": not supported; cairnd confines "

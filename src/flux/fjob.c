@@ -163,6 +163,17 @@ static json_t *cairn_jobspec (struct fjob *job)
         json_object_set_new (env, "FLUX_KVS_NAMESPACE", json_string (ns)) < 0 ||
         !(renv = json_object ()))
         goto done;
+    /* another user's job: cairnd runs its shells through flux-imp (a
+     * cairnd of a system instance, cairn.conf's flux.imp), which reads the
+     * job's signed J through this helper, as with job-exec */
+    if (job->userid != getuid ()) {
+        char helper[64];
+        snprintf (helper, sizeof (helper), "flux imp_exec_helper %ju",
+                  (uintmax_t)job->id);
+        if (json_object_set_new (env, "FLUX_IMP_EXEC_HELPER",
+                                 json_string (helper)) < 0)
+            goto done;
+    }
     for (size_t i = 0; i < job->nranks; i++) {
         char r[16];
         snprintf (r, sizeof (r), "%u", (unsigned)job->ranks[i]);

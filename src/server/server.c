@@ -609,6 +609,12 @@ static int uid_conns (const struct server *s, uid_t uid)
     return n;
 }
 
+/* Root, cairnd's uid and the instance owner: not a user's connection. */
+static bool trusted (const struct server *s, uid_t uid)
+{
+    return uid == 0 || uid == s->lim.trusted_uid || uid == s->lim.trusted_uid2;
+}
+
 static void server_add_conn (struct server *s, int fd)
 {
     struct conn *c;
@@ -629,7 +635,7 @@ static void server_add_conn (struct server *s, int fd)
     }
     /* One user must not hold every connection: the others, and root,
      * could not reach cairnd any more. */
-    if (cred.uid != 0 && cred.uid != s->lim.trusted_uid &&
+    if (!trusted (s, cred.uid) &&
         uid_conns (s, cred.uid) >= s->lim.max_uid_connections) {
         snprintf (why, sizeof (why),
                   "too many connections of uid %u (limit %d per user)",
@@ -647,7 +653,7 @@ static void server_add_conn (struct server *s, int fd)
     c->id = ++next_id;
     c->uid = cred.uid;
     c->pid = cred.pid;
-    c->user = cred.uid != 0 && cred.uid != s->lim.trusted_uid;
+    c->user = !trusted (s, cred.uid);
     c->active = ev_now (s->loop);
     ev_io_init (&c->rw, conn_read_cb, fd, EV_READ);
     ev_io_init (&c->ww, conn_write_cb, fd, EV_WRITE);
@@ -878,8 +884,10 @@ struct server *server_create (struct ev_loop *loop,
     s->lim.max_uid_connections = SERVER_MAX_UID_CONNECTIONS_DEFAULT;
     if (lim && lim->max_uid_connections > 0)
         s->lim.max_uid_connections = lim->max_uid_connections;
-    if (lim)
+    if (lim) {
         s->lim.trusted_uid = lim->trusted_uid;
+        s->lim.trusted_uid2 = lim->trusted_uid2;
+    }
     ev_io_init (&s->accept_w, server_accept_cb, -1, EV_READ);
     ev_init (&s->backoff_w, server_backoff_cb);
     ev_prepare_init (&s->reap_w, server_reap_cb);

@@ -46,6 +46,8 @@ struct server_limits {
     uid_t trusted_uid;       /* besides root, the uid not held to
                               * max_uid_connections (cairnd's own); 0 for
                               * none */
+    uid_t trusted_uid2;      /* another such uid (the Flux instance's
+                              * owner); 0 for none */
     int socket_mode;         /* of the socket file, default 0600; 0666
                               * for a socket every local user may reach
                               * (each request checked by its peer's uid) */

@@ -229,7 +229,9 @@ kill-timeout = "0s"'
     [[ "$output" != *"rc=0"* ]]
 }
 
-@test "[exec] imp, service = sdexec and Flux's own prolog: refused, each named" {
+# [exec] imp is accepted (cairnd runs through its own flux.imp, trust.h):
+# only sdexec and Flux's own prolog are refused
+@test "[exec] service = sdexec and Flux's own prolog: refused, each named; imp is not" {
     cairnd_start '{}'
     flux_conf '[exec]
 imp = "/usr/libexec/flux/flux-imp"
@@ -238,7 +240,7 @@ service = "sdexec"
 command = ["true"]'
     run in_flux 'flux module stats job-exec; echo "rc=$?"'
     echo "$output"
-    [[ "$output" == *'[exec] imp = "/usr/libexec/flux/flux-imp": not used by cairn-exec'* ]]
+    [[ "$output" != *'imp'* ]]
     [[ "$output" == *'[exec] service = "sdexec": not supported'* ]]
     [[ "$output" == *"[job-manager.prolog] is set"* ]]
     [[ "$output" != *"rc=0"* ]]

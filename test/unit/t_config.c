@@ -55,6 +55,8 @@ static const char *all_keys[] = {
     "multinode.timeout",
     "multinode.poll",
     "role",
+    "flux.instance-owner",
+    "flux.imp",
 };
 
 /* JSON written with single quotes, for readability. Static buffer. */
@@ -326,6 +328,9 @@ static const struct bad {
     {"cgroup-parent", "7", "must be a non-empty string"},
     {"run-dir", "'run/cairn'", "must be an absolute path or \"statedir\""},
     {"run-dir", "7", "must be a non-empty string"},
+    {"flux.instance-owner", "''", "must be a non-empty string"},
+    {"flux.instance-owner", "7", "must be a non-empty string"},
+    {"flux.imp", "'flux-imp'", "must be an absolute path"},
     {"multinode.local-ranks", "'x'", "must be an idset string"},
     {"multinode.local-ranks", "3", "must be an idset string"},
     {"multinode.timeout", "0", "must be a finite duration > 0"},

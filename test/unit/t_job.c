@@ -2216,6 +2216,67 @@ static void test_submitter (void)
     fake_fini (&fb);
 }
 
+/* A Flux system instance's job of another user (trust.h T1): its shells
+ * run as "IMP exec SHELL...", started as the instance owner's uid; the
+ * prolog and epilog are unchanged; the accept records the IMP, and a
+ * replay runs the same. */
+static void test_imp (void)
+{
+    struct fake fb;
+    struct job_config jc;
+    struct cairn_error err = {""};
+    char why[256] = "";
+    char *av[] = {"/bin/app", "arg", NULL};
+
+    json_t *R = rv1_create (2, 2, "node0", 0);
+    json_t *js = jobspec_create (av, 2, "/tmp/work", NULL, 0, 0);
+    cfg_init (&jc, true, true);
+    if (fake_init (&fb, JOBID, T0, OWNER) < 0 || !R || !js)
+        BAIL_OUT ("cannot set up job: %s", strerror (errno));
+    fb.ctx.multiuser = true; /* a root cairnd */
+    ok (job_set_imp (fb.job, "/usr/libexec/flux/flux-imp", 999) == 0,
+        "imp: set before the accept");
+    ok (job_accept (fb.job, &fb.ctx, OWNER + 1, R, js, &jc, fb.out, &err) == 0,
+        "imp: the job is accepted %s", err.text);
+    json_t *imp = ctx_get (fake_event (&fb, 0, "accept", 0), "imp");
+    ok (imp && json_is_string (json_object_get (imp, "path")) &&
+            !strcmp (json_string_value (json_object_get (imp, "path")),
+                     "/usr/libexec/flux/flux-imp") &&
+            json_integer_value (json_object_get (imp, "uid")) == 999,
+        "imp: the accept records its path and the uid it runs as");
+    errno = 0;
+    ok (job_set_imp (fb.job, "/x", 1) < 0 && errno == EEXIST,
+        "imp: too late after the accept (EEXIST)");
+    is_int (job_userid (fb.job), OWNER + 1, "imp: the job's user is kept");
+    is_int (job_shell_uid (fb.job), 999, "imp: shells start as the owner");
+    fake_spawn_all (&fb);
+    is_str (proc_cmd (&fb, PHASE_PROLOG, 0, "argv"), "/etc/prolog",
+            "imp: the prolog is the site's, no IMP");
+    fake_exit_phase (&fb, PHASE_PROLOG, 0);
+    fake_spawn_all (&fb);
+    is_str (proc_cmd (&fb, PHASE_SHELL, 1, "argv"),
+            "/usr/libexec/flux/flux-imp exec /bin/app arg",
+            "imp: the shell runs as IMP exec SHELL ARGS");
+    struct job *re = replay (&fb, json_array_size (fb.out), why, sizeof (why));
+    ok (re && job_shell_uid (re) == 999 && job_userid (re) == OWNER + 1,
+        "imp: a replay starts its shells the same way %s", why);
+    job_destroy (re);
+    json_decref (R);
+    json_decref (js);
+    job_config_free (&jc);
+    fake_fini (&fb);
+
+    /* without it: no field, the shells run as the job's user */
+    cfg_init (&jc, true, true);
+    start_job (&fb, &jc, 1, 0, 0, OWNER + 1);
+    ok (!ctx_get (fake_event (&fb, 0, "accept", 0), "imp"),
+        "imp: none, no field in the accept");
+    is_int (job_shell_uid (fb.job), OWNER + 1,
+            "imp: none, shells start as the job's user");
+    job_config_free (&jc);
+    fake_fini (&fb);
+}
+
 static bool away_flag;
 static bool away (uint64_t id, void *arg)
 {
@@ -2895,6 +2956,7 @@ int main (void)
     test_lost_prolog ();
     test_multi_user ();
     test_submitter ();
+    test_imp ();
     test_accept_errors ();
     test_output ();
     test_rank_env ();

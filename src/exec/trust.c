@@ -1,0 +1,198 @@
+/* trust.c - whom cairnd acts for, and as whom (trust.h). */
+#include <errno.h>
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/job.h"
+#include "exec/daemon_private.h"
+#include "exec/trust.h"
+#include "util/log.h"
+
+int trust_init (struct cairnd *d, struct cairn_error *err)
+{
+    const char *who = d->cfg.flux_owner;
+    struct passwd pw, *res = NULL;
+    char buf[4096], *end;
+    struct stat st;
+
+    d->instance_uid = -1;
+    if (!who)
+        return 0;
+    errno = 0;
+    unsigned long n = strtoul (who, &end, 10);
+    if (*who >= '0' && *who <= '9' && *end == '\0' && errno == 0 &&
+        n < (uid_t)-1)
+        d->instance_uid = (int64_t)n;
+    else if (getpwnam_r (who, &pw, buf, sizeof (buf), &res) == 0 && res)
+        d->instance_uid = res->pw_uid;
+    else
+        return errset (err, EINVAL,
+                       "flux.instance-owner: no user '%s' on this host", who);
+    if (d->instance_uid == 0 || (uid_t)d->instance_uid == d->uid) {
+        uid_t u = (uid_t)d->instance_uid;
+        d->instance_uid = -1;
+        return errset (err, EINVAL,
+                       "flux.instance-owner: uid %u is %s, trusted with "
+                       "everything already: name the unprivileged user the "
+                       "Flux instance runs as",
+                       (unsigned)u, u == 0 ? "root" : "cairnd's own");
+    }
+    if (d->uid != 0) {
+        d->instance_uid = -1;
+        return errset (err, EINVAL,
+                       "flux.instance-owner: cairnd runs as uid %u, not "
+                       "root: it runs jobs of its own uid only, and cannot "
+                       "serve another user's instance",
+                       (unsigned)d->uid);
+    }
+    if (d->cfg.flux_imp &&
+        (stat (d->cfg.flux_imp, &st) < 0 || !S_ISREG (st.st_mode) ||
+         st.st_uid != 0 || !(st.st_mode & S_ISUID)))
+        log_msg (LOG_WARNING,
+                 "flux.imp %s: %s: jobs of other users than uid %jd will "
+                 "fail to start",
+                 d->cfg.flux_imp,
+                 access (d->cfg.flux_imp, F_OK) < 0 ? strerror (errno)
+                                                    : "not setuid root",
+                 (intmax_t)d->instance_uid);
+    log_msg (LOG_INFO,
+             "the Flux instance of uid %jd (%s) may start jobs; other users' "
+             "%s",
+             (intmax_t)d->instance_uid, who,
+             d->cfg.flux_imp ? "run through flux.imp"
+                             : "are refused (no "
+                               "flux.imp)");
+    return 0;
+}
+
+bool trust_is_owner (const struct cairnd *d, uid_t uid)
+{
+    return d->instance_uid >= 0 && uid == (uid_t)d->instance_uid;
+}
+
+bool trust_privileged (const struct cairnd *d, uid_t uid)
+{
+    return uid == 0 || uid == d->uid || trust_is_owner (d, uid);
+}
+
+/* Does the jobspec's attributes.system.cairn.config name a command? */
+static const char *config_command (const json_t *jobspec)
+{
+    const json_t *c = json_object_get (
+        json_object_get (
+            json_object_get (json_object_get (jobspec, "attributes"), "system"),
+            "cairn"),
+        "config");
+    if (json_object_get (json_object_get (c, "prolog"), "command"))
+        return "prolog.command";
+    if (json_object_get (json_object_get (c, "epilog"), "command"))
+        return "epilog.command";
+    if (json_object_get (json_object_get (c, "exec"), "job-shell"))
+        return "exec.job-shell";
+    return NULL;
+}
+
+int trust_start (struct cairnd *d,
+                 uid_t sender,
+                 uint32_t userid,
+                 const json_t *jobspec,
+                 struct job *job,
+                 struct cairn_error *err)
+{
+    const char *key;
+
+    if (!trust_is_owner (d, sender))
+        return 0;
+    if (userid == 0) /* T2 */
+        return errset (err, EPERM,
+                       "start: permission denied: uid %u (the Flux "
+                       "instance's owner) may not start jobs as root",
+                       (unsigned)sender);
+    if ((key = config_command (jobspec))) /* T3 */
+        return errset (err, EPERM,
+                       "start: permission denied: "
+                       "attributes.system.cairn.config.%s: uid %u (the Flux "
+                       "instance's owner) may not choose a command; they "
+                       "are cairn.conf's",
+                       key, (unsigned)sender);
+    if (userid == sender)
+        return 0;
+    if (!d->cfg.flux_imp) /* T1 */
+        return errset (err, EPERM,
+                       "start: permission denied: uid %u (the Flux "
+                       "instance's owner) runs jobs of other users (%u) "
+                       "only through flux-imp, and cairn.conf sets no "
+                       "flux.imp",
+                       (unsigned)sender, (unsigned)userid);
+    if (job_set_imp (job, d->cfg.flux_imp, sender) < 0)
+        return errset (err, errno, "start: %s", strerror (errno));
+    return 0;
+}
+
+static bool argv_equal (char *const *cmd, const json_t *argv)
+{
+    size_t i = 0;
+    if (!cmd)
+        return false;
+    for (; cmd[i]; i++) {
+        const char *a = json_string_value (json_array_get (argv, i));
+        if (!a || strcmp (a, cmd[i]) != 0)
+            return false;
+    }
+    return i == json_array_size (argv);
+}
+
+int trust_node_exec (const struct cairnd *d,
+                     uid_t sender,
+                     const json_t *payload,
+                     struct cairn_error *err)
+{
+    const json_t *user = json_object_get (payload, "user");
+    const json_t *argv = json_object_get (payload, "argv");
+    const json_t *cwd = json_object_get (payload, "cwd");
+    const char *phase = json_string_value (json_object_get (payload, "phase"));
+    const char *name;
+    json_t *v;
+
+    if (!trust_is_owner (d, sender))
+        return 0;
+    if (user) {
+        if (json_integer_value (user) == (json_int_t)sender)
+            return 0;
+        return errset (err, EPERM,
+                       "node-exec: permission denied: uid %u (the Flux "
+                       "instance's owner) runs commands as itself only "
+                       "(other users' through flux-imp), not as uid %jd",
+                       (unsigned)sender, (intmax_t)json_integer_value (user));
+    }
+    /* as root: this node's own prolog or epilog, as rank 0 builds it */
+    const struct perilog_config *pc =
+        phase && !strcmp (phase, "prolog")   ? &d->cfg.job.prolog
+        : phase && !strcmp (phase, "epilog") ? &d->cfg.job.epilog
+                                             : NULL;
+    if (!pc || !argv_equal (pc->command, argv))
+        return errset (err, EPERM,
+                       "node-exec: permission denied: uid %u (the Flux "
+                       "instance's owner) may run as root only this node's "
+                       "own prolog or epilog command (cairn.conf)",
+                       (unsigned)sender);
+    if (cwd && !json_is_null (cwd))
+        return errset (err, EPERM,
+                       "node-exec: permission denied: a %s runs in no "
+                       "working directory of the sender's",
+                       phase);
+    json_object_foreach ((json_t *)json_object_get (payload, "env"), name, v)
+    {
+        if (strncmp (name, "CAIRN_", 6) != 0 &&
+            strncmp (name, "FLUX_JOB_", 9) != 0)
+            return errset (err, EPERM,
+                           "node-exec: permission denied: a %s as root "
+                           "takes CAIRN_ and FLUX_JOB_ variables only, not "
+                           "%s",
+                           phase, name);
+    }
+    return 0;
+}

@@ -1,0 +1,78 @@
+/* trust.h - whom cairnd acts for, and as whom (SECURITY.md).
+ *
+ * A request's sender is its connection's SO_PEERCRED uid. Three kinds:
+ *
+ *   root and cairnd's own uid: trusted with everything (a resource
+ *     manager run by root, cairn's own tools);
+ *   the Flux instance's owner, cairn.conf "flux.instance-owner": the
+ *     unprivileged user a Flux system instance's brokers run as. It is a
+ *     resource manager (job ids of any range, no user quotas, the node
+ *     and drain requests), but it cannot make cairnd run anything as
+ *     another user, or as root, that the site or that user did not ask
+ *     for — no more than Flux's own job-exec can:
+ *       T1 a job of another uid runs its shells through "flux.imp"
+ *          (`IMP exec SHELL ARGS`), started as the owner's uid: the IMP
+ *          runs the shell as the user only if that user signed the job
+ *          (J), the owner is in its allowed-users and the shell in its
+ *          allowed-shells. Without "flux.imp" such a job is refused.
+ *       T2 never a job of uid 0 (the IMP refuses root too).
+ *       T3 a job's config in its jobspec names no command (prolog or
+ *          epilog command, exec.job-shell): what runs as root is the
+ *          site's own file's.
+ *       T4 on a node cairnd, it runs commands as itself, and as root only
+ *          the node's own prolog or epilog command, with no working
+ *          directory and only CAIRN_ and FLUX_JOB_ variables.
+ *   anyone else: its own jobs only (service.c's access table).
+ *
+ * Each refusal is EPERM with a message naming the rule's cause; nothing
+ * is journaled for it.
+ */
+#ifndef CAIRN_EXEC_TRUST_H
+#define CAIRN_EXEC_TRUST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <jansson.h>
+
+#include "core/error.h"
+
+struct cairnd;
+struct job;
+
+/* At startup: resolve flux.instance-owner (a user name or a decimal uid)
+ * into d->instance_uid (-1 without one). -1 with a message for an unknown
+ * user, for root or cairnd's own uid (trusted already), or for an owner
+ * while cairnd is not root (it could not act for other users). A
+ * flux.imp that is not a setuid-root executable is only warned about
+ * (the site may install it later); its jobs then fail at their start.
+ */
+int trust_init (struct cairnd *d, struct cairn_error *err);
+
+/* Root, cairnd's uid, or the instance's owner: the resource manager's
+ * requests (ids of any range, no quotas, privileged topics). */
+bool trust_privileged (const struct cairnd *d, uid_t uid);
+
+/* The instance's owner (not root, not cairnd's uid): T1-T4 apply. */
+bool trust_is_owner (const struct cairnd *d, uid_t uid);
+
+/* A new job's start from sender for userid: T1-T3. For T1 it calls
+ * job_set_imp() on job (before its accept). Returns 0, or -1 with errno
+ * (EPERM, ENOMEM) and a message.
+ */
+int trust_start (struct cairnd *d,
+                 uid_t sender,
+                 uint32_t userid,
+                 const json_t *jobspec,
+                 struct job *job,
+                 struct cairn_error *err);
+
+/* A node-exec from sender (its payload as node.c decoded it: "user"
+ * absent means root): T4. Returns 0, or -1 with errno = EPERM and a
+ * message. */
+int trust_node_exec (const struct cairnd *d,
+                     uid_t sender,
+                     const json_t *payload,
+                     struct cairn_error *err);
+
+#endif /* CAIRN_EXEC_TRUST_H */
