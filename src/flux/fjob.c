@@ -28,6 +28,7 @@
 #include "flux/guest.h"
 #include "flux/jmevent.h"
 #include "flux/resync.h"
+#include "flux/shellout.h"
 #include "flux/shrink.h"
 
 struct relay {
@@ -74,6 +75,9 @@ struct fjob {
                                 (fctx start_timeout) */
     bool resume_pending; /* R is shrunk: cairnd must hear `resume` */
     int64_t resume_mt;   /* matchtag of the `resume` sent, 0 = none */
+    struct shellout *out; /* the shells' output posted (shellout.h); NULL:
+                             not asked for (a reattach after a module
+                             load, which knows not what was posted) */
 };
 
 static void process (struct fjob *job);
@@ -157,6 +161,8 @@ static json_t *cairn_jobspec (struct fjob *job)
                        "{s?{s?{s?F s?{s?s s?i}}}}", "attributes", "system",
                        "duration", &duration, "exec", "job_shell", &shell,
                        "prolog-failures-allowed", &pfa);
+    if (!job->out && !(job->out = shellout_create (shell)))
+        return NULL;
     snprintf (id, sizeof (id), "%ju", (uintmax_t)job->id);
     if (flux_job_kvs_namespace (ns, sizeof (ns), job->id) < 0 ||
         !(env = json_deep_copy (ctx->env)) ||
@@ -214,15 +220,23 @@ static void cairnd_send_start (struct fjob *job, bool reattach, int since)
 
     job->matchtag = cconn_matchtag (ctx->cc);
     job->fresh = !reattach;
-    if (reattach)
+    if (reattach) {
         p = json_pack ("{s:I s:b s:i s:b}", "id", (json_int_t)job->id,
                        "reattach", 1, "since", since, "events", 1);
-    else {
+        /* the rest of the shells' output, where we know what was posted */
+        if (p && job->out &&
+            (json_object_set_new (p, "output", json_true ()) < 0 ||
+             json_object_set_new (p, "output-offsets",
+                                  shellout_offsets (job->out)) < 0)) {
+            json_decref (p);
+            p = NULL;
+        }
+    } else {
         json_t *js = cairn_jobspec (job);
-        p = js ? json_pack ("{s:I s:i s:o s:O s:b s:b}", "id",
+        p = js ? json_pack ("{s:I s:i s:o s:O s:b s:b s:b}", "id",
                             (json_int_t)job->id, "userid", (int)job->userid,
-                            "jobspec", js, "R", job->R, "reattach", 0,
-                            "events", 1)
+                            "jobspec", js, "R", job->R, "reattach", 0, "events",
+                            1, "output", 1)
                : NULL;
     }
     if (!p || cconn_send (ctx->cc, "start", job->matchtag, p) < 0) {
@@ -356,8 +370,9 @@ bool fjob_cairnd_message (struct fjob *job, const json_t *msg)
         job->attached = true;
         flux_watcher_stop (job->bound);
     }
-    /* cairnd's `since` (events view) counts all but these two */
-    if (strcmp (type, "accepted") != 0 && strcmp (type, "reattached") != 0)
+    /* cairnd's `since` (events view) counts all but these three */
+    if (strcmp (type, "accepted") != 0 && strcmp (type, "reattached") != 0 &&
+        strcmp (type, "output") != 0)
         job->nresp++;
     json_array_append (job->queue, m.payload);
     process (job);
@@ -682,6 +697,11 @@ static flux_future_t *handle (struct fjob *job, const json_t *item)
          * with it every rank, until the last epilog-finish */
     } else if (!strncmp (type, "prolog-", 7) || !strncmp (type, "epilog-", 7)) {
         f = jmevent_post_perilog (h, job->id, type, data);
+    } else if (!strcmp (type, "output")) {
+        json_t *c = job->out ? shellout_log (job->out, data) : NULL;
+        if (c)
+            f = guest_post (h, job->id, "log", c);
+        json_decref (c);
     } else if (!strcmp (type, "shell-end")) {
         fshell_end (job->watch, data); /* cairnd's, not Flux's: not posted */
     } else if (!strcmp (type, "hold")) {
@@ -1086,6 +1106,7 @@ void fjob_destroy (struct fjob *job)
     json_decref (job->queue);
     json_decref (job->skip);
     json_decref (job->echo);
+    shellout_destroy (job->out);
     json_decref (job->final);
     free (job->relays);
     free (job->ranks);

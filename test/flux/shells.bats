@@ -13,10 +13,12 @@ setup() {
     # The job shell: flux-shell, unless a file of $D says otherwise for
     # this rank: exit-before-R (exit 1 before flux-shell runs),
     # hang-before-R (never start it), linger-after-R (live that many
-    # seconds after flux-shell has exited).
+    # seconds after flux-shell has exited), say-R (write its contents to
+    # stderr first).
     SHELL_WRAP=$(script shell.sh <<SH
 #!/bin/sh
 r=\$CAIRN_RANK
+[ -e "$D/say-\$r" ] && echo "shell rank \$r says \$(cat "$D/say-\$r")" >&2
 [ -e "$D/exit-before-\$r" ] && exit 1
 [ -e "$D/hang-before-\$r" ] && exec sleep 300
 $(dirname "$FLUX")/../libexec/flux/flux-shell "\$@"
@@ -96,6 +98,26 @@ SH
     [ "$status" -eq 0 ]
     [[ "$output" != *"rc=0"* ]]
     [[ "$output" == *"severity=0"*"$(hostname) (rank 1) terminated before first barrier"* ]]
+}
+
+# issue 37: a shell's own stdout and stderr (an IMP's refusal, a shell's
+# fatal error) never reached the user; job-exec posts them as exec.eventlog
+# "log" events, which flux run prints
+@test "a shell's own stderr reaches the user, as exec.eventlog log events" {
+    cairnd_start '{}'
+    echo hello >"$D/say-1"
+    echo "not flux-shell" >"$D/say-0"
+    touch "$D/exit-before-0"
+    run in_flux "flux run -N2 --setattr=system.exec.job_shell=$SHELL_WRAP true
+                 echo rc=\$?
+                 flux job eventlog -p exec \$(flux job last) | grep ' log '"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" != *"rc=0"* ]]
+    # what flux run printed, and the events, once each
+    [[ "$output" == *"shell.sh[0]: stderr: shell rank 0 says not flux-shell"* ]]
+    [ "$(grep -c 'log component="shell.sh" stream="stderr" rank="0" data="shell rank 0 says not flux-shell\\n"' <<<"$output")" -eq 1 ]
+    [ "$(grep -c 'log component="shell.sh" stream="stderr" rank="1" data="shell rank 1 says hello\\n"' <<<"$output")" -eq 1 ]
 }
 
 @test "a shell that never reached the start barrier hung the job: [exec] barrier-timeout" {
