@@ -64,8 +64,8 @@ struct hk {
 
 static void usage (FILE *f)
 {
-    fprintf (f, "Usage: " PROG " [statedir=DIR | --statedir DIR]  (%%r in DIR: "
-                "the rank)\n"
+    fprintf (f, "Usage: " PROG " [statedir=DIR | --statedir DIR] "
+                "[socket=PATH]  (%%r in DIR, PATH: the rank)\n"
                 "Run by Flux's housekeeping on each rank of a finished job\n"
                 "(FLUX_JOB_ID, FLUX_URI): exits once cairnd's epilog on this\n"
                 "rank is done. See cairn-exec(8).\n");
@@ -203,7 +203,7 @@ static enum outcome follow_rank0 (struct hk *hk)
 
 int main (int argc, char *argv[])
 {
-    const char *opt = NULL, *jobid = getenv ("FLUX_JOB_ID");
+    const char *opt = NULL, *sopt = NULL, *jobid = getenv ("FLUX_JOB_ID");
     struct cairn_error err = {{0}};
     struct hk hk = {0};
     char *dir = NULL, *end = NULL;
@@ -212,6 +212,8 @@ int main (int argc, char *argv[])
     for (int i = 1; i < argc; i++) {
         if (!strncmp (argv[i], "statedir=", 9))
             opt = argv[i] + 9;
+        else if (!strncmp (argv[i], "socket=", 7))
+            sopt = argv[i] + 7;
         else if (!strcmp (argv[i], "--statedir") && i + 1 < argc)
             opt = argv[++i];
         else if (!strcmp (argv[i], "-h") || !strcmp (argv[i], "--help")) {
@@ -236,22 +238,30 @@ int main (int argc, char *argv[])
                  strerror (errno));
         return 2;
     }
-    char *expanded = opt ? statedir_expand_rank (opt, hk.rank) : NULL;
-    if (opt && !expanded) {
-        fprintf (stderr, PROG ": out of memory\n");
-        return 2;
+    uid_t owner = (uid_t)-1; /* served by root or by us */
+    if (sopt) { /* cairnd's public-socket: a system instance's (not root) */
+        if (!(hk.sock = statedir_expand_rank (sopt, hk.rank))) {
+            fprintf (stderr, PROG ": out of memory\n");
+            return 2;
+        }
+    } else {
+        char *expanded = opt ? statedir_expand_rank (opt, hk.rank) : NULL;
+        if (opt && !expanded) {
+            fprintf (stderr, PROG ": out of memory\n");
+            return 2;
+        }
+        dir = statedir_resolve (expanded, NULL, &err);
+        free (expanded);
+        if (!dir || !(hk.sock = statedir_socket (dir))) {
+            fprintf (stderr, PROG ": cairnd's state directory: %s\n",
+                     err.text[0] ? err.text : strerror (errno));
+            return 2;
+        }
+        /* served by root, by us, or by the state dir's owner (cairnd's) */
+        struct stat sb;
+        owner = stat (dir, &sb) == 0 ? sb.st_uid : (uid_t)-1;
+        free (dir);
     }
-    dir = statedir_resolve (expanded, NULL, &err);
-    free (expanded);
-    if (!dir || !(hk.sock = statedir_socket (dir))) {
-        fprintf (stderr, PROG ": cairnd's state directory: %s\n",
-                 err.text[0] ? err.text : strerror (errno));
-        return 2;
-    }
-    /* served by root, by us, or by the state dir's owner (cairnd's uid) */
-    struct stat sb;
-    uid_t owner = stat (dir, &sb) == 0 ? sb.st_uid : (uid_t)-1;
-    free (dir);
     bool node = false;
     for (;;) {
         struct client *c =

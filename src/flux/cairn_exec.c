@@ -513,34 +513,59 @@ static int start_timeout (flux_t *h, int argc, char **argv, double *t)
     return 0;
 }
 
-/* cairnd's state directory: statedir=DIR, where %r stands for the
- * broker's rank (brokers of a test instance share a host, each rank
- * having its own cairnd), else as cairn(1) finds it. */
-static char *state_dir (flux_t *h, uint32_t rank, int argc, char **argv)
+/* Where cairnd is: its state directory, statedir=DIR (where %r stands
+ * for the broker's rank: brokers of a test instance share a host, each
+ * rank having its own cairnd), else as cairn(1) finds it; and its socket,
+ * socket=PATH (%r too: a system instance's brokers, not root, reach a
+ * root cairnd through its public-socket), else the state directory's.
+ * 0 with *dirp (for messages: the socket's when only socket= is given)
+ * and *sockp set, or -1 logged. */
+static int cairnd_where (
+    flux_t *h, uint32_t rank, int argc, char **argv, char **dirp, char **sockp)
 {
-    const char *opt = NULL;
+    const char *opt = NULL, *sopt = NULL;
     struct cairn_error err = {{0}};
-    char *expanded = NULL, *dir;
+    char *expanded = NULL, *dir = NULL, *sock = NULL;
 
     for (int i = 0; i < argc; i++) {
         if (!strncmp (argv[i], "statedir=", 9))
             opt = argv[i] + 9;
+        else if (!strncmp (argv[i], "socket=", 7))
+            sopt = argv[i] + 7;
         else if (!execconf_is_arg (argv[i]) &&
                  strncmp (argv[i], "start-timeout=", 14) != 0)
             flux_log (h, LOG_ERR,
-                      "unknown argument '%s' (statedir=DIR, or a "
-                      "setting of job-exec's: cairn-exec(8))",
+                      "unknown argument '%s' (statedir=DIR, socket=PATH, or "
+                      "a setting of job-exec's: cairn-exec(8))",
                       argv[i]);
+    }
+    if (sopt) {
+        if (!(sock = statedir_expand_rank (sopt, rank)) ||
+            !(dir = opt ? statedir_expand_rank (opt, rank) : strdup (sock))) {
+            flux_log_error (h, "socket");
+            free (sock);
+            return -1;
+        }
+        *dirp = dir;
+        *sockp = sock;
+        return 0;
     }
     if (opt && !(opt = expanded = statedir_expand_rank (opt, rank))) {
         flux_log_error (h, "statedir");
-        return NULL;
+        return -1;
     }
     if (!(dir = statedir_resolve (opt, NULL, &err)))
         flux_log (h, LOG_ERR, "cannot find cairnd's state directory: %s",
                   err.text);
+    else if (!(sock = statedir_socket (dir))) {
+        flux_log_error (h, "statedir");
+        free (dir);
+        dir = NULL;
+    }
     free (expanded);
-    return dir;
+    *dirp = dir;
+    *sockp = sock;
+    return dir ? 0 : -1;
 }
 
 /* Partial release is on when Flux's housekeeping runs our helper: only
@@ -603,11 +628,11 @@ static void ctx_destroy (struct fctx *ctx)
 /* A broker rank > 0: the node's relay, nothing else. */
 static int node_main (flux_t *h, uint32_t rank, int argc, char **argv)
 {
-    char *dir = state_dir (h, rank, argc, argv), *sock = NULL;
+    char *dir = NULL, *sock = NULL;
     struct nodeagent *na = NULL;
     int rc = -1;
 
-    if (!dir || !(sock = statedir_socket (dir)))
+    if (cairnd_where (h, rank, argc, argv, &dir, &sock) < 0)
         goto done;
     if (!(na = nodeagent_create (h, rank, sock, dir))) {
         flux_log_error (h, "cairn-exec: rank %u: setup", (unsigned)rank);
@@ -680,8 +705,7 @@ mod_main (flux_t *h, int argc, char **argv)
         shell = flux_conf_builtin_get ("shell_path", FLUX_CONF_AUTO);
     if (!shell || !(ctx.shell = strdup (shell)))
         goto done;
-    if (!(dir = state_dir (h, rank, argc, argv)) ||
-        !(sock = statedir_socket (dir)))
+    if (cairnd_where (h, rank, argc, argv, &dir, &sock) < 0)
         goto done;
     ctx.partial = partial_release (h);
     struct cconn_ops ops = {.message = cairnd_message, .state = cairnd_state};
