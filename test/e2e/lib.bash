@@ -151,8 +151,11 @@ run_dirs_discard() {
 
 # One request to cairnd: rpc TOPIC 'JSON-PAYLOAD'. Prints the response
 # payload, or "error ERRNUM ERRSTR" (and fails) for an error response.
+# RPC_SOCKET: another socket than the state dir's; RPC_USER: sent as that
+# user (runuser).
 rpc() {
-    python3 - "$STATEDIR/cairn.sock" "$1" "$2" <<'PY'
+    ${RPC_USER:+runuser -u "$RPC_USER" --} \
+        python3 - "${RPC_SOCKET:-$STATEDIR/cairn.sock}" "$1" "$2" <<'PY'
 import json, socket, sys
 s = socket.socket(socket.AF_UNIX)
 s.connect(sys.argv[1])

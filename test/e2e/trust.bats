@@ -56,20 +56,7 @@ trust_start() {
 # rpc_as USER TOPIC JSON: one request through the public socket as USER;
 # prints the response payload, or "error ERRNUM ERRSTR" (and fails).
 rpc_as() {
-    runuser -u "$1" -- python3 - "$PUB/cairn.sock" "$2" "$3" <<'PY'
-import json, socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.connect(sys.argv[1])
-f = s.makefile("rw")
-f.write(json.dumps({"topic": sys.argv[2], "matchtag": 1,
-                    "payload": json.loads(sys.argv[3])}) + "\n")
-f.flush()
-r = json.loads(f.readline())
-if "errnum" in r:
-    print("error", r["errnum"], r["errstr"])
-    sys.exit(1)
-print(json.dumps(r["payload"]))
-PY
+    RPC_USER=$1 RPC_SOCKET=$PUB/cairn.sock rpc "$2" "$3"
 }
 
 # A start payload: job $1 of uid $2 running sh -c "$3" on rank 0; the
