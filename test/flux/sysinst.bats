@@ -13,9 +13,11 @@ setup() {
     T=$BATS_TEST_TMPDIR
     PUB=$SYSINST/pub
     mkdir -m 0755 "$PUB"
-    # the site's prolog and epilog: root's, logging who they ran as
-    printf '#!/bin/sh\necho "$CAIRN_PHASE $(id -u) $FLUX_JOB_USERID" >>%s\n' \
-        "$SYSINST/perilog.log" >"$SYSINST/perilog"
+    # the site's prolog and epilog: root's, logging who they ran as, and
+    # waiting while $SYSINST/hold-PHASE exists
+    printf '#!/bin/sh\necho "$CAIRN_PHASE $(id -u) $FLUX_JOB_USERID" >>%s
+while [ -e %s/hold-$CAIRN_PHASE ]; do sleep 0.05; done\n' \
+        "$SYSINST/perilog.log" "$SYSINST" >"$SYSINST/perilog"
     chmod 755 "$SYSINST/perilog"
     cairnd_start "{\"public-socket\": \"$PUB/cairn.sock\",
         \"flux\": {\"instance-owner\": \"$SYSINST_OWNER\", \"imp\": \"$SYSINST_IMP\"},
@@ -105,6 +107,37 @@ job_is_users_own() {
     [ "$(sysinst_fx job eventlog "$id" | grep -c 'finish status=0')" -eq 1 ]
     [ "$(grep -c "^prolog 0 " "$SYSINST/perilog.log")" -eq 1 ]
     [ "$(grep -c "^epilog 0 " "$SYSINST/perilog.log")" -eq 1 ]
+}
+
+# wait_line PATTERN: until perilog.log has a line matching it (30 s)
+wait_line() {
+    local _
+    for _ in $(seq 1 300); do
+        grep -q "$1" "$SYSINST/perilog.log" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    echo "no '$1' in perilog.log" >&2
+    return 1
+}
+
+@test "cairnd killed in a user's prolog and in its epilog: each runs once, the job ends once" {
+    local id u2
+    u2=$(id -u cairnu2)
+    touch "$SYSINST/hold-prolog" "$SYSINST/hold-epilog"
+    id=$(as_user cairnu2 flux submit id -u)
+    wait_line "^prolog 0 $u2$"
+    cairnd_crash
+    cairnd_launch
+    rm "$SYSINST/hold-prolog"
+    wait_line "^epilog 0 $u2$"
+    cairnd_crash
+    cairnd_launch
+    rm "$SYSINST/hold-epilog"
+    sysinst_fx job wait-event -t 60 "$id" clean
+    [ "$(as_user cairnu2 flux job attach "$id")" = "$u2" ]
+    [ "$(sysinst_fx job eventlog "$id" | grep -c 'finish status=0')" -eq 1 ]
+    [ "$(cat "$SYSINST/perilog.log")" = "prolog 0 $u2
+epilog 0 $u2" ]
 }
 
 @test "cairnd down: a user's job gets an exception within start-timeout" {
