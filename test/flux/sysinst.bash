@@ -19,6 +19,9 @@
 #   as_user USER CMD...    CMD as USER against the instance (clean env,
 #                          HOME, cwd the user's home, FLUX_URI set)
 #   sysinst_fx CMD...      a flux command as root, which has the owner role
+#   sysinst_broker0_crash, sysinst_broker0_restart
+#                          with SYSINST_RESTARTABLE=1 (two brokers): SIGKILL
+#                          the rank-0 broker, start it again
 #   sysinst_stop           stop the instance (bounded), its log on failure
 #   sysinst_teardown       sysinst_stop, then undo what sysinst_setup did
 #
@@ -226,13 +229,45 @@ allow-root-owner = true
 imp = "$SYSINST_IMP"
 TOML
     printf '%s\n' "${1:-}" >"$SYSINST/conf/test.toml"
+    [ "${SYSINST_RESTARTABLE:-0}" = 1 ] && _sysinst_bootstrap
     chmod 0644 "$SYSINST/conf/"*.toml
+}
+
+# SYSINST_RESTARTABLE=1: two brokers (fake hosts fake[0-1], one machine)
+# bootstrapped from the config, with a persistent content store and a
+# short KVS checkpoint period, as test/flux/lib.bash's sysflux does for a
+# root instance: the rank-0 broker can be SIGKILLed and started again on
+# its own (sysinst_broker0_crash, sysinst_broker0_restart).
+_sysinst_bootstrap() {
+    [ -e "$SYSINST/cert" ] || {
+        "$FLUX" keygen --name testcert "$SYSINST/cert" >/dev/null &&
+            chown "$SYSINST_OWNER" "$SYSINST/cert" && chmod 0600 "$SYSINST/cert"
+    }
+    "$FLUX" R encode --hosts='fake[0-1]' -r0-1 -c0-1 >"$SYSINST/R"
+    cat >"$SYSINST/conf/bootstrap.toml" <<TOML
+[bootstrap]
+curve_cert = "$SYSINST/cert"
+default_bind = "ipc://$SYSINST/run/tbon-%h"
+default_connect = "ipc://$SYSINST/run/tbon-%h"
+hosts = [ { host = "fake[0-1]" } ]
+
+[resource]
+path = "$SYSINST/R"
+noverify = true
+
+[kvs]
+checkpoint-period = "100ms"
+TOML
 }
 
 sysinst_start() {
     [ -n "${SYSINST:-}" ] || { _sysinst_say "sysinst_setup first"; return 1; }
     sysinst_conf "${1:-}"
     rm -f "$SYSINST/stop" "$SYSINST/state/ready"
+    local size=(--test-size=1)
+    [ "${SYSINST_RESTARTABLE:-0}" = 1 ] &&
+        size=(--test-size=2 --test-hosts='fake[0-1]' --test-exit-mode=leader
+              --test-exit-timeout=100 -Sbroker.quorum=2 -Stbon.topo=custom)
     # The initial program says when rc1 is done (all modules loaded), then
     # waits for $SYSINST/stop. setsid: its own process group, for
     # sysinst_stop's last resort.
@@ -240,7 +275,7 @@ sysinst_start() {
     ( cd "$SYSINST/state" &&
       exec setsid env -u FLUX_URI -u TMPDIR HOME="$SYSINST/state" \
         timeout "${SYSINST_TIMEOUT:-600}" \
-        runuser -u "$SYSINST_OWNER" -- "$FLUX" start --test-size=1 \
+        runuser -u "$SYSINST_OWNER" -- "$FLUX" start "${size[@]}" \
         --test-rundir="$SYSINST/run" -Sstatedir="$SYSINST/state" \
         -Slog-stderr-level=6 -c "$SYSINST/conf" \
         sh -c "touch $SYSINST/state/ready; while [ ! -e $SYSINST/stop ]; do sleep 0.1; done"
@@ -270,6 +305,44 @@ as_user() {
 
 sysinst_fx() {
     FLUX_URI=$SYSINST_URI "$FLUX" "$@"
+}
+
+# flux-start's own service, as the owner: start.kill/run/wait of a rank.
+_sysinst_startctl() {
+    runuser -u "$SYSINST_OWNER" -- env FLUX_START_URI="local://$SYSINST/run/start" \
+        timeout 30 "$FLUX" python -c '
+import os, sys, flux
+h = flux.Flux(os.environ["FLUX_START_URI"])
+cmd, rank = sys.argv[1], int(sys.argv[2])
+if cmd == "kill":
+    h.rpc("start.kill", {"rank": rank, "signum": 9}).get()
+elif cmd == "run":
+    h.rpc("start.run", {"rank": rank}).get()
+else:
+    sys.exit(int(h.rpc("start.wait", {"rank": rank}).get()["exit_rc"]))
+' "$@"
+}
+
+# SYSINST_RESTARTABLE=1 only: SIGKILL the rank-0 broker and wait for it.
+sysinst_broker0_crash() {
+    _sysinst_startctl kill 0 && { _sysinst_startctl wait 0 || true; }
+}
+
+# Start rank 0 again (its KVS checkpoint has the jobs), then rank 1, which
+# exits when the new rank 0 disconnects it; wait for the initial program.
+sysinst_broker0_restart() {
+    rm -f "$SYSINST/state/ready"
+    _sysinst_startctl run 0 || return 1
+    _sysinst_startctl wait 1 || true
+    _sysinst_startctl run 1 || return 1
+    local _
+    for _ in $(seq 1 600); do
+        [ -e "$SYSINST/state/ready" ] && return 0
+        sleep 0.05
+    done
+    _sysinst_say "rank 0 did not come back; the log:"
+    tail -n 40 "$SYSINST/flux.log" >&2
+    return 1
 }
 
 # PID $1 and its descendants.

@@ -23,6 +23,8 @@ while [ -e %s/hold-$CAIRN_PHASE ]; do sleep 0.05; done\n' \
         \"flux\": {\"instance-owner\": \"$SYSINST_OWNER\", \"imp\": \"$SYSINST_IMP\"},
         \"prolog\": {\"command\": [\"$SYSINST/perilog\"]},
         \"epilog\": {\"command\": [\"$SYSINST/perilog\"]}}"
+    # the broker-kill test: two brokers, rank 0 restartable
+    case $BATS_TEST_DESCRIPTION in *"broker SIGKILLed"*) SYSINST_RESTARTABLE=1 ;; esac
     sysinst_start "[modules.job-exec]
 module = \"$B/cairn-exec.so\"
 args = [\"socket=$PUB/cairn.sock\", \"start-timeout=5\"]"
@@ -109,14 +111,16 @@ job_is_users_own() {
     [ "$(grep -c "^epilog 0 " "$SYSINST/perilog.log")" -eq 1 ]
 }
 
-# wait_line PATTERN: until perilog.log has a line matching it (30 s)
+# wait_line PATTERN [N]: until perilog.log has N lines (default 1)
+# matching it (30 s)
 wait_line() {
     local _
     for _ in $(seq 1 300); do
-        grep -q "$1" "$SYSINST/perilog.log" 2>/dev/null && return 0
+        [ "$(grep -c "$1" "$SYSINST/perilog.log" 2>/dev/null)" -ge "${2:-1}" ] &&
+            return 0
         sleep 0.1
     done
-    echo "no '$1' in perilog.log" >&2
+    echo "not ${2:-1} '$1' in perilog.log" >&2
     return 1
 }
 
@@ -138,6 +142,51 @@ wait_line() {
     [ "$(sysinst_fx job eventlog "$id" | grep -c 'finish status=0')" -eq 1 ]
     [ "$(cat "$SYSINST/perilog.log")" = "prolog 0 $u2
 epilog 0 $u2" ]
+}
+
+@test "the rank-0 broker SIGKILLed in a user's prolog, shells and epilog: started again, each job ends once" {
+    local u1 id1 id2 id3
+    u1=$(id -u cairnu1)
+    # in its prolog
+    touch "$SYSINST/hold-prolog"
+    id1=$(as_user cairnu1 flux submit -N1 id -u)
+    wait_line "^prolog 0 $u1$"
+    sleep 0.5 # past a KVS checkpoint
+    sysinst_broker0_crash
+    rm "$SYSINST/hold-prolog"
+    sysinst_broker0_restart
+    sysinst_fx job wait-event -t 90 "$id1" clean
+    # in its shells, and in its epilog
+    id2=$(as_user cairnu1 flux submit -N1 sh -c 'sleep 3; id -u')
+    sysinst_fx job wait-event -t 60 "$id2" start
+    sleep 0.5
+    sysinst_broker0_crash
+    sysinst_broker0_restart
+    sysinst_fx job wait-event -t 90 "$id2" clean
+    # its shell lost its broker: not a success, and its task was killed
+    sysinst_fx job eventlog "$id2" |
+        grep -E 'exception type="exec" severity=0 .*other processes of its session still ran; they were killed'
+    touch "$SYSINST/hold-epilog"
+    id3=$(as_user cairnu1 flux submit -N1 true)
+    wait_line "^epilog 0 $u1$" 3 # (the earlier jobs' are there too)
+    sysinst_fx job wait-event -t 60 "$id3" finish
+    sleep 0.5
+    sysinst_broker0_crash
+    rm "$SYSINST/hold-epilog"
+    sysinst_broker0_restart
+    sysinst_fx job wait-event -t 90 "$id3" clean
+    local id
+    for id in "$id1" "$id2" "$id3"; do
+        sysinst_fx job eventlog "$id" >&2
+        [ "$(sysinst_fx job eventlog "$id" | grep -c ' clean')" -eq 1 ]
+    done
+    cat "$SYSINST/perilog.log" >&2
+    # every prolog and epilog once: three jobs
+    [ "$(grep -c "^prolog 0 $u1$" "$SYSINST/perilog.log")" -eq 3 ]
+    [ "$(grep -c "^epilog 0 $u1$" "$SYSINST/perilog.log")" -eq 3 ]
+    # nothing of the user's left running
+    run pgrep -u cairnu1
+    [ "$status" -eq 1 ]
 }
 
 @test "cairnd down: a user's job gets an exception within start-timeout" {
