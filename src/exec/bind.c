@@ -124,6 +124,25 @@ void bind_conn_gone (struct cairnd *d, struct conn *c)
     }
 }
 
+int bind_check_undrain (struct cairnd *d,
+                        struct conn *c,
+                        struct cairn_error *err)
+{
+    const struct binding *served = NULL;
+    for (const struct binding *b = d->bindings; b; b = b->next) {
+        if (b->conn == conn_id (c))
+            return 0;
+        served = b;
+    }
+    if (!served)
+        return 0;
+    return errset (err, EBUSY,
+                   "undrain: cairnd serves Flux instance %s (%.48s), whose "
+                   "drain list is the one: undrain there (flux resource "
+                   "undrain RANKS), and cairnd follows (cairn-exec(8))",
+                   served->uuid, served->name);
+}
+
 json_t *bind_describe (struct cairnd *d)
 {
     struct binding *b = d->bindings;

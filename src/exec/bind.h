@@ -53,6 +53,14 @@ int bind_check_start (struct cairnd *d,
                       const char *instance,
                       struct cairn_error *err);
 
+/* May c undrain ranks? Under a Flux instance bound on an open connection
+ * Flux's drain list is the one, and its module mirrors Flux's undrains
+ * (flux/drainsync.h): only a connection bound to it may. 0, or -1 with err
+ * EBUSY naming the instance and `flux resource undrain`. */
+int bind_check_undrain (struct cairnd *d,
+                        struct conn *c,
+                        struct cairn_error *err);
+
 /* c is closed: its binding goes. */
 void bind_conn_gone (struct cairnd *d, struct conn *c);
 

@@ -636,6 +636,8 @@ req_post (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
     finish (d, je, c, matchtag, rc, &err);
 }
 
+static json_t *ranks_json (const struct idset *s);
+
 static int drained_cb (uint32_t rank, const char *rec, size_t len, void *arg)
 {
     return idset_set (arg, rank) < 0 ? -1 : 0;
@@ -657,8 +659,11 @@ static int stage_undrain (void *arg)
     return 0;
 }
 
-/* undrain {ranks}: return drained ranks to service (cairn undrain). Every
- * rank must be drained; the reply waits for the commit (outbox.h, O5). A
+/* undrain {ranks, only-drained?}: return drained ranks to service (cairn
+ * undrain). Every rank must be drained, unless only-drained: then those
+ * that are not are left out (the module mirroring Flux's undrains). Under
+ * a bound Flux instance only its connection may (bind.h). The reply,
+ * {"ranks": those undrained}, waits for the commit (outbox.h, O5). A
  * staging failure after some ranks were staged cannot be taken back out
  * of the batch: cairnd exits then, as for a failed commit, and the
  * restart finds every rank still drained. */
@@ -668,9 +673,19 @@ req_undrain (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload
     struct idset *ranks = get_ranks (c, matchtag, payload);
     struct idset *drained = idset_create (), *missing = NULL;
     struct cairn_error err = {{0}};
+    json_t *only = json_object_get (payload, "only-drained");
 
     if (!ranks)
         goto done;
+    if (only && !json_is_boolean (only)) {
+        conn_respond_error (c, matchtag, EPROTO,
+                            "undrain: only-drained: must be true or false");
+        goto done;
+    }
+    if (bind_check_undrain (d, c, &err) < 0) {
+        conn_respond_error (c, matchtag, errno, "%s", err.text);
+        goto done;
+    }
     if (!drained || !(missing = idset_copy (ranks))) {
         conn_respond_error (c, matchtag, ENOMEM, "out of memory");
         goto done;
@@ -680,6 +695,18 @@ req_undrain (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload
         goto done;
     }
     idset_subtract (missing, drained);
+    if (json_is_true (only) && !idset_empty (ranks)) {
+        idset_subtract (ranks, missing); /* those not drained: left out */
+        idset_destroy (missing);
+        if (!(missing = idset_create ())) {
+            conn_respond_error (c, matchtag, ENOMEM, "out of memory");
+            goto done;
+        }
+        if (idset_empty (ranks)) {
+            cairnd_ack (d, c, matchtag, json_pack ("{s:s}", "ranks", ""));
+            goto done;
+        }
+    }
     if (idset_empty (ranks) || !idset_empty (missing)) {
         char *s = idset_encode (missing);
         conn_respond_error (c, matchtag, EINVAL,
@@ -700,7 +727,8 @@ req_undrain (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload
         conn_respond_error (c, matchtag, errno, "%s", why);
         goto done;
     }
-    cairnd_ack (d, c, matchtag, json_object ());
+    cairnd_ack (d, c, matchtag,
+                json_pack ("{s:o}", "ranks", ranks_json (ranks)));
 done:
     idset_destroy (ranks);
     idset_destroy (drained);

@@ -32,6 +32,7 @@
 #include "flux/fversion.h"
 #include "flux/nodeagent.h"
 #include "flux/noderelay.h"
+#include "flux/drainsync.h"
 #include "flux/nodewatch.h"
 #include "flux/orphan.h"
 #include "flux/resync.h"
@@ -172,6 +173,7 @@ static void cairnd_message (struct cconn *cc, const json_t *msg, void *arg)
     struct fctx *ctx = arg;
     if (noderelay_cairnd_message (ctx->relay, msg) ||
         nodewatch_cairnd_message (ctx->nodewatch, msg) ||
+        drainsync_cairnd_message (ctx->drainsync, msg) ||
         stats_answer (ctx, msg))
         return;
     /* the job whose stream or relayed request this answers (it may be
@@ -192,6 +194,7 @@ static void cairnd_state (struct cconn *cc, bool up, void *arg)
                                    "reconnecting", cconn_path (cc));
     noderelay_cairnd_state (ctx->relay, up);
     nodewatch_cairnd_state (ctx->nodewatch, up);
+    drainsync_cairnd_state (ctx->drainsync, up);
     for (size_t i = 0; i < ctx->njobs; i++)
         fjob_cairnd_state (ctx->jobs[i], up);
     if (up) {
@@ -620,6 +623,7 @@ static void ctx_destroy (struct fctx *ctx)
         free (ctx->uris[r]);
     free (ctx->uris);
     nodewatch_destroy (ctx->nodewatch);
+    drainsync_destroy (ctx->drainsync);
     free (ctx->shell);
     free (ctx->instance);
     json_decref (ctx->env);
@@ -736,6 +740,9 @@ mod_main (flux_t *h, int argc, char **argv)
     if (ctx.size > 1 && !(ctx.nodewatch = nodewatch_create (&ctx)))
         flux_log_error (h, "cairn-exec: no watch on broker.online (lost "
                            "nodes are found by multinode.timeout only)");
+    if (!(ctx.drainsync = drainsync_create (&ctx)))
+        flux_log_error (h, "cairn-exec: no watch on resource.journal (an "
+                           "undrain in Flux does not undrain in cairnd)");
     /* handlers first, then the subscription, then hello: the job-manager
      * sends its start requests right after answering */
     if (flux_msg_handler_addvec (h, htab, &ctx, &handlers) < 0 ||

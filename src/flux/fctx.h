@@ -16,6 +16,7 @@ struct lookup;
 struct statsreq;
 struct noderelay;
 struct nodewatch;
+struct drainsync;
 
 /* A shell's barrier request that came before its job's start request. */
 struct early_barrier {
@@ -45,6 +46,7 @@ struct fctx {
     struct statsreq *statsreqs; /* stats-gets waiting for cairnd's stats */
     struct noderelay *relay; /* noderelay.h: to the other ranks, or NULL */
     struct nodewatch *nodewatch; /* nodewatch.h: Flux's view of the nodes */
+    struct drainsync *drainsync; /* drainsync.h: Flux's undrains */
     struct shellconf conf;   /* [exec]: barrier and shell-exit timeouts */
     double start_timeout;    /* seconds a new job may wait for cairnd to
                               * take it before it fails (start-timeout=,

@@ -13,7 +13,8 @@ teardown() {
 
 # Steps against cairnd, one per argument, each on a connection of its own
 # name ("a:bind UUID", "a:start ID UUID", "a:close", "stats", "b:cancel ID",
-# "unbound": stats until no instance is bound, 5 s at most);
+# "a:undrain RANKS [only]" (only-drained), "unbound": stats until no
+# instance is bound, 5 s at most);
 # connections stay open until closed or the end. Prints one line per step:
 # "ok PAYLOAD" or "error ERRNUM ERRSTR".
 steps() {
@@ -64,6 +65,11 @@ for step in steps:
     elif words[0] == "cancel":
         print(call(name, "exception", {"id": int(words[1]), "severity": 0,
                                        "type": "cancel", "note": "test"}))
+    elif words[0] == "undrain":  # undrain RANKS [only]
+        p = {"ranks": words[1]}
+        if len(words) > 2:
+            p["only-drained"] = True
+        print(call(name, "undrain", p))
     elif words[0] == "stats":
         st = json.loads(call(name, "stats", {})[3:])
         print("ok", json.dumps(st.get("flux-instance")))
@@ -129,4 +135,33 @@ PY
     [ "$status" -ne 0 ]
     run cairn show 13
     [ "$status" -ne 0 ]
+}
+
+# issue 37: under Flux, Flux's drain list is the one; its module mirrors
+# Flux's undrains (flux/drainsync.h, only-drained), and nobody else
+# undrains while it is bound
+@test "undrain: only the bound instance's connection, and only-drained leaves out the others" {
+    e=$(script epilog.sh <<'SH'
+#!/bin/sh
+[ "$CAIRN_RANK" = 1 ] || [ "$CAIRN_RANK" = 2 ] && exit 3
+exit 0
+SH
+)
+    cairnd_stop
+    cairnd_start "{\"epilog\": {\"command\": [\"$e\"], \"per-rank\": true}}"
+    cairn run --id 811 -N 3 -- true 2>/dev/null || true
+    [ "$(cairn drain --json | jq -r .rank | paste -sd,)" = 1,2 ]
+    run steps "a:bind A" "b:undrain 1" "a:undrain 0 only" "a:undrain 0-1 only" \
+        "a:undrain 0"
+    echo "$output"
+    [ "${lines[0]}" = 'ok {"instance": "A"}' ]
+    [ "${lines[1]}" = "error 16 undrain: cairnd serves Flux instance A (test A), whose drain list is the one: undrain there (flux resource undrain RANKS), and cairnd follows (cairn-exec(8))" ]
+    [ "${lines[2]}" = 'ok {"ranks": ""}' ]
+    [ "${lines[3]}" = 'ok {"ranks": "1"}' ]
+    [ "${lines[4]}" = "error 22 rank 0 is not drained" ]
+    [ "$(cairn drain --json | jq -r .rank)" = 2 ]
+    # unbound: cairn undrain again
+    run cairn undrain 2
+    [ "$status" -eq 0 ]
+    [ -z "$(cairn drain --json)" ]
 }

@@ -258,3 +258,31 @@ except OSError as e:
     [[ "$output" == *"err"*"prolog failed on rank 2"* ]]
     [[ "$output" == *"epilog failed on rank 1"* ]]
 }
+
+# issue 37: cairn's drain list and Flux's never agreed; under Flux, Flux's
+# is the one: an undrain there undrains in cairnd (drainsync.h), and
+# cairn undrain is refused while the instance is bound
+@test "an undrain in Flux undrains in cairnd; cairn undrain defers to Flux" {
+    echo 3 >"$BATS_TEST_TMPDIR/exit-epilog-1"
+    cairnd_start "$(perilog_conf)"
+    run in_flux "flux run -N4 true
+                 id=\$(flux jobs -a -no {id})
+                 flux job wait-event -t 30 \$id clean >/dev/null
+                 echo flux=\$(flux resource drain -no {ranks})
+                 echo cairn=\$($B/cairn --statedir $STATEDIR drain --json | jq -r .rank)
+                 $B/cairn --statedir $STATEDIR undrain 1; echo rc=\$?
+                 flux resource undrain 1
+                 for i in \$(seq 1 50); do
+                     [ -z \"\$($B/cairn --statedir $STATEDIR drain --json)\" ] && break
+                     sleep 0.1
+                 done
+                 echo flux=\$(flux resource drain -no {ranks})
+                 echo cairn=\$($B/cairn --statedir $STATEDIR drain --json | jq -r .rank)"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(grep -c '^flux=1$' <<<"$output")" -eq 1 ]
+    [ "$(grep -c '^cairn=1$' <<<"$output")" -eq 1 ]
+    [[ "$output" == *"cairn undrain: undrain: cairnd serves Flux instance "*"whose drain list is the one: undrain there (flux resource undrain RANKS), and cairnd follows (cairn-exec(8))"* ]]
+    [[ "$output" == *"rc=1"* ]]
+    [ "$(tail -n 2 <<<"$output" | paste -sd' ')" = "flux= cairn=" ]
+}
