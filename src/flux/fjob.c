@@ -438,14 +438,17 @@ static void shell_fatal (void *arg, const char *note)
  * received them can answer; a reload loses those (as with job-exec, whose
  * jobs are "not recoverable" before the second barrier). A job whose
  * shells had not all passed both barriers (no shell.start, no complete in
- * exec.eventlog) would wait for ever: end it instead. */
+ * exec.eventlog) would wait for ever: end it instead. Only a log that
+ * knows the shells' past says so: after a broker restart the guest
+ * namespace is new (no `init`, guest.h), the shells lost their broker,
+ * and their ends, as cairnd reports them, give the reason (issue 33). */
 static void exec_eventlog_cb (flux_future_t *f, void *arg)
 {
     struct fjob *job = arg;
     const char *s = NULL;
 
     if (flux_kvs_lookup_get (f, &s) == 0 && s && job->nranks > 1 &&
-        !skipped_peek (job, "finish") &&
+        strstr (s, "\"name\":\"init\"") && !skipped_peek (job, "finish") &&
         !strstr (s, "\"name\":\"shell.start\"") &&
         !strstr (s, "\"name\":\"complete\""))
         raise_fatal (job, "job shells were in their start barrier when "
