@@ -98,6 +98,13 @@ static void print_accept (double t, json_t *ctx)
     printf (" time=%s userid=", when);
     print_value ("userid", json_object_get (ctx, "userid"));
     printf (" ranks=%s", ranks ? ranks : "?");
+    json_t *imp = json_object_get (ctx, "imp"); /* trust.h, T1 */
+    if (json_is_string (json_object_get (imp, "path"))) {
+        printf (" imp=");
+        print_string (json_string_value (json_object_get (imp, "path")));
+        printf (" imp-uid=");
+        print_value ("uid", json_object_get (imp, "uid"));
+    }
     if (json_is_array (cmd)) {
         printf (" command=");
         json_array_foreach (cmd, i, a)

@@ -87,6 +87,8 @@ start_req() {
     cairn eventlog 41 --json | jq -s -e --arg imp "$IMP" --argjson ow "$OWID" \
         --argjson ua "$UAID" 'map(select(.name == "accept"))[0].context
         | .imp == {path: $imp, uid: $ow} and .userid == $ua'
+    # and cairn eventlog says so
+    cairn eventlog 41 | grep -E "^\+[0-9.]+s accept .* userid=$UAID ranks=0 imp=$IMP imp-uid=$OWID command=sh -c "
 }
 
 @test "the owner's own job runs as the owner, without the IMP" {

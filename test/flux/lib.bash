@@ -66,22 +66,31 @@ sysflux_dir() {
 sysflux_conf() {
     sysflux_dir
     [ -e "$SYSFLUX/cert" ] || "$FLUX" keygen --name testcert "$SYSFLUX/cert" >/dev/null
-    "$FLUX" R encode --hosts='fake[0-3]' -r0-3 -c0-1 >"$SYSFLUX/R"
-    cat >"$SYSFLUX/conf/instance.toml" <<TOML
+    { fakehosts_toml "$SYSFLUX" 3; printf '\n%s\n' "${1:-}"; } \
+        >"$SYSFLUX/conf/instance.toml"
+}
+
+# The config of brokers fake0..fakeN on this host, bootstrapped from it
+# (flux-core's "system" test personality), in directory DIR ($1, which
+# holds the cert, R, and run/ for the ipc:// sockets), N = $2: the TBON
+# over ipc://, R written to DIR/R, a persistent KVS checkpointed every
+# $SYSFLUX_CHECKPOINT (100ms). Prints the TOML. Used by sysinst.bash too.
+fakehosts_toml() {
+    local dir=$1 n=$2
+    "$FLUX" R encode --hosts="fake[0-$n]" -r"0-$n" -c0-1 >"$dir/R"
+    cat <<TOML
 [bootstrap]
-curve_cert = "$SYSFLUX/cert"
-default_bind = "ipc://$SYSFLUX/run/tbon-%h"
-default_connect = "ipc://$SYSFLUX/run/tbon-%h"
-hosts = [ { host = "fake[0-3]" } ]
+curve_cert = "$dir/cert"
+default_bind = "ipc://$dir/run/tbon-%h"
+default_connect = "ipc://$dir/run/tbon-%h"
+hosts = [ { host = "fake[0-$n]" } ]
 
 [resource]
-path = "$SYSFLUX/R"
+path = "$dir/R"
 noverify = true
 
 [kvs]
 checkpoint-period = "${SYSFLUX_CHECKPOINT:-100ms}"
-
-${1:-}
 TOML
 }
 
@@ -236,17 +245,25 @@ shell_cmd() {
 #   @test ... { in_flux 'flux exec -r 1-3 flux module list | grep cairn-node'; }
 multinode_conf() {
     local d=$BATS_TEST_TMPDIR/modprobe
+    modprobe_node_module "$d" \
+        "statedir=${1:?multinode_conf: a state dir pattern, e.g. DIR/node%r}"
+    export FLUX_MODPROBE_PATH_APPEND=$d${FLUX_MODPROBE_PATH_APPEND:+:$FLUX_MODPROBE_PATH_APPEND}
+}
+
+# The modprobe dir DIR that loads cairn-exec.so as "cairn-node" on the
+# ranks above 0 with the module argument ARG (statedir=... or socket=...).
+modprobe_node_module() {
+    local d=$1
     mkdir -p "$d/modprobe.d" "$d/rc1.d"
     cat >"$d/modprobe.d/cairn.toml" <<TOML
 [[modules]]
 name = "cairn-node"
 module = "$B/cairn-exec.so"
-args = ["statedir=${1:?multinode_conf: a state dir pattern, e.g. DIR/node%r}"]
+args = ["$2"]
 ranks = ">0"
 TOML
     cat >"$d/rc1.d/cairn.py" <<'PY'
 def setup(context):
     context.load_modules(["cairn-node"])
 PY
-    export FLUX_MODPROBE_PATH_APPEND=$d${FLUX_MODPROBE_PATH_APPEND:+:$FLUX_MODPROBE_PATH_APPEND}
 }

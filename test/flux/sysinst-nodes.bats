@@ -37,16 +37,7 @@ setup() {
     done
     # cairn-exec.so on rank 1 too (as multinode_conf in lib.bash does),
     # where the brokers, run by the owner, can read it
-    mkdir -p "$SYSINST/modprobe/modprobe.d" "$SYSINST/modprobe/rc1.d"
-    cat >"$SYSINST/modprobe/modprobe.d/cairn.toml" <<TOML
-[[modules]]
-name = "cairn-node"
-module = "$B/cairn-exec.so"
-args = ["socket=$PUB/cairn-%r.sock"]
-ranks = ">0"
-TOML
-    printf 'def setup(context):\n    context.load_modules(["cairn-node"])\n' \
-        >"$SYSINST/modprobe/rc1.d/cairn.py"
+    modprobe_node_module "$SYSINST/modprobe" "socket=$PUB/cairn-%r.sock"
     chmod -R a+rX "$SYSINST/modprobe"
     SYSINST_RESTARTABLE=1 # two brokers, fake0 and fake1
     FLUX_MODPROBE_PATH_APPEND=$SYSINST/modprobe sysinst_start "[modules.job-exec]

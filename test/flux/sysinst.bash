@@ -243,21 +243,8 @@ _sysinst_bootstrap() {
         "$FLUX" keygen --name testcert "$SYSINST/cert" >/dev/null &&
             chown "$SYSINST_OWNER" "$SYSINST/cert" && chmod 0600 "$SYSINST/cert"
     }
-    "$FLUX" R encode --hosts='fake[0-1]' -r0-1 -c0-1 >"$SYSINST/R"
-    cat >"$SYSINST/conf/bootstrap.toml" <<TOML
-[bootstrap]
-curve_cert = "$SYSINST/cert"
-default_bind = "ipc://$SYSINST/run/tbon-%h"
-default_connect = "ipc://$SYSINST/run/tbon-%h"
-hosts = [ { host = "fake[0-1]" } ]
-
-[resource]
-path = "$SYSINST/R"
-noverify = true
-
-[kvs]
-checkpoint-period = "100ms"
-TOML
+    # test/flux/lib.bash's, which the bats files that use this one load
+    fakehosts_toml "$SYSINST" 1 >"$SYSINST/conf/bootstrap.toml"
 }
 
 sysinst_start() {
