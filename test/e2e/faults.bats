@@ -86,6 +86,9 @@ teardown() {
     cairn run --id 406 -- sh -c "echo \$\$ > $BATS_TEST_TMPDIR/cmdpid; sleep 30" 3>&- &
     for i in $(seq 100); do [ -s "$BATS_TEST_TMPDIR/cmdpid" ] && break; sleep 0.05; done
     cmd=$(cat "$BATS_TEST_TMPDIR/cmdpid")
+    # the command may write its pid before cairnd commits its spawn record
+    # (group commit): wait for that record, as the crash must come after it
+    wait_event 406 10 proc-spawn
     [ "$cmd" = "$(shim_pid 406 shell 0)" ]
     cairnd_crash
     lose_proc "$cmd"
