@@ -239,9 +239,15 @@ nodes_fresh() {
     # every rank's prolog once, and the epilog of every rank left
     [ "$(grep -c '^prolog ' "$NODES/runlog")" -eq 4 ]
     [ "$(grep -c '^epilog node[0-2] ' "$NODES/runlog")" -eq 3 ]
-    # nothing of the job left on the other nodes
-    local i
+    # nothing of the job left on the other nodes (a killed task may take
+    # a moment to go)
+    local i _
     for i in 0 1 2; do
+        for _ in $(seq 1 100); do
+            node_exec "$i" pgrep -f 'sleep 300' >/dev/null || break
+            sleep 0.1
+        done
+        node_exec "$i" ps -eo pid,ppid,stat,args >&2
         run node_exec "$i" pgrep -f 'sleep 300'
         [ "$status" -eq 1 ]
     done
