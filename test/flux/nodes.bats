@@ -159,19 +159,8 @@ exit 0\n' "$NODES/runlog" "$NODES" >"$NODES/perilog"
         "$NODES/perilog" "$NODES/perilog" >"$NODES/cairn0.conf"
     echo '{"role": "node"}' >"$NODES/cairn-node.conf"
     for ((i = 0; i < NODES_N; i++)); do
-        conf=$NODES/cairn-node.conf
-        [ "$i" -ne 0 ] || conf=$NODES/cairn0.conf
         mkdir -p -m 0700 "$NODES/node$i/cairn"
-        ( exec nsenter -t "${NODE_PID[i]}" -a env CAIRN_TEST_TAG="$BATS_TEST_TMPDIR" \
-            "$B/cairnd" -c "$conf" --statedir "$NODES/node$i/cairn" \
-        ) </dev/null >/dev/null 2>>"$NODES/node$i/cairnd.log" 3>&- &
-    done
-    for ((i = 0; i < NODES_N; i++)); do
-        local _
-        for _ in $(seq 1 200); do
-            [ -S "$NODES/node$i/cairn/cairn.sock" ] && break
-            sleep 0.05
-        done
+        node_cairnd_start "$i"
     done
     modprobe_node_module "$NODES/modprobe" "statedir=$NODES/node%r/cairn"
     export FLUX_MODPROBE_PATH_APPEND=$NODES/modprobe
@@ -180,6 +169,22 @@ module = \"$B/cairn-exec.so\"
 args = [\"statedir=$NODES/node0/cairn\"]
 ${1:-}"
     nodes_flux_start
+}
+
+# (Re)start node $1's cairnd in that node, and wait until it answers.
+node_cairnd_start() {
+    local i=$1 conf=$NODES/cairn-node.conf _
+    [ "$i" -ne 0 ] || conf=$NODES/cairn0.conf
+    ( exec nsenter -t "${NODE_PID[i]}" -a env CAIRN_TEST_TAG="$BATS_TEST_TMPDIR" \
+        "$B/cairnd" -c "$conf" --statedir "$NODES/node$i/cairn" \
+    ) </dev/null >/dev/null 2>>"$NODES/node$i/cairnd.log" 3>&- &
+    for _ in $(seq 1 200); do
+        node_exec "$i" "$B/cairn" --statedir "$NODES/node$i/cairn" list \
+            >/dev/null 2>&1 && return 0
+        sleep 0.05
+    done
+    echo "node$i's cairnd did not start" >&2
+    return 1
 }
 
 # Stop the instance and start a fresh one on the same nodes: empty broker
@@ -319,4 +324,42 @@ nodes_fresh() {
     echo "# node_heal 2: its epilog killed $(secs "$t0" "$(date +%s.%N)") s after its broker was back" >&3
     run node_exec 2 pgrep -f 'sleep 299'
     [ "$status" -eq 1 ]
+}
+
+@test "cairn: a partition shorter than the overlay's timeout: the job runs on and completes, each command once" {
+    NODES_TBON_TCP_USER_TIMEOUT=20s
+    cairn_nodes_start
+    JOB=$(nodes_fx submit -N4 -n4 sh -c 'sleep 6; hostname')
+    nodes_fx job wait-event -t 30 "$JOB" start >/dev/null
+    node_partition 2
+    sleep 3
+    node_heal 2
+    nodes_fx job wait-event -t 60 "$JOB" clean >/dev/null
+    nodes_fx job eventlog "$JOB" >&2
+    [ "$(nodes_fx jobs -no '{result}' "$JOB")" = COMPLETED ]
+    [ "$(nodes_fx job attach "$JOB" | sort | paste -sd' ')" = "node0 node1 node2 node3" ]
+    [ "$(grep -c '^prolog ' "$NODES/runlog")" -eq 4 ]
+    [ "$(grep -c '^epilog ' "$NODES/runlog")" -eq 4 ]
+    [ -z "$(nodes_fx resource drain -no '{ranks}')" ]
+}
+
+@test "cairn: rank 0's cairnd SIGKILLed while the remote shells run: the job completes, each command once" {
+    cairn_nodes_start
+    JOB=$(nodes_fx submit -N4 -n4 sh -c 'sleep 4; hostname')
+    nodes_fx job wait-event -t 30 "$JOB" start >/dev/null
+    sleep 1
+    node_exec 0 pkill -KILL -x cairnd
+    sleep 1
+    node_cairnd_start 0
+    nodes_fx job wait-event -t 60 "$JOB" clean >/dev/null
+    nodes_fx job eventlog "$JOB" >&2
+    [ "$(nodes_fx jobs -no '{result}' "$JOB")" = COMPLETED ]
+    [ "$(nodes_fx job attach "$JOB" | sort | paste -sd' ')" = "node0 node1 node2 node3" ]
+    [ "$(grep -c '^prolog ' "$NODES/runlog")" -eq 4 ]
+    [ "$(grep -c '^epilog ' "$NODES/runlog")" -eq 4 ]
+    # each node ran its shell once
+    local i
+    for i in 1 2 3; do
+        [ "$(mdb_dump -p -s nodeprocs "$NODES/node$i/cairn/journal" | grep -c '"phase":"shell"')" -eq 1 ]
+    done
 }
