@@ -122,7 +122,14 @@ else:
 # Wait (at most $1 s) until $2 brokers are up as the resource module sees it
 # (rank 0 may not be listening yet, or not have loaded resource yet).
 sysflux_waitup() {
-    FLUX_URI=local://$SYSFLUX/run/local-0 timeout "${1:-20}" "$FLUX" python -c '
+    FLUX_URI=local://$SYSFLUX/run/local-0 timeout "${1:-20}" "$FLUX" python -c \
+        "$FLUX_WAITUP_PY" "${2:-4}"
+}
+
+# Python run by `flux python -c`: wait until argv[1] brokers are up as the
+# resource module sees it, the broker at FLUX_URI perhaps not listening
+# yet. Used by nodes.bash too.
+FLUX_WAITUP_PY='
 import flux, sys, time
 while True:
     try:
@@ -130,8 +137,7 @@ while True:
         break
     except OSError:
         time.sleep(0.1)
-' "${2:-4}"
-}
+'
 
 sysflux_start() {
     rm -f "$SYSFLUX/stop"

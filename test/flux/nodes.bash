@@ -6,6 +6,7 @@
 # be killed whole or cut off the network. Needs root, unshare and nsenter
 # (util-linux) and ip (iproute2); nodes_setup skips the test otherwise.
 #
+#   load lib    # test/flux/lib.bash (FLUX_WAITUP_PY), then:
 #   source "$(dirname "$BATS_TEST_FILENAME")/nodes.bash"
 #   setup()    { nodes_setup 4; nodes_flux_conf ''; nodes_flux_start; }
 #   teardown() { nodes_teardown; }
@@ -330,15 +331,9 @@ node_broker_start() {
 # the resource module sees it (rank 0 may not be listening yet).
 nodes_waitup() {
     local t=${1:-30} n=${2:-$NODES_N}
-    node_exec 0 FLUX_URI=$NODES_URI timeout "$t" "$FLUX" python -c '
-import flux, sys, time
-while True:
-    try:
-        flux.Flux().rpc("resource.monitor-waitup", {"up": int(sys.argv[1])}).get()
-        break
-    except OSError:
-        time.sleep(0.1)
-' "$n"
+    # FLUX_WAITUP_PY: test/flux/lib.bash's, which the bats files load
+    node_exec 0 FLUX_URI=$NODES_URI timeout "$t" "$FLUX" python -c \
+        "$FLUX_WAITUP_PY" "$n"
 }
 
 nodes_flux_start() {

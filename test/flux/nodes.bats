@@ -40,6 +40,38 @@ start_job() {
     nodes_fx job wait-event -t 30 "$JOB" start >/dev/null
 }
 
+# Start a 4-node job, run the fault (the command given), wait for the
+# job's clean: SECS, the seconds from the fault to the clean.
+fault_to_clean() {
+    start_job
+    local t0
+    t0=$(date +%s.%N)
+    "$@"
+    nodes_fx job wait-event -t 60 "$JOB" clean >/dev/null
+    SECS=$(secs "$t0" "$(event_field "$JOB" clean timestamp)")
+}
+
+# Wait (30 s at most) until node $1's broker has exited: healed after a
+# cut, it hears rank 0's disconnect.
+broker_exited() {
+    local _
+    for _ in $(seq 1 300); do
+        kill -0 "${NODE_BROKER[$1]}" 2>/dev/null || return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# Wait (30 s at most) until no process of node $1 matches $2 (pgrep -f).
+node_clear() {
+    local _
+    for _ in $(seq 1 300); do
+        node_exec "$1" pgrep -f "$2" >/dev/null || return 0
+        sleep 0.1
+    done
+    return 1
+}
+
 @test "stock Flux: each rank runs on its own node: hostname, address, /tmp, PIDs" {
     nodes_flux_conf ''
     nodes_flux_start
@@ -217,20 +249,14 @@ nodes_fresh() {
     # stock first
     nodes_flux_conf ''
     nodes_flux_start
-    start_job
-    local t0 stock cairn
-    t0=$(date +%s.%N)
-    node_kill 3
-    nodes_fx job wait-event -t 60 "$JOB" clean >/dev/null
-    stock=$(secs "$t0" "$(event_field "$JOB" clean timestamp)")
+    local stock cairn
+    fault_to_clean node_kill 3
+    stock=$SECS
     nodes_fresh 3
     # then cairn
     cairn_nodes_start
-    start_job
-    t0=$(date +%s.%N)
-    node_kill 3
-    nodes_fx job wait-event -t 60 "$JOB" clean >/dev/null
-    cairn=$(secs "$t0" "$(event_field "$JOB" clean timestamp)")
+    fault_to_clean node_kill 3
+    cairn=$SECS
     echo "# node_kill 3: fault -> clean, stock $stock s, cairn $cairn s" >&3
     nodes_fx job eventlog "$JOB" >&2
     # the exception and the drain name the node
@@ -246,13 +272,9 @@ nodes_fresh() {
     [ "$(grep -c '^epilog node[0-2] ' "$NODES/runlog")" -eq 3 ]
     # nothing of the job left on the other nodes (a killed task may take
     # a moment to go)
-    local i _
+    local i
     for i in 0 1 2; do
-        for _ in $(seq 1 100); do
-            node_exec "$i" pgrep -f 'sleep 300' >/dev/null || break
-            sleep 0.1
-        done
-        node_exec "$i" ps -eo pid,ppid,stat,args >&2
+        node_clear "$i" 'sleep 300' || node_exec "$i" ps -eo pid,ppid,stat,args >&2
         run node_exec "$i" pgrep -f 'sleep 300'
         [ "$status" -eq 1 ]
     done
@@ -263,21 +285,15 @@ nodes_fresh() {
     # stock first
     nodes_flux_conf ''
     nodes_flux_start
-    start_job
     local t0 stock cairn
-    t0=$(date +%s.%N)
-    node_partition 2
-    nodes_fx job wait-event -t 60 "$JOB" clean >/dev/null
-    stock=$(secs "$t0" "$(event_field "$JOB" clean timestamp)")
+    fault_to_clean node_partition 2
+    stock=$SECS
     node_heal 2
     nodes_fresh
     # then cairn
     cairn_nodes_start
-    start_job
-    t0=$(date +%s.%N)
-    node_partition 2
-    nodes_fx job wait-event -t 60 "$JOB" clean >/dev/null
-    cairn=$(secs "$t0" "$(event_field "$JOB" clean timestamp)")
+    fault_to_clean node_partition 2
+    cairn=$SECS
     echo "# node_partition 2 (tcp_user_timeout 2s): fault -> clean, stock $stock s, cairn $cairn s" >&3
     nodes_fx job eventlog "$JOB" | grep -E 'exception .*severity=0 .*node2'
     [ "$(awk -v c="$cairn" -v s="$stock" 'BEGIN { print (c <= s + 2) }')" = 1 ]
@@ -286,16 +302,13 @@ nodes_fresh() {
     # killed. Here node2's epilog hangs (it needs no broker), the node is
     # cut off during it, the job ends without it; after the heal, once the
     # node's broker is back, rank 0 has it killed.
-    local _
-    for _ in $(seq 1 300); do
-        kill -0 "${NODE_BROKER[2]}" 2>/dev/null || break
-        sleep 0.1
-    done
+    broker_exited 2
     node_broker_start 2
     nodes_waitup 60 4
     nodes_fx resource undrain 2 # the first job's loss drained it
     touch "$NODES/hang-epilog-2"
     JOB=$(nodes_fx submit -N4 -n4 true)
+    local _
     for _ in $(seq 1 300); do
         node_exec 2 pgrep -f 'sleep 299' >/dev/null && break
         sleep 0.1
@@ -310,17 +323,11 @@ nodes_fresh() {
     nodes_fx job eventlog "$JOB" | grep -E 'exception .*epilog.*node2'
     node_exec 2 pgrep -f 'sleep 299' >/dev/null # still there, cut off
     node_heal 2
-    for _ in $(seq 1 300); do
-        kill -0 "${NODE_BROKER[2]}" 2>/dev/null || break
-        sleep 0.1
-    done
+    broker_exited 2
     node_broker_start 2
     nodes_waitup 60 4
     t0=$(date +%s.%N)
-    for _ in $(seq 1 300); do
-        node_exec 2 pgrep -f 'sleep 299' >/dev/null || break
-        sleep 0.1
-    done
+    node_clear 2 'sleep 299' || true
     echo "# node_heal 2: its epilog killed $(secs "$t0" "$(date +%s.%N)") s after its broker was back" >&3
     run node_exec 2 pgrep -f 'sleep 299'
     [ "$status" -eq 1 ]
