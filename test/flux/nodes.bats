@@ -223,6 +223,12 @@ node_cairnd_start() {
 # state dirs, node $1 revived first (it was killed).
 nodes_fresh() {
     nodes_flux_stop || true
+    # what stock Flux's job left running (its tasks can outlive the
+    # instance: seen once under CI's load) is not cairn's to answer for
+    local i
+    for ((i = 0; i < NODES_N; i++)); do
+        [ "$i" = "${1:-}" ] || node_exec "$i" pkill -KILL -f 'sleep 300' || true
+    done
     [ -z "${1:-}" ] || node_revive "$1"
     rm -rf "$NODES"/node*/state/*
     rm -f "$NODES/conf/"*.toml
