@@ -223,8 +223,12 @@ static void start_cb (flux_t *h,
     if (flux_request_unpack (msg, NULL, "{s:I s:i s:o s:b s:o}", "id", &id,
                              "userid", &userid, "jobspec", &jobspec,
                              "reattach", &reattach, "R", &R) < 0) {
-        /* not a job we can even name: the only error a start may get */
+        /* not a job we can even name: EPROTO, as job-exec answers it
+         * (from the job-manager, whose requests are well formed, such an
+         * answer would end its exec interface) */
         flux_log_error (h, "start: malformed request");
+        if (flux_respond_error (h, msg, EPROTO, NULL) < 0)
+            flux_log_error (h, "start: respond");
         return;
     }
     if (fctx_job_find (ctx, (flux_jobid_t)id)) {
@@ -393,10 +397,13 @@ static void stats_respond (struct fctx *ctx,
         const char *k;
         json_t *v;
         json_object_foreach (eff, k, v) json_object_set (o, k, v);
-        json_object_set (o, "effective-max-kill-timeout",
-                         json_object_get (eff, "max-kill-timeout"));
-        json_object_set (o, "config", eff);
     }
+    json_t *config = shellconf_stats (&ctx->conf);
+    if (config && eff)
+        json_object_update (config, eff);
+    if (o && config)
+        json_object_set (o, "config", config);
+    json_decref (config);
     json_decref (eff);
     if (!o || flux_respond_pack (ctx->h, msg, "O", o) < 0)
         flux_log_error (ctx->h, "stats-get");
@@ -460,6 +467,53 @@ static void stats_cb (flux_t *h,
     json_decref (none);
 }
 
+/* job-exec.config-reload (flux config reload / load): the new [exec],
+ * checked as at load, the module's arguments still winning; refused with
+ * job-exec's message (so `flux config load` fails) and nothing changed,
+ * or taken: the jobs started from now on get it. Flux's own prolog is
+ * checked at load only (cairn-exec(8)). */
+static void config_reload_cb (flux_t *h,
+                              flux_msg_handler_t *mh,
+                              const flux_msg_t *msg,
+                              void *arg)
+{
+    struct fctx *ctx = arg;
+    flux_conf_t *conf = NULL;
+    struct shellconf sc = {0};
+    json_t *over = NULL;
+    char err[1024] = "";
+
+    if (flux_module_config_request_decode (msg, &conf) < 0) {
+        snprintf (err, sizeof (err), "Error parsing new config: %s",
+                  strerror (errno));
+        goto error;
+    }
+    if (!(over = execconf_load (h, conf, false, ctx->argc, ctx->argv, err,
+                                sizeof (err))) ||
+        shellconf_read (conf, ctx->argc, ctx->argv, &sc, err, sizeof (err)) < 0)
+        goto error;
+    if (flux_set_conf_new (h, conf) < 0) {
+        snprintf (err, sizeof (err), "error updating cached configuration");
+        goto error;
+    }
+    conf = NULL;
+    json_decref (ctx->exec_over);
+    ctx->exec_over = over;
+    shellconf_clear (&ctx->conf);
+    ctx->conf = sc;
+    if (flux_respond (h, msg, NULL) < 0)
+        flux_log_error (h, "config-reload");
+    return;
+error:
+    if (err[0])
+        flux_log (h, LOG_ERR, "cairn-exec: config reload refused: %s", err);
+    shellconf_clear (&sc);
+    json_decref (over);
+    flux_conf_decref (conf);
+    if (flux_respond_error (h, msg, EINVAL, err[0] ? err : NULL) < 0)
+        flux_log_error (h, "config-reload");
+}
+
 static const struct flux_msg_handler_spec htab[] = {
     {FLUX_MSGTYPE_REQUEST, "job-exec.start", start_cb, 0},
     {FLUX_MSGTYPE_REQUEST, "job-exec.expiration", relay_cb, 0},
@@ -468,6 +522,7 @@ static const struct flux_msg_handler_spec htab[] = {
     {FLUX_MSGTYPE_REQUEST, "job-exec.shell-barrier", barrier_cb,
      FLUX_ROLE_USER},
     {FLUX_MSGTYPE_REQUEST, "job-exec.stats-get", stats_cb, 0},
+    {FLUX_MSGTYPE_REQUEST, "job-exec.config-reload", config_reload_cb, 0},
     {FLUX_MSGTYPE_EVENT, "job-exception", exception_cb, 0},
     FLUX_MSGHANDLER_TABLE_END,
 };
@@ -535,7 +590,7 @@ static int cairnd_where (
             opt = argv[i] + 9;
         else if (!strncmp (argv[i], "socket=", 7))
             sopt = argv[i] + 7;
-        else if (!execconf_is_arg (argv[i]) &&
+        else if (!execconf_is_arg (argv[i]) && !shellconf_is_arg (argv[i]) &&
                  strncmp (argv[i], "start-timeout=", 14) != 0)
             flux_log (h, LOG_ERR,
                       "unknown argument '%s' (statedir=DIR, socket=PATH, or "
@@ -624,7 +679,7 @@ static void ctx_destroy (struct fctx *ctx)
     free (ctx->uris);
     nodewatch_destroy (ctx->nodewatch);
     drainsync_destroy (ctx->drainsync);
-    free (ctx->shell);
+    shellconf_clear (&ctx->conf);
     free (ctx->instance);
     json_decref (ctx->env);
 }
@@ -660,7 +715,6 @@ mod_main (flux_t *h, int argc, char **argv)
 {
     struct fctx ctx = {.h = h};
     flux_msg_handler_t **handlers = NULL;
-    const char *shell = NULL;
     char *dir = NULL, *sock = NULL;
     uint32_t rank;
     int rc = -1;
@@ -681,8 +735,8 @@ mod_main (flux_t *h, int argc, char **argv)
     if (start_timeout (h, argc, argv, &ctx.start_timeout) < 0)
         goto done;
     char refused[1024];
-    if (!(ctx.exec_over =
-              execconf_load (h, argc, argv, refused, sizeof (refused)))) {
+    if (!(ctx.exec_over = execconf_load (h, flux_get_conf (h), true, argc, argv,
+                                         refused, sizeof (refused)))) {
         if (errno == EINVAL)
             flux_log (h, LOG_ERR, "cairn-exec: refused: %s", refused);
         else
@@ -697,18 +751,16 @@ mod_main (flux_t *h, int argc, char **argv)
     }
     /* an invalid [exec] value is refused, as job-exec refuses it, rather
      * than replaced by a default the site did not ask for */
-    char cerr[256];
-    if (shellconf_read (h, &ctx.conf, cerr, sizeof (cerr)) < 0) {
-        flux_log (h, LOG_ERR, "cairn-exec: %s", cerr);
-        errno = EINVAL;
+    if (shellconf_read (flux_get_conf (h), argc, argv, &ctx.conf, refused,
+                        sizeof (refused)) < 0) {
+        if (errno == EINVAL)
+            flux_log (h, LOG_ERR, "cairn-exec: refused: %s", refused);
+        else
+            flux_log_error (h, "cairn-exec: [exec]");
         goto done;
     }
-    (void)flux_conf_unpack (flux_get_conf (h), NULL, "{s?{s?s}}", "exec",
-                            "job-shell", &shell);
-    if (!shell)
-        shell = flux_conf_builtin_get ("shell_path", FLUX_CONF_AUTO);
-    if (!shell || !(ctx.shell = strdup (shell)))
-        goto done;
+    ctx.argc = argc;
+    ctx.argv = argv;
     if (cairnd_where (h, rank, argc, argv, &dir, &sock) < 0)
         goto done;
     ctx.partial = partial_release (h);
@@ -748,8 +800,10 @@ mod_main (flux_t *h, int argc, char **argv)
     if (flux_msg_handler_addvec (h, htab, &ctx, &handlers) < 0 ||
         flux_event_subscribe (h, "job-exception") < 0 || hello (h) < 0)
         goto done;
-    flux_log (h, LOG_INFO, "cairn-exec: relaying jobs to cairnd at %s "
-                           "(shell %s, %s)", sock, ctx.shell,
+    flux_log (h, LOG_INFO,
+              "cairn-exec: relaying jobs to cairnd at %s "
+              "(shell %s, %s)",
+              sock, ctx.conf.job_shell,
               ctx.partial ? "partial release through housekeeping"
                           : "ranks freed after the last epilog");
     if (flux_reactor_run (flux_get_reactor (h), 0) < 0)

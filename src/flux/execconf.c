@@ -30,8 +30,8 @@ bool execconf_is_arg (const char *arg)
 {
     const char *eq = strchr (arg, '=');
     return eq &&
-           (is_kept (arg, (size_t)(eq - arg)) || !strncmp (arg, "imp=", 4) ||
-            !strncmp (arg, "method=", 7) || !strncmp (arg, "service=", 8));
+           (is_kept (arg, (size_t)(eq - arg)) || !strncmp (arg, "method=", 7) ||
+            !strncmp (arg, "service=", 8));
 }
 
 struct why {
@@ -114,8 +114,44 @@ static void check_perilog (flux_t *h, json_t *conf, struct why *w)
     flux_future_destroy (f);
 }
 
-json_t *
-execconf_load (flux_t *h, int argc, char **argv, char *err, size_t errsz)
+/* One setting, checked alone with cairnd's rules: job-exec's message
+ * ("invalid kill-timeout: 1f", "invalid max-kill-count=-1"), then
+ * cairnd's reason. */
+static void check_one (const char *key, json_t *v, struct why *w)
+{
+    json_t *one = json_pack ("{s:{s:O}}", "exec", key, v);
+    struct job_config jc;
+    struct cairn_error e = {{0}};
+
+    job_config_init (&jc);
+    /* its own value only: max-kill-timeout against kill-timeout is
+     * checked once both are known (execconf_load) */
+    jc.exec.kill_timeout = 0;
+    if (one && job_config_override (&jc, one, NULL, &e) < 0) {
+        char *raw = json_is_string (v) ? NULL : json_dumps (v, JSON_ENCODE_ANY);
+        const char *shown = raw ? raw : json_string_value (v);
+        if (!strcmp (key, "max-kill-count") && json_is_integer (v))
+            say (w, "invalid max-kill-count=%lld (%s)",
+                 (long long)json_integer_value (v), e.text);
+        else
+            say (w, "invalid %s: %s (%s)", key, shown ? shown : "?", e.text);
+        free (raw);
+    } else if (one && !strcmp (key, "max-kill-timeout") &&
+               jc.exec.max_kill_timeout == 0)
+        /* 0 is cairn.conf's "no back-off"; job-exec refuses it */
+        say (w, "invalid max-kill-timeout: %s (must be > 0)",
+             json_string_value (v) ? json_string_value (v) : "0");
+    job_config_free (&jc);
+    json_decref (one);
+}
+
+json_t *execconf_load (flux_t *h,
+                       const flux_conf_t *cf,
+                       bool perilog,
+                       int argc,
+                       char **argv,
+                       char *err,
+                       size_t errsz)
 {
     json_t *conf = NULL, *exec, *over = json_object (), *ex = json_object ();
     struct why w = {.buf = err, .size = errsz};
@@ -126,12 +162,23 @@ execconf_load (flux_t *h, int argc, char **argv, char *err, size_t errsz)
         err[0] = '\0';
     if (!over || !ex)
         goto nomem;
-    if (flux_conf_unpack (flux_get_conf (h), NULL, "o", &conf) < 0)
+    if (!cf || flux_conf_unpack (cf, NULL, "o", &conf) < 0)
         conf = NULL;
     exec = json_object_get (conf, "exec");
     json_object_foreach (exec, k, v)
     {
-        if (is_kept (k, strlen (k)) && json_object_set (ex, k, v) < 0)
+        if (!is_kept (k, strlen (k)))
+            continue;
+        /* job-exec reads these of the table as FSD strings only */
+        if ((!strcmp (k, "kill-timeout") || !strcmp (k, "max-kill-timeout")) &&
+            !json_is_string (v)) {
+            char *raw = json_dumps (v, JSON_ENCODE_ANY);
+            say (&w, "invalid %s: %s (a duration string, such as \"10s\")", k,
+                 raw ? raw : "?");
+            free (raw);
+            continue;
+        }
+        if (json_object_set (ex, k, v) < 0)
             goto nomem;
     }
     for (int i = 0; i < argc; i++) {
@@ -143,9 +190,6 @@ execconf_load (flux_t *h, int argc, char **argv, char *err, size_t errsz)
         if (json_object_set_new (ex, key, arg_value (eq + 1)) < 0)
             goto nomem;
     }
-    /* [exec] imp is the site's for job-exec; cairnd runs through the
-     * IMP its own cairn.conf names (flux.imp), never one the instance
-     * chooses (cairn-exec(8)) */
     const char *service = NULL, *method = NULL;
     (void)json_unpack (exec, "{s?s s?s}", "service", &service, "method",
                        &method);
@@ -160,10 +204,20 @@ execconf_load (flux_t *h, int argc, char **argv, char *err, size_t errsz)
              "[exec] service = \"%s\": not supported; cairnd confines "
              "jobs with cgroup-parent (cairn.conf(5))",
              service);
-    if (method)
-        say (&w, "[exec] method = \"%s\": cairn-exec has one method", method);
-    check_perilog (h, conf, &w);
-    if (json_object_size (ex) > 0) {
+    /* bulk-exec is job-exec's way of running shells, and the one cairn's
+     * stands for; testexec and others are job-exec's own */
+    if (method && strcmp (method, "bulk-exec") != 0)
+        say (&w,
+             "unknown exec.method '%s': cairn-exec has one method, "
+             "bulk-exec's",
+             method);
+    if (perilog)
+        check_perilog (h, conf, &w);
+    json_object_foreach (ex, k, v)
+    {
+        check_one (k, v, &w);
+    }
+    if (w.len == 0 && json_object_size (ex) > 0) {
         struct job_config jc;
         struct cairn_error e = {{0}};
         if (json_object_set (over, "exec", ex) < 0)
@@ -187,6 +241,25 @@ nomem:
     return NULL;
 }
 
+/* How long after a shell's termination signal cairnd gives up on it
+ * (job_decide.c's escalation: max-kill-count kill signals, each
+ * kill-timeout after the one before, doubled up to max-kill-timeout when
+ * that is longer, and the give-up one interval after the last), as
+ * job-exec's stat of that name is its own give-up time. */
+static double give_up_after (const struct exec_config *x)
+{
+    double total = 0, kt = x->kill_timeout;
+    for (int i = 0; i <= x->max_kill_count; i++) {
+        total += kt;
+        if (x->max_kill_timeout > x->kill_timeout) {
+            kt *= 2;
+            if (kt > x->max_kill_timeout)
+                kt = x->max_kill_timeout;
+        }
+    }
+    return total;
+}
+
 json_t *execconf_effective (const json_t *cairnd_exec, const json_t *over)
 {
     struct job_config jc;
@@ -198,15 +271,20 @@ json_t *execconf_effective (const json_t *cairnd_exec, const json_t *over)
         return json_incref ((json_t *)cairnd_exec);
     }
     json_decref (in);
+    /* cairnd's stats show "no back-off" (0) as kill-timeout itself: the
+     * same escalation, and a site's longer kill-timeout must not read as
+     * a max-kill-timeout below it */
+    if (jc.exec.max_kill_timeout == jc.exec.kill_timeout)
+        jc.exec.max_kill_timeout = 0;
     if (!over || job_config_override (&jc, over, NULL, &e) == 0) {
         const struct exec_config *x = &jc.exec;
-        /* as cairnd's stats show them: no back-off is kill-timeout's */
         out = json_pack (
-            "{s:f s:f s:s s:s s:i}", "kill-timeout", x->kill_timeout,
+            "{s:f s:f s:s s:s s:i s:f}", "kill-timeout", x->kill_timeout,
             "max-kill-timeout",
             x->max_kill_timeout > 0 ? x->max_kill_timeout : x->kill_timeout,
             "term-signal", signame_str (x->term_signal), "kill-signal",
-            signame_str (x->kill_signal), "max-kill-count", x->max_kill_count);
+            signame_str (x->kill_signal), "max-kill-count", x->max_kill_count,
+            "effective-max-kill-timeout", give_up_after (x));
     }
     job_config_free (&jc);
     return out ? out : json_incref ((json_t *)cairnd_exec);

@@ -14,15 +14,17 @@
  * not set stays cairnd's. They are checked at load with cairnd's own
  * rules, so an invalid one refuses the module, naming it.
  *
- * Refused at load, each with a line saying why, because they would not
- * mean what they mean in flux-config-exec(5): `imp` (cairnd runs each
- * job's shells as its user itself), `service` other than "rexec" (sdexec:
- * cairnd confines jobs with cgroup-parent), `method` (one method), and
- * Flux's own prolog and epilog: [job-manager.prolog] or
- * [job-manager.epilog] set, or the perilog.so jobtap plugin loaded (every
- * prolog and epilog would run twice, cairnd's and perilog's).
- * `job-shell` is the shell cairn runs (cairn_exec.c); other keys are
- * left to the parts of the module that use them.
+ * An invalid value is refused with job-exec's message ("invalid
+ * kill-timeout: 1f", "invalid max-kill-count=-1"), cairnd's reason after
+ * it. Refused as well, each with a line saying why, because they would
+ * not mean what they mean in flux-config-exec(5): `service` other than
+ * "rexec" (sdexec: cairnd confines jobs with cgroup-parent), a `method`
+ * other than "bulk-exec" (job-exec's way of running shells, the one
+ * cairn's stands for), and, at load, Flux's own prolog and epilog:
+ * [job-manager.prolog] or [job-manager.epilog] set, or the perilog.so
+ * jobtap plugin loaded (every prolog and epilog would run twice, cairnd's
+ * and perilog's). `job-shell`, `imp` and the shells' timeouts are
+ * shellconf.h's.
  */
 #ifndef CAIRN_FLUX_EXECCONF_H
 #define CAIRN_FLUX_EXECCONF_H
@@ -35,13 +37,19 @@
  * argument parser leaves it to execconf_load(). */
 bool execconf_is_arg (const char *arg);
 
-/* Read and check the settings (h's config, then args). Returns the
- * per-job config object ({"exec": {...}}, only what the site set; an
- * empty object when nothing), a new reference; or NULL with errno EINVAL
- * and every reason in err (lines joined by "; "), or ENOMEM. May ask the
- * job-manager (job-manager.jobtap) which plugins it has loaded. */
-json_t *
-execconf_load (flux_t *h, int argc, char **argv, char *err, size_t errsz);
+/* Read and check the settings (conf, then args; conf may be NULL).
+ * Returns the per-job config object ({"exec": {...}}, only what the site
+ * set; an empty object when nothing), a new reference; or NULL with
+ * errno EINVAL and every reason in err (joined by "; "), or ENOMEM. With
+ * perilog (at load), also refuses Flux's own prolog and epilog, asking
+ * the job-manager (job-manager.jobtap) which plugins it has loaded. */
+json_t *execconf_load (flux_t *h,
+                       const flux_conf_t *conf,
+                       bool perilog,
+                       int argc,
+                       char **argv,
+                       char *err,
+                       size_t errsz);
 
 /* cairnd's exec settings (its stats' "exec") with the site's over them:
  * what job-exec's stats fields show. New reference, or NULL. */

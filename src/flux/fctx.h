@@ -30,7 +30,6 @@ struct fctx {
     uint32_t size;          /* brokers in the instance */
     struct cconn *cc;       /* to cairnd */
     char *instance;         /* this instance's UUID (instance.h) */
-    char *shell;            /* default flux-shell path */
     json_t *env;            /* the broker's environment, for the shells */
     char **uris;            /* local-uri of each broker rank, once asked */
     struct fjob **jobs;     /* in flight, unordered */
@@ -47,7 +46,11 @@ struct fctx {
     struct noderelay *relay; /* noderelay.h: to the other ranks, or NULL */
     struct nodewatch *nodewatch; /* nodewatch.h: Flux's view of the nodes */
     struct drainsync *drainsync; /* drainsync.h: Flux's undrains */
-    struct shellconf conf;   /* [exec]: barrier and shell-exit timeouts */
+    struct shellconf conf;       /* [exec] and module arguments: job-shell,
+                                  * barrier and shell-exit timeouts (updated
+                                  * by a config reload) */
+    int argc;                    /* the module's arguments, which win over */
+    char **argv;                 /* [exec] at a config reload too */
     double start_timeout;    /* seconds a new job may wait for cairnd to
                               * take it before it fails (start-timeout=,
                               * default 60); 0 = for ever */

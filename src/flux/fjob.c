@@ -34,6 +34,7 @@
 struct relay {
     int64_t matchtag;
     const flux_msg_t *msg;
+    double expiration; /* an `expiration` request's, else -1 */
 };
 
 struct fjob {
@@ -151,7 +152,7 @@ static void barrier_release (struct fjob *job, int errnum)
 static json_t *cairn_jobspec (struct fjob *job)
 {
     struct fctx *ctx = job->ctx;
-    const char *shell = ctx->shell;
+    const char *shell = ctx->conf.job_shell;
     double duration = 0;
     int pfa = 0;
     json_t *env = NULL, *renv = NULL, *js = NULL;
@@ -328,8 +329,14 @@ bool fjob_cairnd_message (struct fjob *job, const json_t *msg)
             continue;
         if (m.errnum)
             flux_respond_error (job->ctx->h, r->msg, (int)m.errnum, m.errstr);
-        else
+        else {
+            /* job-exec's line, which sites and flux-core's t2292 read */
+            if (r->expiration >= 0)
+                flux_log (job->ctx->h, LOG_DEBUG,
+                          "updated expiration of %s to %.2f", job->f58,
+                          r->expiration);
             flux_respond (job->ctx->h, r->msg, NULL);
+        }
         flux_msg_decref (r->msg);
         job->relays[i] = job->relays[--job->nrelays];
         return true;
@@ -870,8 +877,11 @@ void fjob_relay_request (struct fjob *job,
                                               : NULL);
         return;
     }
-    job->relays[job->nrelays++] =
-        (struct relay){.matchtag = mt, .msg = flux_msg_incref (msg)};
+    double expiration = -1;
+    if (!strcmp (topic, "expiration"))
+        (void)json_unpack (payload, "{s:F}", "expiration", &expiration);
+    job->relays[job->nrelays++] = (struct relay){
+        .matchtag = mt, .msg = flux_msg_incref (msg), .expiration = expiration};
 }
 
 char *fjob_broker_ranks (const struct fjob *job,

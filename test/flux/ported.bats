@@ -164,7 +164,8 @@ teardown() {
                  flux job wait-event -t 30 $id clean >/dev/null'
     echo "$output"
     [ "$status" -eq 0 ]
-    [ "${lines[0]}" = '["cairn",2,"SIGUSR1","SIGKILL",8,2,1,true]' ]
+    # given up after 8 kills 2 s apart, and 2 s more: 18 s
+    [ "${lines[0]}" = '["cairn",2,"SIGUSR1","SIGKILL",8,18,1,true]' ]
 }
 
 @test "flux module stats job-exec while cairnd is down: no kill settings, not connected" {
@@ -225,8 +226,86 @@ max-kill-count = 3'
 kill-timeout = "0s"'
     run in_flux 'flux module stats job-exec; echo "rc=$?"'
     echo "$output"
-    [[ "$output" == *"cairn-exec: refused: exec.kill-timeout: must be a finite duration > 0"* ]]
+    [[ "$output" == *"cairn-exec: refused: invalid kill-timeout: 0s (exec.kill-timeout: must be a finite duration > 0)"* ]]
     [[ "$output" != *"rc=0"* ]]
+}
+
+# t2400: a start request that names no job is answered EPROTO (it used
+# to get no answer at all, and its sender waited for ever)
+@test "job-exec.start with an empty payload: EPROTO, and jobs still run" {
+    cairnd_start '{}'
+    run in_flux 'flux python -c "
+import errno, flux
+try:
+    flux.Flux().rpc(\"job-exec.start\").get()
+    print(\"answered\")
+except OSError as e:
+    print(\"errno\", e.errno)
+"
+                 flux run hostname >/dev/null && echo ran'
+    echo "$output"
+    [[ "$output" == *"errno 71"* ]]
+    [[ "$output" == *"ran"* ]]
+}
+
+# t2292: a running job's new expiration, taken by cairnd, is in the
+# broker's log as job-exec puts it
+@test "flux update duration of a running job: dmesg says updated expiration of the job" {
+    cairnd_start '{}'
+    run in_flux 'id=$(flux submit --wait-event=start -t 5m sleep 300)
+                 flux update $id duration=+1m && echo updated
+                 flux dmesg | grep "updated expiration of $id to"
+                 flux cancel $id; flux job wait-event -t 30 $id clean >/dev/null'
+    echo "$output"
+    [[ "$output" == *"updated"* ]]
+    [[ "$output" == *"job-exec.debug[0]: updated expiration of "*" to "* ]]
+}
+
+# t2403 / t2406 / t2417: a config reload is checked as a load is. An
+# invalid [exec] fails `flux config load` with job-exec's message and
+# changes nothing; a valid one is taken, module arguments still winning.
+@test "flux config load: an invalid [exec] is refused, a valid one taken, module arguments win" {
+    cairnd_start '{}'
+    # `flux module reload job-exec` loads job-exec by name: cairn's first
+    mkdir -p "$BATS_TEST_TMPDIR/mods"
+    ln -s "$B/cairn-exec.so" "$BATS_TEST_TMPDIR/mods/job-exec.so"
+    FLUX_MODULE_PATH_PREPEND=$BATS_TEST_TMPDIR/mods run in_flux '
+        st() { flux module stats job-exec | jq -c "[.\"kill-timeout\", .config.shell_exit_timeout, .config.default_job_shell]"; }
+        echo "before $(st)"
+        printf "[exec]\nkill-timeout = \"1f\"\n" | flux config load; echo "bad rc=$?"
+        printf "[exec]\nshell-exit-timeout = 42\n" | flux config load; echo "bad2 rc=$?"
+        printf "[exec]\nmax-kill-timeout = 100\n" | flux config load; echo "int rc=$?"
+        printf "[exec]\nmax-kill-timeout = \"0\"\n" | flux config load; echo "zero rc=$?"
+        echo "after-bad $(st)"
+        printf "[exec]\nkill-timeout = \"7s\"\nshell-exit-timeout = \"1m\"\njob-shell = \"/x/conf-shell\"\n" | flux config load; echo "good rc=$?"
+        echo "after-good $(st)"
+        flux module reload job-exec statedir='"$STATEDIR"' kill-timeout=3s job-shell=/x/arg-shell shell-exit-timeout=none
+        printf "[exec]\nkill-timeout = \"9s\"\njob-shell = \"/x/conf2-shell\"\n" | flux config load; echo "good2 rc=$?"
+        echo "args-win $(st)"
+        flux module reload job-exec statedir='"$STATEDIR"' kill-timeout=0.1s max-kill-timeout=1s; echo "pair rc=$?"
+        flux module reload job-exec statedir='"$STATEDIR"' job-shell=42x kill-signal=SIGFOO; echo "badarg rc=$?"
+        flux dmesg | grep "cairn-exec: refused" | tail -n 1
+        flux module load job-exec statedir='"$STATEDIR"''
+    echo "$output"
+    [[ "$output" == *'before [5,30,"'*'flux-shell"]'* ]]
+    [[ "$output" == *"invalid kill-timeout: 1f"* ]]
+    [[ "$output" == *"bad rc=1"* ]]
+    [[ "$output" == *"error reading config value exec.shell-exit-timeout"* ]]
+    [[ "$output" == *"bad2 rc=1"* ]]
+    # job-exec's rules for its table: a duration string, never 0
+    [[ "$output" == *"int rc=1"* ]]
+    [[ "$output" == *"invalid max-kill-timeout: 100 (a duration string"* ]]
+    [[ "$output" == *"zero rc=1"* ]]
+    [[ "$output" == *"invalid max-kill-timeout: 0 (must be > 0)"* ]]
+    [[ "$output" == *'after-bad [5,30,"'*'flux-shell"]'* ]]
+    [[ "$output" == *"good rc=0"* ]]
+    [[ "$output" == *'after-good [7,60,"/x/conf-shell"]'* ]]
+    [[ "$output" == *"good2 rc=0"* ]]
+    [[ "$output" == *'args-win [3,0,"/x/arg-shell"]'* ]]
+    # max-kill-timeout is checked against the kill-timeout given with it
+    [[ "$output" == *"pair rc=0"* ]]
+    [[ "$output" == *"badarg rc=1"* ]]
+    [[ "$output" == *"cairn-exec: refused: invalid kill-signal: SIGFOO"* ]]
 }
 
 # [exec] imp is accepted (cairnd runs through its own flux.imp, trust.h):
