@@ -50,3 +50,13 @@ else()
                  "scripts/install-flux): the Flux module and its tests are "
                  "not built")
 endif()
+
+# The fluxsuite run's job-exec.so (test/fluxsuite/suite_exec.c): a cairnd
+# per instance, then cairn-exec.so. Test code; never installed.
+if(CAIRN_FLUX)
+  add_library(fluxsuite-job-exec MODULE test/fluxsuite/suite_exec.c)
+  set_target_properties(fluxsuite-job-exec PROPERTIES PREFIX ""
+    OUTPUT_NAME job-exec
+    LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/fluxsuite/modules)
+  target_link_libraries(fluxsuite-job-exec PRIVATE PkgConfig::FLUX dl)
+endif()
