@@ -462,12 +462,16 @@ static int proc_ended (struct job *job,
             } else if (emit_exception (job, ctx, out, "node-failure", 2, note,
                                        p->ranks) < 0)
                 goto done;
-        } else if (p->leftover > 0 && !job->fatal) {
+        } else if (p->leftover > 0 && !job->fatal &&
+                   !(leader && WIFSIGNALED (p->status))) {
             /* It ended while its tasks still ran (flux-shell whose broker
              * went away exits 0 and leaves them): they were killed, and
              * the job did not succeed, whatever the shell's status says.
              * After a fatal exception (a cancel, the time limit) that is
-             * expected. */
+             * expected. A leader's shell killed by a signal is a lost
+             * shell whatever it left (below): its job fails as with
+             * job-exec, through the leader (flux-core's t2614, where a
+             * task kills its own shell and exits a moment later). */
             snprintf (note, sizeof (note),
                       "shell on %s %s exited (%s) while %d other process%s "
                       "of its session still ran; they were killed",

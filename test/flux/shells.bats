@@ -89,6 +89,35 @@ SH
     [[ "$output" == *"type=\"exec\" severity=0"*"shell rank 0 (on $(hostname)): Killed"* ]]
 }
 
+# flux-core's t2614, failing one run in three: rank 1's task SIGKILLs its
+# own shell and exits a moment later. The task was still in the shell's
+# session when cairnd saw the shell's end, and cairn's rule for shells that
+# leave tasks behind raised a fatal exception of its own (the job's tasks
+# then died of SIGTERM, flux run 143) where job-exec's lost-shell handling
+# ends it through the leader's exit-timeout (flux run 1). Here the task
+# stays half a second, every time.
+@test "a task that kills its own shell and lingers: the leader's exit-timeout ends the job, as with job-exec" {
+    cairnd_start '{}'
+    local s=$D/killshell.sh
+    cat >"$s" <<'SH'
+#!/bin/bash
+if test $FLUX_TASK_RANK -eq 1; then
+    kill -9 $PPID
+    sleep 0.5
+    exit
+fi
+sleep 30
+SH
+    chmod +x "$s"
+    run in_flux "flux run -n2 -N2 -o exit-timeout=1s $s; echo rc=\$?
+                 flux job eventlog \$(flux job last) | grep exception"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"rc=1"* ]]
+    [[ "$output" == *"exit-timeout=1s has expired"* ]]
+    [[ "$output" != *"still ran"* ]]
+}
+
 @test "a shell that exited before the first start barrier hung the job" {
     cairnd_start '{}'
     touch "$D/exit-before-1"

@@ -65,13 +65,14 @@ static int where (flux_t *h, char *dir, size_t len)
     const char *run = flux_attr_get (h, "rundir");
     const char *base = getenv ("CAIRN_FLUXSUITE_DIR");
 
+    int n;
     if (kept && base)
-        snprintf (dir, len, "%s/%lx", base, hash (kept));
+        n = snprintf (dir, len, "%s/%lx", base, hash (kept));
     else if (run)
-        snprintf (dir, len, "%s/cairn", run);
+        n = snprintf (dir, len, "%s/cairn", run);
     else
         return -1;
-    return 0;
+    return n > 0 && (size_t)n < len ? 0 : -1;
 }
 
 static int path_in (char *buf, size_t len, const char *dir, const char *name)
@@ -87,16 +88,18 @@ static int path_in (char *buf, size_t len, const char *dir, const char *name)
 static int start_cairnd (flux_t *h, const char *dir)
 {
     const char *cairnd = getenv ("CAIRN_FLUXSUITE_CAIRND");
-    char conf[4200], sock[4200], pid[32];
+    char conf[4200], sock[4200], owner_path[4200], pid[32];
     const char *watch =
         "\"$0\" -c \"$1\" --statedir \"$2\" 2>>\"$2/cairnd.log\" & c=$!; "
         "while kill -0 \"$3\" 2>/dev/null && kill -0 $c 2>/dev/null; "
         "do sleep 0.5; done; kill $c 2>/dev/null; wait $c";
 
     if (path_in (sock, sizeof (sock), dir, "cairn.sock") < 0 ||
-        path_in (conf, sizeof (conf), dir, "broker") < 0)
+        path_in (owner_path, sizeof (owner_path), dir, "broker") < 0 ||
+        path_in (conf, sizeof (conf), dir, "cairn.conf") < 0)
         return -1;
-    FILE *f = fopen (conf, "r");
+    /* the broker that started the cairnd there (a module reload: ours) */
+    FILE *f = fopen (owner_path, "r");
     int owner = 0;
     if (f) {
         if (fscanf (f, "%d", &owner) != 1)
@@ -110,12 +113,10 @@ static int start_cairnd (flux_t *h, const char *dir)
     if (!cairnd || (mkdir (dir, 0700) < 0 && errno != EEXIST))
         return -1;
     snprintf (pid, sizeof (pid), "%d", (int)getpid ());
-    if (!(f = fopen (conf, "w")))
+    if (!(f = fopen (owner_path, "w")))
         return -1;
     fprintf (f, "%s\n", pid);
     fclose (f);
-    if (path_in (conf, sizeof (conf), dir, "cairn.conf") < 0)
-        return -1;
     if (!(f = fopen (conf, "w")))
         return -1;
     fputs ("{}\n", f);
