@@ -178,6 +178,17 @@ node_clear() {
 # A cairnd in every node (rank 0's keeps the jobs, the others are nodes),
 # per-rank prolog and epilog logging "PHASE HOST RANK" to $NODES/runlog,
 # cairn-exec.so on every broker; then the instance (config TOML in $1).
+# Job $1 (a -N4 -n4 job printing its host) ends COMPLETED, its output
+# one line from each node, each node's prolog and epilog run once.
+completed_on_each_node_once() {
+    nodes_fx job wait-event -t 60 "$1" clean >/dev/null || return 1
+    nodes_fx job eventlog "$1" >&2
+    [ "$(nodes_fx jobs -no '{result}' "$1")" = COMPLETED ] || return 1
+    [ "$(nodes_fx job attach "$1" | sort | paste -sd' ')" = "node0 node1 node2 node3" ] || return 1
+    [ "$(grep -c '^prolog ' "$NODES/runlog")" -eq 4 ] || return 1
+    [ "$(grep -c '^epilog ' "$NODES/runlog")" -eq 4 ]
+}
+
 cairn_nodes_start() {
     local i conf
     # (an epilog of rank R hangs while $NODES/hang-epilog-R exists)
@@ -347,12 +358,7 @@ nodes_fresh() {
     node_partition 2
     sleep 3
     node_heal 2
-    nodes_fx job wait-event -t 60 "$JOB" clean >/dev/null
-    nodes_fx job eventlog "$JOB" >&2
-    [ "$(nodes_fx jobs -no '{result}' "$JOB")" = COMPLETED ]
-    [ "$(nodes_fx job attach "$JOB" | sort | paste -sd' ')" = "node0 node1 node2 node3" ]
-    [ "$(grep -c '^prolog ' "$NODES/runlog")" -eq 4 ]
-    [ "$(grep -c '^epilog ' "$NODES/runlog")" -eq 4 ]
+    completed_on_each_node_once "$JOB"
     [ -z "$(nodes_fx resource drain -no '{ranks}')" ]
 }
 
@@ -364,12 +370,7 @@ nodes_fresh() {
     node_exec 0 pkill -KILL -x cairnd
     sleep 1
     node_cairnd_start 0
-    nodes_fx job wait-event -t 60 "$JOB" clean >/dev/null
-    nodes_fx job eventlog "$JOB" >&2
-    [ "$(nodes_fx jobs -no '{result}' "$JOB")" = COMPLETED ]
-    [ "$(nodes_fx job attach "$JOB" | sort | paste -sd' ')" = "node0 node1 node2 node3" ]
-    [ "$(grep -c '^prolog ' "$NODES/runlog")" -eq 4 ]
-    [ "$(grep -c '^epilog ' "$NODES/runlog")" -eq 4 ]
+    completed_on_each_node_once "$JOB"
     # each node ran its shell once
     local i
     for i in 1 2 3; do
