@@ -383,11 +383,12 @@ static int run_follow (struct run *r)
         json_t *payload = json_object_get (resp, "payload");
         const char *ptype =
             json_string_value (json_object_get (payload, "type"));
-        if (ptype && !strcmp (ptype, "output")) { /* not counted by since */
+        if (ptype && job_stream_notice (ptype)) { /* not counted by since */
             if (r->json)
                 print_response (r, resp);
-            else if (r->ro && runout_write (
-                                  r->ro, json_object_get (payload, "data")) < 0)
+            else if (!strcmp (ptype, "output") && r->ro &&
+                     runout_write (r->ro, json_object_get (payload, "data")) <
+                         0)
                 cli_error ("job output: %s", strerror (errno));
             json_decref (resp);
             continue;

@@ -324,7 +324,7 @@ static int parse_max_kill_timeout (const struct arg *a)
     if (get_duration (a, &d) < 0)
         return -1;
     if (isinf (d))
-        return invalid (a, "must be a finite duration (0 = no back-off)");
+        return invalid (a, "must be a finite duration (0 = none)");
     *(double *)a->field = d;
     return 0;
 }
@@ -725,20 +725,6 @@ static int parse_object (const json_t *o,
     return 0;
 }
 
-/* Rules that involve more than one key, checked once all are applied. */
-static int job_config_check (const struct job_config *jc,
-                             struct cairn_error *err)
-{
-    const struct exec_config *e = &jc->exec;
-
-    if (e->max_kill_timeout != 0 && e->max_kill_timeout < e->kill_timeout)
-        return errset (err, EINVAL,
-                       "exec.max-kill-timeout: must be 0 or >="
-                       " exec.kill-timeout (%gs)",
-                       e->kill_timeout);
-    return 0;
-}
-
 /* job_config */
 
 void job_config_init (struct job_config *jc)
@@ -914,8 +900,7 @@ int job_config_decode (struct job_config *jc,
     if (!jc)
         return errset (err, EINVAL, "invalid argument");
     job_config_init (&tmp);
-    if (parse_object (o, job_keys, &tmp, NULL, err) < 0 ||
-        job_config_check (&tmp, err) < 0) {
+    if (parse_object (o, job_keys, &tmp, NULL, err) < 0) {
         job_config_free (&tmp);
         return -1;
     }
@@ -934,10 +919,7 @@ int job_config_override (struct job_config *jc,
         return errset (err, EINVAL, "invalid argument");
     if (job_config_copy (&tmp, jc) < 0)
         return errset (err, ENOMEM, "out of memory");
-    int rc = parse_object (o, job_keys, &tmp, prefix, err);
-    if (rc == 0 && (rc = job_config_check (&tmp, err)) < 0 && prefix)
-        errprefix (err, "%s", prefix);
-    if (rc < 0) {
+    if (parse_object (o, job_keys, &tmp, prefix, err) < 0) {
         job_config_free (&tmp);
         return -1;
     }
@@ -1019,8 +1001,7 @@ int config_parse (struct cairn_config *cfg,
         return errset (err, EINVAL, "invalid argument");
     if (config_copy (&tmp, cfg) < 0)
         return nomem (err);
-    if (parse_object (o, top_keys, &tmp, NULL, err) < 0 ||
-        job_config_check (&tmp.job, err) < 0) {
+    if (parse_object (o, top_keys, &tmp, NULL, err) < 0) {
         config_free (&tmp);
         return -1;
     }

@@ -57,14 +57,15 @@ struct exec_config {
     char **job_shell;        /* NULL = run the jobspec's command directly;
                                 the file gives a string (one path, not
                                 split) or a non-empty array */
-    double kill_timeout;     /* seconds, finite and > 0; default 5 */
-    double max_kill_timeout; /* default 0 = same as kill_timeout (no
-                                back-off); else the interval between kill
-                                signals doubles up to this; must be 0 or
-                                >= kill_timeout */
+    double kill_timeout;     /* seconds, finite and > 0; default 5: the
+                                kill escalation's pace (escalate.h) */
+    double max_kill_timeout; /* seconds, finite; default 0 = none: a shell
+                                is given up after max_kill_count direct
+                                kills; else it is given up this long after
+                                its term signal (escalate.h) */
     int term_signal;         /* default SIGTERM */
     int kill_signal;         /* default SIGKILL */
-    int max_kill_count;      /* default 8, >= 1 */
+    int max_kill_count;      /* default 8, >= 1 (escalate.h) */
     double max_start_delay_percent; /* a start (the shells' start) later
                                        than R's starttime by more than this
                                        percentage of the job's duration

@@ -579,12 +579,16 @@ static int fold_proc_signal (struct job *job,
     p->nsignals++;
     if (kill)
         p->nkills++;
+    if (kill && strcmp (reason, "kill-shell") == 0)
+        p->nshell_kills++;
     /* A signal a client asked for does not move the escalation clock: a
      * `kill` request in the middle of a termination must not postpone the
      * next kill signal. */
     if (strcmp (reason, "request") != 0) {
         int signum = 0;
         (void)json_unpack (ctx, "{s?i}", "signum", &signum);
+        if (!p->terminating)
+            p->t_term = t;
         p->terminating = true;
         p->t_signal = t;
         p->term_signum = signum;
@@ -809,15 +813,36 @@ bool job_event_is_progress (const char *name)
     return ev == JOB_EV_OTHER || transitions[ev].progress;
 }
 
-bool job_event_is_cairns (const char *name)
+static bool among (const char *type, const char *const *names, size_t n)
 {
-    static const char *const views[] = {"accepted", "reattached"};
-    if (job_event_of (name) != JOB_EV_OTHER)
-        return true;
-    for (size_t i = 0; i < sizeof (views) / sizeof (views[0]); i++)
-        if (strcmp (views[i], name) == 0)
+    for (size_t i = 0; i < n; i++)
+        if (strcmp (names[i], type) == 0)
             return true;
     return false;
+}
+
+bool job_stream_notice (const char *type)
+{
+    static const char *const notices[] = {"output", "kill"};
+    return among (type, notices, sizeof (notices) / sizeof (notices[0]));
+}
+
+/* A stream's opening response: not an event either. */
+static bool stream_opening (const char *type)
+{
+    static const char *const views[] = {"accepted", "reattached"};
+    return among (type, views, sizeof (views) / sizeof (views[0]));
+}
+
+bool job_event_is_cairns (const char *name)
+{
+    return job_event_of (name) != JOB_EV_OTHER || stream_opening (name) ||
+           job_stream_notice (name);
+}
+
+bool job_stream_counts (const char *type)
+{
+    return !stream_opening (type) && !job_stream_notice (type);
 }
 
 int job_apply (struct job *job, const json_t *entry, struct cairn_error *err)
@@ -929,6 +954,22 @@ bool job_privileged (const struct job *job)
 double job_expiration (const struct job *job)
 {
     return job->expiration;
+}
+
+/* Pure in journaled facts (R, expiration events, the start's timestamp),
+ * so it is the same after a restart. */
+double job_time_limit (const struct job *job)
+{
+    double exp = job->expiration;
+    double duration = exp - job->starttime;
+    double delay = job->t_start - job->starttime;
+
+    if (exp <= 0 || job->starttime <= 0 || job->t_start <= 0 || duration <= 0 ||
+        delay <= 0)
+        return exp;
+    if (delay / duration * 100 > job->cfg.exec.max_start_delay_percent)
+        return exp + delay;
+    return exp;
 }
 
 const struct idset *job_ranks (const struct job *job)

@@ -211,7 +211,11 @@ struct job_proc {
 
     /* signalling */
     int nsignals;
-    int nkills;       /* kill-signal deliveries */
+    int nkills;       /* kill-signal deliveries, of either kind */
+    int nshell_kills; /* of them, a shell's direct kills ("kill-shell",
+                         job-exec's kill_shell_count) */
+    double t_term;    /* first termination signal (the escalation's
+                         start: max-kill-timeout counts from it) */
     double t_signal;  /* last termination signal */
     int term_signum;  /* last termination signal sent (0: none) */
     bool terminating; /* being stopped by cairn (timeout, cancel) */
@@ -462,8 +466,15 @@ uint32_t job_userid (const struct job *job);
 uint32_t job_shell_uid (const struct job *job);
 /* Was the job submitted by a privileged client (job_set_unprivileged)? */
 bool job_privileged (const struct job *job);
-/* The time limit (epoch seconds), 0 = none. */
+/* R's time limit, as updated (expiration events): epoch seconds, 0 =
+ * none. */
 double job_expiration (const struct job *job);
+/* The time limit in force once the shells run (0 = none): job_expiration,
+ * moved later by the start's delay after R's starttime when that delay is
+ * more than exec.max-start-delay-percent of the job's duration (job-exec's
+ * rule: a prolog must not eat a short job's time). Before the start, R's
+ * own. */
+double job_time_limit (const struct job *job);
 const struct idset *job_ranks (const struct job *job);
 const struct idset *job_released (const struct job *job);
 const struct idset *job_drained (const struct job *job);
@@ -524,8 +535,16 @@ bool job_event_is_response (const char *name);
 bool job_event_is_progress (const char *name);
 
 /* Is this name one cairn uses itself, for an event or a stream response
- * (accepted, reattached)? Such names cannot be posted. */
+ * (accepted, reattached, output, kill)? Such names cannot be posted. */
 bool job_event_is_cairns (const char *name);
+
+/* Is a stream response of this type a live notice (output, kill): not a
+ * journaled event, never resent (cairn-protocol(7))? */
+bool job_stream_notice (const char *type);
+
+/* Does a reattach's `since` count a stream response of this type? Not the
+ * stream's opening (accepted, reattached) nor a live notice. */
+bool job_stream_counts (const char *type);
 
 /* The longest name job_post() takes. */
 #define JOB_POST_NAME_MAX 64

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "core/escalate.h"
 #include "core/jobid.h"
 #include "core/utf8.h"
 #include "core/job_private.h"
@@ -199,38 +200,13 @@ static const char *rank_word (const struct idset *ranks)
 
 /* ---- termination and escalation ---- */
 
-static double kill_interval (const struct job *job, const struct job_proc *p)
+/* A terminating process's next escalation step (escalate.h). */
+static struct esc_step esc_next (const struct job *job,
+                                 const struct job_proc *p)
 {
-    double kt = p->phase == PHASE_SHELL    ? job->cfg.exec.kill_timeout
-                : p->phase == PHASE_PROLOG ? job->cfg.prolog.kill_timeout
-                                           : job->cfg.epilog.kill_timeout;
-    double max = job->cfg.exec.max_kill_timeout;
-    if (max > kt) {
-        kt = kt * pow (2, p->nkills);
-        if (kt > max)
-            kt = max;
-    }
-    return kt;
-}
-
-/* The time limit in force once the shells run (0 = none): the job's
- * expiration, moved later by the start's delay after R's starttime when
- * that delay is more than exec.max-start-delay-percent of the job's
- * duration (job-exec's rule: a prolog must not eat a short job's time).
- * Pure in journaled facts (R, expiration events, the start's timestamp),
- * so it is the same after a restart. */
-static double time_limit (const struct job *job)
-{
-    double exp = job->expiration;
-    double duration = exp - job->starttime;
-    double delay = job->t_start - job->starttime;
-
-    if (exp <= 0 || job->starttime <= 0 || job->t_start <= 0 || duration <= 0 ||
-        delay <= 0)
-        return exp;
-    if (delay / duration * 100 > job->cfg.exec.max_start_delay_percent)
-        return exp + delay;
-    return exp;
+    double kt = p->phase == PHASE_PROLOG ? job->cfg.prolog.kill_timeout
+                                         : job->cfg.epilog.kill_timeout;
+    return escalate_next (&job->cfg.exec, p->phase == PHASE_SHELL, kt, p);
 }
 
 static double proc_deadline (const struct job *job, const struct job_proc *p)
@@ -238,7 +214,7 @@ static double proc_deadline (const struct job *job, const struct job_proc *p)
     if (p->state != PROC_RUNNING)
         return 0;
     if (p->terminating)
-        return p->t_signal + kill_interval (job, p);
+        return esc_next (job, p).due;
     double timeout = p->phase == PHASE_PROLOG   ? job->cfg.prolog.timeout
                      : p->phase == PHASE_EPILOG ? job->cfg.epilog.timeout
                                                 : 0;
@@ -285,8 +261,8 @@ static int terminate_expired (struct job *job,
     return 0;
 }
 
-/* A process that survived max-kill-count kill signals: give up on it,
- * drain its ranks, and let the job move on. */
+/* A process the escalation gave up on: lost, its ranks drained, and the
+ * job moves on. */
 static int give_up (struct job *job,
                     const struct job_ctx *ctx,
                     json_t *out,
@@ -294,22 +270,35 @@ static int give_up (struct job *job,
 
 static int proc_timers (struct job *job, const struct job_ctx *ctx, json_t *out)
 {
+    const struct exec_config *x = &job->cfg.exec;
     for (size_t i = 0; i < job->nprocs; i++) {
         struct job_proc *p = &job->procs[i];
         double due = proc_deadline (job, p);
         if (due == 0 || ctx->now < due)
             continue;
         if (!p->terminating) { /* prolog/epilog timeout */
-            if (emit_signal (job, ctx, out, p, job->cfg.exec.term_signal,
-                             "timeout", false) < 0)
+            if (emit_signal (job, ctx, out, p, x->term_signal, "timeout",
+                             false) < 0)
                 return -1;
-        } else if (p->nkills >= job->cfg.exec.max_kill_count) {
+            continue;
+        }
+        switch (esc_next (job, p).action) {
+        case ESC_GIVE_UP:
             if (give_up (job, ctx, out, p) < 0)
                 return -1;
-        } else {
-            if (emit_signal (job, ctx, out, p, job->cfg.exec.kill_signal,
-                             "kill", true) < 0)
+            break;
+        case ESC_KILL:
+            if (emit_signal (job, ctx, out, p, x->kill_signal, "kill", true) <
+                0)
                 return -1;
+            break;
+        case ESC_KILL_SHELL:
+            /* the max-kill-count-th is the last: job-exec gives up with it */
+            if (emit_signal (job, ctx, out, p, x->kill_signal, "kill-shell",
+                             true) < 0 ||
+                (escalate_spent (x, p) && give_up (job, ctx, out, p) < 0))
+                return -1;
+            break;
         }
     }
     return 0;
@@ -338,9 +327,11 @@ static int shell_index (const struct job *job, uint32_t rank)
 /* shell-end (jobspec shell-leader only): what a client that runs its own
  * shells on top of cairn's needs to know of each one's end (cairn-exec.so tells
  * flux-shell's leader of a lost shell, and times the others after the leader's
- * end): the rank, its shell rank, how it ended, whether cairn stopped it, and
- * which shells still run. Decided here, from the fold, so that a replay
- * streams the same sequence (the stream's `since` counts it). */
+ * end): the rank, its shell rank, how it ended, whether cairn stopped it,
+ * which shells still run, and when it was spawned (a shell that lived
+ * through its broker's restart lost contact with it). Decided here, from the
+ * fold, so that a replay streams the same sequence (the stream's `since` counts
+ * it). */
 static int emit_shell_end (struct job *job,
                            const struct job_ctx *ctx,
                            json_t *out,
@@ -359,6 +350,8 @@ static int emit_shell_end (struct job *job,
         "{s:s s:i s:i s:b s:b s:o}", "execid", p->execid, "rank", (int)p->rank,
         "shell-rank", index, "critical", idset_test (job->critical, p->rank),
         "killed", p->terminating, "active", ranks_str (active));
+    if (o && p->t_spawn > 0)
+        json_object_set_new (o, "t-spawn", json_real (p->t_spawn));
     idset_destroy (active);
     if (o && (p->lost || p->error)) {
         json_object_set_new (o, p->lost ? "lost" : "unstarted", json_true ());
@@ -513,9 +506,22 @@ static int give_up (struct job *job,
                     json_t *out,
                     struct job_proc *p)
 {
+    const struct exec_config *x = &job->cfg.exec;
     char note[160];
-    snprintf (note, sizeof (note),
-              "unkillable: still running after %d kill signals", p->nkills);
+    /* a shell's words are job-exec's (its drain reason and log line) */
+    if (p->phase != PHASE_SHELL)
+        snprintf (note, sizeof (note),
+                  "unkillable: still running after %d kill signals", p->nkills);
+    else if (x->max_kill_timeout > 0)
+        snprintf (note, sizeof (note),
+                  "unkillable user processes: exceeded max-kill-timeout "
+                  "(%g s, %d kill signals)",
+                  x->max_kill_timeout, p->nkills);
+    else
+        snprintf (note, sizeof (note),
+                  "unkillable user processes: exceeded max kill count "
+                  "(%d kill signals)",
+                  p->nkills);
     if (job_emit (job, ctx, out, "proc-lost",
                   json_pack ("{s:s s:s}", "execid", p->execid, "note", note)) <
         0)
@@ -864,8 +870,8 @@ static int step_once (struct job *job, const struct job_ctx *ctx, json_t *out)
             return prolog_conclude (job, ctx, out);
         return 0;
     case JOB_RUN:
-        if (!job->expired && time_limit (job) > 0 &&
-            ctx->now >= time_limit (job) &&
+        if (!job->expired && job_time_limit (job) > 0 &&
+            ctx->now >= job_time_limit (job) &&
             emit_exception (job, ctx, out, "timeout", 0,
                             "resource allocation expired", NULL) < 0)
             return -1;
@@ -1448,7 +1454,7 @@ double job_next_deadline (const struct job *job)
         if (d > 0 && (next == 0 || d < next))
             next = d;
     }
-    double limit = time_limit (job);
+    double limit = job_time_limit (job);
     if (job->state == JOB_RUN && !job->expired && limit > 0 &&
         (next == 0 || limit < next))
         next = limit;

@@ -186,6 +186,11 @@ json_t *job_response (const struct job *job, const json_t *entry)
         errno = EPROTO;
         return NULL;
     }
+    /* the time limit in force, as job-exec's per-job stat: a view of the
+     * fold, so a stream that reattaches gets the current one */
+    double limit = job_time_limit (job);
+    if (strcmp (name, "start") == 0 && limit > 0)
+        json_object_set_new (data, "expiration", json_real (limit));
     return json_pack ("{s:I s:s s:o}", "id", (json_int_t)job->id, "type", name,
                       "data", data);
 }

@@ -418,6 +418,7 @@ static void effects (struct jobentry *je, json_t *events)
             runner_of (je, p)->signal (
                 je, execid,
                 json_integer_value (json_object_get (ctx, "signum")));
+            output_kill_notice (je, p, ctx);
             break;
         case JOB_EFFECT_ENDED:
         case JOB_EFFECT_LOST:

@@ -10,12 +10,17 @@
  * offsets back (`output-offsets`), so it gets neither a byte twice nor one
  * missing, whatever restarted in between (bytes beyond the output cap are
  * cut on disk and journaled nowhere: they are lost for everyone).
+ *
+ * The kill escalation's steps are told live the same way (`kill`
+ * notices): a committed proc-signal is the record, the notice only what a
+ * client logs and counts (job-exec's per-job kill stats).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/escalate.h"
 #include "core/eventlog.h"
 #include "core/utf8.h"
 #include "exec/daemon_private.h"
@@ -200,4 +205,34 @@ void output_watch (struct cairnd *d, int delta)
         ev_timer_start (d->loop, &d->output_timer);
     } else if (d->noutput <= 0 && ev_is_active (&d->output_timer))
         ev_timer_stop (d->loop, &d->output_timer);
+}
+
+void output_kill_notice (struct jobentry *je,
+                         const struct job_proc *p,
+                         const json_t *ctx)
+{
+    const char *reason = json_string_value (json_object_get (ctx, "reason"));
+    json_t *r = NULL;
+
+    if (p->phase != PHASE_SHELL || !reason ||
+        (strcmp (reason, "kill") != 0 && strcmp (reason, "kill-shell") != 0))
+        return;
+    for (struct sub *s = je->subs; s; s = s->next) {
+        if (!s->events)
+            continue;
+        if (!r && !(r = json_pack (
+                        "{s:I s:s s:{s:I s:s s:O s:i s:i s:f}}", "id",
+                        (json_int_t)job_id (je->job), "type", "kill", "data",
+                        "rank", (json_int_t)p->rank, "reason", reason, "signum",
+                        json_object_get (ctx, "signum"), "kill_count",
+                        p->nkills - p->nshell_kills, "kill_shell_count",
+                        p->nshell_kills, "kill_timeout",
+                        escalate_interval (&job_config (je->job)->exec,
+                                           p->nshell_kills))))
+            return;
+        if (conn_respond (s->conn, s->matchtag, r) < 0)
+            log_msg (LOG_DEBUG, "job %s: kill notice to client %ju: %s",
+                     je->name, (uintmax_t)conn_id (s->conn), strerror (errno));
+    }
+    json_decref (r);
 }

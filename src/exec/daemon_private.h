@@ -190,6 +190,13 @@ void output_flush (struct jobentry *je, const struct job_proc *p);
 /* A committed `log` event of je: output_send_log() to each output sub. */
 void output_log_event (struct jobentry *je, const json_t *entry);
 
+/* A committed proc-signal (ctx) of p: a job shell's kill or kill-shell is
+ * told to je's streams that asked for events, as a `kill` notice
+ * (cairn-protocol(7)); anything else: nothing. */
+void output_kill_notice (struct jobentry *je,
+                         const struct job_proc *p,
+                         const json_t *ctx);
+
 /* delta output subs more (or fewer): the tail timer runs while any. */
 void output_watch (struct cairnd *d, int delta);
 

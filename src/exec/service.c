@@ -538,8 +538,15 @@ static void req_expiration (struct cairnd *d,
     }
     cairnd_ctx (d, &ctx);
     errno = 0;
-    int rc = job_set_expiration (je->job, &ctx, expiration, je->pending, &err);
-    finish (d, je, c, matchtag, rc, &err);
+    if (job_set_expiration (je->job, &ctx, expiration, je->pending, &err) < 0) {
+        conn_respond_error (c, matchtag, errno ? errno : EINVAL, "%s",
+                            err.text);
+        return;
+    }
+    /* the time limit now in force (job_time_limit), once committed */
+    cairnd_dirty (je);
+    cairnd_ack (d, c, matchtag,
+                json_pack ("{s:f}", "expiration", job_time_limit (je->job)));
 }
 
 static struct idset *
@@ -819,13 +826,11 @@ req_stats (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
         (json_int_t)st.nevents);
     /* the kill settings, as Flux's job-exec reports its own */
     const struct exec_config *x = &d->cfg.job.exec;
-    json_t *e = json_pack ("{s:f s:f s:s s:s s:i}", "kill-timeout",
-                           x->kill_timeout, "max-kill-timeout",
-                           x->max_kill_timeout > 0 ? x->max_kill_timeout
-                                                   : x->kill_timeout,
-                           "term-signal", signame_str (x->term_signal),
-                           "kill-signal", signame_str (x->kill_signal),
-                           "max-kill-count", x->max_kill_count);
+    json_t *e = json_pack (
+        "{s:f s:f s:s s:s s:i}", "kill-timeout", x->kill_timeout,
+        "max-kill-timeout", x->max_kill_timeout, "term-signal",
+        signame_str (x->term_signal), "kill-signal",
+        signame_str (x->kill_signal), "max-kill-count", x->max_kill_count);
     if (r && e)
         json_object_set_new (r, "exec", e);
     else

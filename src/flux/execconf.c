@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/config.h"
+#include "core/escalate.h"
 #include "core/signame.h"
 #include "flux/execconf.h"
 
@@ -241,25 +242,6 @@ nomem:
     return NULL;
 }
 
-/* How long after a shell's termination signal cairnd gives up on it
- * (job_decide.c's escalation: max-kill-count kill signals, each
- * kill-timeout after the one before, doubled up to max-kill-timeout when
- * that is longer, and the give-up one interval after the last), as
- * job-exec's stat of that name is its own give-up time. */
-static double give_up_after (const struct exec_config *x)
-{
-    double total = 0, kt = x->kill_timeout;
-    for (int i = 0; i <= x->max_kill_count; i++) {
-        total += kt;
-        if (x->max_kill_timeout > x->kill_timeout) {
-            kt *= 2;
-            if (kt > x->max_kill_timeout)
-                kt = x->max_kill_timeout;
-        }
-    }
-    return total;
-}
-
 json_t *execconf_effective (const json_t *cairnd_exec, const json_t *over)
 {
     struct job_config jc;
@@ -271,20 +253,16 @@ json_t *execconf_effective (const json_t *cairnd_exec, const json_t *over)
         return json_incref ((json_t *)cairnd_exec);
     }
     json_decref (in);
-    /* cairnd's stats show "no back-off" (0) as kill-timeout itself: the
-     * same escalation, and a site's longer kill-timeout must not read as
-     * a max-kill-timeout below it */
-    if (jc.exec.max_kill_timeout == jc.exec.kill_timeout)
-        jc.exec.max_kill_timeout = 0;
     if (!over || job_config_override (&jc, over, NULL, &e) == 0) {
         const struct exec_config *x = &jc.exec;
         out = json_pack (
             "{s:f s:f s:s s:s s:i s:f}", "kill-timeout", x->kill_timeout,
+            /* job-exec's -1: not set */
             "max-kill-timeout",
-            x->max_kill_timeout > 0 ? x->max_kill_timeout : x->kill_timeout,
-            "term-signal", signame_str (x->term_signal), "kill-signal",
+            x->max_kill_timeout > 0 ? x->max_kill_timeout : -1., "term-signal",
+            signame_str (x->term_signal), "kill-signal",
             signame_str (x->kill_signal), "max-kill-count", x->max_kill_count,
-            "effective-max-kill-timeout", give_up_after (x));
+            "effective-max-kill-timeout", escalate_give_up_after (x));
     }
     job_config_free (&jc);
     return out ? out : json_incref ((json_t *)cairnd_exec);

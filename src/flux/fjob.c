@@ -20,6 +20,8 @@
 
 #include "core/testenv.h"
 #include "core/idset.h"
+#include "core/job.h"
+#include "core/signame.h"
 #include "flux/adopt.h"
 #include "flux/brokers.h"
 #include "flux/fctx.h"
@@ -52,6 +54,14 @@ struct fjob {
     bool relayed_start; /* `start` or `reattached` went to the job-manager */
     int64_t matchtag;  /* current cairnd stream, 0 = none */
     int nresp;         /* responses received on it, for `since` */
+    int kill_count;    /* cairnd's kill notices: the escalation's */
+    int kill_shell_count; /* figures, job-exec's per-job stats */
+    double kill_timeout;  /* (0 until the first notice) */
+    double expiration;    /* the time limit in force (cairnd's, with its
+                             start delay), 0 = none or not known */
+    double t_restart;     /* when this module took over a job that ran
+                             through a broker restart, 0 = none */
+    bool lost_contact;    /* a shell lived through it: exception raised */
     json_t *queue;     /* cairnd responses not yet handled, in order */
     json_t *skip;      /* name -> how many the job's eventlog already has */
     json_t *echo;      /* exception types we passed to cairnd */
@@ -317,6 +327,31 @@ static void cairnd_error (struct fjob *job, int errnum, const char *errstr)
     fail (job, note);
 }
 
+/* A step of cairnd's kill escalation (a `kill` notice, one per shell):
+ * job-exec's per-job figures and its log line, once per step. */
+static void kill_notice (struct fjob *job, const json_t *data)
+{
+    const char *reason = "kill";
+    int signum = 0, kc = 0, ksc = 0;
+    double kt = 0;
+
+    if (json_unpack ((json_t *)data, "{s?s s?i s?i s?i s?F}", "reason", &reason,
+                     "signum", &signum, "kill_count", &kc, "kill_shell_count",
+                     &ksc, "kill_timeout", &kt) < 0)
+        return;
+    bool shell = !strcmp (reason, "kill-shell");
+    if (shell ? ksc > job->kill_shell_count : kc > job->kill_count)
+        flux_log (job->ctx->h, LOG_DEBUG, "Sending %s to %sjob %s",
+                  signame_str (signum) ? signame_str (signum) : "a signal",
+                  shell ? "job shell for " : "", job->f58);
+    if (kc > job->kill_count)
+        job->kill_count = kc;
+    if (ksc > job->kill_shell_count)
+        job->kill_shell_count = ksc;
+    if (kt > 0)
+        job->kill_timeout = kt;
+}
+
 bool fjob_cairnd_message (struct fjob *job, const json_t *msg)
 {
     struct cconn_msg m;
@@ -331,10 +366,13 @@ bool fjob_cairnd_message (struct fjob *job, const json_t *msg)
             flux_respond_error (job->ctx->h, r->msg, (int)m.errnum, m.errstr);
         else {
             /* job-exec's line, which sites and flux-core's t2292 read */
-            if (r->expiration >= 0)
+            if (r->expiration >= 0) {
                 flux_log (job->ctx->h, LOG_DEBUG,
                           "updated expiration of %s to %.2f", job->f58,
                           r->expiration);
+                (void)json_unpack (m.payload, "{s?F}", "expiration",
+                                   &job->expiration);
+            }
             flux_respond (job->ctx->h, r->msg, NULL);
         }
         flux_msg_decref (r->msg);
@@ -377,9 +415,11 @@ bool fjob_cairnd_message (struct fjob *job, const json_t *msg)
         job->attached = true;
         flux_watcher_stop (job->bound);
     }
-    /* cairnd's `since` (events view) counts all but these three */
-    if (strcmp (type, "accepted") != 0 && strcmp (type, "reattached") != 0 &&
-        strcmp (type, "output") != 0)
+    if (!strcmp (type, "kill")) {
+        kill_notice (job, json_object_get (m.payload, "data"));
+        return true;
+    }
+    if (job_stream_counts (type))
         job->nresp++;
     json_array_append (job->queue, m.payload);
     process (job);
@@ -417,10 +457,9 @@ static void reattached_done (struct fjob *job)
     process (job);
 }
 
-/* End the job with a fatal exec exception, through cairnd, which journals
- * it, stops what runs and sends it back on the stream: that copy is the
- * one Flux gets. */
-static void raise_fatal (struct fjob *job, const char *note)
+/* Send cairnd a fatal exec exception for the job; with echo, its copy on
+ * the stream is dropped (Flux has it already). */
+static void raise_to_cairnd (struct fjob *job, const char *note, bool echo)
 {
     json_t *p = json_pack ("{s:I s:s s:i s:s}", "id", (json_int_t)job->id,
                            "type", "exec", "severity", 0, "note", note);
@@ -429,7 +468,17 @@ static void raise_fatal (struct fjob *job, const char *note)
     if (!p || cconn_send (job->ctx->cc, "exception",
                           cconn_matchtag (job->ctx->cc), p) < 0)
         flux_log_error (job->ctx->h, "job %s: exception", job->f58);
+    else if (echo)
+        json_array_append_new (job->echo, json_string ("exec"));
     json_decref (p);
+}
+
+/* End the job with a fatal exec exception, through cairnd, which journals
+ * it, stops what runs and sends it back on the stream: that copy is the
+ * one Flux gets. */
+static void raise_fatal (struct fjob *job, const char *note)
+{
+    raise_to_cairnd (job, note, false);
 }
 
 /* fshell.h's verdicts: fatal through cairnd, like the module's own. */
@@ -460,6 +509,17 @@ static void exec_eventlog_cb (flux_future_t *f, void *arg)
         !strstr (s, "\"name\":\"complete\""))
         raise_fatal (job, "job shells were in their start barrier when "
                           "job-exec went away: the job cannot be recovered");
+    /* no `init`: the guest namespace is new, the broker restarted while
+     * the job ran; the ends of the shells spawned before now are not
+     * their tasks' (lost_contact) */
+    if (s && !strstr (s, "\"name\":\"init\"") &&
+        !skipped_peek (job, "finish")) {
+        job->t_restart = flux_reactor_time ();
+        flux_log (job->ctx->h, LOG_DEBUG,
+                  "job %s ran through a broker restart: the ends of its "
+                  "shells spawned before %.3f are not their tasks'",
+                  job->f58, job->t_restart);
+    }
     /* what the job's shells' replayed ends would post again */
     fshell_recovered_log (job->watch, s);
     flux_future_destroy (f);
@@ -615,6 +675,44 @@ static bool whole_job (const struct fjob *job, const json_t *data)
     return all;
 }
 
+/* A shell that lived through its broker's restart (rank 0's is killed,
+ * the others leave when the new rank 0 disconnects them) lost its broker:
+ * the exit it then made (1: "No route to host") is not its tasks'. When
+ * the job ran through a restart (t_restart) and Flux has not seen its
+ * finish, the end of a shell spawned before the restart raises a fatal
+ * exception saying so, in Flux at once and in cairnd's journal while the
+ * job is still there: the job fails, as job-exec's lost shells do,
+ * instead of reporting an exit status nobody earned. A shell that ended
+ * before the restart while another ran on counts too: the other lost its
+ * broker, and the job fails for it anyway. Once per job; a shell cairnd
+ * had stopped (cancel, time limit) ended as it was told to. */
+static void lost_contact (struct fjob *job, const json_t *data)
+{
+    double t_spawn = 0;
+    int rank = -1, killed = 0;
+    char note[256];
+
+    if (job->t_restart <= 0 || job->lost_contact ||
+        !json_object_get (data, "status") ||
+        json_unpack ((json_t *)data, "{s:i s:b s:F}", "rank", &rank, "killed",
+                     &killed, "t-spawn", &t_spawn) < 0 ||
+        killed || t_spawn >= job->t_restart)
+        return;
+    char r[16];
+    snprintf (r, sizeof (r), "%d", rank);
+    char *host = flux_hostmap_lookup (job->ctx->h, r, NULL);
+    snprintf (note, sizeof (note),
+              "lost contact with job shell on %s (rank %d): its broker "
+              "restarted while it ran",
+              host ? host : "?", rank);
+    free (host);
+    job->lost_contact = true;
+    /* Flux first, before the finish that follows in the queue: the job
+     * may be over in cairnd before an exception through it would be */
+    jm_exception (job, 0, "exec", note);
+    raise_to_cairnd (job, note, true);
+}
+
 /* Handle queue[0]. Returns a future when the handling goes on
  * asynchronously (the next item waits for it), else NULL. */
 static flux_future_t *handle (struct fjob *job, const json_t *item)
@@ -650,6 +748,8 @@ static flux_future_t *handle (struct fjob *job, const json_t *item)
         job->skip_pending = false;
         return NULL;
     }
+    if (!strcmp (type, "start")) /* whether or not Flux has it already */
+        (void)json_unpack (data, "{s?F}", "expiration", &job->expiration);
     if (skipped (job, type))
         return NULL;
     if (!strcmp (type, "start")) {
@@ -713,16 +813,21 @@ static flux_future_t *handle (struct fjob *job, const json_t *item)
             f = guest_post (h, job->id, "log", c);
         json_decref (c);
     } else if (!strcmp (type, "shell-end")) {
+        lost_contact (job, data);
         fshell_end (job->watch, data); /* cairnd's, not Flux's: not posted */
     } else if (!strcmp (type, "hold")) {
         return shrink (job, data);
     } else if (!strcmp (type, "drain")) {
         const char *ranks = NULL, *reason = "";
         if (json_unpack (data, "{s:s s?s}", "ranks", &ranks, "reason",
-                         &reason) == 0)
+                         &reason) == 0) {
+            /* in flux dmesg, as job-exec and perilog.so log their drains */
+            flux_log (h, LOG_WARNING, "job %s: draining rank(s) %s: %s",
+                      job->f58, ranks, reason);
             f = flux_rpc_pack (h, "resource.drain", 0, 0, "{s:s s:s s:s}",
                                "targets", ranks, "reason", reason, "mode",
                                "update");
+        }
     } else if (!strcmp (type, "release")) {
         int final = 0;
         (void)json_unpack (data, "{s?b}", "final", &final);
@@ -928,12 +1033,18 @@ done:
 
 json_t *fjob_stats (const struct fjob *job)
 {
-    return json_pack ("{s:i s:i s:i s:i s:i s:i}", "started",
-                      job->relayed_start, "attached", job->attached,
-                      "responses", job->nresp, "queued",
-                      (int)json_array_size (job->queue), "barrier_entered",
-                      (int)fshell_nwaiting (job->watch), "total_shells",
-                      (int)fshell_count (job->watch));
+    json_t *o =
+        json_pack ("{s:i s:i s:i s:i s:i s:i s:i s:i}", "started",
+                   job->relayed_start, "attached", job->attached, "responses",
+                   job->nresp, "queued", (int)json_array_size (job->queue),
+                   "barrier_entered", (int)fshell_nwaiting (job->watch),
+                   "total_shells", (int)fshell_count (job->watch), "kill_count",
+                   job->kill_count, "kill_shell_count", job->kill_shell_count);
+    if (o && job->kill_timeout > 0)
+        json_object_set_new (o, "kill_timeout", json_real (job->kill_timeout));
+    if (o && job->expiration > 0)
+        json_object_set_new (o, "expiration", json_real (job->expiration));
+    return o;
 }
 
 /* ---- start ---- */
@@ -1090,6 +1201,12 @@ struct fjob *fjob_create (struct fctx *ctx,
     if (!(job->watch = fshell_create (ctx->h, &ctx->conf, id, userid, job->f58,
                                       job->ranks, job->nranks, reattach,
                                       shell_fatal, job)))
+        goto error;
+    /* a job's own barrier timeout, as job-exec's bulk-exec takes it */
+    double bt;
+    if (json_unpack (jobspec, "{s:{s:{s:{s:{s:F}}}}}", "attributes", "system",
+                     "exec", "bulkexec", "barrier-timeout", &bt) == 0 &&
+        bt >= 0 && fshell_set_barrier_timeout (job->watch, bt) < 0)
         goto error;
     return job;
 error:

@@ -377,6 +377,19 @@ error:
     return NULL;
 }
 
+int fshell_set_barrier_timeout (struct fshell *fs, double seconds)
+{
+    flux_watcher_destroy (fs->barrier_timer);
+    fs->barrier_timer = NULL;
+    if (seconds > 0 &&
+        !(fs->barrier_timer = flux_timer_watcher_create (
+              flux_get_reactor (fs->h), seconds, 0., barrier_timeout_cb, fs))) {
+        errno = ENOMEM;
+        return -1;
+    }
+    return 0;
+}
+
 void fshell_destroy (struct fshell *fs)
 {
     if (!fs)

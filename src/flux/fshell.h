@@ -70,6 +70,12 @@ struct fshell *fshell_create (flux_t *h,
                               fshell_fatal_f fatal,
                               void *arg);
 
+/* The job's own start-barrier timeout over conf's barrier-timeout:
+ * seconds, 0 = none (jobspec attributes.system.exec.bulkexec.
+ * barrier-timeout, which job-exec takes too). Before the first shell
+ * enters. -1 with errno (ENOMEM). */
+int fshell_set_barrier_timeout (struct fshell *fs, double seconds);
+
 /* Answers every waiting shell with EIO; stops the timers. */
 void fshell_destroy (struct fshell *fs);
 

@@ -146,7 +146,7 @@ SH
     [ "$status" -eq 0 ]
     wait_event 707 15 clean
     wait "$RUN" || true
-    [[ "$(events_named 707 proc-lost | jq -r .note)" == "unkillable: "* ]]
+    [[ "$(events_named 707 proc-lost | jq -r .note)" == "unkillable user processes: "* ]]
     [[ "$(events_named 707 drain | jq -r .reason)" == *"for job $(f58 707)"*"unkillable"* ]]
     kill -9 "$child"
 }

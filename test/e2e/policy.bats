@@ -79,19 +79,40 @@ SH
     grep -q 'cairnd info: job 203 (ƒ4W): clean: finish status 9$' "$BATS_TEST_TMPDIR/cairnd.log"
 }
 
-@test "an unkillable shell: given up after max-kill-count, rank drained, job ends" {
-    # kill-signal SIGUSR1, which the shell ignores: as good as unkillable
-    cairnd_start '{"exec": {"kill-timeout": "0.2s", "kill-signal": "SIGUSR1", "max-kill-count": 2}}'
-    cairn run --id 204 -- sh -c 'trap "" TERM USR1; echo $$ > '"$BATS_TEST_TMPDIR"'/pid; while :; do sleep 0.05; done' 3>&- &
-    wait_event 204 5 proc-spawn
+# Job $1 under cairnd config $2: a shell that ignores SIGTERM and the
+# kill signal SIGUSR1 (as good as unkillable), canceled; waits for its
+# clean. STRAY: the shell's pid, for the test to kill.
+cancel_unkillable() {
+    cairnd_start "$2"
+    cairn run --id "$1" -- sh -c 'trap "" TERM USR1; echo $$ > '"$BATS_TEST_TMPDIR"'/pid; while :; do sleep 0.05; done' 3>&- &
+    wait_event "$1" 5 proc-spawn
     sleep 0.2
-    cairn cancel 204
-    wait_event 204 10 clean
+    cairn cancel "$1"
+    wait_event "$1" 10 clean
     STRAY=$(cat "$BATS_TEST_TMPDIR/pid")
-    [ "$(events_named 204 proc-signal | jq -r .signum | paste -sd,)" = "15,10,10" ]
-    [[ "$(events_named 204 proc-lost | jq -r .note)" == "unkillable: still running after 2 kill signals" ]]
+}
+
+@test "an unkillable shell: given up after max-kill-count, rank drained, job ends" {
+    cancel_unkillable 204 '{"exec": {"kill-timeout": "0.2s", "kill-signal": "SIGUSR1", "max-kill-count": 2}}'
+    # job-exec's schedule: a kill every kill-timeout, direct kills from
+    # 5 x kill-timeout on, given up with the max-kill-count-th
+    [ "$(events_named 204 proc-signal | jq -r '"\(.signum)/\(.reason)"' | paste -sd,)" = "15/terminate,10/kill,10/kill,10/kill,10/kill,10/kill-shell,10/kill-shell" ]
+    [ "$(events_named 204 proc-lost | jq -r .note)" = "unkillable user processes: exceeded max kill count (6 kill signals)" ]
     [ "$(events_named 204 drain | jq -r .ranks)" = 0 ]
-    [[ "$(events_named 204 drain | jq -r .reason)" == "shell for job ƒ4X: unkillable"* ]]
+    [ "$(events_named 204 drain | jq -r .reason)" = "shell for job ƒ4X: unkillable user processes: exceeded max kill count (6 kill signals)" ]
+    kill -9 "$STRAY"
+}
+
+@test "an unkillable shell: given up at max-kill-timeout, whatever max-kill-count" {
+    cancel_unkillable 205 '{"exec": {"kill-timeout": "0.2s", "kill-signal": "SIGUSR1", "max-kill-count": 1, "max-kill-timeout": "1.5s"}}'
+    # past the first direct kill (at 1 s; the second at 1.4 s), which
+    # max-kill-count 1 alone would have made the last; given up 1.5 s
+    # after the term signal
+    [ "$(events_named 205 proc-signal | jq -r .reason | paste -sd,)" = "terminate,kill,kill,kill,kill,kill-shell,kill-shell" ]
+    [ "$(events_named 205 proc-lost | jq -r .note)" = "unkillable user processes: exceeded max-kill-timeout (1.5 s, 6 kill signals)" ]
+    t0=$(cairn eventlog 205 --json | jq -r 'select(.name == "proc-signal") | .timestamp' | head -1)
+    t1=$(cairn eventlog 205 --json | jq -r 'select(.name == "proc-lost") | .timestamp')
+    awk -v a="$t0" -v b="$t1" 'BEGIN { d = b - a; exit !(d >= 1.5 && d < 2.5) }'
     kill -9 "$STRAY"
 }
 

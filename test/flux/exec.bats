@@ -97,8 +97,15 @@ cairn_job() {
     # duration moves the limit by that delay
     echo 2 >"$BATS_TEST_TMPDIR/sleep-prolog"
     cairnd_start "$(perilog_conf)"
-    run in_flux 'flux run -t 4s sh -c "sleep 3; echo alive"; echo "rc=$?"
+    run in_flux 'id=$(flux submit -t 4s sh -c "sleep 3; echo alive")
+                 flux job wait-event -t 30 $id start >/dev/null
+                 # job-exec'"'"'s per-job stat: the limit in force, moved
+                 exp=$(flux job info $id R | jq .execution.expiration)
+                 flux module stats job-exec | jq --arg id $id ".jobs[\$id].expiration - $exp | . > 1.5 and . < 3"
+                 flux job attach $id; echo "rc=$?"
                  flux jobs -a -no "{result}"'
+    echo "$output"
+    [ "${lines[0]}" = true ]
     [[ "$output" == *alive* ]]
     [[ "$output" == *"rc=0"* ]]
     [[ "$output" == *COMPLETED* ]]

@@ -51,6 +51,10 @@ FLUX_EVENTS='flux job eventlog $1 | cut -d" " -f2 | paste -sd, -'
 #
 #   sysflux_conf 'TOML'    config: bootstrap, [kvs] checkpoint-period, TOML
 #   sysflux_start          start the 4 brokers, wait until all are up
+#                          (at most SYSFLUX_TIMEOUT s in all, 120;
+#                          flux-start's exit timer, which adds up rank 0's
+#                          downtime across restarts: SYSFLUX_EXIT_TIMEOUT,
+#                          100)
 #   fx CMD...              a flux command against rank 0
 #   broker0_crash          SIGKILL the rank-0 broker, wait for it
 #   broker0_restart        start rank 0 again, then ranks 1-3, wait all up
@@ -144,8 +148,9 @@ sysflux_start() {
     # FLUX_DISABLE_JOB_CLEANUP: no `flux cancel` and `flux queue idle` at
     # shutdown (rc1's cleanup stack), so a stuck job cannot hang the stop
     CAIRN_TEST_TAG=$BATS_TEST_TMPDIR FLUX_DISABLE_JOB_CLEANUP=t \
-        timeout 120 "$FLUX" start --test-size=4 --test-hosts='fake[0-3]' \
-        --test-exit-mode=leader --test-exit-timeout=100 \
+        timeout "${SYSFLUX_TIMEOUT:-120}" "$FLUX" start --test-size=4 \
+        --test-hosts='fake[0-3]' --test-exit-mode=leader \
+        --test-exit-timeout="${SYSFLUX_EXIT_TIMEOUT:-100}" \
         --test-rundir="$SYSFLUX/run" \
         -Sbroker.quorum=4 -Stbon.topo=custom -Sstatedir="$SYSFLUX/state" \
         -Slog-stderr-level=6 -c "$SYSFLUX/conf" \

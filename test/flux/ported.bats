@@ -164,8 +164,8 @@ teardown() {
                  flux job wait-event -t 30 $id clean >/dev/null'
     echo "$output"
     [ "$status" -eq 0 ]
-    # given up after 8 kills 2 s apart, and 2 s more: 18 s
-    [ "${lines[0]}" = '["cairn",2,"SIGUSR1","SIGKILL",8,18,1,true]' ]
+    # job-exec's estimate: 5 x 2 s, then 2 + 4 + ... + 128 s: 264 s
+    [ "${lines[0]}" = '["cairn",2,"SIGUSR1","SIGKILL",8,264,1,true]' ]
 }
 
 @test "flux module stats job-exec while cairnd is down: no kill settings, not connected" {
@@ -232,6 +232,43 @@ kill-timeout = "0s"'
 
 # t2400: a start request that names no job is answered EPROTO (it used
 # to get no answer at all, and its sender waited for ever)
+# t2406 and t2402: job-exec's kill escalation, its per-job stats, its
+# dmesg lines, and the drain of a shell that survives it.
+@test "t2406: a job that ignores every signal: job-exec's kill counts in stats, dmesg lines, given up and drained" {
+    cairnd_start '{}'
+    # a reload by name loads the module path's job-exec.so: cairn's here
+    mkdir -p "$BATS_TEST_TMPDIR/mods"
+    ln -s "$B/cairn-exec.so" "$BATS_TEST_TMPDIR/mods/job-exec.so"
+    FLUX_MODULE_PATH_PREPEND=$BATS_TEST_TMPDIR/mods run in_flux '
+                 flux module reload job-exec statedir='"$STATEDIR"' kill-timeout=0.1s kill-signal=SIGURG term-signal=SIGURG max-kill-count=3
+                 flux module stats job-exec | jq -r .method
+                 flux module stats job-exec | jq -c ".[\"effective-max-kill-timeout\"]"
+                 id=$(flux submit --wait-event=start -n1 sleep inf)
+                 pid=$(flux job hostpids $id | sed s/.*://)
+                 flux cancel $id
+                 for i in $(seq 1 100); do
+                     flux module stats job-exec | jq -e ".jobs[\"$id\"].kill_shell_count >= 1" >/dev/null && break
+                     sleep 0.05
+                 done
+                 flux module stats job-exec | jq -c ".jobs[\"$id\"] | [.kill_count >= 1, .kill_shell_count >= 1, .kill_timeout > 0.1]"
+                 flux job wait-event -t 30 $id clean >/dev/null
+                 flux dmesg -H | grep -c "Sending SIGURG to job shell for job $id"
+                 flux dmesg -H | grep "job $id: draining rank(s) 0" | sed "s/.*draining/draining/"
+                 flux resource drain -no {reason}
+                 kill $pid
+                 flux resource undrain 0'
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = cairn ]
+    # (5 x 0.1) + 0.1 + 0.2
+    [ "${lines[1]}" = 0.8 ]
+    [ "${lines[2]}" = '[true,true,true]' ]
+    # one line per direct kill, three of them
+    [ "${lines[3]}" = 3 ]
+    [[ "${lines[4]}" == "draining rank(s) 0: shell for job ƒ"*": unkillable user processes: exceeded max kill count (7 kill signals)" ]]
+    [[ "${lines[5]}" == "shell for job ƒ"*": unkillable user processes: exceeded max kill count"* ]]
+}
+
 @test "job-exec.start with an empty payload: EPROTO, and jobs still run" {
     cairnd_start '{}'
     run in_flux 'flux python -c "
@@ -302,7 +339,7 @@ except OSError as e:
     [[ "$output" == *'after-good [7,60,"/x/conf-shell"]'* ]]
     [[ "$output" == *"good2 rc=0"* ]]
     [[ "$output" == *'args-win [3,0,"/x/arg-shell"]'* ]]
-    # max-kill-timeout is checked against the kill-timeout given with it
+    # max-kill-timeout with a kill-timeout: both taken
     [[ "$output" == *"pair rc=0"* ]]
     [[ "$output" == *"badarg rc=1"* ]]
     [[ "$output" == *"cairn-exec: refused: invalid kill-signal: SIGFOO"* ]]

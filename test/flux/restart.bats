@@ -288,6 +288,42 @@ cairn_crash_during() {
     [ "$(fx jobs -no '{result}' "$id")" = COMPLETED ]
 }
 
+# Issue 37 (the torture test found it): a job on ranks 1-3 whose tasks end
+# while the rank-0 broker is down. Their shells, whose brokers are still up
+# but cut off from rank 0, cannot report the tasks' ends; when the new rank
+# 0 disconnects their brokers they exit 1 ("No route to host"), with no
+# task left behind. That 1 is not the tasks' (they exited 0): the job must
+# fail with an exception that says the shells lost contact, not end with
+# a returncode nobody earned.
+@test "cairn, tasks end while the rank-0 broker is down: their shells lost contact, the job fails saying so" {
+    cairnd_start '{}'
+    sysflux_conf "$(sysflux_cairn_toml)"
+    sysflux_start
+    touch "$D/hold-shell"
+    id=$(eval fx submit -N3 --requires=rank:1-3 "$(shell_cmd)")
+    wait_phase shell 3
+    sleep 0.5   # > checkpoint-period: `start` is in the KVS
+    broker0_crash
+    rm "$D/hold-shell"  # the tasks exit 0; their shells cannot say so
+    sleep 1
+    broker0_restart
+    run fx job wait-event -t 30 "$id" clean
+    echo "--- after the restart:"; fx job eventlog "$id"
+    fx jobs -a -o '{id} {state} {result} {returncode}'
+    cid=$(cairn jobs -a --json | jq -r .id | tail -n 1)
+    echo "--- cairnd: $(event_names "$cid")"
+    events_named "$cid" shell-end
+    grep -E "job-exec" "$D/flux.log" | tail -5
+    [ "$(flux_state "$id")" = INACTIVE ]
+    [ "$(runs shell)" -eq 3 ]
+    # no task was left behind: not the leftover rule's exception
+    [ "$(events_named "$cid" proc-exit | jq -s '[.[] | select(.leftover > 0)] | length')" -eq 0 ]
+    [ "$(fx jobs -no '{result}' "$id")" = FAILED ]
+    [[ "$(fx job eventlog "$id")" == *'exception type="exec" severity=0 '*'note="lost contact with job shell on fake'[123]' (rank '[123]'): its broker restarted while it ran"'* ]]
+    # (cairnd journals it too while it still has the job; here it may have
+    # ended it already: no epilog)
+}
+
 # Partial release (cairn-flux-housekeeping): the rank-0 broker SIGKILLed
 # while rank 3's epilog holds it in housekeeping. Flux does not keep
 # housekeeping across a restart, so the job is inactive and the scheduler

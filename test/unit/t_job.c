@@ -8,12 +8,14 @@
  * encoding, fold into a fresh job equal to the live one, on which
  * job_advance then emits nothing).
  */
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <sys/wait.h>
 
 #include "tap.h"
 #include "fakebackend.h"
+#include "core/escalate.h"
 #include "core/eventlog.h"
 #include "core/jobspec.h"
 #include "core/rv1.h"
@@ -1574,7 +1576,9 @@ static void test_unkillable (void)
     char execid[EXECID_LEN + 1];
     size_t m;
 
-    /* a canceled shell that survives max-kill-count kill signals */
+    /* a canceled shell that survives every kill signal: job-exec's
+     * schedule (escalate.h), given up with the max-kill-count-th direct
+     * kill */
     cfg_init (&jc, false, false);
     jc.exec.kill_timeout = 5;
     jc.exec.max_kill_count = 2;
@@ -1588,23 +1592,30 @@ static void test_unkillable (void)
         if (r != 1)
             fake_exit (&fb, PHASE_SHELL, r, SIGTERM);
     memcpy (execid, fake_find (&fb, PHASE_SHELL, 1)->execid, sizeof (execid));
-    fake_advance (&fb, T0 + 15);
-    fake_advance (&fb, T0 + 20);
-    is_str (fake_signals (&fb, 0), expand ("15/terminate*4,9/kill*2"),
-            "unkillable shell: term, then max-kill-count kills");
-    is_time (job_next_deadline (fb.job), T0 + 25,
-             "unkillable shell: one more interval");
-    check_replay (&fb, "unkillable shell, last kill sent");
+    for (int k = 1; k <= 5; k++)
+        fake_advance (&fb, T0 + 10 + 5 * k);
+    is_str (fake_signals (&fb, 0),
+            expand ("15/terminate*4,9/kill*4,9/kill-shell"),
+            "unkillable shell: term, four kills, a direct kill at 5 x "
+            "kill-timeout");
+    is_time (job_next_deadline (fb.job), T0 + 45,
+             "unkillable shell: the next direct kill 2 x kill-timeout later");
+    check_replay (&fb, "unkillable shell, one direct kill sent");
     m = fake_mark (&fb);
-    fake_advance (&fb, T0 + 24.5);
+    fake_advance (&fb, T0 + 44.5);
     is_str (fake_names (&fb, m), "", "unkillable shell: not given up early");
-    fake_advance (&fb, T0 + 25);
+    fake_advance (&fb, T0 + 45);
     is_str (fake_names (&fb, m),
-            "proc-lost,drain,exception,finish,cleanup,release,clean",
-            "unkillable shell: lost, drained, the job goes on to clean");
+            "proc-signal,proc-lost,drain,exception,finish,cleanup,release,"
+            "clean",
+            "unkillable shell: the last direct kill, then lost, drained, "
+            "the job goes on to clean");
     is_str (ctx_str (fake_event (&fb, m, "proc-lost", 0), "note"),
-            "unkillable: still running after 2 kill signals",
-            "unkillable shell: proc-lost note");
+            "unkillable user processes: exceeded max kill count (6 kill "
+            "signals)",
+            "unkillable shell: proc-lost note (job-exec's words)");
+    like (ctx_str (fake_event (&fb, m, "drain", 0), "reason"),
+          "unkillable user processes", "unkillable shell: drain reason");
     like (ctx_str (fake_event (&fb, m, "exception", 0), "note"),
           "shell on rank 1: unkillable", "unkillable shell: exception note");
     is_str (ctx_str (fake_event (&fb, m, "finish", 0), "lost-ranks"), "1",
@@ -1644,35 +1655,103 @@ static void test_unkillable (void)
     fake_fini (&fb);
 }
 
-/* max-kill-timeout: the interval between kill signals doubles up to it. */
-static void test_kill_backoff (void)
+/* A shell's kill schedule (escalate.h): every kill-timeout, then direct
+ * kills from 5 x kill-timeout on, the interval doubling up to 300 s;
+ * max-kill-timeout gives up at its time whatever the count. */
+static void kill_schedule (double kt,
+                           double max_kt,
+                           int max_count,
+                           const double *due,
+                           const char *const *what,
+                           size_t n,
+                           const char *signals,
+                           const char *name)
 {
-    static const double due[] = {2, 6, 14, 24, 34};
     struct fake fb;
     struct job_config jc;
 
     cfg_init (&jc, false, false);
-    jc.exec.kill_timeout = 2;
-    jc.exec.max_kill_timeout = 10;
+    jc.exec.kill_timeout = kt;
+    jc.exec.max_kill_timeout = max_kt;
+    jc.exec.max_kill_count = max_count;
     start_job (&fb, &jc, 1, 0, 0, OWNER);
     fake_spawn_all (&fb);
     fb.ctx.now = T0 + 10;
     job_raise (fb.job, &fb.ctx, "cancel", 0, "", -1, fb.out, NULL);
     fake_walk (&fb);
-    for (size_t k = 0; k < sizeof (due) / sizeof (due[0]); k++) {
+    for (size_t k = 0; k < n; k++) {
         size_t m = fake_mark (&fb);
         is_time (job_next_deadline (fb.job), T0 + 10 + due[k],
-                 "back-off: kill %zu due at +%g", k + 1, due[k]);
+                 "%s: step %zu due at +%g", name, k + 1, due[k]);
         fake_advance (&fb, T0 + 10 + due[k]);
-        is_str (fake_names (&fb, m), "proc-signal", "back-off: kill %zu sent",
-                k + 1);
+        is_str (fake_names (&fb, m), what[k], "%s: step %zu", name, k + 1);
+        if (k == 0)
+            check_replay (&fb, name);
     }
-    is_str (fake_signals (&fb, 0), expand ("15/terminate,9/kill*5"),
-            "back-off: signals");
-    check_replay (&fb, "back-off");
-    fake_exit (&fb, PHASE_SHELL, 0, SIGKILL);
-    check_end (&fb, "back-off");
+    is_str (fake_signals (&fb, 0), expand (signals), "%s: signals", name);
+    check_replay (&fb, name);
+    if (job_state (fb.job) != JOB_DONE)
+        fake_exit (&fb, PHASE_SHELL, 0, SIGKILL);
+    check_end (&fb, name);
     fake_fini (&fb);
+}
+
+static void test_kill_schedule (void)
+{
+    static const char *const sig = "proc-signal";
+    static const char *const lost =
+        "proc-lost,drain,exception,finish,cleanup,release,clean";
+    static const char *const last =
+        "proc-signal,proc-lost,drain,exception,finish,cleanup,release,clean";
+
+    const double d1[] = {2, 4, 6, 8, 10, 14, 22, 38};
+    const char *const w1[] = {sig, sig, sig, sig, sig, sig, sig, sig};
+    kill_schedule (2, 0, 8, d1, w1, 8, "15/terminate,9/kill*4,9/kill-shell*4",
+                   "kill schedule, default count");
+
+    /* the interval between direct kills stops doubling at 300 s */
+    const double d2[] = {100, 200, 300, 400, 500, 700, 1000, 1300};
+    kill_schedule (100, 0, 8, d2, w1, 8, "15/terminate,9/kill*4,9/kill-shell*4",
+                   "kill schedule, 300 s cap");
+
+    /* max-kill-timeout before the first direct kill */
+    const double d3[] = {2, 4, 6, 7};
+    const char *const w3[] = {sig, sig, sig, lost};
+    kill_schedule (2, 7, 8, d3, w3, 4, "15/terminate,9/kill*3",
+                   "max-kill-timeout");
+
+    /* max-kill-timeout overrides a small max-kill-count ... */
+    const double d4[] = {2, 4, 6, 8, 10, 14, 22, 30};
+    const char *const w4[] = {sig, sig, sig, sig, sig, sig, sig, lost};
+    kill_schedule (2, 30, 1, d4, w4, 8, "15/terminate,9/kill*4,9/kill-shell*3",
+                   "max-kill-timeout over max-kill-count 1");
+
+    /* ... and without it the first direct kill is the last */
+    const double d5[] = {2, 4, 6, 8, 10};
+    const char *const w5[] = {sig, sig, sig, sig, last};
+    kill_schedule (2, 0, 1, d5, w5, 5, "15/terminate,9/kill*4,9/kill-shell",
+                   "max-kill-count 1");
+}
+
+/* job-exec's effective-max-kill-timeout (its own estimate, t2406). */
+static void test_give_up_after (void)
+{
+    struct exec_config x = {.kill_timeout = 0.1, .max_kill_count = 3};
+    ok (fabs (escalate_give_up_after (&x) - 0.8) < 1e-8,
+        "give-up estimate: (5 x 0.1) + 0.1 + 0.2");
+    x = (struct exec_config){.kill_timeout = 0.3, .max_kill_count = 4};
+    ok (fabs (escalate_give_up_after (&x) - 3.6) < 1e-8,
+        "give-up estimate: (5 x 0.3) + 0.3 + 0.6 + 1.2");
+    x = (struct exec_config){.kill_timeout = 5, .max_kill_count = 8};
+    ok (escalate_give_up_after (&x) == 640, "give-up estimate: defaults 640");
+    x.max_kill_timeout = 1;
+    ok (escalate_give_up_after (&x) == 1, "give-up: max-kill-timeout itself");
+    x = (struct exec_config){.kill_timeout = 0.1, .max_kill_count = 20};
+    ok (escalate_give_up_after (&x) > 1000,
+        "give-up estimate: intervals capped at 300 s, still > 1000");
+    is_time (escalate_interval (&x, 0), 0.1, "interval: kill-timeout first");
+    is_time (escalate_interval (&x, 3), 0.8, "interval: doubled per kill");
+    is_time (escalate_interval (&x, 30), 300, "interval: at most 300 s");
 }
 
 static void test_time_limit (void)
@@ -2377,11 +2456,11 @@ static void test_job_config_override (void)
          "a finite duration > 0"},
         {"unknown key", "{\"exec\": {\"nope\": 1}}",
          "jobspec: unknown key 'attributes.system.cairn.config.exec.nope'"},
-        {"cross rule",
+        {"infinite give-up",
          "{\"exec\": {\"kill-timeout\": \"10s\", "
-         "\"max-kill-timeout\": \"5s\"}}",
-         "jobspec: attributes.system.cairn.config: exec.max-kill-timeout: "
-         "must be 0 or >= exec.kill-timeout (10s)"},
+         "\"max-kill-timeout\": \"inf\"}}",
+         "jobspec: attributes.system.cairn.config.exec.max-kill-timeout: "
+         "must be a finite duration (0 = none)"},
         {"not an object", "[]",
          "jobspec: attributes.system.cairn.config: not an object"},
     };
@@ -2945,7 +3024,8 @@ int main (void)
     test_prolog_killed_drains ();
     test_epilog_timeout ();
     test_unkillable ();
-    test_kill_backoff ();
+    test_kill_schedule ();
+    test_give_up_after ();
     test_time_limit ();
     test_kill ();
     test_kill_keeps_escalation ();
