@@ -155,7 +155,9 @@ PY
     [ "$(limit)" = "$t0" ]
     # shortening is the owner's to do
     sooner=$(jq -n "$t0 - 1800")
-    [ "$(as_rpc "$UA" expiration "{\"id\": $j2, \"expiration\": $sooner}")" = "{}" ]
+    # (the answer: the limit now in force)
+    as_rpc "$UA" expiration "{\"id\": $j2, \"expiration\": $sooner}" \
+        | jq -e --argjson t "$sooner" '.expiration == $t'
     [ "$(events_named $j2 expiration | jq .expiration)" = "$sooner" ]
     # ... and not undone: back to the first limit is a lengthening
     [[ "$(as_rpc "$UA" expiration "{\"id\": $j2, \"expiration\": $t0}")" == \
@@ -167,7 +169,8 @@ PY
     [ "$status" -eq 0 ]
     # with no limit, the owner may set one (a shortening); not remove it
     soon=$(jq -n "now + 600")
-    [ "$(as_rpc "$UA" expiration "{\"id\": $j2, \"expiration\": $soon}")" = "{}" ]
+    as_rpc "$UA" expiration "{\"id\": $j2, \"expiration\": $soon}" \
+        | jq -e --argjson t "$soon" '.expiration == $t'
     [ "$(as_rpc "$UA" expiration "{\"id\": $j2, \"expiration\": 0}")" = \
         "1 expiration: permission denied: uid $uid_a may only shorten job $j2's time limit (now $(printf %.3f "$soon")), not remove it: only root and cairnd's uid 0 may" ]
     [ "$(events_named $j2 expiration | jq -s -c 'map(.expiration)')" = "[$sooner,$later,0,$soon]" ]
