@@ -8,6 +8,7 @@
  * (x)) equals x). A refused input must leave the config untouched.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -87,8 +88,9 @@ static void check_ranges (const struct job_config *jc)
     }
     CHECK (jc->epilog.ntolerable == 0, "epilog tolerable codes");
     CHECK (jc->exec.kill_timeout > 0 && jc->exec.max_kill_count >= 1, "exec");
-    CHECK (jc->exec.max_kill_timeout == 0 ||
-               jc->exec.max_kill_timeout >= jc->exec.kill_timeout,
+    /* a give-up time (escalate.h): 0 = none, any finite value else */
+    CHECK (jc->exec.max_kill_timeout >= 0 &&
+               isfinite (jc->exec.max_kill_timeout),
            "max-kill-timeout");
     CHECK (jc->release_after == -1 || jc->release_after >= 0, "release-after");
 }
