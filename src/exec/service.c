@@ -414,8 +414,26 @@ req_start (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
 
 /* ---- requests on a running job ---- */
 
-/* Finish a request that called into the job: ack after the commit, or
- * answer the error now. */
+/* Finish a request that called into the job: answer the error now, or
+ * payload (taken) once the events it staged are committed. */
+static void finish_with (struct cairnd *d,
+                         struct jobentry *je,
+                         struct conn *c,
+                         int64_t matchtag,
+                         int rc,
+                         struct cairn_error *err,
+                         json_t *payload)
+{
+    if (rc < 0) {
+        json_decref (payload);
+        conn_respond_error (c, matchtag, errno ? errno : EINVAL, "%s",
+                            err->text);
+        return;
+    }
+    cairnd_dirty (je);
+    cairnd_ack (d, c, matchtag, payload);
+}
+
 static void finish (struct cairnd *d,
                     struct jobentry *je,
                     struct conn *c,
@@ -423,13 +441,7 @@ static void finish (struct cairnd *d,
                     int rc,
                     struct cairn_error *err)
 {
-    if (rc < 0) {
-        conn_respond_error (c, matchtag, errno ? errno : EINVAL, "%s",
-                            err->text);
-        return;
-    }
-    cairnd_dirty (je);
-    cairnd_ack (d, c, matchtag, json_object ());
+    finish_with (d, je, c, matchtag, rc, err, json_object ());
 }
 
 static void req_exception (struct cairnd *d,
@@ -538,15 +550,12 @@ static void req_expiration (struct cairnd *d,
     }
     cairnd_ctx (d, &ctx);
     errno = 0;
-    if (job_set_expiration (je->job, &ctx, expiration, je->pending, &err) < 0) {
-        conn_respond_error (c, matchtag, errno ? errno : EINVAL, "%s",
-                            err.text);
-        return;
-    }
-    /* the time limit now in force (job_time_limit), once committed */
-    cairnd_dirty (je);
-    cairnd_ack (d, c, matchtag,
-                json_pack ("{s:f}", "expiration", job_time_limit (je->job)));
+    int rc = job_set_expiration (je->job, &ctx, expiration, je->pending, &err);
+    /* the answer: the time limit now in force (job_time_limit) */
+    finish_with (
+        d, je, c, matchtag, rc, &err,
+        rc == 0 ? json_pack ("{s:f}", "expiration", job_time_limit (je->job))
+                : NULL);
 }
 
 static struct idset *
