@@ -1,7 +1,7 @@
 /* cmd_show.c - `cairn show JOBID`: one job on one screen, as `scontrol
  * show job` and `flux job info` give it: who, what, where, its phases and
- * ranks, and what happened to it (exceptions, drains, releases, posted
- * events), read from the journal.
+ * ranks, and what happened to it (exceptions, drains, releases, nodes'
+ * late reports, posted events), read from the journal.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -29,12 +29,30 @@ struct show {
     struct rv1 *r;
     double t0; /* accept's time: the others are shown after it */
     struct phase phases[3];
-    json_t *exceptions, *drains, *releases, *posted; /* arrays */
+    json_t *exceptions, *drains, *releases, *late, *posted; /* arrays */
 };
 
 static int append (json_t *a, json_t *o)
 {
     return o ? json_array_append_new (a, o) : -1;
+}
+
+/* A proc-late (a node's report of a process given up on): its context,
+ * with the time and the process's phase and rank. */
+static json_t *late_json (const struct show *sh, double t, json_t *ctx)
+{
+    static const char *const phases[] = {"prolog", "shell", "epilog"};
+    const char *x = json_string_value (json_object_get (ctx, "execid"));
+    const struct job_proc *p = x ? job_proc_find (sh->job, x) : NULL;
+    json_t *o = json_deep_copy (ctx);
+    if (!o || json_object_set_new (o, "timestamp", json_real (t)) < 0 ||
+        (p && (json_object_set_new (o, "phase",
+                                    json_string (phases[p->phase])) < 0 ||
+               json_object_set_new (o, "rank", json_integer (p->rank)) < 0))) {
+        json_decref (o);
+        return NULL;
+    }
+    return o;
 }
 
 /* One pass over the events fills sh's phases and lists. */
@@ -84,6 +102,9 @@ static int show_scan (struct show *sh)
                         json_pack ("{s:f s:O? s:O?}", "timestamp", t, "ranks",
                                    json_object_get (ctx, "ranks"), "final",
                                    json_object_get (ctx, "final"))) < 0)
+                return -1;
+        } else if (!strcmp (name, "proc-late")) {
+            if (append (sh->late, late_json (sh, t, ctx)) < 0)
                 return -1;
         } else if (!job_event_is_cairns (name)) {
             if (append (sh->posted, json_incref (entry)) < 0)
@@ -136,6 +157,7 @@ static int show_json (const struct show *sh, json_t *o)
         json_object_set (o, "exceptions", sh->exceptions) < 0 ||
         json_object_set (o, "drains", sh->drains) < 0 ||
         json_object_set (o, "releases", sh->releases) < 0 ||
+        json_object_set (o, "late", sh->late) < 0 ||
         json_object_set (o, "events", sh->posted) < 0) {
         json_decref (o);
         cli_error ("out of memory");
@@ -371,6 +393,43 @@ done:
     return rc;
 }
 
+static int show_late (const struct show *sh)
+{
+    static const char *const h[] = {"LATE REPORT", "TIME", "RANK", "HOST",
+                                    "OUTCOME"};
+    struct table *t = table_create (5, h);
+    size_t i;
+    json_t *o;
+    int rc = -1;
+
+    if (!t)
+        return -1;
+    json_array_foreach (sh->late, i, o)
+    {
+        char when[32], what[64], rank[16] = "-", outcome[160];
+        since (sh, num (o, "timestamp"), when, sizeof (when));
+        snprintf (what, sizeof (what), "%s", str (o, "phase"));
+        if (json_is_integer (json_object_get (o, "rank")))
+            snprintf (
+                rank, sizeof (rank), "%lld",
+                (long long)json_integer_value (json_object_get (o, "rank")));
+        if (!strcmp (str (o, "state"), "ended") &&
+            json_is_integer (json_object_get (o, "status")))
+            jcli_status ((int)num (o, "status"), outcome, sizeof (outcome));
+        else
+            snprintf (outcome, sizeof (outcome), "%s%s%s", str (o, "state"),
+                      json_object_get (o, "error") ? ": " : "",
+                      json_object_get (o, "error") ? str (o, "error") : "");
+        if (table_add (t, what, when, rank, str (o, "host"), outcome) < 0)
+            goto done;
+    }
+    show_table (t, json_array_size (sh->late));
+    rc = 0;
+done:
+    table_destroy (t);
+    return rc;
+}
+
 /* A posted event's context as KEY=VALUE words, values JSON unless they
  * are plain words. */
 static char *context_text (const json_t *ctx)
@@ -441,7 +500,7 @@ static int show_human (const struct show *sh, const json_t *o)
     show_head (sh, o);
     if (show_phases (sh) < 0 || show_ranks (sh) < 0 ||
         show_exceptions (sh) < 0 || show_drains (sh) < 0 ||
-        show_releases (sh) < 0 || show_posted (sh) < 0) {
+        show_releases (sh) < 0 || show_late (sh) < 0 || show_posted (sh) < 0) {
         cli_error ("out of memory");
         return -1;
     }
@@ -471,8 +530,8 @@ static int cmd_show (struct cli *cli, int argc, char **argv)
     sh.r = jcli_rv1 (events);
     sh.t0 = job_t_accept (job);
     if (!(sh.exceptions = json_array ()) || !(sh.drains = json_array ()) ||
-        !(sh.releases = json_array ()) || !(sh.posted = json_array ()) ||
-        show_scan (&sh) < 0 ||
+        !(sh.releases = json_array ()) || !(sh.late = json_array ()) ||
+        !(sh.posted = json_array ()) || show_scan (&sh) < 0 ||
         !(o = jcli_job_summary (id, events, job, info.active, jcli_now ()))) {
         cli_error ("out of memory");
         goto done;
@@ -487,6 +546,7 @@ done:
     json_decref (sh.exceptions);
     json_decref (sh.drains);
     json_decref (sh.releases);
+    json_decref (sh.late);
     json_decref (sh.posted);
     rv1_destroy (sh.r);
     job_destroy (job);

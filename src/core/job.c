@@ -694,6 +694,7 @@ static int fold_proc_late (struct job *job,
         return errprefix (err, "proc-late");
     if (p->state != PROC_DONE)
         return errset (err, EINVAL, "proc-late: %s has not ended", p->execid);
+    p->late = true;
     return 0;
 }
 
@@ -855,9 +856,10 @@ int job_apply (struct job *job, const json_t *entry, struct cairn_error *err)
 
     if (eventlog_entry_parse (entry, &t, &name, &ctx) < 0)
         return errset (err, EINVAL, "malformed event");
-    if (job->state == JOB_DONE)
-        return errset (err, EINVAL, "event %s after clean", name);
     enum job_event ev = job_event_of (name);
+    if (job->state == JOB_DONE &&
+        !(ev != JOB_EV_OTHER && (transitions[ev].from & JOB_IN (JOB_DONE))))
+        return errset (err, EINVAL, "event %s after clean", name);
     if (ev == JOB_EV_OTHER) { /* an outside service's (job_post); RFC 18
                                  allows any name */
         if (job->accepted && fold_posted (job, name, ctx) < 0)

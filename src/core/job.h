@@ -54,6 +54,8 @@
  *   JOB_RUN       (run)       the shells were started (`start` sent)
  *   JOB_CLEANUP   (cleanup)   every rank is in cleanup: epilogs, releases
  *   JOB_DONE      (done)      clean posted: the job takes no more events
+ *                             but the record of a node's late report
+ *                             (proc-late), which changes nothing
  */
 enum job_state {
     JOB_NEW = 0,
@@ -163,8 +165,10 @@ enum job_effect {
     X (JOB_EV_PROC_LOST, "proc-lost", JOB_LIVE, JOB_SAME, LOST, 0, 0)          \
     /* job_proc_failed; the process must not have ended */                     \
     X (JOB_EV_PROC_FAIL, "proc-fail", JOB_LIVE, JOB_SAME, ENDED, 0, 0)         \
-    /* job_proc_late; the process must have ended */                           \
-    X (JOB_EV_PROC_LATE, "proc-late", JOB_LIVE, JOB_SAME, LATE, 0, 0)          \
+    /* job_proc_late, also on a job that is done (remote.c, issue 33); the     \
+     * process must have ended */                                              \
+    X (JOB_EV_PROC_LATE, "proc-late", JOB_LIVE | JOB_IN (JOB_DONE), JOB_SAME,  \
+       LATE, 0, 0)                                                             \
     /* proc_ended, for a shell of a job with shell-leader, after its           \
      * proc-exit, proc-lost or proc-fail and the exceptions they cause;        \
      * it must be an ended shell */                                            \
@@ -226,6 +230,7 @@ struct job_proc {
     bool lost;  /* outcome unknown (note says why) */
     bool error; /* never started (spawn failed; note says why) */
     char *note; /* lost or error reason */
+    bool late;  /* a node's late report of it is recorded (proc-late) */
     int leftover; /* processes of its session still there at its end,
                      killed by its supervisor (proc-exit "leftover") */
 };
@@ -319,9 +324,11 @@ int job_proc_spawned_on (struct job *job,
                          json_t *out);
 
 /* A node reported what became of a process given up on already (lost):
- * emit proc-late {execid, state, status?, host?} from report (a node's
- * REPORT, DESIGN-MULTINODE.md). Changes nothing else. EINVAL if the
- * process has not ended, ENOENT if there is no such process. */
+ * emit proc-late {execid, state, status?, host?, error?} from report (a
+ * node's REPORT, DESIGN-MULTINODE.md). Changes nothing else; the job may
+ * be done. -1 with errno: ENOENT (no such process), EINVAL (it has not
+ * ended, or it ended with a known outcome: a report of that end is a
+ * repeat, not late), EALREADY (its late report is recorded already). */
 int job_proc_late (struct job *job,
                    const struct job_ctx *ctx,
                    const char *execid,

@@ -1243,8 +1243,12 @@ int job_proc_late (struct job *job,
     json_t *o;
     if (!p)
         return -1;
-    if (p->state != PROC_DONE) {
+    if (p->state != PROC_DONE || !p->lost) {
         errno = EINVAL;
+        return -1;
+    }
+    if (p->late) {
+        errno = EALREADY;
         return -1;
     }
     o = json_pack ("{s:s s:O}", "execid", execid, "state",

@@ -487,7 +487,8 @@ int verify_job (uint64_t id, const json_t *events, json_t *problems)
             problem (&vs, "malformed event (not an RFC 18 entry)");
             continue;
         }
-        if (vs.seq_clean >= 0) {
+        /* a node's late report is the one record after clean (job.h) */
+        if (vs.seq_clean >= 0 && strcmp (name, "proc-late") != 0) {
             problem (&vs, "%s after clean (seq %jd): clean must be last", name,
                      (intmax_t)vs.seq_clean);
             continue;

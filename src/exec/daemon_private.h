@@ -467,6 +467,11 @@ int proc_look (struct cairnd *d,
 
 /* reconcile.c */
 int reconcile (struct cairnd *d, struct cairn_error *err);
+/* Job id as its committed events leave it (also a job that is done, for
+ * what may still be recorded of it), or NULL with errno and err: ENOENT
+ * (no such job), EINVAL (an event the fold refuses), ENOMEM. */
+struct job *
+cairnd_job_read (struct cairnd *d, uint64_t id, struct cairn_error *err);
 /* Look at p, a job's process here, after the replay (runner_local). */
 int reconcile_local (struct jobentry *je,
                      const struct job_proc *p,

@@ -224,8 +224,17 @@ static void rec_set (struct nproc *np, const char *key, json_t *v)
 static json_t *report (const struct node *n, const struct nproc *np)
 {
     static const char *const keys[] = {
-        "state", "pid",    "starttime", "bootid",           "status",
-        "error", "stdout", "stderr",    "stdout-truncated", "stderr-truncated",
+        "id",
+        "state",
+        "pid",
+        "starttime",
+        "bootid",
+        "status",
+        "error",
+        "stdout",
+        "stderr",
+        "stdout-truncated",
+        "stderr-truncated",
     };
     json_t *o = json_pack ("{s:s s:s}", "execid", np->execid, "host", n->host);
     for (size_t i = 0; o && i < sizeof (keys) / sizeof (keys[0]); i++) {

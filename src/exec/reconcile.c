@@ -50,6 +50,23 @@ static int replay_event (
     return 0;
 }
 
+struct job *
+cairnd_job_read (struct cairnd *d, uint64_t id, struct cairn_error *err)
+{
+    struct replay r = {.d = d, .job = job_create (id), .err = err};
+    if (!r.job) {
+        errset (err, ENOMEM, "out of memory");
+        return NULL;
+    }
+    if (journal_read_job (d->journal, id, 0, replay_event, &r, err) < 0) {
+        int e = errno;
+        job_destroy (r.job);
+        errno = e;
+        return NULL;
+    }
+    return r.job;
+}
+
 static int replay_job (const struct journal_jobinfo *info, void *arg)
 {
     struct replay *r = arg;

@@ -20,12 +20,14 @@
  * once until it is heard from again.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/eventlog.h"
 #include "exec/daemon_private.h"
 #include "exec/outbox.h"
 #include "util/log.h"
@@ -536,12 +538,100 @@ void remote_conn_gone (struct cairnd *d, struct conn *c)
     }
 }
 
+/* The job a report names ("id": a node sends it since issue 33), or 0. */
+static uint64_t report_job (const json_t *report)
+{
+    json_int_t id = json_integer_value (json_object_get (report, "id"));
+    return id > 0 ? (uint64_t)id : 0;
+}
+
+struct late_stage {
+    struct journal *journal;
+    uint64_t id;
+    json_t *entry; /* the proc-late */
+};
+
+/* outbox_put's staging of a done job's proc-late: the next event of its
+ * eventlog, the job left done. */
+static int stage_late (void *arg)
+{
+    struct late_stage *ls = arg;
+    struct journal_jobinfo info;
+    char *line;
+    int rc;
+
+    if (journal_job_batched (ls->journal, ls->id, &info) < 0)
+        return -1;
+    if (info.active) { /* it is cairnd_job's then, never ours */
+        errno = EBUSY;
+        return -1;
+    }
+    if (!(line = eventlog_entry_encode (ls->entry)))
+        return -1;
+    rc =
+        journal_append (ls->journal, ls->id, info.nevents, line, strlen (line));
+    free (line);
+    return rc;
+}
+
+/* A late report of a process of job id, a job that is done and no longer
+ * in memory: recorded all the same (issue 33), at the end of its eventlog
+ * (cairn show, cairn eventlog), and acknowledged once that is committed.
+ * Returns 0 when it is staged (its ack queued); 1 when it could not be
+ * staged (logged; not acknowledged, so the node keeps it and sends it
+ * again); -1 when there is nothing to record: the job was purged, the
+ * process did not end lost (a repeat of a known end), its late report is
+ * recorded already. */
+static int record_late_done (struct cairnd *d,
+                             uint32_t rank,
+                             uint64_t id,
+                             const char *execid,
+                             const json_t *report)
+{
+    struct cairn_error err = {{0}};
+    struct job_ctx ctx;
+    struct job *job = cairnd_job_read (d, id, &err);
+    json_t *out = json_array ();
+    int rc = -1;
+
+    if (!job || !out) {
+        if (errno != ENOENT)
+            log_msg (LOG_ERR, "%s: a late report of job %ju not recorded: %s",
+                     execid, (uintmax_t)id, err.text);
+        goto done;
+    }
+    cairnd_ctx (d, &ctx);
+    if (job_state (job) != JOB_DONE ||
+        job_proc_late (job, &ctx, execid, report, out) < 0)
+        goto done;
+    CRASHPOINT ("remote.late.done");
+    struct late_stage ls = {d->journal, id, json_array_get (out, 0)};
+    struct outbox_effect e = {
+        .fn = ack_effect, .arg = d->remote, .key = execid, .op = (int)rank};
+    if (outbox_put (d->outbox, OUTBOX_REMOTE, stage_late, &ls, &e) < 0) {
+        log_msg (LOG_ERR, "%s: a late report of job %ju not recorded: %s",
+                 execid, (uintmax_t)id, strerror (errno));
+        rc = 1; /* not acknowledged: the node keeps it, and sends it again */
+        goto done;
+    }
+    log_msg (LOG_INFO,
+             "job %ju (done): %s: a late report from rank %u: "
+             "recorded",
+             (uintmax_t)id, execid, (unsigned)rank);
+    rc = 0;
+done:
+    json_decref (out);
+    job_destroy (job);
+    return rc;
+}
+
 /* A report about a process we no longer wait on: the end of one given up
- * on (recorded as proc-late while its job is active), or a repeat of an
- * end already journaled, or one of a job long gone (only acknowledged).
- * One still running after it was given up on is killed: no user work runs
- * on unseen. late: it was given up on (remote.gone), as far as this
- * cairnd knows. */
+ * on (recorded as proc-late, whether or not its job is still active), or
+ * a repeat of an end already journaled, or one of a job purged long ago
+ * (only acknowledged). One still running after it was given up on is
+ * killed: no user work runs on unseen. late: it was given up on
+ * (remote.gone), as far as this cairnd knows; after a restart the
+ * report's own job id says whose it is. */
 static void report_stale (struct cairnd *d,
                           uint32_t rank,
                           const char *execid,
@@ -549,8 +639,8 @@ static void report_stale (struct cairnd *d,
                           const json_t *report,
                           const struct rproc *late)
 {
-    struct jobentry *je = late ? cairnd_job (d, late->id) : NULL;
-    const struct job_proc *p = je ? job_proc_find (je->job, execid) : NULL;
+    uint64_t id = late ? late->id : report_job (report);
+    struct jobentry *je = id ? cairnd_job (d, id) : NULL;
 
     if (strcmp (state, "intent") == 0 || strcmp (state, "unknown") == 0)
         return; /* asked twice: the other answer comes with the spawn; or
@@ -565,15 +655,19 @@ static void report_stale (struct cairnd *d,
                     true);
         return;
     }
-    if (p && p->state == PROC_DONE && job_state (je->job) != JOB_DONE) {
+    if (je) {
         struct job_ctx ctx;
         cairnd_ctx (d, &ctx);
-        log_msg (LOG_INFO, "job %s: %s: a late report (%s): recorded", je->name,
-                 execid, state);
         if (job_proc_late (je->job, &ctx, execid, report, je->pending) == 0) {
+            log_msg (LOG_INFO, "job %s: %s: a late report (%s): recorded",
+                     je->name, execid, state);
             cairnd_dirty (je);
             return; /* acknowledged once proc-late is committed */
         }
+    } else if (id) {
+        int rc = record_late_done (d, rank, id, execid, report);
+        if (rc >= 0)
+            return; /* acknowledged once it is committed, or not at all */
     }
     /* the end it repeats may be in this turn's batch, not yet on disk: the
      * node may forget it only after the commit (O2) */

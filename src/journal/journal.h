@@ -224,6 +224,16 @@ int journal_foreach_nodeproc (struct journal *j,
  * only. Returns 1 or 0, or -1 with errno (a read error). */
 int journal_purged (struct journal *j, uint64_t id);
 
+/* Fill info with job id's record as the batch would leave it: the next
+ * seq to append (nevents), and whether it is active (t_end is 0). For
+ * appending to a job that is done (a late record, remote.c) in a batch
+ * that may already hold events of it. Returns 0, or -1 with errno:
+ * ENOENT (no such job, or purged in the batch), EROFS, ENOMEM, or a read
+ * error. */
+int journal_job_batched (struct journal *j,
+                         uint64_t id,
+                         struct journal_jobinfo *info);
+
 /* The number of batched operations (appends, set_active and purge calls)
  * waiting for journal_commit(). */
 size_t journal_pending (const struct journal *j);

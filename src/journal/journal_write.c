@@ -275,6 +275,27 @@ int journal_append (
     return 0;
 }
 
+int journal_job_batched (struct journal *j,
+                         uint64_t id,
+                         struct journal_jobinfo *info)
+{
+    struct jjob *jb;
+
+    if (!j || !info) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (batch_writable (j) < 0 || !(jb = batch_job (j, id)))
+        return -1;
+    if (!jb->exists) {
+        errno = ENOENT;
+        return -1;
+    }
+    *info = (struct journal_jobinfo){
+        .id = id, .active = jb->active, .nevents = jb->next_seq};
+    return 0;
+}
+
 int journal_set_active (struct journal *j,
                         uint64_t id,
                         bool active,

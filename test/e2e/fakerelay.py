@@ -14,7 +14,8 @@ A node-exec for an execid already seen is answered from memory: nothing
 with a "t" key (seconds since start). SIGUSR1 makes the silent ranks answer
 again (their hello, then what they would have said). --state FILE keeps
 the nodes' memory across runs of this script, as a node's journal would:
-one line {"execid", "rank", "started": true} per command started.
+one line {"execid", "id", "rank", "started": true} per command started.
+Each report names its process's job ("id"), as a node's does.
 With --ends-only a woken rank reports only what has ended, as a real
 node's node-watch stream does (a process still running there is not
 volunteered: rank 0 must remember to kill it).
@@ -49,7 +50,8 @@ wake = [False]
 if state_path and os.path.exists(state_path):
     for line in open(state_path):
         e = json.loads(line)
-        procs[e["execid"]] = {"rank": e["rank"], "state": "running",
+        procs[e["execid"]] = {"rank": e["rank"], "id": e.get("id"),
+                              "state": "running",
                               "t_end": time.time() + run_for, "status": 0}
 
 
@@ -62,6 +64,8 @@ def send(topic, payload):
 def report(rank, execid):
     p = procs[execid]
     r = {"execid": execid, "state": p["state"], "host": "fake%d" % rank}
+    if p.get("id") is not None:
+        r["id"] = p["id"]
     if p["state"] == "running":
         r.update(pid=4000 + rank, starttime=1, bootid="fakeboot")
     else:
@@ -114,11 +118,12 @@ while True:
         if topic == "node-exec":
             x = q["execid"]
             if x not in procs:
-                procs[x] = {"rank": rank, "state": "running",
+                procs[x] = {"rank": rank, "id": q.get("id"), "state": "running",
                             "t_end": time.time() + run_for, "status": 0}
                 if state_path:
                     with open(state_path, "a") as sf:
-                        sf.write(json.dumps({"execid": x, "rank": rank,
+                        sf.write(json.dumps({"execid": x, "id": q.get("id"),
+                                             "rank": rank,
                                              "started": True}) + "\n")
             if rank not in silent:
                 report(rank, x)

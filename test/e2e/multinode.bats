@@ -125,8 +125,64 @@ teardown() {
     jq -e -s --arg x "$sx" 'any(.[]; .topic == "node-signal" and .rank == 2
         and .payload == {"execid": $x, "signum": 9})' "$T/relay.log"
     grep -q "rank 2 answers again: killing $sx" "$T/cairnd.log"
-    # the job's record is as it was: the late end changes nothing
+    # and what the node then reports of it is recorded all the same, after
+    # the job's clean: the job stays done, its record as it was
+    wait_event 4 10 proc-late
+    # (its 60 s may be over by the heal: ended by itself, or killed)
+    events_named 4 proc-late | jq -e --arg x "$sx" '.execid == $x
+        and .state == "ended" and (.status == 0 or .status == 9)
+        and .host == "fake2"'
+    [ "$(cairn eventlog 4 --json | jq -s -r '.[-2:] | map(.name) | join(",")')" = clean,proc-late ]
+    cairn show 4 | grep -E '^shell +\+[0-9.]+s +2 +fake2 +(exit 0|killed by SIGKILL)$'
+    cairn show 4 --json | jq -e --arg x "$sx" '.late == [.late[0]]
+        and .late[0].execid == $x and .late[0].rank == 2
+        and .late[0].phase == "shell" and .state == "done"'
+    grep -q "job 4 (done): $sx: a late report from rank 2: recorded" "$T/cairnd.log"
+    # acknowledged once that was committed
+    for i in $(seq 1 100); do
+        jq -e -s --arg x "$sx" 'any(.[]; .topic == "node-ack"
+            and .payload.execids == [$x])' "$T/relay.log" >/dev/null && break
+        sleep 0.05
+    done
+    jq -e -s --arg x "$sx" 'any(.[]; .topic == "node-ack"
+        and .payload.execids == [$x])' "$T/relay.log"
     run cairn verify 4
+    echo "$output"
+    [ "$status" -eq 0 ]
+}
+
+@test "a late report of a job that is over: rank 0 SIGKILLed before recording it, it is recorded once after the restart" {
+    # issue 33: rank 0 forgets what it gave up on when it restarts; the
+    # report's job id says whose it is, and the journal whether it is late
+    cairnd_stop
+    CAIRN_CRASH_AT=remote.late.done:1 cairnd_launch
+    relay_start --state "$T/relay.state" --silent 2 --run 5 --ends-only
+    run cairn run --id 5 -N 3 -- true
+    [ "$status" -ne 0 ]
+    wait_event 5 10 clean
+    sx=$(execid_of 5 shell 2)
+    sleep 1
+    kill -USR1 "$RELAY_PID"
+    # the kill goes out, the report of the end comes, cairnd dies deciding
+    for i in $(seq 1 100); do
+        kill -0 "$CAIRND_PID" 2>/dev/null || break
+        sleep 0.05
+    done
+    run kill -0 "$CAIRND_PID"
+    [ "$status" -ne 0 ]
+    wait "$RELAY_PID" || true
+    RELAY_PID=
+    [ -z "$(events_named 5 proc-late)" ]
+    # started again: the relay (the node's memory kept) reports its ends
+    # again, rank 2's shell among them, killed
+    jq -c --arg x "$sx" 'select(.execid == $x) | .id' "$T/relay.state" | grep -qx 5
+    cairnd_launch
+    relay_start --state "$T/relay.state" --run 0.2
+    wait_event 5 10 proc-late
+    sleep 1 # the others' reports: repeats of known ends, not late
+    [ "$(events_named 5 proc-late | jq -r .execid)" = "$sx" ]
+    run cairn verify 5
+    echo "$output"
     [ "$status" -eq 0 ]
 }
 

@@ -2184,6 +2184,52 @@ static void test_lost_every_shell (void)
     fake_fini (&fb);
 }
 
+/* A node's report of a process given up on (issue 33): recorded as
+ * proc-late once, also after the job's clean; a report of an end already
+ * known is a repeat, not late. */
+static void test_late_report (void)
+{
+    struct fake fb;
+    struct job_config jc;
+    json_t *rep = json_pack ("{s:s s:s s:i s:s}", "execid", "", "state",
+                             "ended", "status", 9, "host", "node1");
+
+    cfg_init (&jc, false, false);
+    start_job (&fb, &jc, 2, 0, 0, OWNER);
+    fake_spawn_all (&fb);
+    fake_end (&fb, PHASE_SHELL, 1, FAKE_LOST, 0, "node node1 unreachable");
+    fake_exit_phase (&fb, PHASE_SHELL, 0);
+    is_int (job_state (fb.job), JOB_DONE, "late: the job is done");
+    char lost[EXECID_LEN + 1], ended[EXECID_LEN + 1];
+    snprintf (lost, sizeof (lost), "%s",
+              fake_find (&fb, PHASE_SHELL, 1)->execid);
+    snprintf (ended, sizeof (ended), "%s",
+              fake_find (&fb, PHASE_SHELL, 0)->execid);
+    size_t m = fake_mark (&fb);
+    ok (job_proc_late (fb.job, &fb.ctx, lost, rep, fb.out) == 0,
+        "late: a lost shell's report is recorded after the clean");
+    is_str (fake_names (&fb, m), "proc-late", "late: proc-late, nothing else");
+    json_t *late = fake_event (&fb, m, "proc-late", 0);
+    ok (late && !strcmp (ctx_str (late, "execid"), lost) &&
+            ctx_int (late, "status") == 9 &&
+            !strcmp (ctx_str (late, "host"), "node1"),
+        "late: its execid, status and host");
+    is_int (job_state (fb.job), JOB_DONE, "late: the job stays done");
+    is_errno (job_proc_late (fb.job, &fb.ctx, lost, rep, fb.out), EALREADY,
+              "late: a second report of it is not recorded again");
+    is_errno (job_proc_late (fb.job, &fb.ctx, ended, rep, fb.out), EINVAL,
+              "late: a repeat of a known end is not late");
+    is_errno (job_proc_late (fb.job, &fb.ctx,
+                             "00000000-0000-4000-8000-999999999999", rep,
+                             fb.out),
+              ENOENT, "late: an unknown process");
+    is_int ((int)(json_array_size (fb.out) - m), 1,
+            "late: the refusals emit nothing");
+    check_replay (&fb, "late after clean");
+    fake_fini (&fb);
+    json_decref (rep);
+}
+
 static void test_lost_prolog (void)
 {
     struct fake fb;
@@ -3033,6 +3079,7 @@ int main (void)
     test_shell_leftover ();
     test_shell_leader ();
     test_lost_every_shell ();
+    test_late_report ();
     test_lost_prolog ();
     test_multi_user ();
     test_submitter ();

@@ -295,6 +295,19 @@ static void test_readwrite (void)
     ok (journal_job_info (j, 7, &info) == 0 && info.active && info.nevents == 0,
         "info: job 7 active, 0 events");
 
+    /* the batch's view: committed plus what is batched */
+    ok (journal_job_batched (j, 2, &info) == 0 && !info.active &&
+            info.nevents == 10,
+        "batched: job 2 done, next seq 10");
+    ok (append (j, 2, 10, 0) == 0 && journal_job_batched (j, 2, &info) == 0 &&
+            info.nevents == 11 && !info.active,
+        "batched: an event appended to a done job: next seq 11, still done");
+    is_errno (journal_job_batched (j, 99, &info), ENOENT,
+              "batched: unknown job fails ENOENT");
+    ok (journal_commit (j, &err) == 0 && journal_job_info (j, 2, &info) == 0 &&
+            !info.active && info.nevents == 11,
+        "batched: committed, job 2 is done with 11 events");
+
     struct ids all = {.n = 0}, act = {.j = j};
     ok (journal_foreach_job (j, false, ids_cb, &all, &err) == 0 && all.n == 5 &&
             all.id[0] == 1 && all.id[1] == 2 && all.id[2] == 3 &&

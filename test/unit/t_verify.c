@@ -413,6 +413,17 @@ static void test_order (void)
                  "an event after clean");
 
     l = list_whole ();
+    add (l, "proc-late", "{s:s s:s s:i}", "execid", X1, "state", "ended",
+         "status", 9);
+    is_int (run (l), 0, "a late report after clean: no problem");
+
+    l = list_whole ();
+    add (l, "proc-late", "{s:s s:s s:i}", "execid",
+         "00000000-0000-4000-8000-00000000dead", "state", "ended", "status", 9);
+    one_problem (run (l), 9, "job_apply refuses proc-late",
+                 "a late report after clean of no process of the job");
+
+    l = list_whole ();
     json_array_remove (l, find (l, "finish", 0));
     n = run (l);
     is_int (n, 4, "clean without finish: four problems");
