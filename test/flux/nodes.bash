@@ -29,6 +29,9 @@
 #                          namespaces, addresses and private dirs go too
 #   node_poweroff I        node_partition I, then node_kill I: no FIN or
 #                          RST reaches the peers (a power cut)
+#   node0_restart [CMD...] SIGKILL rank 0's broker, (CMD,) start it again,
+#                          and the others after it (they exit when it is
+#                          back)
 #   node_revive I          node I again, fresh (new namespaces, same
 #                          address; its state dir is kept); no broker
 #   node_partition I       cut node I off the network (its link down)
@@ -274,7 +277,9 @@ nodes_fx() {
 # own address; only rank 0's are used in the flat topology), [resource],
 # tbon keys from NODES_TBON_TCP_USER_TIMEOUT, NODES_TBON_TORPID_MIN,
 # NODES_TBON_TORPID_MAX, NODES_TBON_CONNECT_TIMEOUT (FSD strings, e.g.
-# "2s"; unset: Flux's default), then $1 in a file of its own (Flux merges
+# "2s"; unset: Flux's default), the KVS checkpointed every
+# NODES_KVS_CHECKPOINT (e.g. "100ms", so that a SIGKILLed rank 0 restarts
+# with its jobs: node0_restart), then $1 in a file of its own (Flux merges
 # the files of the dir, so it may add to [tbon] or load modules, e.g.
 # [modules.job-exec]).
 nodes_flux_conf() {
@@ -302,6 +307,8 @@ nodes_flux_conf() {
             printf 'tbon.torpid_max = "%s"\n' "$NODES_TBON_TORPID_MAX"
         [ -z "${NODES_TBON_CONNECT_TIMEOUT:-}" ] ||
             printf 'tbon.connect_timeout = "%s"\n' "$NODES_TBON_CONNECT_TIMEOUT"
+        [ -z "${NODES_KVS_CHECKPOINT:-}" ] ||
+            printf '\n[kvs]\ncheckpoint-period = "%s"\n' "$NODES_KVS_CHECKPOINT"
     } >"$NODES/conf/tbon.toml"
     printf '%s\n' "${1:-}" >"$NODES/conf/test.toml"
 }
@@ -421,6 +428,28 @@ nodes_flux_stop() {
         _nodes_logs
     fi
     return "$rc"
+}
+
+# SIGKILL rank 0's broker, run CMD... if given (e.g. a daemon's restart
+# in node0), and start the broker again on its state dir; the other
+# brokers exit when the new rank 0 disconnects them (a restarted parent
+# restarts its children in Flux's TBON), and are started again. Waits
+# (at most 60 s) until all are up. With NODES_KVS_CHECKPOINT set, rank 0
+# comes back with its jobs.
+node0_restart() {
+    local i
+    _nodes_broker_kill 0
+    [ $# -eq 0 ] || "$@" || return 1
+    node_broker_start 0 || return 1
+    for ((i = 1; i < NODES_N; i++)); do
+        [ -n "${NODE_BROKER[i]:-}" ] || continue
+        if _nodes_wait "${NODE_BROKER[i]}" 30; [ $? -eq 124 ]; then
+            _nodes_say "the broker of node$i stayed"
+            return 1
+        fi
+        node_broker_start "$i" || return 1
+    done
+    nodes_waitup 60 || { _nodes_logs; return 1; }
 }
 
 node_kill() {

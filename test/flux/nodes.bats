@@ -189,17 +189,21 @@ completed_on_each_node_once() {
     [ "$(grep -c '^epilog ' "$NODES/runlog")" -eq 4 ]
 }
 
+# ... rank 0's cairn.conf with CAIRN0_MORE ("key": value, ...) added.
 cairn_nodes_start() {
     local i conf
-    # (an epilog of rank R hangs while $NODES/hang-epilog-R exists)
+    # (an epilog of rank R hangs while $NODES/hang-epilog-R exists, and
+    # waits while $NODES/gate-epilog-R does)
     printf '#!/bin/sh\necho "$CAIRN_PHASE $(hostname) $CAIRN_RANK" >>%s
 [ -e %s/hang-$CAIRN_PHASE-$CAIRN_RANK ] && exec sleep 299
-exit 0\n' "$NODES/runlog" "$NODES" >"$NODES/perilog"
+while [ -e %s/gate-$CAIRN_PHASE-$CAIRN_RANK ]; do sleep 0.1; done
+exit 0\n' "$NODES/runlog" "$NODES" "$NODES" >"$NODES/perilog"
     chmod 755 "$NODES/perilog"
     printf '{"prolog": {"command": ["%s"], "per-rank": true},
              "epilog": {"command": ["%s"], "per-rank": true},
-             "multinode": {"local-ranks": "0", "poll": "0.3s"}}\n' \
-        "$NODES/perilog" "$NODES/perilog" >"$NODES/cairn0.conf"
+             "multinode": {"local-ranks": "0", "poll": "0.3s"}%s}\n' \
+        "$NODES/perilog" "$NODES/perilog" "${CAIRN0_MORE:+, $CAIRN0_MORE}" \
+        >"$NODES/cairn0.conf"
     echo '{"role": "node"}' >"$NODES/cairn-node.conf"
     for ((i = 0; i < NODES_N; i++)); do
         mkdir -p -m 0700 "$NODES/node$i/cairn"
@@ -287,6 +291,15 @@ nodes_fresh() {
     # every rank's prolog once, and the epilog of every rank left
     [ "$(grep -c '^prolog ' "$NODES/runlog")" -eq 4 ]
     [ "$(grep -c '^epilog node[0-2] ' "$NODES/runlog")" -eq 3 ]
+    # the shells left were stopped by their SIGTERM: no SIGKILL followed
+    # (issue 33: rank 0's shell used to ignore it, killed 5 s later)
+    local dec sigs
+    dec=$(nodes_fx job id --to=dec "$JOB")
+    sigs=$(node_exec 0 "$B/cairn" --statedir "$NODES/node0/cairn" eventlog "$dec" --json |
+        jq -r 'select(.name == "proc-signal") | .context.signum')
+    echo "signals: $sigs" >&2
+    [ -n "$sigs" ]
+    [ -z "$(grep -vx 15 <<<"$sigs")" ]
     # nothing of the job left on the other nodes (a killed task may take
     # a moment to go)
     local i
@@ -376,4 +389,164 @@ nodes_fresh() {
     for i in 1 2 3; do
         [ "$(mdb_dump -p -s nodeprocs "$NODES/node$i/cairn/journal" | grep -c '"phase":"shell"')" -eq 1 ]
     done
+}
+
+# In the background, until nodes $3... have no process matching $1 (120 s
+# at most): then the time (date +%s.%N) into $2. WATCH_PID: the watcher.
+watch_gone() {
+    local pat=$1 out=$2
+    shift 2
+    rm -f "$out"
+    (
+        for _ in $(seq 1 1200); do
+            left=0
+            for i in "$@"; do
+                node_exec "$i" pgrep -f "$pat" >/dev/null && { left=1; break; }
+            done
+            [ "$left" = 1 ] || { date +%s.%N >"$out"; exit 0; }
+            sleep 0.1
+        done
+    ) 3>&- &
+    WATCH_PID=$!
+}
+
+# Rank 0 down and up: its cairnd ("cairn": SIGKILLed first) and broker
+# SIGKILLed, then both started again at once (as systemd would), the other
+# brokers after it.
+rank0_down_up() {
+    if [ "$1" = stock ]; then
+        node0_restart
+    else
+        node_exec 0 pkill -KILL -x cairnd
+        node0_restart node_cairnd_start 0
+    fi
+}
+
+@test "cairn: rank 0's broker and cairnd SIGKILLed while the remote shells run: the job ends once its tasks are gone, as stock's are; each command once" {
+    NODES_KVS_CHECKPOINT=100ms
+    local t0 stock_clean stock_gone cairn i
+    # stock first. Its job-exec cannot recover the job's guest namespace
+    # and fails the job at once, its nodes freed while the tasks still
+    # run: the remote ones until their brokers rejoin the new rank 0 and
+    # exit, rank 0's (its shell gone with the broker) for good. What
+    # cairn is held to is the first: when stock's remote tasks are gone.
+    nodes_flux_conf ''
+    nodes_flux_start
+    start_job
+    sleep 0.5 # > the checkpoint period: the job is in the KVS checkpoint
+    watch_gone 'sleep 300' "$NODES/gone" 1 2 3
+    t0=$(date +%s.%N)
+    rank0_down_up stock
+    nodes_fx job wait-event -t 60 "$JOB" clean >/dev/null
+    wait "$WATCH_PID"
+    stock_clean=$(secs "$t0" "$(event_field "$JOB" clean timestamp)")
+    stock_gone=$(secs "$t0" "$(cat "$NODES/gone")")
+    nodes_fresh
+    # then cairn
+    cairn_nodes_start
+    start_job
+    sleep 0.5
+    t0=$(date +%s.%N)
+    rank0_down_up cairn
+    nodes_fx job wait-event -t 60 "$JOB" clean >/dev/null
+    cairn=$(secs "$t0" "$(event_field "$JOB" clean timestamp)")
+    echo "# rank 0's broker (and cairnd) SIGKILLed and restarted: fault -> clean, stock $stock_clean s (its tasks still running), cairn $cairn s; stock's remote tasks gone after $stock_gone s" >&3
+    nodes_fx job eventlog "$JOB" >&2
+    # the job failed, saying why; nothing drained
+    [ "$(nodes_fx jobs -no '{result}' "$JOB")" = FAILED ]
+    nodes_fx job eventlog "$JOB" |
+        grep -E 'exception .*severity=0 .*lost contact with job shell on node0 \(rank 0\): its broker restarted while it ran'
+    [ -z "$(nodes_fx resource drain -no '{ranks}')" ]
+    # each prolog and epilog once, in its own node
+    [ "$(sort "$NODES/runlog" | paste -sd,)" = \
+      "epilog node0 0,epilog node1 1,epilog node2 2,epilog node3 3,prolog node0 0,prolog node1 1,prolog node2 2,prolog node3 3" ]
+    # no task left on any node, rank 0's included
+    for i in 0 1 2 3; do
+        node_clear "$i" 'sleep 300' || node_exec "$i" ps -eo pid,ppid,stat,args >&2
+        run node_exec "$i" pgrep -f 'sleep 300'
+        [ "$status" -eq 1 ]
+    done
+    # ended no later than stock's remote tasks (within 2 s: the epilogs)
+    [ "$(awk -v c="$cairn" -v s="$stock_gone" 'BEGIN { print (c <= s + 2) }')" = 1 ]
+}
+
+# Wait (30 s at most) until runlog has the epilogs of ranks $@ started.
+epilogs_started() {
+    local r _
+    for r in "$@"; do
+        for _ in $(seq 1 300); do
+            grep -q "^epilog node$r $r\$" "$NODES/runlog" && break
+            sleep 0.1
+        done
+        grep -q "^epilog node$r $r\$" "$NODES/runlog" || return 1
+    done
+}
+
+# Job $1 completed, each rank's prolog and epilog once on its own node,
+# nothing drained, every rank free again.
+completed_whole() {
+    nodes_fx job eventlog "$1" >&2
+    [ "$(nodes_fx jobs -no '{result}' "$1")" = COMPLETED ] || return 1
+    [ "$(sort "$NODES/runlog" | paste -sd,)" = \
+      "epilog node0 0,epilog node1 1,epilog node2 2,epilog node3 3,prolog node0 0,prolog node1 1,prolog node2 2,prolog node3 3" ] || return 1
+    [ -z "$(nodes_fx resource drain -no '{ranks}')" ] || return 1
+    local _
+    for _ in $(seq 1 100); do
+        [ "$(nodes_fx resource list -s free -no '{nnodes}')" = 4 ] && return 0
+        sleep 0.1
+    done
+    nodes_fx resource list >&2
+    return 1
+}
+
+@test "cairn: rank 0's broker and cairnd SIGKILLed during the remote epilogs: the job completes, each epilog once, the ranks freed" {
+    NODES_KVS_CHECKPOINT=100ms
+    cairn_nodes_start
+    touch "$NODES"/gate-epilog-{1,2,3}
+    JOB=$(nodes_fx submit -N4 -n4 true)
+    epilogs_started 1 2 3
+    sleep 0.5 # > the checkpoint period
+    rank0_down_up cairn
+    rm "$NODES"/gate-epilog-*
+    nodes_fx job wait-event -t 60 "$JOB" clean >/dev/null
+    completed_whole "$JOB"
+}
+
+@test "cairn: rank 0's cairnd SIGKILLed during the remote epilogs: the job completes, each epilog once, the ranks freed" {
+    cairn_nodes_start
+    touch "$NODES"/gate-epilog-{1,2,3}
+    JOB=$(nodes_fx submit -N4 -n4 true)
+    epilogs_started 1 2 3
+    node_exec 0 pkill -KILL -x cairnd
+    sleep 1
+    node_cairnd_start 0
+    rm "$NODES"/gate-epilog-*
+    nodes_fx job wait-event -t 60 "$JOB" clean >/dev/null
+    completed_whole "$JOB"
+}
+
+@test "cairn partial release: a slow epilog on a remote node holds that rank only, until it ends" {
+    # cairn-flux-housekeeping runs on each node, against that node's cairnd
+    # (it follows the job through rank 0's module)
+    CAIRN0_MORE='"release-after": "0"'
+    cairn_nodes_start "$(printf '[job-manager.housekeeping]\ncommand = ["%s", "statedir=%s"]\nrelease-after = "0"\n' \
+        "$B/cairn-flux-housekeeping" "$NODES/node%r/cairn")"
+    touch "$NODES/gate-epilog-2"
+    JOB=$(nodes_fx submit -N4 -n4 --exclusive true)
+    local _
+    for _ in $(seq 1 300); do
+        [ "$(nodes_fx resource list -s free -no '{nnodes}')" = 3 ] && break
+        sleep 0.1
+    done
+    sleep 1 # a helper that gave up would free rank 2 now
+    nodes_fx resource list >&2
+    [ "$(nodes_fx resource list -s free -no '{ranks}')" = "0-1,3" ]
+    [ "$(nodes_fx housekeeping list -no '{ranks}')" = 2 ]
+    grep -q "^epilog node2 2$" "$NODES/runlog"
+    rm "$NODES/gate-epilog-2"
+    nodes_fx job wait-event -t 60 "$JOB" clean >/dev/null
+    completed_whole "$JOB"
+    [ -z "$(nodes_fx housekeeping list -no '{ranks}')" ]
+    run grep -h "housekeeping.*nonzero exit" "$NODES"/node*/broker.log
+    [ "$status" -ne 0 ]
 }
