@@ -1,0 +1,94 @@
+/* fjob_private.h - a Flux job's state, shared by fjob.c (the start path,
+ * requests from the job-manager and the shells, cairnd's stream taken in)
+ * and fjob_stream.c (cairnd's responses handled one at a time). Nothing
+ * outside these two files includes it.
+ */
+#ifndef CAIRN_FLUX_FJOB_PRIVATE_H
+#define CAIRN_FLUX_FJOB_PRIVATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <flux/core.h>
+#include <jansson.h>
+
+#include "flux/fjob.h"
+
+struct relay {
+    int64_t matchtag;
+    const flux_msg_t *msg;
+    double expiration; /* an `expiration` request's, else -1 */
+};
+
+struct fjob {
+    struct fctx *ctx;
+    const flux_msg_t *req; /* the job-manager's start request */
+    flux_jobid_t id;
+    uint32_t userid;
+    json_t *jobspec, *R;
+    char f58[32];
+    uint32_t *ranks; /* broker ranks of R, ascending */
+    size_t nranks;
+    bool jm_reattach;     /* the job-manager's request had reattach */
+    bool attached;        /* cairnd accepted or reattached this job */
+    bool fresh;           /* our stream is a fresh start (not a reattach) */
+    bool relayed_start;   /* `start` or `reattached` went to the job-manager */
+    int64_t matchtag;     /* current cairnd stream, 0 = none */
+    int nresp;            /* responses received on it, for `since` */
+    int kill_count;       /* cairnd's kill notices: the escalation's */
+    int kill_shell_count; /* figures, job-exec's per-job stats */
+    double kill_timeout;  /* (0 until the first notice) */
+    double expiration;    /* the time limit in force (cairnd's, with its
+                             start delay), 0 = none or not known */
+    double t_restart;     /* when this module took over a job that ran
+                             through a broker restart, 0 = none */
+    bool lost_contact;    /* a shell lived through it: exception raised */
+    json_t *queue;        /* cairnd responses not yet handled, in order */
+    json_t *skip;         /* name -> how many the job's eventlog already has */
+    json_t *echo;         /* exception types we passed to cairnd */
+    flux_future_t *step;  /* the handling of queue[0], when asynchronous */
+    flux_future_t *ns;    /* guest namespace creation */
+    struct fshell *watch; /* the shells' barrier and ends (fshell.h) */
+    struct relay *relays;
+    size_t nrelays;
+    bool skip_pending; /* the first `reattached`: read the eventlog */
+    bool has_ns;       /* the guest namespace exists */
+    bool ready;        /* namespace done: cairnd may be asked */
+    bool failed;       /* given up: cairnd is not asked again */
+    bool conflict;     /* cairnd's job of this id is not this one (adopt.h):
+                          nothing of the Flux job's may reach it */
+    bool released;
+    json_t *final;           /* data of the final release being sent */
+    flux_watcher_t *hold;    /* tests: the final release held (final_cb) */
+    struct idset *shells;    /* broker ranks running a shell: shell rank i is
+                                the i-th (all of R's until a shrink) */
+    struct brokers_wait *bw; /* before a resume: the shells' brokers */
+    flux_watcher_t *bound;   /* a new job not taken by cairnd in time fails
+                                (fctx start_timeout) */
+    bool resume_pending;     /* R is shrunk: cairnd must hear `resume` */
+    int64_t resume_mt;       /* matchtag of the `resume` sent, 0 = none */
+    struct shellout *out;    /* the shells' output posted (shellout.h); NULL:
+                                not asked for (a reattach after a module
+                                load, which knows not what was posted) */
+};
+
+/* fjob.c: answers to the job-manager's start request (data_new stolen;
+ * NULL: {}). */
+void fjob_jm_respond (struct fjob *job, const char *type, json_t *data_new);
+void fjob_jm_exception (struct fjob *job,
+                        int severity,
+                        const char *type,
+                        const char *note);
+/* fjob.c: tell cairnd the job's R is shrunk (sent again after a
+ * reconnect until answered). */
+void fjob_send_resume (struct fjob *job);
+
+/* fjob_stream.c: handle the queue of cairnd's responses, in order, one
+ * asynchronous step at a time, until it is empty or the final release is
+ * sent. */
+void fjob_process (struct fjob *job);
+/* fjob_stream.c: fshell.h's verdict on the shells: a fatal exception,
+ * through cairnd (arg: the job). */
+void fjob_shell_fatal (void *arg, const char *note);
+
+#endif /* CAIRN_FLUX_FJOB_PRIVATE_H */
