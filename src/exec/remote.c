@@ -5,9 +5,9 @@
  * here as any other (proc-intent first); its effect is a `node-exec` sent
  * to the node through the relay, the cairn-exec module that holds a
  * `node-relay` stream open to us and forwards each message over Flux.
- * Nodes answer with REPORTs (`node-report`), which are journaled before
- * anything is done with them; a report of an end is answered with
- * `node-ack` once its proc-exit is committed, so the node keeps it until
+ * Nodes answer with REPORTs (`node-report`, remote_report.c), which are
+ * journaled before anything is done with them; a report of an end is answered
+ * with `node-ack` once its proc-exit is committed, so the node keeps it until
  * then.
  *
  * Nothing here is journaled that a job's events do not already say: which
@@ -17,7 +17,7 @@
  * process is asked about; a node that stays silent for `timeout` while a
  * relay is there has its processes lost (a drain, an exception: a lost
  * process's consequences, job_decide.c), and new ones for it are lost at
- * once until it is heard from again.
+ * once until it is remote_heard from again.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -30,6 +30,7 @@
 #include "core/eventlog.h"
 #include "exec/daemon_private.h"
 #include "exec/outbox.h"
+#include "exec/remote_private.h"
 #include "util/log.h"
 #include "journal/crashpoint.h"
 
@@ -39,48 +40,12 @@
  * SERVER_MAX_OUTPUT_DEFAULT behind): the rest waits for the next tick. */
 #define RELAY_BUDGET (SERVER_MAX_OUTPUT_DEFAULT / 4)
 
-struct rproc {
-    struct jobentry *je; /* not in remote.gone: the job may be gone */
-    uint64_t id;         /* the job's */
-    char execid[EXECID_LEN + 1];
-    uint32_t rank;
-    double t_track; /* since when we wait on it (this cairnd's life) */
-    double t_sent;  /* last node-exec sent, 0: never */
-    bool answered;  /* its node knows it: a query needs only the execid */
-    bool given_up;  /* lost because its node went silent */
-    bool killed;    /* in remote.gone: its kill was sent */
-    double t_gone;  /* in remote.gone: since when */
-    double t_killed; /* in remote.gone: when its kill was sent */
-};
-
 /* How long remote.gone remembers one given up on: after its kill was sent
  * (its node's report of the end then comes, or the node had forgotten
  * it), and at most, if its node never answers again. Its job may be long
  * over: what ran on unseen is killed all the same (issue 33). */
 #define GONE_AFTER_KILL 60.0
 #define GONE_MAX (24 * 3600.0)
-
-struct rnode {
-    char key[16]; /* decimal rank */
-    double heard; /* last report or hello, 0: never */
-    bool down;    /* silent past the timeout, or its broker left Flux:
-                   * new work is lost at once */
-    char why[160]; /* while down: why, as in the notes */
-};
-
-struct remote {
-    struct cairnd *d;
-    struct hashmap *procs; /* execid -> rproc */
-    struct hashmap *nodes; /* rank -> rnode */
-    struct hashmap *gone;  /* execid -> rproc given up on, not heard of
-                              since: killed if its node comes back */
-    struct conn *relay;    /* the node-relay stream, or NULL */
-    int64_t relay_mt;
-    double relay_since;
-    bool backlog; /* a message waited for room in the relay's queue */
-    json_t *outq; /* node-ack and node-signal messages waiting for room */
-    ev_timer tick;
-};
 
 static void tick_cb (struct ev_loop *loop, ev_timer *w, int revents);
 
@@ -198,7 +163,7 @@ static void relay_flush (struct remote *r)
  * returned, and it is asked again at the next tick, which comes soon
  * then; another message (queue true: an ack, a signal, asked for once)
  * waits in r->outq for room. */
-static bool relay_send (struct remote *r,
+bool remote_relay_send (struct remote *r,
                         uint32_t rank,
                         const char *topic,
                         json_t *payload_new,
@@ -237,10 +202,10 @@ static void ask (struct remote *r, struct rproc *rp)
         return;
     if (rp->answered) { /* a heartbeat: the node has the rest */
         rp->t_sent = cairnd_now ();
-        if (!relay_send (r, rp->rank, "node-exec",
-                         json_pack ("{s:s s:b}", "execid", rp->execid,
-                                    "query", 1),
-                         false))
+        if (!remote_relay_send (
+                r, rp->rank, "node-exec",
+                json_pack ("{s:s s:b}", "execid", rp->execid, "query", 1),
+                false))
             rp->t_sent = 0;
         goto signal;
     }
@@ -265,16 +230,16 @@ static void ask (struct remote *r, struct rproc *rp)
         goto nomem;
     }
     rp->t_sent = cairnd_now ();
-    if (!relay_send (r, rp->rank, "node-exec", o, false))
+    if (!remote_relay_send (r, rp->rank, "node-exec", o, false))
         rp->t_sent = 0;
 signal:
     /* a termination journaled before a crash or a lost message: again
      * (harmless if it arrived; the escalation clock is unchanged) */
     if (rp->t_sent > 0 && p->terminating && p->term_signum > 0)
-        relay_send (r, rp->rank, "node-signal",
-                    json_pack ("{s:s s:i}", "execid", rp->execid, "signum",
-                               p->term_signum),
-                    true);
+        remote_relay_send (r, rp->rank, "node-signal",
+                           json_pack ("{s:s s:i}", "execid", rp->execid,
+                                      "signum", p->term_signum),
+                           true);
     goto done;
 nomem:
     log_msg (LOG_ERR, "job %s: %s: cannot build node-exec: out of memory",
@@ -365,20 +330,19 @@ void remote_signal (struct jobentry *je, const char *execid, int signum)
     struct remote *r = je->d->remote;
     struct rproc *rp = r ? hashmap_get (r->procs, execid) : NULL;
     if (rp)
-        relay_send (r, rp->rank, "node-signal",
-                    json_pack ("{s:s s:i}", "execid", execid, "signum",
-                               signum),
-                    true);
+        remote_relay_send (
+            r, rp->rank, "node-signal",
+            json_pack ("{s:s s:i}", "execid", execid, "signum", signum), true);
 }
 
 static void ack (struct remote *r, uint32_t rank, const char *execid)
 {
-    relay_send (r, rank, "node-ack", json_pack ("{s:[s]}", "execids", execid),
-                true);
+    remote_relay_send (r, rank, "node-ack",
+                       json_pack ("{s:[s]}", "execids", execid), true);
 }
 
 /* A node-ack whose cause is committed (OUTBOX_REMOTE). */
-static void ack_effect (void *arg, const char *execid, int rank, json_t *data)
+void remote_ack_effect (void *arg, const char *execid, int rank, json_t *data)
 {
     ack (arg, (uint32_t)rank, execid);
 }
@@ -416,10 +380,10 @@ static void node_back (struct remote *r, uint32_t rank)
         log_msg (LOG_INFO, "rank %u answers again: killing %s, given up on "
                            "while it was silent, if it still runs",
                  (unsigned)rank, rp->execid);
-        relay_send (r, rank, "node-signal",
-                    json_pack ("{s:s s:i}", "execid", rp->execid, "signum",
-                               SIGKILL),
-                    true);
+        remote_relay_send (
+            r, rank, "node-signal",
+            json_pack ("{s:s s:i}", "execid", rp->execid, "signum", SIGKILL),
+            true);
         rp->killed = true;
         rp->t_killed = cairnd_now ();
     }
@@ -441,8 +405,8 @@ static void gone_prune (struct remote *r)
     }
 }
 
-/* A node was heard from. */
-static void heard (struct remote *r, uint32_t rank)
+/* A node was remote_heard from. */
+void remote_heard (struct remote *r, uint32_t rank)
 {
     struct rnode *n = node_get (r, rank);
     if (!n)
@@ -538,261 +502,6 @@ void remote_conn_gone (struct cairnd *d, struct conn *c)
     }
 }
 
-/* The job a report names ("id": a node sends it since issue 33), or 0. */
-static uint64_t report_job (const json_t *report)
-{
-    json_int_t id = json_integer_value (json_object_get (report, "id"));
-    return id > 0 ? (uint64_t)id : 0;
-}
-
-struct late_stage {
-    struct journal *journal;
-    uint64_t id;
-    json_t *entry; /* the proc-late */
-};
-
-/* outbox_put's staging of a done job's proc-late: the next event of its
- * eventlog, the job left done. */
-static int stage_late (void *arg)
-{
-    struct late_stage *ls = arg;
-    struct journal_jobinfo info;
-    char *line;
-    int rc;
-
-    if (journal_job_batched (ls->journal, ls->id, &info) < 0)
-        return -1;
-    if (info.active) { /* it is cairnd_job's then, never ours */
-        errno = EBUSY;
-        return -1;
-    }
-    if (!(line = eventlog_entry_encode (ls->entry)))
-        return -1;
-    rc =
-        journal_append (ls->journal, ls->id, info.nevents, line, strlen (line));
-    free (line);
-    return rc;
-}
-
-/* A late report of a process of job id, a job that is done and no longer
- * in memory: recorded all the same (issue 33), at the end of its eventlog
- * (cairn show, cairn eventlog), and acknowledged once that is committed.
- * Returns 0 when it is staged (its ack queued); 1 when it could not be
- * staged (logged; not acknowledged, so the node keeps it and sends it
- * again); -1 when there is nothing to record: the job was purged, the
- * process did not end lost (a repeat of a known end), its late report is
- * recorded already. */
-static int record_late_done (struct cairnd *d,
-                             uint32_t rank,
-                             uint64_t id,
-                             const char *execid,
-                             const json_t *report)
-{
-    struct cairn_error err = {{0}};
-    struct job_ctx ctx;
-    struct job *job = cairnd_job_read (d, id, &err);
-    json_t *out = json_array ();
-    int rc = -1;
-
-    if (!job || !out) {
-        if (errno != ENOENT)
-            log_msg (LOG_ERR, "%s: a late report of job %ju not recorded: %s",
-                     execid, (uintmax_t)id, err.text);
-        goto done;
-    }
-    cairnd_ctx (d, &ctx);
-    if (job_state (job) != JOB_DONE ||
-        job_proc_late (job, &ctx, execid, report, out) < 0)
-        goto done;
-    CRASHPOINT ("remote.late.done");
-    struct late_stage ls = {d->journal, id, json_array_get (out, 0)};
-    struct outbox_effect e = {
-        .fn = ack_effect, .arg = d->remote, .key = execid, .op = (int)rank};
-    if (outbox_put (d->outbox, OUTBOX_REMOTE, stage_late, &ls, &e) < 0) {
-        log_msg (LOG_ERR, "%s: a late report of job %ju not recorded: %s",
-                 execid, (uintmax_t)id, strerror (errno));
-        rc = 1; /* not acknowledged: the node keeps it, and sends it again */
-        goto done;
-    }
-    log_msg (LOG_INFO,
-             "job %ju (done): %s: a late report from rank %u: "
-             "recorded",
-             (uintmax_t)id, execid, (unsigned)rank);
-    rc = 0;
-done:
-    json_decref (out);
-    job_destroy (job);
-    return rc;
-}
-
-/* A report about a process we no longer wait on: the end of one given up
- * on (recorded as proc-late, whether or not its job is still active), or
- * a repeat of an end already journaled, or one of a job purged long ago
- * (only acknowledged). One still running after it was given up on is
- * killed: no user work runs on unseen. late: it was given up on
- * (remote.gone), as far as this cairnd knows; after a restart the
- * report's own job id says whose it is. */
-static void report_stale (struct cairnd *d,
-                          uint32_t rank,
-                          const char *execid,
-                          const char *state,
-                          const json_t *report,
-                          const struct rproc *late)
-{
-    uint64_t id = late ? late->id : report_job (report);
-    struct jobentry *je = id ? cairnd_job (d, id) : NULL;
-
-    if (strcmp (state, "intent") == 0 || strcmp (state, "unknown") == 0)
-        return; /* asked twice: the other answer comes with the spawn; or
-                   a query the node could not answer: asked again whole */
-    if (strcmp (state, "running") == 0) {
-        log_msg (LOG_WARNING, "rank %u: %s runs although it was given up "
-                              "on: killing it",
-                 (unsigned)rank, execid);
-        relay_send (d->remote, rank, "node-signal",
-                    json_pack ("{s:s s:i}", "execid", execid, "signum",
-                               SIGKILL),
-                    true);
-        return;
-    }
-    if (je) {
-        struct job_ctx ctx;
-        cairnd_ctx (d, &ctx);
-        if (job_proc_late (je->job, &ctx, execid, report, je->pending) == 0) {
-            log_msg (LOG_INFO, "job %s: %s: a late report (%s): recorded",
-                     je->name, execid, state);
-            cairnd_dirty (je);
-            return; /* acknowledged once proc-late is committed */
-        }
-    } else if (id) {
-        int rc = record_late_done (d, rank, id, execid, report);
-        if (rc >= 0)
-            return; /* acknowledged once it is committed, or not at all */
-    }
-    /* the end it repeats may be in this turn's batch, not yet on disk: the
-     * node may forget it only after the commit (O2) */
-    struct outbox_effect e = {
-        .fn = ack_effect, .arg = d->remote, .key = execid, .op = (int)rank};
-    if (outbox_after (d->outbox, OUTBOX_REMOTE, &e) < 0)
-        log_msg (LOG_ERR, "%s: cannot queue its node-ack", execid);
-}
-
-static char *capped (const char *s, size_t room, bool *trunc)
-{
-    size_t len = s ? strlen (s) : 0;
-    if (len > room) {
-        *trunc = true;
-        len = room;
-    }
-    return s ? strndup (s, len) : NULL;
-}
-
-static void report_ended (struct jobentry *je,
-                          const struct job_proc *p,
-                          const json_t *rep,
-                          const struct job_ctx *ctx)
-{
-    int status = 0, otrunc = 0, etrunc = 0;
-    const char *error = NULL, *out = NULL, *err = NULL;
-    bool ot, et;
-
-    (void)json_unpack ((json_t *)rep, "{s?i s?s s?s s?s s?b s?b}", "status",
-                       &status, "error", &error, "stdout", &out, "stderr",
-                       &err, "stdout-truncated", &otrunc, "stderr-truncated",
-                       &etrunc);
-    ot = otrunc;
-    et = etrunc;
-    size_t room = job_output_room (je->job, p->phase);
-    char *o = capped (out, room, &ot);
-    size_t olen = o ? strlen (o) : 0;
-    char *e = capped (err, room > olen ? room - olen : 0, &et);
-    if (job_proc_exited (je->job, ctx, p->execid, status, error, o, ot, e, et,
-                         je->pending) < 0)
-        log_msg (LOG_ERR, "job %s: exit of %s: %s", je->name, p->execid,
-                 strerror (errno));
-    free (o);
-    free (e);
-}
-
-void req_node_report (struct cairnd *d,
-                      struct conn *c,
-                      int64_t matchtag,
-                      json_t *payload)
-{
-    struct remote *r = d->remote;
-    json_t *rep = NULL;
-    json_int_t rank;
-    const char *execid, *state, *host = NULL, *bootid = "", *error = NULL;
-    json_int_t pid = 0, start = 0;
-    struct job_ctx ctx;
-
-    if (json_unpack (payload, "{s:I s:o}", "rank", &rank, "report", &rep) < 0 ||
-        rank < 0 || rank > UINT32_MAX ||
-        json_unpack (rep, "{s:s s:s s?s s?I s?I s?s s?s}", "execid", &execid,
-                     "state", &state, "host", &host, "pid", &pid, "starttime",
-                     &start, "bootid", &bootid, "error", &error) < 0) {
-        conn_respond_error (c, matchtag, EPROTO,
-                            "node-report: want {\"rank\": R, \"report\": "
-                            "{\"execid\", \"state\", ...}}");
-        return;
-    }
-    if (strcmp (state, "running") && strcmp (state, "ended") &&
-        strcmp (state, "failed") && strcmp (state, "lost") &&
-        strcmp (state, "intent") && strcmp (state, "unknown")) {
-        conn_respond_error (c, matchtag, EPROTO,
-                            "node-report: unknown state \"%s\"", state);
-        return;
-    }
-    if (strcmp (state, "ended") == 0 && !json_is_integer (json_object_get (rep,
-                                                                  "status"))) {
-        conn_respond_error (c, matchtag, EPROTO,
-                            "node-report: an ended process needs its status");
-        return;
-    }
-    /* a late report of one given up on is recorded; its kill is moot */
-    struct rproc *late = hashmap_get (r->gone, execid);
-    if (late && strcmp (state, "running") != 0)
-        hashmap_del (r->gone, execid);
-    heard (r, (uint32_t)rank);
-    struct rproc *rp = hashmap_get (r->procs, execid);
-    const struct job_proc *p = rp ? job_proc_find (rp->je->job, execid) : NULL;
-    if (rp && rp->rank == (uint32_t)rank) {
-        /* a query it could not answer: the whole request next time */
-        rp->answered = strcmp (state, "unknown") != 0;
-        if (!rp->answered)
-            rp->t_sent = 0;
-    }
-    if (!p || p->state == PROC_DONE || rp->rank != (uint32_t)rank ||
-        strcmp (state, "intent") == 0 || strcmp (state, "unknown") == 0) {
-        report_stale (d, (uint32_t)rank, execid, state, rep, late);
-        if (late && strcmp (state, "running") != 0)
-            free (late);
-        cairnd_ack (d, c, matchtag, json_object ());
-        return;
-    }
-    struct jobentry *je = rp->je;
-    cairnd_ctx (d, &ctx);
-    CRASHPOINT ("remote.report.before");
-    if (strcmp (state, "running") == 0) {
-        if (p->state == PROC_INTENT &&
-            job_proc_spawned_on (je->job, &ctx, execid, (pid_t)pid,
-                                 (unsigned long long)start, bootid, host,
-                                 je->pending) < 0)
-            log_msg (LOG_ERR, "job %s: spawn record of %s: %s", je->name,
-                     execid, strerror (errno));
-    } else if (strcmp (state, "ended") == 0)
-        report_ended (je, p, rep, &ctx);
-    else if (strcmp (state, "failed") == 0)
-        (void)job_proc_failed (je->job, &ctx, execid,
-                               error ? error : "the node could not start it",
-                               je->pending);
-    else
-        (void)job_proc_lost (je->job, &ctx, execid,
-                             error ? error : "lost on its node", je->pending);
-    cairnd_dirty (je);
-    cairnd_ack (d, c, matchtag, json_object ());
-}
-
 void req_node_hello (struct cairnd *d,
                      struct conn *c,
                      int64_t matchtag,
@@ -810,7 +519,7 @@ void req_node_hello (struct cairnd *d,
                             "node-hello: want {\"rank\": R, \"host\": H}");
         return;
     }
-    heard (r, (uint32_t)rank);
+    remote_heard (r, (uint32_t)rank);
     while ((rp = hashmap_next (r->procs, &pos, NULL)))
         if (rp->rank == (uint32_t)rank) {
             ask (r, rp);
@@ -824,7 +533,7 @@ void req_node_hello (struct cairnd *d,
 /* Flux's word on nodes (issue 33): the rank-0 module watches the brokers
  * online (Flux's overlay) and says when some leave or come back. A node
  * whose broker left is not waited on for multinode.timeout: its processes
- * are lost now, and new ones for it until it is heard from or back
+ * are lost now, and new ones for it until it is remote_heard from or back
  * online. What runs on there unseen is killed when it comes back (gone).
  * One pass over the processes, whatever the number of ranks; the answer
  * goes once the proc-lost events are committed. */
