@@ -350,7 +350,7 @@ data-out  +N.NNNs  path=/scratch/u1 note=\"two words\"" ] || { echo "$output"; f
     [ "$(echo "$output" | jq -c '[keys_unsorted[]][0:25]')" = \
         "$(cairn jobs --json 62 | jq -c keys_unsorted)" ]
     [ "$(echo "$output" | jq -c '[keys_unsorted[]][25:]')" = \
-        '["phases","per_rank","exceptions","drains","releases","events"]' ]
+        '["phases","per_rank","exceptions","drains","releases","late","events"]' ]
     echo "$output" | jq -e '.id == 62 and .nodelist == "node[0-2]"
         and ([.phases[].name] == ["shell", "epilog"])
         and .phases[1].status == 256 and .phases[1].t_finish > 0
