@@ -313,121 +313,77 @@ done:
     return rc;
 }
 
-static int show_exceptions (const struct show *sh)
+/* A table of one row per element of list, each added by row (0, or -1
+ * ENOMEM); nothing printed when list is empty. */
+typedef int (*row_f) (const struct show *sh, struct table *t, json_t *o);
+static int show_list (const struct show *sh,
+                      int ncols,
+                      const char *const *headers,
+                      const json_t *list,
+                      row_f row)
 {
-    static const char *const h[] = {"EXCEPTION", "TIME", "SEVERITY", "RANKS",
-                                    "NOTE"};
-    struct table *t = table_create (5, h);
+    struct table *t = table_create (ncols, headers);
     size_t i;
     json_t *o;
-    int rc = -1;
+    int rc = 0;
 
     if (!t)
         return -1;
-    json_array_foreach (sh->exceptions, i, o)
+    json_array_foreach (list, i, o)
     {
-        char when[32], sev[16];
-        since (sh, num (o, "timestamp"), when, sizeof (when));
-        snprintf (
-            sev, sizeof (sev), "%lld",
-            (long long)json_integer_value (json_object_get (o, "severity")));
-        if (table_add (t, str (o, "type"), when, sev, str (o, "ranks"),
-                       str (o, "note")) < 0)
-            goto done;
+        if ((rc = row (sh, t, o)) < 0)
+            break;
     }
-    show_table (t, json_array_size (sh->exceptions));
-    rc = 0;
-done:
+    if (rc == 0)
+        show_table (t, json_array_size (list));
     table_destroy (t);
     return rc;
 }
 
-static int show_drains (const struct show *sh)
+static int exception_row (const struct show *sh, struct table *t, json_t *o)
 {
-    static const char *const h[] = {"DRAINED", "TIME", "HOSTS", "REASON"};
-    struct table *t = table_create (4, h);
-    size_t i;
-    json_t *o;
-    int rc = -1;
-
-    if (!t)
-        return -1;
-    json_array_foreach (sh->drains, i, o)
-    {
-        char when[32];
-        since (sh, num (o, "timestamp"), when, sizeof (when));
-        if (table_add (t, str (o, "ranks"), when, str (o, "hosts"),
-                       str (o, "reason")) < 0)
-            goto done;
-    }
-    show_table (t, json_array_size (sh->drains));
-    rc = 0;
-done:
-    table_destroy (t);
-    return rc;
+    char when[32], sev[16];
+    since (sh, num (o, "timestamp"), when, sizeof (when));
+    snprintf (sev, sizeof (sev), "%lld",
+              (long long)json_integer_value (json_object_get (o, "severity")));
+    return table_add (t, str (o, "type"), when, sev, str (o, "ranks"),
+                      str (o, "note"));
 }
 
-static int show_releases (const struct show *sh)
+static int drain_row (const struct show *sh, struct table *t, json_t *o)
 {
-    static const char *const h[] = {"RELEASED", "TIME", "FINAL"};
-    struct table *t = table_create (3, h);
-    size_t i;
-    json_t *o;
-    int rc = -1;
-
-    if (!t)
-        return -1;
-    json_array_foreach (sh->releases, i, o)
-    {
-        char when[32];
-        since (sh, num (o, "timestamp"), when, sizeof (when));
-        if (table_add (t, str (o, "ranks"), when,
-                       json_is_true (json_object_get (o, "final")) ? "yes"
-                                                                   : "no") < 0)
-            goto done;
-    }
-    show_table (t, json_array_size (sh->releases));
-    rc = 0;
-done:
-    table_destroy (t);
-    return rc;
+    char when[32];
+    since (sh, num (o, "timestamp"), when, sizeof (when));
+    return table_add (t, str (o, "ranks"), when, str (o, "hosts"),
+                      str (o, "reason"));
 }
 
-static int show_late (const struct show *sh)
+static int release_row (const struct show *sh, struct table *t, json_t *o)
 {
-    static const char *const h[] = {"LATE REPORT", "TIME", "RANK", "HOST",
-                                    "OUTCOME"};
-    struct table *t = table_create (5, h);
-    size_t i;
-    json_t *o;
-    int rc = -1;
+    char when[32];
+    since (sh, num (o, "timestamp"), when, sizeof (when));
+    return table_add (t, str (o, "ranks"), when,
+                      json_is_true (json_object_get (o, "final")) ? "yes"
+                                                                  : "no");
+}
 
-    if (!t)
-        return -1;
-    json_array_foreach (sh->late, i, o)
-    {
-        char when[32], what[64], rank[16] = "-", outcome[160];
-        since (sh, num (o, "timestamp"), when, sizeof (when));
-        snprintf (what, sizeof (what), "%s", str (o, "phase"));
-        if (json_is_integer (json_object_get (o, "rank")))
-            snprintf (
-                rank, sizeof (rank), "%lld",
-                (long long)json_integer_value (json_object_get (o, "rank")));
-        if (!strcmp (str (o, "state"), "ended") &&
-            json_is_integer (json_object_get (o, "status")))
-            jcli_status ((int)num (o, "status"), outcome, sizeof (outcome));
-        else
-            snprintf (outcome, sizeof (outcome), "%s%s%s", str (o, "state"),
-                      json_object_get (o, "error") ? ": " : "",
-                      json_object_get (o, "error") ? str (o, "error") : "");
-        if (table_add (t, what, when, rank, str (o, "host"), outcome) < 0)
-            goto done;
-    }
-    show_table (t, json_array_size (sh->late));
-    rc = 0;
-done:
-    table_destroy (t);
-    return rc;
+/* A node's late report: the process's phase and rank, its outcome. */
+static int late_row (const struct show *sh, struct table *t, json_t *o)
+{
+    char when[32], rank[16] = "-", outcome[160];
+    json_t *error = json_object_get (o, "error");
+    since (sh, num (o, "timestamp"), when, sizeof (when));
+    if (json_is_integer (json_object_get (o, "rank")))
+        snprintf (rank, sizeof (rank), "%lld",
+                  (long long)json_integer_value (json_object_get (o, "rank")));
+    if (!strcmp (str (o, "state"), "ended") &&
+        json_is_integer (json_object_get (o, "status")))
+        jcli_status ((int)num (o, "status"), outcome, sizeof (outcome));
+    else
+        snprintf (outcome, sizeof (outcome), "%s%s%s", str (o, "state"),
+                  error ? ": " : "", error ? str (o, "error") : "");
+    return table_add (t, str (o, "phase"), when, rank, str (o, "host"),
+                      outcome);
 }
 
 /* A posted event's context as KEY=VALUE words, values JSON unless they
@@ -463,44 +419,44 @@ static char *context_text (const json_t *ctx)
     return buf;
 }
 
-static int show_posted (const struct show *sh)
+static int posted_row (const struct show *sh, struct table *t, json_t *e)
 {
-    static const char *const h[] = {"EVENT", "TIME", "CONTEXT"};
-    struct table *t = table_create (3, h);
-    size_t i;
-    json_t *e;
-    int rc = -1;
+    char when[32];
+    double ts;
+    const char *name;
+    json_t *ctx;
+    if (eventlog_entry_parse (e, &ts, &name, &ctx) < 0)
+        return 0;
+    char *c = context_text (ctx);
+    since (sh, ts, when, sizeof (when));
+    int r = c ? table_add (t, name, when, c) : -1;
+    free (c);
+    return r;
+}
 
-    if (!t)
-        return -1;
-    json_array_foreach (sh->posted, i, e)
-    {
-        char when[32];
-        double ts;
-        const char *name;
-        json_t *ctx;
-        if (eventlog_entry_parse (e, &ts, &name, &ctx) < 0)
-            continue;
-        char *c = context_text (ctx);
-        since (sh, ts, when, sizeof (when));
-        int r = c ? table_add (t, name, when, c) : -1;
-        free (c);
-        if (r < 0)
-            goto done;
-    }
-    show_table (t, json_array_size (sh->posted));
-    rc = 0;
-done:
-    table_destroy (t);
-    return rc;
+static int show_lists (const struct show *sh)
+{
+    static const char *const exc[] = {"EXCEPTION", "TIME", "SEVERITY", "RANKS",
+                                      "NOTE"};
+    static const char *const drain[] = {"DRAINED", "TIME", "HOSTS", "REASON"};
+    static const char *const rel[] = {"RELEASED", "TIME", "FINAL"};
+    static const char *const late[] = {"LATE REPORT", "TIME", "RANK", "HOST",
+                                       "OUTCOME"};
+    static const char *const posted[] = {"EVENT", "TIME", "CONTEXT"};
+
+    return show_list (sh, 5, exc, sh->exceptions, exception_row) < 0 ||
+                   show_list (sh, 4, drain, sh->drains, drain_row) < 0 ||
+                   show_list (sh, 3, rel, sh->releases, release_row) < 0 ||
+                   show_list (sh, 5, late, sh->late, late_row) < 0 ||
+                   show_list (sh, 3, posted, sh->posted, posted_row) < 0
+               ? -1
+               : 0;
 }
 
 static int show_human (const struct show *sh, const json_t *o)
 {
     show_head (sh, o);
-    if (show_phases (sh) < 0 || show_ranks (sh) < 0 ||
-        show_exceptions (sh) < 0 || show_drains (sh) < 0 ||
-        show_releases (sh) < 0 || show_late (sh) < 0 || show_posted (sh) < 0) {
+    if (show_phases (sh) < 0 || show_ranks (sh) < 0 || show_lists (sh) < 0) {
         cli_error ("out of memory");
         return -1;
     }

@@ -26,7 +26,16 @@ teardown() {
     assert_no_leftover
 }
 
-
+# Wait (5 s at most) until the relay got a message for which the jq
+# filter $2 holds ($x: $1), then assert that it did.
+relay_got() {
+    local i
+    for i in $(seq 1 100); do
+        jq -e -s --arg x "$1" "any(.[]; $2)" "$T/relay.log" >/dev/null && return 0
+        sleep 0.05
+    done
+    jq -e -s --arg x "$1" "any(.[]; $2)" "$T/relay.log"
+}
 
 @test "a rank's shell and epilog go to its node, rank 0's stay here" {
     relay_start --state "$T/relay.state"
@@ -86,13 +95,7 @@ teardown() {
         and .payload == {"execid": $x, "signum": 9})' "$T/relay.log"
     events_named 2 proc-late | jq -e --arg x "$sx" '.execid == $x
         and .state == "ended" and .status == 0 and .host == "fake2"'
-    for i in $(seq 1 100); do
-        jq -e -s --arg x "$sx" 'any(.[]; .topic == "node-ack"
-            and .payload.execids == [$x])' "$T/relay.log" >/dev/null && break
-        sleep 0.05
-    done
-    jq -e -s --arg x "$sx" 'any(.[]; .topic == "node-ack"
-        and .payload.execids == [$x])' "$T/relay.log"
+    relay_got "$sx" '.topic == "node-ack" and .payload.execids == [$x]'
     wait "$RUN_PID" || true
     RUN_PID=
     [ "$(cat "$T/run.rc")" -ne 0 ]
@@ -116,14 +119,8 @@ teardown() {
     [ -z "$(jq -r 'select(.topic == "node-signal" and .rank == 2)' "$T/relay.log")" ]
     sleep 1 # the heal comes some ticks (multinode.poll, 0.3s) after the end
     kill -USR1 "$RELAY_PID"
-    for i in $(seq 1 100); do
-        jq -e -s --arg x "$sx" 'any(.[]; .topic == "node-signal" and .rank == 2
-            and .payload == {"execid": $x, "signum": 9})' "$T/relay.log" \
-            >/dev/null && break
-        sleep 0.05
-    done
-    jq -e -s --arg x "$sx" 'any(.[]; .topic == "node-signal" and .rank == 2
-        and .payload == {"execid": $x, "signum": 9})' "$T/relay.log"
+    relay_got "$sx" '.topic == "node-signal" and .rank == 2
+        and .payload == {"execid": $x, "signum": 9}'
     grep -q "rank 2 answers again: killing $sx" "$T/cairnd.log"
     # and what the node then reports of it is recorded all the same, after
     # the job's clean: the job stays done, its record as it was
@@ -139,13 +136,7 @@ teardown() {
         and .late[0].phase == "shell" and .state == "done"'
     grep -q "job 4 (done): $sx: a late report from rank 2: recorded" "$T/cairnd.log"
     # acknowledged once that was committed
-    for i in $(seq 1 100); do
-        jq -e -s --arg x "$sx" 'any(.[]; .topic == "node-ack"
-            and .payload.execids == [$x])' "$T/relay.log" >/dev/null && break
-        sleep 0.05
-    done
-    jq -e -s --arg x "$sx" 'any(.[]; .topic == "node-ack"
-        and .payload.execids == [$x])' "$T/relay.log"
+    relay_got "$sx" '.topic == "node-ack" and .payload.execids == [$x]'
     run cairn verify 4
     echo "$output"
     [ "$status" -eq 0 ]
