@@ -28,21 +28,24 @@ static uint64_t report_job (const json_t *report)
 }
 
 struct late_stage {
-    struct journal *journal;
-    uint64_t id;
-    json_t *entry; /* the proc-late */
+    struct cairnd *d;
+    const struct job *job; /* as read back from the journal */
+    json_t *entry;         /* the proc-late */
 };
 
 /* outbox_put's staging of a done job's proc-late: the next event of its
- * eventlog, the job left done. */
+ * eventlog, the job left done; its bytes in its user's quota, as every
+ * event's (stage_job). */
 static int stage_late (void *arg)
 {
     struct late_stage *ls = arg;
+    struct journal *j = ls->d->journal;
+    uint64_t id = job_id (ls->job);
     struct journal_jobinfo info;
     char *line;
-    int rc;
+    size_t len;
 
-    if (journal_job_batched (ls->journal, ls->id, &info) < 0)
+    if (journal_job_batched (j, id, &info) < 0)
         return -1;
     if (info.active) { /* it is cairnd_job's then, never ours */
         errno = EBUSY;
@@ -50,10 +53,14 @@ static int stage_late (void *arg)
     }
     if (!(line = eventlog_entry_encode (ls->entry)))
         return -1;
-    rc =
-        journal_append (ls->journal, ls->id, info.nevents, line, strlen (line));
+    len = strlen (line);
+    if (journal_append (j, id, info.nevents, line, len) < 0) {
+        free (line);
+        return -1;
+    }
     free (line);
-    return rc;
+    quota_staged (ls->d, ls->job, info.nevents, "proc-late", len);
+    return 0;
 }
 
 /* A late report of a process of job id, a job that is done and no longer
@@ -87,7 +94,7 @@ static int record_late_done (struct cairnd *d,
         job_proc_late (job, &ctx, execid, report, out) < 0)
         goto done;
     CRASHPOINT ("remote.late.done");
-    struct late_stage ls = {d->journal, id, json_array_get (out, 0)};
+    struct late_stage ls = {d, job, json_array_get (out, 0)};
     struct outbox_effect e = {.fn = remote_ack_effect,
                               .arg = d->remote,
                               .key = execid,
