@@ -211,6 +211,9 @@ void cairnd_sub_add (struct jobentry *je,
 void cairnd_conn_gone (struct cairnd *d, struct conn *c);
 /* Does cairnd hold a stream of c's (a job's events it follows)? */
 bool cairnd_conn_busy (struct cairnd *d, struct conn *c);
+
+/* ---- the supervisor's link (daemon_spawner.c) ---- */
+
 /* The supervisor went away in the middle of a spawn. Wait for its death
  * (kill it if it lingers), adopt its commands, start a new supervisor, and
  * wait until its last start is done or never made (exitdir_settle): the
@@ -219,6 +222,9 @@ bool cairnd_conn_busy (struct cairnd *d, struct conn *c);
 int cairnd_spawner_recover (struct cairnd *d, struct cairn_error *err);
 /* No supervisor can be had: exit, so that a restart reconciles. */
 void cairnd_spawner_lost (struct cairnd *d) __attribute__ ((noreturn));
+/* Watch the keeper's and the supervisor's pidfds and the supervisor's
+ * socket (the loop's phase of cairnd_create). */
+void cairnd_spawner_watch (struct cairnd *d);
 /* ENDED notices may wait in the spawner's queue: look at them next turn. */
 void cairnd_spawner_poke (struct cairnd *d);
 
@@ -228,6 +234,8 @@ void cairnd_spawner_poke (struct cairnd *d);
  * (cairnd_spawner_recover); what it never read is judged with what it
  * left unanswered. Crash point "exec.spawn.send" before the send. */
 void cairnd_spawner_send (struct cairnd *d);
+
+/* daemon.c */
 bool cairnd_journal_full (struct cairnd *d);
 /* The journal could not stage or commit this turn's batch: log why and
  * exit with CAIRND_EXIT_JOURNAL, acting on none of it (outbox.h, O3). */

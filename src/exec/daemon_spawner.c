@@ -1,0 +1,209 @@
+/* daemon_spawner.c - cairnd's link to its supervisor (cairn-shim(8)) and
+ * the keeper behind it: their pidfds and the supervisor's socket watched,
+ * a dead supervisor replaced (its commands the keeper's, each watched
+ * through its pidfd and exit record), the starts queued in a turn sent in
+ * one go, its ENDED and STARTED notices read. What one process's start
+ * and end mean is daemon_proc.c's.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/pidfd.h>
+#include <unistd.h>
+
+#include "exec/daemon_private.h"
+#include "util/log.h"
+#include "supervise/keeper.h"
+#include "supervise/spawner.h"
+#include "journal/crashpoint.h"
+
+#define SUPERVISOR_DEATHS 5
+
+void cairnd_spawner_lost (struct cairnd *d)
+{
+    log_msg (LOG_ERR,
+             "cannot go on without the supervisor (pid %d); exiting so that "
+             "a restart reconciles the jobs",
+             (int)spawner_pid (d->spawner));
+    _exit (EXIT_FAILURE);
+}
+
+/* The keeper died: a supervisor's death would now lose its commands'
+ * statuses, and the next supervisor could not be started clean. Exit as a
+ * crash would: the supervisor and its commands run on, and the restart
+ * starts a new keeper. What the dead keeper had inherited from a dead
+ * supervisor comes to us, then to init: those statuses are lost (both
+ * died, keeper.h). */
+static void keeper_cb (struct ev_loop *loop, ev_io *w, int revents)
+{
+    struct cairnd *d = w->data;
+    log_msg (LOG_ERR,
+             "the keeper (pid %d) died; exiting so that a restart starts a "
+             "new one and reconciles the jobs",
+             (int)keeper_pid (d->keeper));
+    _exit (EXIT_FAILURE);
+}
+
+static void spawner_watch_start (struct cairnd *d)
+{
+    ev_io_set (&d->spawner_watch, spawner_pidfd (d->spawner), EV_READ);
+    ev_io_start (d->loop, &d->spawner_watch);
+    ev_io_set (&d->spawner_msgs, spawner_sock (d->spawner), EV_READ);
+    ev_io_start (d->loop, &d->spawner_msgs);
+}
+
+/* The supervisor died. Its commands are the keeper's children now (a
+ * subreaper, and its parent), which writes each one's exit record at its
+ * end; we watch each through its pidfd and that record: one it saw
+ * through already (its ENDED unread) is found reaped, with its exit
+ * record. Then the keeper starts a new supervisor for the next commands,
+ * from its own descriptor table (keeper.h). */
+static void spawner_replace (struct cairnd *d)
+{
+    struct cairn_error err = {{0}};
+    pid_t old = spawner_pid (d->spawner);
+    double now = ev_now (d->loop);
+
+    CRASHPOINT ("exec.supervisor.lost");
+    size_t n = watch_orphan_all (d);
+    spawn_pending_orphan (d);
+    /* A supervisor that dies at every start would be replaced forever:
+     * after SUPERVISOR_DEATHS deaths in a minute, stop as a crash would
+     * (the keeper keeps what the dead ones ran). */
+    if (now - d->supervisor_death_t > 60) {
+        d->supervisor_death_t = now;
+        d->supervisor_deaths = 0;
+    }
+    if (++d->supervisor_deaths > SUPERVISOR_DEATHS) {
+        log_msg (LOG_ERR,
+                 "the supervisor died %d times within a minute; exiting",
+                 d->supervisor_deaths);
+        _exit (EXIT_FAILURE);
+    }
+    ev_io_stop (d->loop, &d->spawner_watch);
+    ev_io_stop (d->loop, &d->spawner_msgs);
+    spawner_destroy (d->spawner);
+    log_msg (LOG_ERR,
+             "the supervisor (pid %d) died; the keeper sees its %zu "
+             "command(s) through (their output is no longer capped); "
+             "starting a new supervisor",
+             (int)old, n);
+    if (!(d->spawner = spawner_create (d->keeper, &err))) {
+        log_msg (LOG_ERR, "%s; exiting so that a restart reconciles the jobs",
+                 err.text);
+        _exit (EXIT_FAILURE);
+    }
+    spawner_watch_start (d);
+}
+
+static void spawner_cb (struct ev_loop *loop, ev_io *w, int revents)
+{
+    struct cairnd *d = w->data;
+    struct cairn_error err = {{0}};
+
+    if (cairnd_spawner_recover (d, &err) < 0) {
+        log_msg (LOG_ERR, "%s", err.text);
+        cairnd_spawner_lost (d);
+    }
+}
+
+int cairnd_spawner_recover (struct cairnd *d, struct cairn_error *err)
+{
+    struct pollfd pf = {.fd = spawner_pidfd (d->spawner), .events = POLLIN};
+
+    /* Its socket is closed, so it is dying (or broke the protocol: it is
+     * replaced all the same). Once it is dead, its commands are ours. */
+    if (poll (&pf, 1, 5000) == 0) {
+        log_msg (LOG_ERR,
+                 "the supervisor (pid %d) broke its protocol; "
+                 "killing it",
+                 (int)spawner_pid (d->spawner));
+        (void)pidfd_send_signal (pf.fd, SIGKILL, NULL, 0);
+        (void)poll (&pf, 1, -1);
+    }
+    spawner_replace (d);
+    /* Its last start is done (the command exec'd or died) or never made:
+     * what it left unanswered can be judged, next turn (not from inside
+     * a spawn). */
+    if (exitdir_settle (&d->xd, true, err) < 0)
+        return -1;
+    cairnd_spawner_poke (d);
+    return 0;
+}
+
+/* The supervisor saw commands through: collect them. */
+static void spawner_msgs_read (struct cairnd *d)
+{
+    struct spawner_msg m;
+    int fd;
+
+    if (d->nlost > 0)
+        spawn_orphans_settle (d);
+    while (spawner_next (d->spawner, &m, &fd) == 0) {
+        if (m.type == SPAWNER_MSG_STARTED)
+            spawn_answered (d, &m, fd);
+        else
+            proc_ended (d, m.execid, m.code);
+    }
+    if (errno == EPIPE) /* it died: its pidfd is readable, or soon is */
+        ev_io_stop (d->loop, &d->spawner_msgs);
+    else if (errno == EPROTO) { /* broken: replaced like a dead one */
+        log_msg (LOG_ERR,
+                 "the supervisor (pid %d) answered a request "
+                 "never made; killing it",
+                 (int)spawner_pid (d->spawner));
+        (void)pidfd_send_signal (spawner_pidfd (d->spawner), SIGKILL, NULL, 0);
+        ev_io_stop (d->loop, &d->spawner_msgs);
+    }
+}
+
+static void spawner_msgs_cb (struct ev_loop *loop, ev_io *w, int revents)
+{
+    spawner_msgs_read (w->data);
+}
+
+static void spawner_kick_cb (struct ev_loop *loop, ev_timer *w, int revents)
+{
+    spawner_msgs_read (w->data);
+}
+
+/* A timer, not ev_feed_event: a spawn may come from the flush in the
+ * prepare watcher, and a fed event would be handled right after it, its
+ * journal events left unflushed while the loop sleeps. A due timer comes
+ * after the poll, and the next prepare flushes what it made. */
+void cairnd_spawner_poke (struct cairnd *d)
+{
+    if (!ev_is_active (&d->spawner_kick))
+        ev_timer_start (d->loop, &d->spawner_kick);
+}
+
+void cairnd_spawner_send (struct cairnd *d)
+{
+    struct cairn_error err = {{0}};
+
+    if (!spawner_queued (d->spawner))
+        return;
+    CRASHPOINT ("exec.spawn.send");
+    if (spawner_send (d->spawner, &err) == 0)
+        return;
+    log_msg (LOG_ERR, "%s", err.text);
+    if (cairnd_spawner_recover (d, &err) < 0) {
+        log_msg (LOG_ERR, "%s", err.text);
+        cairnd_spawner_lost (d);
+    }
+}
+
+void cairnd_spawner_watch (struct cairnd *d)
+{
+    ev_io_init (&d->keeper_watch, keeper_cb, keeper_pidfd (d->keeper), EV_READ);
+    d->keeper_watch.data = d;
+    ev_io_start (d->loop, &d->keeper_watch);
+    ev_init (&d->spawner_watch, spawner_cb);
+    d->spawner_watch.data = d;
+    ev_init (&d->spawner_msgs, spawner_msgs_cb);
+    d->spawner_msgs.data = d;
+    ev_timer_init (&d->spawner_kick, spawner_kick_cb, 0, 0);
+    d->spawner_kick.data = d;
+    spawner_watch_start (d);
+}
