@@ -291,6 +291,11 @@ except OSError as e:
     cairnd_start '{}'
     run in_flux 'id=$(flux submit --wait-event=start -t 5m sleep 300)
                  flux update $id duration=+1m && echo updated
+                 # the job-manager tells job-exec after it answers the update
+                 for i in $(seq 1 100); do
+                     flux dmesg | grep -q "updated expiration of $id to" && break
+                     sleep 0.1
+                 done
                  flux dmesg | grep "updated expiration of $id to"
                  flux cancel $id; flux job wait-event -t 30 $id clean >/dev/null'
     echo "$output"
