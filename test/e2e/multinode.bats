@@ -110,7 +110,7 @@ relay_got() {
     # issue 33: a dropped process was forgotten once its job was over, so a
     # healed node's leftover ran on and was never killed (the node reports
     # ends only, as node-watch does: the kill is rank 0's to remember)
-    relay_start --state "$T/relay.state" --silent 2 --run 60 --ends-only
+    relay_start --state "$T/relay.state" --silent 2 --run 4 --ends-only
     run cairn run --id 4 -N 3 -- true
     [ "$status" -ne 0 ]
     wait_event 4 10 clean
