@@ -27,6 +27,16 @@ static uint64_t report_job (const json_t *report)
     return id > 0 ? (uint64_t)id : 0;
 }
 
+/* The effect of a node-ack to rank for execid, for the outbox. */
+static struct outbox_effect
+node_ack (struct cairnd *d, uint32_t rank, const char *execid)
+{
+    return (struct outbox_effect){.fn = remote_ack_effect,
+                                  .arg = d->remote,
+                                  .key = execid,
+                                  .op = (int)rank};
+}
+
 struct late_stage {
     struct cairnd *d;
     const struct job *job; /* as read back from the journal */
@@ -79,11 +89,15 @@ static int record_late_done (struct cairnd *d,
 {
     struct cairn_error err = {{0}};
     struct job_ctx ctx;
-    struct job *job = cairnd_job_read (d, id, &err);
     json_t *out = json_array ();
+    struct job *job = NULL;
     int rc = -1;
 
-    if (!job || !out) {
+    if (!out)
+        errset (&err, ENOMEM, "out of memory");
+    else
+        job = cairnd_job_read (d, id, &err);
+    if (!job) {
         if (errno != ENOENT)
             log_msg (LOG_ERR, "%s: a late report of job %ju not recorded: %s",
                      execid, (uintmax_t)id, err.text);
@@ -95,10 +109,7 @@ static int record_late_done (struct cairnd *d,
         goto done;
     CRASHPOINT ("remote.late.done");
     struct late_stage ls = {d, job, json_array_get (out, 0)};
-    struct outbox_effect e = {.fn = remote_ack_effect,
-                              .arg = d->remote,
-                              .key = execid,
-                              .op = (int)rank};
+    struct outbox_effect e = node_ack (d, rank, execid);
     if (outbox_put (d->outbox, OUTBOX_REMOTE, stage_late, &ls, &e) < 0) {
         log_msg (LOG_ERR, "%s: a late report of job %ju not recorded: %s",
                  execid, (uintmax_t)id, strerror (errno));
@@ -162,10 +173,7 @@ static void report_stale (struct cairnd *d,
     }
     /* the end it repeats may be in this turn's batch, not yet on disk: the
      * node may forget it only after the commit (O2) */
-    struct outbox_effect e = {.fn = remote_ack_effect,
-                              .arg = d->remote,
-                              .key = execid,
-                              .op = (int)rank};
+    struct outbox_effect e = node_ack (d, rank, execid);
     if (outbox_after (d->outbox, OUTBOX_REMOTE, &e) < 0)
         log_msg (LOG_ERR, "%s: cannot queue its node-ack", execid);
 }
