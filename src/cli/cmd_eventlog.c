@@ -21,6 +21,7 @@
 #include "cli/cmd_journal.h"
 #include "core/eventlog.h"
 #include "core/idset.h"
+#include "core/job.h"
 #include "core/rv1.h"
 #include "core/signame.h"
 
@@ -236,37 +237,38 @@ static void print_human (struct elog *el, json_t *entry)
         el->have_t0 = true;
     }
     printf ("%+.3fs %s", t - el->t0, name);
-    if (!strcmp (name, "accept")) {
+    enum job_event ev = job_event_of (name);
+    if (ev == JOB_EV_ACCEPT) {
         print_accept (t, ctx);
         putchar ('\n');
         return;
     }
-    if (!strcmp (name, "proc-late")) {
+    if (ev == JOB_EV_PROC_LATE) {
         print_late (el, ctx);
         putchar ('\n');
         return;
     }
     const char *execid = json_string_value (json_object_get (ctx, "execid"));
     const char *host = json_string_value (json_object_get (ctx, "host"));
-    bool spawn = !strcmp (name, "proc-spawn");
-    if (!strcmp (name, "proc-intent"))
+    bool spawn = ev == JOB_EV_PROC_SPAWN;
+    if (ev == JOB_EV_PROC_INTENT)
         remember_proc (el, ctx);
     else if (spawn && execid && host) /* on a node: the tag says which */
         json_object_set (el->hosts, execid, json_object_get (ctx, "host"));
     json_object_foreach (ctx, key, v)
     {
-        if (!strcmp (name, "log") && !strcmp (key, "data"))
+        if (ev == JOB_EV_LOG && !strcmp (key, "data"))
             continue;
         if (spawn && execid && host && !strcmp (key, "host"))
             continue;
         printf (" %s=", key);
         print_value (key, v);
     }
-    if (execid && strcmp (name, "proc-intent") != 0)
+    if (execid && ev != JOB_EV_PROC_INTENT)
         print_tag (el, execid);
     putchar ('\n');
     const char *data = json_string_value (json_object_get (ctx, "data"));
-    if (!strcmp (name, "log") && data)
+    if (ev == JOB_EV_LOG && data)
         print_data (data);
 }
 

@@ -13,11 +13,12 @@
 
 #include "cli/cmd_journal.h"
 #include "core/eventlog.h"
+#include "core/job.h"
 
 /* A phase's bounds and status, from its events. */
 struct phase {
     const char *name;
-    const char *start, *finish; /* its event names */
+    enum job_event start, finish; /* its events */
     double t_start, t_finish;
     bool finished;
     int status;
@@ -69,11 +70,12 @@ static int show_scan (struct show *sh)
         json_t *ctx;
         if (eventlog_entry_parse (entry, &t, &name, &ctx) < 0)
             continue;
+        enum job_event ev = job_event_of (name);
         for (int ph = 0; ph < 3; ph++) {
             struct phase *p = &sh->phases[ph];
-            if (!strcmp (name, p->start))
+            if (ev == p->start)
                 p->t_start = t;
-            else if (!strcmp (name, p->finish)) {
+            else if (ev == p->finish) {
                 json_int_t st = -1;
                 (void)json_unpack (ctx, "{s:I}", "status", &st);
                 p->t_finish = t;
@@ -81,12 +83,15 @@ static int show_scan (struct show *sh)
                 p->status = (int)st;
             }
         }
-        if (!strcmp (name, "exception")) {
+        switch (ev) {
+        case JOB_EV_EXCEPTION: {
             json_t *o = json_deep_copy (ctx);
             if (!o || json_object_set_new (o, "timestamp", json_real (t)) < 0 ||
                 append (sh->exceptions, o) < 0)
                 return -1;
-        } else if (!strcmp (name, "drain")) {
+            break;
+        }
+        case JOB_EV_DRAIN: {
             char *hosts = jcli_drain_hosts (ctx, sh->r);
             json_t *o =
                 hosts
@@ -97,18 +102,27 @@ static int show_scan (struct show *sh)
             free (hosts);
             if (append (sh->drains, o) < 0)
                 return -1;
-        } else if (!strcmp (name, "release")) {
+            break;
+        }
+        case JOB_EV_RELEASE:
             if (append (sh->releases,
                         json_pack ("{s:f s:O? s:O?}", "timestamp", t, "ranks",
                                    json_object_get (ctx, "ranks"), "final",
                                    json_object_get (ctx, "final"))) < 0)
                 return -1;
-        } else if (!strcmp (name, "proc-late")) {
+            break;
+        case JOB_EV_PROC_LATE:
             if (append (sh->late, late_json (sh, t, ctx)) < 0)
                 return -1;
-        } else if (!job_event_is_cairns (name)) {
-            if (append (sh->posted, json_incref (entry)) < 0)
+            break;
+        case JOB_EV_OTHER:
+            /* an outside service's; a stream response's name is cairn's */
+            if (!job_event_is_cairns (name) &&
+                append (sh->posted, json_incref (entry)) < 0)
                 return -1;
+            break;
+        default:
+            break;
         }
     }
     return 0;
@@ -466,9 +480,9 @@ static int show_human (const struct show *sh, const json_t *o)
 static int cmd_show (struct cli *cli, int argc, char **argv)
 {
     struct show sh = {
-        .phases = {{"prolog", "prolog-start", "prolog-finish"},
-                   {"shell", "start", "finish"},
-                   {"epilog", "epilog-start", "epilog-finish"}},
+        .phases = {{"prolog", JOB_EV_PROLOG_START, JOB_EV_PROLOG_FINISH},
+                   {"shell", JOB_EV_START, JOB_EV_FINISH},
+                   {"epilog", JOB_EV_EPILOG_START, JOB_EV_EPILOG_FINISH}},
     };
     struct journal_jobinfo info = {0};
     struct jcli jc = {0};

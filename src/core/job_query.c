@@ -169,7 +169,8 @@ json_t *job_response (const struct job *job, const json_t *entry)
         errno = ENOENT;
         return NULL;
     }
-    if (strcmp (name, "exception") == 0) {
+    enum job_event ev = job_event_of (name);
+    if (ev == JOB_EV_EXCEPTION) {
         /* RFC 32 data: severity, type, note; ranks is cairn's addition */
         data = json_pack ("{s:O s:O s:O}", "severity",
                           json_object_get (ctx, "severity"), "type",
@@ -189,7 +190,7 @@ json_t *job_response (const struct job *job, const json_t *entry)
     /* the time limit in force, as job-exec's per-job stat: a view of the
      * fold, so a stream that reattaches gets the current one */
     double limit = job_time_limit (job);
-    if (strcmp (name, "start") == 0 && limit > 0)
+    if (ev == JOB_EV_START && limit > 0)
         json_object_set_new (data, "expiration", json_real (limit));
     return json_pack ("{s:I s:s s:o}", "id", (json_int_t)job->id, "type", name,
                       "data", data);

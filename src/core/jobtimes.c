@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/job.h"
 #include "core/jobtimes.h"
 
 void jobtimes_event (struct jobtimes *jt,
@@ -9,34 +10,50 @@ void jobtimes_event (struct jobtimes *jt,
                      const char *name,
                      const json_t *ctx)
 {
-    if (!strcmp (name, "accept") && !jt->accepted) {
-        jt->accepted = true;
-        jt->t_accept = t;
-    } else if (!strcmp (name, "start"))
+    switch (job_event_of (name)) {
+    case JOB_EV_ACCEPT:
+        if (!jt->accepted) {
+            jt->accepted = true;
+            jt->t_accept = t;
+        }
+        break;
+    case JOB_EV_START:
         jt->t_start = t;
-    else if (!strcmp (name, "finish")) {
+        break;
+    case JOB_EV_FINISH: {
         json_int_t st = -1;
         (void)json_unpack ((json_t *)ctx, "{s:I}", "status", &st);
         jt->finished = true;
         jt->status = (int)st;
         jt->t_finish = t;
-    } else if (!strcmp (name, "clean"))
+        break;
+    }
+    case JOB_EV_CLEAN:
         jt->t_clean = t;
-    else if (!strcmp (name, "exception") && !jt->fatal) {
+        break;
+    case JOB_EV_EXCEPTION: {
         const char *type = "";
         int sev = -1;
+        if (jt->fatal)
+            break;
         (void)json_unpack ((json_t *)ctx, "{s?s s?i}", "type", &type,
                            "severity", &sev);
         if (sev == 0) {
             jt->fatal = true;
             snprintf (jt->fatal_type, sizeof (jt->fatal_type), "%s", type);
         }
-    } else if (!strcmp (name, "expiration")) {
+        break;
+    }
+    case JOB_EV_EXPIRATION: {
         double e = 0;
         if (json_unpack ((json_t *)ctx, "{s:F}", "expiration", &e) == 0) {
             jt->have_expiration = true;
             jt->expiration = e;
         }
+        break;
+    }
+    default:
+        break;
     }
 }
 

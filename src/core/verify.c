@@ -294,7 +294,8 @@ static void check_proc (struct vstate *vs, const char *name, json_t *ctx)
                  execid ? execid : "(none)");
         return;
     }
-    if (strcmp (name, "proc-spawn") == 0) {
+    switch (job_event_of (name)) {
+    case JOB_EV_PROC_SPAWN:
         if (p->seq_spawn >= 0)
             problem (vs, "process %s spawned twice (first at seq %jd)",
                      p->execid, (intmax_t)p->seq_spawn);
@@ -303,53 +304,56 @@ static void check_proc (struct vstate *vs, const char *name, json_t *ctx)
                      p->execid, (intmax_t)p->seq_end);
         else
             p->seq_spawn = vs->seq;
-    } else if (strcmp (name, "proc-unstarted") == 0) {
+        break;
+    case JOB_EV_PROC_UNSTARTED:
         if (p->seq_spawn < 0 || p->seq_end >= 0)
             problem (vs, "proc-unstarted for process %s that is not running",
                      p->execid);
         else
             p->seq_spawn = -1; /* an intent again: its next spawn is fine */
-    } else if (strcmp (name, "proc-signal") == 0) {
+        break;
+    case JOB_EV_PROC_SIGNAL:
         if (p->seq_end >= 0)
             problem (vs, "proc-signal for process %s after it ended (seq %jd)",
                      p->execid, (intmax_t)p->seq_end);
-    } else if (p->seq_end >= 0)
-        problem (vs, "process %s ended twice (first at seq %jd)", p->execid,
-                 (intmax_t)p->seq_end);
-    else
-        p->seq_end = vs->seq;
+        break;
+    default: /* proc-exit, proc-lost, proc-fail */
+        if (p->seq_end >= 0)
+            problem (vs, "process %s ended twice (first at seq %jd)", p->execid,
+                     (intmax_t)p->seq_end);
+        else
+            p->seq_end = vs->seq;
+        break;
+    }
 }
 
-static const struct {
-    const char *name;
-    check_f check;
-} checks[] = {
-    {"accept", check_accept},
-    {"prolog-start", check_prolog_start},
-    {"prolog-finish", check_prolog_finish},
-    {"start", check_start},
-    {"finish", check_finish},
-    {"exception", check_exception},
-    {"release", check_release},
-    {"drain", check_drain},
-    {"clean", check_clean},
-    {"proc-intent", check_proc_intent},
-    {"proc-spawn", check_proc},
-    {"proc-unstarted", check_proc},
-    {"proc-signal", check_proc},
-    {"proc-exit", check_proc},
-    {"proc-lost", check_proc},
-    {"proc-fail", check_proc},
+/* The events not named here have no check of their own. */
+static const check_f checks[JOB_EV_COUNT] = {
+    [JOB_EV_ACCEPT] = check_accept,
+    [JOB_EV_PROLOG_START] = check_prolog_start,
+    [JOB_EV_PROLOG_FINISH] = check_prolog_finish,
+    [JOB_EV_START] = check_start,
+    [JOB_EV_FINISH] = check_finish,
+    [JOB_EV_EXCEPTION] = check_exception,
+    [JOB_EV_RELEASE] = check_release,
+    [JOB_EV_DRAIN] = check_drain,
+    [JOB_EV_CLEAN] = check_clean,
+    [JOB_EV_PROC_INTENT] = check_proc_intent,
+    [JOB_EV_PROC_SPAWN] = check_proc,
+    [JOB_EV_PROC_UNSTARTED] = check_proc,
+    [JOB_EV_PROC_SIGNAL] = check_proc,
+    [JOB_EV_PROC_EXIT] = check_proc,
+    [JOB_EV_PROC_LOST] = check_proc,
+    [JOB_EV_PROC_FAIL] = check_proc,
 };
 
-static void check_event (struct vstate *vs, const char *name, json_t *ctx)
+static void check_event (struct vstate *vs,
+                         enum job_event ev,
+                         const char *name,
+                         json_t *ctx)
 {
-    for (size_t i = 0; i < sizeof (checks) / sizeof (checks[0]); i++) {
-        if (strcmp (checks[i].name, name) == 0) {
-            checks[i].check (vs, name, ctx);
-            return;
-        }
-    }
+    if (ev != JOB_EV_OTHER && checks[ev])
+        checks[ev](vs, name, ctx);
 }
 
 /* What a clean job must have, reported at its clean event. */
@@ -487,26 +491,27 @@ int verify_job (uint64_t id, const json_t *events, json_t *problems)
             problem (&vs, "malformed event (not an RFC 18 entry)");
             continue;
         }
+        enum job_event ev = job_event_of (name);
         /* a node's late report is the one record after clean (job.h) */
-        if (vs.seq_clean >= 0 && strcmp (name, "proc-late") != 0) {
+        if (vs.seq_clean >= 0 && ev != JOB_EV_PROC_LATE) {
             problem (&vs, "%s after clean (seq %jd): clean must be last", name,
                      (intmax_t)vs.seq_clean);
             continue;
         }
-        if (vs.seq_accept < 0 && strcmp (name, "accept") != 0) {
+        if (vs.seq_accept < 0 && ev != JOB_EV_ACCEPT) {
             problem (&vs,
                      "first event is %s, not accept: nothing can be "
                      "checked",
                      name);
             break;
         }
-        check_event (&vs, name, ctx);
+        check_event (&vs, ev, name, ctx);
         if (job_apply (vs.job, entry, &err) < 0) {
             if (vs.seq_problems == 0)
                 problem (&vs, "job_apply refuses %s: %s", name, err.text);
             if (vs.seq_accept < 0)
                 break; /* no R, no fold: nothing more to say */
-        } else if (vs.seq_accept < 0 && strcmp (name, "accept") == 0) {
+        } else if (vs.seq_accept < 0 && ev == JOB_EV_ACCEPT) {
             vs.seq_accept = vs.seq;
             if (!(vs.R = idset_copy (job_ranks (vs.job))))
                 goto nomem;

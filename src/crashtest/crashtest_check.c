@@ -180,16 +180,19 @@ static void check_releases (uint64_t id, const json_t *events, json_t *v)
 
     json_array_foreach ((json_t *)events, i, e)
     {
-        const char *name = ev_name (e);
-        if (strcmp (name, "start") == 0) {
+        switch (job_event_of (ev_name (e))) {
+        case JOB_EV_START:
             nstart++;
             start = (ssize_t)i;
-        } else if (strcmp (name, "finish") == 0) {
+            break;
+        case JOB_EV_FINISH:
             nfinish++;
             finish = (ssize_t)i;
-        } else if (strcmp (name, "clean") == 0)
+            break;
+        case JOB_EV_CLEAN:
             clean = (ssize_t)i;
-        else if (strcmp (name, "release") == 0) {
+            break;
+        case JOB_EV_RELEASE: {
             struct idset *r = ev_ranks (e);
             struct idset *both = r ? idset_intersect (r, seen) : NULL;
             if (!r)
@@ -212,6 +215,10 @@ static void check_releases (uint64_t id, const json_t *events, json_t *v)
                 idset_add (seen, r);
             idset_destroy (r);
             idset_destroy (both);
+            break;
+        }
+        default:
+            break;
         }
     }
     if (nstart > 1 || nfinish > 1)
@@ -258,13 +265,14 @@ static bool later (const json_t *events,
  * check, job_decide.c, proc_ended). */
 static bool failed_end (const json_t *e)
 {
-    if (strcmp (ev_name (e), "proc-fail") == 0)
+    switch (job_event_of (ev_name (e))) {
+    case JOB_EV_PROC_FAIL:
         return true;
-    if (strcmp (ev_name (e), "proc-exit") == 0) {
-        json_t *st = json_object_get (ev_ctx (e), "status");
-        return json_integer_value (st) != 0;
+    case JOB_EV_PROC_EXIT:
+        return json_integer_value (json_object_get (ev_ctx (e), "status")) != 0;
+    default:
+        return false;
     }
-    return false;
 }
 
 /* Did the prolog process execid, ending at event `end`, hang or die the
@@ -302,18 +310,17 @@ static void check_losses (uint64_t id, const json_t *events, json_t *v)
 
     json_array_foreach ((json_t *)events, i, e)
     {
-        const char *name = ev_name (e);
+        enum job_event ev = job_event_of (ev_name (e));
         const char *execid = ev_str (e, "execid");
-        if (strcmp (name, "proc-intent") == 0)
+        if (ev == JOB_EV_PROC_INTENT)
             json_object_set_new (phase_of, execid,
                                  json_string (ev_str (e, "phase")));
-        bool lost = strcmp (name, "proc-lost") == 0;
+        bool lost = ev == JOB_EV_PROC_LOST;
         const char *ph = json_string_value (json_object_get (phase_of, execid));
         bool epilog = ph && strcmp (ph, "epilog") == 0;
         bool prolog_failed = ph && strcmp (ph, "prolog") == 0 && failed_end (e);
         bool hung = ph && strcmp (ph, "prolog") == 0 &&
-                    (strcmp (name, "proc-exit") == 0 ||
-                     strcmp (name, "proc-fail") == 0) &&
+                    (ev == JOB_EV_PROC_EXIT || ev == JOB_EV_PROC_FAIL) &&
                     prolog_hung (events, i, execid);
         if (lost || hung || prolog_failed || (epilog && failed_end (e))) {
             struct idset *r = proc_ranks (events, execid);
@@ -330,12 +337,12 @@ static void check_losses (uint64_t id, const json_t *events, json_t *v)
                 free (s);
             }
             idset_destroy (r);
-        } else if (strcmp (name, "tolerate") == 0) {
+        } else if (ev == JOB_EV_TOLERATE) {
             struct idset *r = ev_ranks (e);
             if (r)
                 idset_add (explained, r);
             idset_destroy (r);
-        } else if (strcmp (name, "drain") == 0) {
+        } else if (ev == JOB_EV_DRAIN) {
             struct idset *r = ev_ranks (e);
             if (!r || !idset_is_subset (r, explained)) {
                 ct_addf (v,
@@ -346,23 +353,32 @@ static void check_losses (uint64_t id, const json_t *events, json_t *v)
                          ev_str (e, "reason"));
             }
             idset_destroy (r);
-        } else if (strcmp (name, "proc-signal") == 0) {
+        } else if (ev == JOB_EV_PROC_SIGNAL) {
             /* signals go only to processes known to run; an intent whose
              * shim ended before starting the command (proc-unstarted) is
              * an intent again, spawned anew */
             bool spawned = false, ended = false;
             for (size_t k = 0; k < i; k++) {
                 json_t *p = json_array_get (events, k);
+                const char *pname = ev_name (p);
                 if (strcmp (ev_str (p, "execid"), execid) != 0)
                     continue;
-                if (strcmp (ev_name (p), "proc-spawn") == 0)
+                switch (job_event_of (pname)) {
+                case JOB_EV_PROC_SPAWN:
                     spawned = true;
-                else if (strcmp (ev_name (p), "proc-unstarted") == 0)
+                    break;
+                case JOB_EV_PROC_UNSTARTED:
                     spawned = false;
-                else if (strncmp (ev_name (p), "proc-", 5) == 0 &&
-                         strcmp (ev_name (p), "proc-signal") != 0 &&
-                         strcmp (ev_name (p), "proc-intent") != 0)
-                    ended = true;
+                    break;
+                case JOB_EV_PROC_SIGNAL:
+                case JOB_EV_PROC_INTENT:
+                    break;
+                default:
+                    /* any other proc- name, the table's or not */
+                    if (strncmp (pname, "proc-", 5) == 0)
+                        ended = true;
+                    break;
+                }
             }
             if (!spawned || ended)
                 ct_addf (v,
@@ -413,22 +429,25 @@ static bool same_response (const json_t *e, const char *type, const json_t *d)
     json_t *c = ev_ctx (e);
     if (strcmp (ev_name (e), type) != 0)
         return false;
-    if (strcmp (type, "release") == 0)
+    switch (job_event_of (type)) {
+    case JOB_EV_RELEASE:
         return json_equal (json_object_get (c, "ranks"),
                            json_object_get (d, "ranks")) &&
                json_is_true (json_object_get (c, "final")) ==
                    json_is_true (json_object_get (d, "final"));
-    if (strcmp (type, "finish") == 0)
+    case JOB_EV_FINISH:
         return json_equal (json_object_get (c, "status"),
                            json_object_get (d, "status"));
-    if (strcmp (type, "exception") == 0)
+    case JOB_EV_EXCEPTION:
         return json_equal (json_object_get (c, "type"),
                            json_object_get (d, "type")) &&
                json_equal (json_object_get (c, "severity"),
                            json_object_get (d, "severity")) &&
                json_equal (json_object_get (c, "note"),
                            json_object_get (d, "note"));
-    return true;
+    default:
+        return true;
+    }
 }
 
 static void

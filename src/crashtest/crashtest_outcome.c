@@ -140,7 +140,8 @@ void ct_check_runlog (const struct ct_check_input *in,
         const char *execid = ev_str (e, "execid");
         struct ran r = ran_of (in->rl, execid);
         describe_ran (r, what, sizeof (what));
-        if (strcmp (name, "proc-exit") == 0) {
+        switch (job_event_of (name)) {
+        case JOB_EV_PROC_EXIT: {
             json_t *ctx = json_object_get (e, "context");
             int st = (int)json_integer_value (json_object_get (ctx, "status"));
             bool error = json_object_get (ctx, "error") != NULL;
@@ -156,21 +157,28 @@ void ct_check_runlog (const struct ct_check_input *in,
                          "job %ju: the journal says %s exited with wait "
                          "status %d, but %s (run log)",
                          (uintmax_t)id, execid, st, what);
-        } else if (strcmp (name, "proc-lost") == 0) {
+            break;
+        }
+        case JOB_EV_PROC_LOST: {
             const char *note = ev_str (e, "note");
             if (in->losses_ok ||
                 json_object_get (in->killed_execids, execid) ||
                 strncmp (note, "unkillable", 10) == 0)
-                continue;
+                break;
             ct_addf (v,
                      "job %ju: needless loss of %s (\"%s\"): the supervisor "
                      "and the keeper did not both die, so its status was "
                      "recoverable; %s",
                      (uintmax_t)id, execid, note, what);
-        } else if (strcmp (name, "proc-fail") == 0 &&
-                   in->fault != CT_FAULT_SPAWN) {
-            ct_addf (v, "job %ju: %s failed to start: %s", (uintmax_t)id,
-                     execid, ev_str (e, "note"));
+            break;
+        }
+        case JOB_EV_PROC_FAIL:
+            if (in->fault != CT_FAULT_SPAWN)
+                ct_addf (v, "job %ju: %s failed to start: %s", (uintmax_t)id,
+                         execid, ev_str (e, "note"));
+            break;
+        default:
+            break;
         }
     }
 }
@@ -220,18 +228,24 @@ ct_summary (uint64_t id, const json_t *events, const struct ct_runlog *rl)
         const char *name = ev_name (e);
         json_t *ctx = json_object_get (e, "context");
         const char *act = NULL;
-        if (strcmp (name, "proc-intent") == 0)
+        enum job_event ev = job_event_of (name);
+        switch (ev) {
+        case JOB_EV_PROC_INTENT:
             json_object_set_new (
                 phase_of, ev_str (e, "execid"),
                 json_integer (ct_phase_parse (ev_str (e, "phase"))));
-        else if (strcmp (name, "prolog-finish") == 0)
+            break;
+        case JOB_EV_PROLOG_FINISH:
             pf = true;
-        else if (strcmp (name, "start") == 0)
+            break;
+        case JOB_EV_START:
             started = true;
-        else if (strcmp (name, "finish") == 0) {
+            break;
+        case JOB_EV_FINISH:
             finished = true;
             finish = json_object_get (ctx, "status");
-        } else if (strcmp (name, "proc-exit") == 0) {
+            break;
+        case JOB_EV_PROC_EXIT: {
             json_int_t ph = json_integer_value (
                 json_object_get (phase_of, ev_str (e, "execid")));
             if (ph >= 0 && ph < CT_NPHASES)
@@ -245,29 +259,44 @@ ct_summary (uint64_t id, const json_t *events, const struct ct_runlog *rl)
                                                                    : "all");
                 add_sorted_unique (ran, buf);
             }
-        } else if (strcmp (name, "proc-lost") == 0)
+            break;
+        }
+        case JOB_EV_PROC_LOST:
             lost++;
-        else if (strcmp (name, "proc-fail") == 0)
+            break;
+        case JOB_EV_PROC_FAIL:
             failed++;
-        else if (strcmp (name, "exception") == 0) {
+            break;
+        case JOB_EV_EXCEPTION:
             snprintf (
                 buf, sizeof (buf), "%s/%d", ev_str (e, "type"),
                 (int)json_integer_value (json_object_get (ctx, "severity")));
             add_sorted_unique (exc, buf);
             if (strcmp (ev_str (e, "note"), "crashtest cancel") == 0)
                 act = "cancel";
-        } else if (strcmp (name, "fail-ranks") == 0 ||
-                   strcmp (name, "expiration") == 0)
+            break;
+        case JOB_EV_FAIL_RANKS:
+        case JOB_EV_EXPIRATION:
             act = name;
-        else if (!job_event_is_cairns (name)) {
-            act = "post"; /* an outside service's: once, however often sent */
-            posts++;
-        } else if (strcmp (name, "release") == 0 ||
-                   strcmp (name, "drain") == 0) {
+            break;
+        case JOB_EV_RELEASE:
+        case JOB_EV_DRAIN: {
             struct idset *r = idset_decode (ev_str (e, "ranks"), NULL);
             if (r)
-                idset_add (name[0] == 'r' ? released : drained, r);
+                idset_add (ev == JOB_EV_RELEASE ? released : drained, r);
             idset_destroy (r);
+            break;
+        }
+        case JOB_EV_OTHER:
+            /* an outside service's (once, however often sent); a stream
+             * response's name (accepted, output...) is cairn's */
+            if (!job_event_is_cairns (name)) {
+                act = "post";
+                posts++;
+            }
+            break;
+        default:
+            break;
         }
         if (act) {
             snprintf (buf, sizeof (buf), "%s@%s%s%s/x%d.%d.%d", act,
