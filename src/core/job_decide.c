@@ -1024,7 +1024,7 @@ int job_accept (struct job *job,
     if (!(config = accept_config (job, jobspec, jc, err)))
         return -1;
     /* "privileged" first, only when false: a reader that scans the start
-     * of each accept line (the quota's startup count, daemon_quota.c) finds
+     * of each accept line (the quota's startup count, quota.c) finds
      * it there, ahead of a jobspec of any size */
     json_t *rest = json_pack ("{s:i s:O s:O s:o}", "userid", (int)userid, "R",
                               R, "jobspec", jobspec, "config", config);

@@ -157,7 +157,7 @@ void cairnd_job_remove (struct jobentry *je)
         sub_free (d, je->subs);
     /* processes we gave up on (unkillable) are still watched */
     for (size_t i = 0; i < job_nprocs (je->job); i++)
-        proc_unwatch (d, job_proc_at (je->job, i)->execid);
+        procs_unwatch (d->procs, job_proc_at (je->job, i)->execid);
     hashmap_del (d->jobs, je->key);
     json_decref (je->pending);
     job_destroy (je->job);
@@ -531,7 +531,8 @@ static int stage_job (void *arg)
         eventlog_entry_fields (entry, &t, &name, &ctx);
         if (!name)
             name = "";
-        quota_staged (d, je->job, seq + (uint32_t)i, name, strlen (line));
+        quota_staged (d->quota, je->job, seq + (uint32_t)i, name,
+                      strlen (line));
         free (line);
         enum job_event ev = job_event_of (name);
         if (ev == JOB_EV_DRAIN && stage_drain (d, je->job, t, ctx) < 0)
@@ -604,14 +605,14 @@ static void flush (struct cairnd *d)
         if (d->unsafe_effects_first) {
             /* the test switch's breach must reach the supervisor before
              * the commit, or the harness would have nothing to catch */
-            cairnd_spawner_send (d);
+            procs_send (d->procs);
             commit (d);
         }
     }
     /* the turn's starts in one send, and the files of the ends just
      * acted on with one wake-up */
-    cairnd_spawner_send (d);
-    janitor_kick (d->janitor);
+    procs_send (d->procs);
+    procs_forget_kick (d->procs);
 }
 
 /* ---- journal space and retention ---- */
@@ -665,7 +666,7 @@ static void purge_cb_timer (struct ev_loop *loop, ev_timer *w, int revents)
     }
     for (size_t i = 0; i < p.n; i++)
         if (journal_purge (d->journal, p.ids[i]) == 0)
-            quota_purged (d, p.ids[i]);
+            quota_purged (d->quota, p.ids[i]);
     p.n += node_purge (d, p.cutoff, sizeof (p.ids) / sizeof (p.ids[0]) - p.n);
     if (p.n > 0) {
         CRASHPOINT ("journal.purge");
@@ -680,33 +681,10 @@ static void purge_cb_timer (struct ev_loop *loop, ev_timer *w, int revents)
     }
 }
 
-/* cairnd is a child subreaper (cairnd_create): reap what comes to it. A
- * job's process that leaves its command goes to the keeper, the nearest
- * subreaper (keeper.h); what comes to us is what the keeper left when it
- * died (cairnd then exits), and everything where we run as a container's
- * PID 1. No command of ours is ever our child. A timer, not SIGCHLD: the
- * scan reads each child's stat. */
-#define REAP_INTERVAL 1.0
-
-static bool reap_keep (pid_t pid, void *arg)
-{
-    struct cairnd *d = arg;
-    return pid == keeper_pid (d->keeper);
-}
-
-static void reap_cb (struct ev_loop *loop, ev_timer *w, int revents)
-{
-    struct cairnd *d = w->data;
-    int n = procfs_reap_strays (NULL, /* our own children: the real /proc */
-                                reap_keep, d);
-    if (n > 0)
-        log_msg (LOG_DEBUG, "reaped %d process(es) that were not ours", n);
-}
-
 /* May this turn's commit wait for company? Every pending event is a
  * process's pid record: nothing acts on it, nobody is told of it, and a
  * restart that finds no pid for an intent finds the process by its start
- * marker (proclook.c), as it does for a start cut short. Waiting lets the
+ * marker (procs_look.c), as it does for a start cut short. Waiting lets the
  * records ride with the next commit that must be made (an exit, an intent)
  * instead of costing one of their own per answer of the supervisor. */
 static bool flush_can_wait (struct cairnd *d)
@@ -738,7 +716,7 @@ static void prepare_cb (struct ev_loop *loop, ev_prepare *w, int revents)
     double gap = d->cfg.journal_commit_interval;
     double wait = 0;
 
-    if (hashmap_count (d->watches) + (d->npend - d->pend_head) <
+    if (procs_count (d->procs) + procs_asked (d->procs) <
         CAIRND_GROUP_COMMIT_LIVE)
         gap = 0;
 
@@ -754,9 +732,9 @@ static void prepare_cb (struct ev_loop *loop, ev_prepare *w, int revents)
         ev_timer_set (&d->lazy_timer, wait, 0);
         ev_timer_start (loop, &d->lazy_timer);
     }
-    /* starts queued outside a flush (a restart's, spawn_orphans_settle's)
+    /* starts queued outside a flush (a restart's, procs_orphans_settle's)
      * go before the loop sleeps */
-    cairnd_spawner_send (d);
+    procs_send (d->procs);
 }
 
 static void lazy_cb (struct ev_loop *loop, ev_timer *w, int revents)
@@ -874,10 +852,7 @@ static int create_memory (struct cairnd *d, struct cairn_error *err)
     d->t_start = cairnd_now ();
     if (trust_init (d, err) < 0)
         return -1;
-    if (!(d->shim = find_shim (&d->cfg)) || !(d->jobs = hashmap_create ()) ||
-        !(d->watches = hashmap_create ()) ||
-        !(d->conn_subs = hashmap_create ()) ||
-        !(d->ujobs = hashmap_create ()) || !(d->uusage = hashmap_create ()) ||
+    if (!(d->jobs = hashmap_create ()) || !(d->conn_subs = hashmap_create ()) ||
         !(d->outbox = outbox_create ()))
         return errset (err, ENOMEM, "out of memory");
     snprintf (path, sizeof (path), "%s/cairn.sock", d->statedir);
@@ -892,15 +867,13 @@ static int create_memory (struct cairnd *d, struct cairn_error *err)
  * the journal, the socket or any pidfd exists (keeper.h). */
 static int create_keeper (struct cairnd *d, struct cairn_error *err)
 {
-    if (access (d->shim, X_OK) < 0) {
-        errprintf (err, "cairn-shim not found or not executable at %s: %s",
-                   d->shim, strerror (errno));
-        return -1;
-    }
-    if (!(d->keeper = keeper_create (d->shim, err)) ||
-        !(d->spawner = spawner_create (d->keeper, err)))
-        return -1;
-    return 0;
+    char *shim = find_shim (&d->cfg);
+
+    if (!shim)
+        return errset (err, ENOMEM, "out of memory");
+    d->procs = procs_create (shim, err);
+    free (shim);
+    return d->procs ? 0 : -1;
 }
 
 /* Phase 3: the boot id, the state dir (checked, locked), the journal,
@@ -928,25 +901,11 @@ static int open_state (struct cairnd *d, struct cairn_error *err)
                               .nosync = getenv (TESTENV_BENCH_NOSYNC) != NULL};
     if (!(d->journal = journal_open (d->statedir, &jo, err)))
         return -1;
-    if (exitdir_open (d->statedir, d->cfg.run_dir,
-                      journal_instance (d->journal), d->bootid, d->uid, &d->xd,
-                      err) < 0)
-        return -1;
-    d->exitdir = d->xd.fd;
-    /* after the keeper's fork: cairnd forks nothing with a thread */
-    if (!(d->janitor = janitor_create (d->exitdir, err)))
-        return -1;
-    if (keeper_exitdir (d->keeper, d->exitdir, err) < 0)
-        return -1;
-    if (exitdir_settle (&d->xd, false, err) < 0) {
-        if (errno != EWOULDBLOCK)
-            return -1;
-        log_msg (LOG_INFO, "waiting for a start the last cairnd asked for "
-                           "(its command's exec) to finish");
-        if (exitdir_settle (&d->xd, true, err) < 0)
-            return -1;
-    }
-    return 0;
+    if (!(d->quota = quota_create (d->journal, &d->cfg)))
+        return errset (err, ENOMEM, "out of memory");
+    return procs_open (d->procs, d->statedir, d->cfg.run_dir,
+                       journal_instance (d->journal), d->bootid, d->procroot,
+                       err);
 }
 
 /* Phase 4: the event loop, its watchers and timers; the process-wide
@@ -960,7 +919,7 @@ static int setup_loop (struct cairnd *d, struct cairn_error *err)
     ev_prepare_init (&d->prepare, prepare_cb);
     d->prepare.data = d;
     ev_prepare_start (d->loop, &d->prepare);
-    cairnd_spawner_watch (d);
+    procs_attach (d->procs, d->loop, getenv (TESTENV_CLOCK_SKEW) != NULL);
     ev_timer_init (&d->lazy_timer, lazy_cb, 0, 0);
     d->lazy_timer.data = d;
     ev_signal_init (&d->sigterm, signal_cb, SIGTERM);
@@ -969,15 +928,6 @@ static int setup_loop (struct cairnd *d, struct cairn_error *err)
     ev_signal_start (d->loop, &d->sigterm);
     ev_signal_start (d->loop, &d->sigint);
     signal (SIGPIPE, SIG_IGN);
-    /* What the keeper leaves when it dies comes to us rather than to PID 1,
-     * and we reap it (reap_cb): no <defunct> piles up where PID 1 does not
-     * reap, as in a container. */
-    if (prctl (PR_SET_CHILD_SUBREAPER, 1) < 0)
-        log_msg (LOG_WARNING, "cannot become a child subreaper: %s",
-                 strerror (errno));
-    ev_timer_init (&d->reap_timer, reap_cb, REAP_INTERVAL, REAP_INTERVAL);
-    d->reap_timer.data = d;
-    ev_timer_start (d->loop, &d->reap_timer);
     /* One pidfd per live process: take every descriptor we are allowed. */
     struct rlimit rl;
     if (getrlimit (RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
@@ -988,7 +938,6 @@ static int setup_loop (struct cairnd *d, struct cairn_error *err)
     if (d->unsafe_effects_first)
         log_msg (LOG_WARNING, "CAIRN_TEST_UNSAFE_EFFECTS_FIRST: acting before "
                               "committing; for testing the crash harness only");
-    d->test_clock_skew = getenv (TESTENV_CLOCK_SKEW) != NULL;
     if (isfinite (d->cfg.journal_retention)) {
         double every = d->cfg.journal_retention / 10;
         every = every < 1 ? 1 : every > 60 ? 60 : every;
@@ -1003,7 +952,7 @@ static int setup_loop (struct cairnd *d, struct cairn_error *err)
  * the users' quotas, the exit dir sealed. */
 static int recover (struct cairnd *d, struct cairn_error *err)
 {
-    if (cgroup_setup (d, &d->cfg, err) < 0)
+    if (procs_cgroup_setup (d->procs, &d->cfg, err) < 0)
         return -1;
     if (d->cfg.role_node ? node_create (d) : remote_create (d)) {
         errset (err, ENOMEM, "out of memory");
@@ -1012,24 +961,25 @@ static int recover (struct cairnd *d, struct cairn_error *err)
     if ((d->node ? node_reconcile (d, err) : reconcile (d, err)) < 0)
         return -1;
     /* said where it matters: not on a state dir with nothing to look at */
-    if (!d->xd.trusted && (hashmap_count (d->jobs) > 0 || node_nprocs (d) > 0))
+    if (!procs_trusted (d->procs) &&
+        (hashmap_count (d->jobs) > 0 || node_nprocs (d) > 0))
         log_msg (LOG_INFO,
                  "%s: not sealed under this boot: a process with "
                  "no start marker and no exit status is lost, not started "
                  "again",
-                 d->xd.path);
+                 procs_exitdir_path (d->procs));
     flush (d); /* what replay decided is committed before we listen */
     reconcile_sweep_exits (d);
     /* the users' quotas: a count that fails is made again at the next
-     * user's start (quota_njobs stays 0), never a reason not to start.
-     * Without a public socket no user can reach us (the state dir is
+     * user's start (its count of job records stays 0), never a reason not to
+     * start. Without a public socket no user can reach us (the state dir is
      * 0700): no count, which reads every job record of the journal. */
     struct cairn_error qerr = {{0}};
-    if (!d->node && d->cfg.public_socket && quota_count (d, &qerr) < 0)
+    if (!d->node && d->cfg.public_socket && quota_count (d->quota, &qerr) < 0)
         log_msg (LOG_WARNING, "quota: %s", qerr.text);
     /* Unsealed is safe: the next start is as careful as this one was. */
     struct cairn_error serr = {{0}};
-    if (exitdir_seal (&d->xd, d->bootid, &serr) < 0)
+    if (procs_seal (d->procs, &serr) < 0)
         log_msg (LOG_WARNING, "%s", serr.text);
     return 0;
 }
@@ -1091,7 +1041,7 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
 
     if (!d)
         return NULL;
-    d->lockfd = d->exitdir = d->xd.fd = -1;
+    d->lockfd = -1;
     d->acks_tail = &d->acks;
     /* the whole config, so that no key is left behind a field copy */
     if (config_copy (&d->cfg, cfg) < 0 || !(d->statedir = strdup (statedir))) {
@@ -1141,9 +1091,8 @@ void cairnd_destroy (struct cairnd *d)
         remote_destroy (d);
         node_destroy (d);
     }
-    hashmap_destroy (d->watches);
     hashmap_destroy (d->conn_subs); /* empty: every sub went with its job */
-    quota_destroy (d);
+    quota_destroy (d->quota);
     while (d->acks) {
         struct ack *a = d->acks;
         d->acks = a->next;
@@ -1153,31 +1102,21 @@ void cairnd_destroy (struct cairnd *d)
     outbox_destroy (d->outbox);
     if (d->loop) {
         ev_prepare_stop (d->loop, &d->prepare);
-        ev_io_stop (d->loop, &d->keeper_watch);
-        ev_io_stop (d->loop, &d->spawner_watch);
-        ev_io_stop (d->loop, &d->spawner_msgs);
         ev_timer_stop (d->loop, &d->purge_timer);
         ev_timer_stop (d->loop, &d->lazy_timer);
-        ev_timer_stop (d->loop, &d->reap_timer);
         ev_timer_stop (d->loop, &d->output_timer);
         ev_signal_stop (d->loop, &d->sigterm);
         ev_signal_stop (d->loop, &d->sigint);
+        procs_detach (d->procs);
         ev_loop_destroy (d->loop);
     }
     journal_close (d->journal);
-    janitor_destroy (d->janitor); /* removes what it still holds */
-    exitdir_close (&d->xd);
+    procs_destroy (d->procs);
     if (d->lockfd >= 0)
         close (d->lockfd);
-    spawner_destroy (d->spawner);
-    keeper_destroy (d->keeper);
-    free (d->pend);
-    free (d->lost);
     config_free (&d->cfg);
-    free (d->cgroup);
     free (d->statedir);
     free (d->sockpath);
-    free (d->shim);
     free (d);
     errno = saved;
 }

@@ -133,8 +133,9 @@ static void tail_proc (struct jobentry *je,
                                                  : OUTPUT_CHUNK;
         if (want == 0)
             continue;
-        ssize_t n = exitfile_read_output_at (
-            je->d->exitdir, p->execid, streams[i][0], (uint64_t)off, buf, want);
+        ssize_t n =
+            exitfile_read_output_at (procs_exitdir (je->d->procs), p->execid,
+                                     streams[i][0], (uint64_t)off, buf, want);
         if (n <= 0)
             continue;
         size_t used;

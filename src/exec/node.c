@@ -12,9 +12,9 @@
  * go, and the record stays, acknowledged, as the node's own account of
  * what ran there, until the journal's retention purges it.
  *
- * Processes run under cairn-shim exactly as a job's do (shim_start, the
- * exit records, the pidfd watch), and a restarted node judges each one as
- * a restarted rank-0 cairnd does (proc_look).
+ * Processes run under cairn-shim exactly as a job's do (procs.h: the
+ * start, the exit records, the pidfd watch), and a restarted node judges
+ * each one as a restarted rank-0 cairnd does (procs_look).
  */
 #include <errno.h>
 #include <signal.h>
@@ -32,6 +32,7 @@
 #include "journal/crashpoint.h"
 
 struct nproc {
+    struct cairnd *d;
     char execid[EXECID_LEN + 1];
     json_t *rec;        /* as journaled (or about to be) */
     struct conn *reply; /* a node-exec waiting for the spawn, or NULL */
@@ -112,7 +113,7 @@ void node_destroy (struct cairnd *d)
     if (!n)
         return;
     while ((np = hashmap_next (n->procs, &pos, NULL))) {
-        proc_unwatch (d, np->execid); /* a process still running */
+        procs_unwatch (d->procs, np->execid); /* a process still running */
         nproc_free (np);
     }
     hashmap_destroy (n->procs);
@@ -274,8 +275,8 @@ static json_t *output (struct cairnd *d,
                        size_t *len,
                        bool *trunc)
 {
-    char *buf =
-        exitfile_read_output (d->exitdir, execid, stream, max, len, trunc);
+    char *buf = exitfile_read_output (procs_exitdir (d->procs), execid, stream,
+                                      max, len, trunc);
     json_t *s = buf ? utf8_string (buf, *len, true, NULL, NULL) : NULL;
     free (buf);
     if (!buf)
@@ -283,13 +284,15 @@ static json_t *output (struct cairnd *d,
     return s;
 }
 
-void node_collect (struct cairnd *d, struct nproc *np, int shim_status)
+/* A watched process ended (shim_status as procs_owner_ops.ended's). */
+static void node_collect (struct cairnd *d, struct nproc *np, int shim_status)
 {
+    int xfd = procs_exitdir (d->procs);
     int status;
     char *error = NULL;
 
     CRASHPOINT ("node.exitfile.read");
-    if (exitfile_read (d->exitdir, np->execid, &status, &error) == 0) {
+    if (exitfile_read (xfd, np->execid, &status, &error) == 0) {
         json_int_t max =
             json_integer_value (json_object_get (np->rec, "max-output"));
         size_t olen = 0, elen = 0;
@@ -307,7 +310,7 @@ void node_collect (struct cairnd *d, struct nproc *np, int shim_status)
         free (error);
         return;
     }
-    if (shim_status < 0 && !exitfile_started (d->exitdir, np->execid)) {
+    if (shim_status < 0 && !exitfile_started (xfd, np->execid)) {
         /* adopted from the last cairnd, which died before the process
          * marked the start: the command never ran (proc_collect says why) */
         log_msg (LOG_INFO,
@@ -319,13 +322,27 @@ void node_collect (struct cairnd *d, struct nproc *np, int shim_status)
         return;
     }
     char note[160];
-    shim_gone_note (
+    procs_gone_note (
         note, sizeof (note), shim_status,
         (pid_t)json_integer_value (json_object_get (np->rec, "pid")));
     /* what the shim started may outlive it: no user work runs on unseen
      * once the loss is committed (NW_LOST; proc_finished does the same for
      * a job's) */
     end_as (d, np, "lost", note, NW_LOST);
+}
+
+static void nproc_ended (void *owner, const char *execid, int shim_status)
+{
+    struct nproc *np = owner;
+    node_collect (np->d, np, shim_status);
+}
+
+/* A node's starts are synchronous: nothing is answered later. */
+static const struct procs_owner_ops nproc_ops = {.ended = nproc_ended};
+
+static int nproc_watch (struct nproc *np, pid_t pid, int pidfd)
+{
+    return procs_watch (np->d->procs, np->execid, pid, pidfd, np, &nproc_ops);
 }
 
 static void spawn (struct cairnd *d, struct nproc *np)
@@ -339,7 +356,7 @@ static void spawn (struct cairnd *d, struct nproc *np)
     size_t n = json_array_size (jargv);
     char **argv = calloc (n + 1, sizeof (*argv));
     struct cairn_error err = {{0}};
-    struct shim_started st;
+    struct procs_started st;
 
     if (strcmp (state_of (np), "intent") != 0)
         goto done; /* asked twice in one turn */
@@ -352,9 +369,9 @@ static void spawn (struct cairnd *d, struct nproc *np)
     for (size_t i = 0; i < n; i++)
         argv[i] = (char *)json_string_value (json_array_get (jargv, i));
     json_t *user = json_object_get (np->rec, "user");
-    if (shim_start (d, np->execid, argv, env, cwd, max,
-                    json_is_integer (user) ? json_integer_value (user) : -1,
-                    false, &st, &err) < 0) {
+    if (procs_start (d->procs, np->execid, argv, env, cwd, max,
+                     json_is_integer (user) ? json_integer_value (user) : -1,
+                     false, np, &nproc_ops, &st, &err) < 0) {
         log_msg (LOG_WARNING, "%s: %s", np->execid, err.text);
         end_with (d, np, "failed", err.text);
         goto done;
@@ -363,11 +380,11 @@ static void spawn (struct cairnd *d, struct nproc *np)
         node_collect (d, np, 0);
         goto done;
     }
-    if (watch_add (d, NULL, np, np->execid, st.pid, st.pidfd) < 0) {
+    if (nproc_watch (np, st.pid, st.pidfd) < 0) {
         close (st.pidfd);
         log_msg (LOG_ERR, "%s: cannot watch pid %d", np->execid, (int)st.pid);
     } else
-        watch_started (d, np->execid, &st);
+        procs_watch_started (d->procs, np->execid, &st);
     rec_set (np, "state", json_string ("running"));
     rec_set (np, "pid", json_integer (st.pid));
     rec_set (np, "starttime", json_integer ((json_int_t)st.starttime));
@@ -397,9 +414,7 @@ static void node_effect (void *arg, const char *execid, int op, json_t *data)
             spawn (d, np);
         break;
     case NW_LOST: {
-        CRASHPOINT ("exec.orphans.kill.before");
-        cgroup_reap (d, execid);
-        int k = procfs_kill_execid (d->procroot, execid, SIGKILL);
+        int k = procs_kill_leftovers (d->procs, execid);
         if (k > 0)
             log_msg (LOG_WARNING, "%s: killed %d leftover process(es)", execid,
                      k);
@@ -419,7 +434,7 @@ static void node_effect (void *arg, const char *execid, int op, json_t *data)
         break;
     case NW_REMOVE:
         if (!np || acked (np))
-            (void)exitfile_remove (d->exitdir, execid);
+            (void)exitfile_remove (procs_exitdir (d->procs), execid);
         break;
     }
 }
@@ -528,6 +543,7 @@ void req_node_exec (struct cairnd *d,
         conn_respond_error (c, matchtag, ENOMEM, "node-exec: out of memory");
         return;
     }
+    np->d = d;
     snprintf (np->execid, sizeof (np->execid), "%s", execid);
     if (hashmap_put (d->node->procs, np->execid, np) < 0) {
         nproc_free (np);
@@ -563,12 +579,12 @@ void req_node_signal (struct cairnd *d,
                             "node-signal: want {\"execid\", \"signum\": 1-64}");
         return;
     }
-    if (!hashmap_get (d->watches, execid)) {
+    if (!procs_watched (d->procs, execid)) {
         conn_respond_error (c, matchtag, ENOENT, "%s is not running here",
                             execid);
         return;
     }
-    proc_signal (d, execid, signum);
+    procs_signal (d->procs, execid, signum, false);
     none = json_object ();
     conn_respond (c, matchtag, none);
     json_decref (none);
@@ -669,6 +685,7 @@ replay_one (const char *execid, const char *rec, size_t len, void *arg)
         errno = np ? EINVAL : ENOMEM;
         return -1;
     }
+    np->d = d;
     snprintf (np->execid, sizeof (np->execid), "%s", execid);
     if (acked (np))
         slim (np);
@@ -689,13 +706,13 @@ reconcile_one (struct cairnd *d, struct nproc *np, struct cairn_error *err)
     if (!spawned && strcmp (state, "intent") != 0)
         return 0; /* an end, waiting for its node-ack */
     json_t *r = np->rec;
-    if (proc_look (d, np->execid, spawned,
-                   (pid_t)json_integer_value (json_object_get (r, "pid")),
-                   (unsigned long long)json_integer_value (
-                       json_object_get (r, "starttime")),
-                   spawned ? json_string_value (json_object_get (r, "bootid"))
-                           : "",
-                   &look, err) < 0)
+    if (procs_look (d->procs, np->execid, spawned,
+                    (pid_t)json_integer_value (json_object_get (r, "pid")),
+                    (unsigned long long)json_integer_value (
+                        json_object_get (r, "starttime")),
+                    spawned ? json_string_value (json_object_get (r, "bootid"))
+                            : "",
+                    &look, err) < 0)
         return -1;
     switch (look.verdict) {
     case LOOK_EXITED:
@@ -704,7 +721,7 @@ reconcile_one (struct cairnd *d, struct nproc *np, struct cairn_error *err)
     case LOOK_ALIVE:
         log_msg (LOG_DEBUG, "%s (pid %d) still running: watching it again",
                  np->execid, (int)look.pid);
-        if (watch_add (d, NULL, np, np->execid, look.pid, look.pidfd) < 0) {
+        if (nproc_watch (np, look.pid, look.pidfd) < 0) {
             close (look.pidfd);
             return errprintf (err, "cannot watch %s again: %s", np->execid,
                               strerror (errno));

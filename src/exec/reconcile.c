@@ -3,7 +3,7 @@
  * First a pure replay: every active job's events are folded back into its
  * state. Then, and only then, the live system is consulted, once per
  * process the journal believes is not done (doc/design.md "Reconciliation at
- * restart"; the judgement is proc_look's, proclook.c). A process
+ * restart"; the judgement is procs_look's, procs.h). A process
  * that runs on another node (multinode) is asked about instead
  * (remote.c).
  *
@@ -122,8 +122,8 @@ int reconcile_local (struct jobentry *je,
 
     /* p may move when decisions below add processes: copy what we need */
     snprintf (execid, sizeof (execid), "%s", p->execid);
-    if (proc_look (d, execid, spawned, p->pid, p->starttime, p->bootid, &look,
-                   err) < 0)
+    if (procs_look (d->procs, execid, spawned, p->pid, p->starttime, p->bootid,
+                    &look, err) < 0)
         return errprefix (err, "job %s", je->name);
     cairnd_ctx (d, &ctx);
     switch (look.verdict) {
@@ -138,7 +138,7 @@ int reconcile_local (struct jobentry *je,
          * have come before it was sent: send it again. Harmless if it
          * did arrive; the escalation clock is unchanged. */
         if (signum > 0)
-            proc_signal_to (d, execid, signum, nkills > 0);
+            procs_signal (d->procs, execid, signum, nkills > 0);
         break;
     case LOOK_UNSTARTED:
         log_msg (LOG_INFO, "job %s: %s: %s: starting it %s", je->name, execid,
@@ -163,7 +163,8 @@ int reconcile_local (struct jobentry *je,
  * processes whose end was committed before a crash took the removal. */
 void reconcile_sweep_exits (struct cairnd *d)
 {
-    int fd = dup (d->exitdir);
+    int xfd = procs_exitdir (d->procs);
+    int fd = dup (xfd);
     DIR *dir = fd >= 0 ? fdopendir (fd) : NULL;
     struct dirent *ent;
     if (!dir) {
@@ -178,7 +179,7 @@ void reconcile_sweep_exits (struct cairnd *d)
             continue;
         memcpy (execid, ent->d_name, EXECID_LEN);
         execid[EXECID_LEN] = '\0';
-        if (!uuid_is_canonical (execid) || hashmap_get (d->watches, execid) ||
+        if (!uuid_is_canonical (execid) || procs_watched (d->procs, execid) ||
             node_has (d, execid))
             continue;
         bool live = false;
@@ -189,7 +190,7 @@ void reconcile_sweep_exits (struct cairnd *d)
             live = p && p->state != PROC_DONE;
         }
         if (!live)
-            (void)unlinkat (d->exitdir, ent->d_name, 0);
+            (void)unlinkat (xfd, ent->d_name, 0);
     }
     closedir (dir);
 }

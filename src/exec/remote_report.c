@@ -69,7 +69,7 @@ static int stage_late (void *arg)
         return -1;
     }
     free (line);
-    quota_staged (ls->d, ls->job, info.nevents, "proc-late", len);
+    quota_staged (ls->d->quota, ls->job, info.nevents, "proc-late", len);
     return 0;
 }
 

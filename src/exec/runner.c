@@ -12,7 +12,7 @@ static void local_signal (struct jobentry *je, const char *execid, int signum)
     /* the kill escalation (nkills counts it, folded before this effect)
      * goes to the command's whole session */
     const struct job_proc *p = job_proc_find (je->job, execid);
-    proc_signal_to (je->d, execid, signum, p && p->nkills > 0);
+    procs_signal (je->d->procs, execid, signum, p && p->nkills > 0);
 }
 
 static void remote_start (struct jobentry *je, const char *execid)

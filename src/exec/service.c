@@ -365,7 +365,7 @@ req_start (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
         /* what its accept will take: the jobspec and R, and the config */
         size_t need = json_dumpb (jobspec, NULL, 0, JSON_COMPACT) +
                       json_dumpb (R, NULL, 0, JSON_COMPACT) + 1024;
-        if (quota_check (d, conn_uid (c), need, &err) < 0) {
+        if (quota_check (d->quota, conn_uid (c), need, &err) < 0) {
             conn_respond_error (c, matchtag, errno, "start: %s", err.text);
             return;
         }
@@ -823,16 +823,16 @@ req_stats (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
         "{s:s s:f s:I s:I s:I s:I s:I s:i s:{s:I s:I s:I s:I s:I s:I}}",
         "instance", journal_instance (d->journal), "uptime",
         cairnd_now () - d->t_start, "jobs", (json_int_t)hashmap_count (d->jobs),
-        "processes", (json_int_t)hashmap_count (d->watches), "spawned",
-        (json_int_t)d->nspawned, "commits", (json_int_t)d->ncommits,
-        "jobs-done", (json_int_t)d->njobs_done, "connections",
+        "processes", (json_int_t)procs_count (d->procs), "spawned",
+        (json_int_t)procs_nspawned (d->procs), "commits",
+        (json_int_t)d->ncommits, "jobs-done", (json_int_t)d->njobs_done,
+        "connections",
         server_nconns (d->server) +
             (d->public_server ? server_nconns (d->public_server) : 0),
-        "journal", "map-size",
-        (json_int_t)st.map_size, "map-used", (json_int_t)st.map_used,
-        "max-map-size", (json_int_t)st.max_map_size, "data-used",
-        (json_int_t)st.data_used, "jobs", (json_int_t)st.njobs, "events",
-        (json_int_t)st.nevents);
+        "journal", "map-size", (json_int_t)st.map_size, "map-used",
+        (json_int_t)st.map_used, "max-map-size", (json_int_t)st.max_map_size,
+        "data-used", (json_int_t)st.data_used, "jobs", (json_int_t)st.njobs,
+        "events", (json_int_t)st.nevents);
     /* the kill settings, as Flux's job-exec reports its own */
     const struct exec_config *x = &d->cfg.job.exec;
     json_t *e = json_pack (
@@ -850,11 +850,11 @@ req_stats (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
         json_object_set_new (r, "flux-instance", fi);
     else
         json_decref (fi);
-    /* how a process's leftovers are found and killed (cgroup.c) */
+    /* how a process's leftovers are found and killed (procs_cgroup.c) */
     if (r)
-        json_object_set_new (r, "confinement",
-                             json_string (d->cgroup ? "cgroup"
-                                                    : "process-group"));
+        json_object_set_new (
+            r, "confinement",
+            json_string (procs_cgroup (d->procs) ? "cgroup" : "process-group"));
     conn_respond (c, matchtag, r);
     json_decref (r);
 }

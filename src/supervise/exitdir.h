@@ -17,7 +17,7 @@
  * inference holds only within the boot that wrote the dir. The dir holds
  * "boot", the boot id it was sealed under; a cairnd that finds none, or
  * another, opens it untrusted: a process whose outcome no exit record holds
- * is then lost, never started again (proclook.c). exitdir_seal() writes
+ * is then lost, never started again (procs_look.c). exitdir_seal() writes
  * the current boot id once the restart's decisions are committed.
  *
  * Crash points: "exitdir.link.before" (making <statedir>/exits),

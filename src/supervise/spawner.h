@@ -86,7 +86,7 @@ struct spawner *spawner_create (struct keeper *k, struct cairn_error *err);
  *           started, or it died after the start and the command runs:
  *           the caller cannot tell until the supervisor is dead and the
  *           exit dir settled (exitdir_settle); then the command's marker
- *           says (cairnd_spawner_recover)
+ *           says (procs_recover)
  *   another errno: the supervisor's (EAGAIN, ENOMEM: its vfork failed)
  *   whatever fault_inject ("exec.spawn") asks for (tests)
  */
@@ -120,7 +120,7 @@ bool spawner_queued (const struct spawner *sp);
  * with errno and err: EPIPE when the supervisor is gone. Either way the
  * queue is empty after it: requests a dead supervisor never read are
  * among its unanswered ones, which the caller judges once it is dead and
- * the exit dir settled (cairnd_spawner_recover, spawn_orphans_settle), as
+ * the exit dir settled (procs_recover, procs_orphans_settle), as
  * it judges ones it read and died before starting. */
 int spawner_send (struct spawner *sp, struct cairn_error *err);
 

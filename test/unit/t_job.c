@@ -2292,7 +2292,7 @@ static void test_multi_user (void)
 }
 
 /* Issue 30: the accept records who submitted the job. A user's job says
- * "privileged": false, first in its context (daemon_quota.c reads only
+ * "privileged": false, first in its context (quota.c reads only
  * the start of the line); a privileged client's job says nothing, as every
  * job of a journal before the field did, and reads back as privileged. */
 static void test_submitter (void)

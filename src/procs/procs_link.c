@@ -1,9 +1,9 @@
-/* daemon_spawner.c - cairnd's link to its supervisor (cairn-shim(8)) and
- * the keeper behind it: their pidfds and the supervisor's socket watched,
- * a dead supervisor replaced (its commands the keeper's, each watched
+/* procs_link.c - the link to the supervisor (cairn-shim(8)) and the
+ * keeper behind it: their pidfds and the supervisor's socket watched, a
+ * dead supervisor replaced (its commands the keeper's, each watched
  * through its pidfd and exit record), the starts queued in a turn sent in
  * one go, its ENDED and STARTED notices read. What one process's start
- * and end mean is daemon_proc.c's.
+ * and end mean is its owner's (procs.h).
  */
 #include <errno.h>
 #include <poll.h>
@@ -12,7 +12,7 @@
 #include <sys/pidfd.h>
 #include <unistd.h>
 
-#include "exec/daemon_private.h"
+#include "procs/procs_private.h"
 #include "util/log.h"
 #include "supervise/keeper.h"
 #include "supervise/spawner.h"
@@ -20,12 +20,12 @@
 
 #define SUPERVISOR_DEATHS 5
 
-void cairnd_spawner_lost (struct cairnd *d)
+void procs_lost (struct procs *p)
 {
     log_msg (LOG_ERR,
              "cannot go on without the supervisor (pid %d); exiting so that "
              "a restart reconciles the jobs",
-             (int)spawner_pid (d->spawner));
+             (int)spawner_pid (p->spawner));
     _exit (EXIT_FAILURE);
 }
 
@@ -37,20 +37,20 @@ void cairnd_spawner_lost (struct cairnd *d)
  * died, keeper.h). */
 static void keeper_cb (struct ev_loop *loop, ev_io *w, int revents)
 {
-    struct cairnd *d = w->data;
+    struct procs *p = w->data;
     log_msg (LOG_ERR,
              "the keeper (pid %d) died; exiting so that a restart starts a "
              "new one and reconciles the jobs",
-             (int)keeper_pid (d->keeper));
+             (int)keeper_pid (p->keeper));
     _exit (EXIT_FAILURE);
 }
 
-static void spawner_watch_start (struct cairnd *d)
+static void spawner_watch_start (struct procs *p)
 {
-    ev_io_set (&d->spawner_watch, spawner_pidfd (d->spawner), EV_READ);
-    ev_io_start (d->loop, &d->spawner_watch);
-    ev_io_set (&d->spawner_msgs, spawner_sock (d->spawner), EV_READ);
-    ev_io_start (d->loop, &d->spawner_msgs);
+    ev_io_set (&p->spawner_watch, spawner_pidfd (p->spawner), EV_READ);
+    ev_io_start (p->loop, &p->spawner_watch);
+    ev_io_set (&p->spawner_msgs, spawner_sock (p->spawner), EV_READ);
+    ev_io_start (p->loop, &p->spawner_msgs);
 }
 
 /* The supervisor died. Its commands are the keeper's children now (a
@@ -59,58 +59,58 @@ static void spawner_watch_start (struct cairnd *d)
  * through already (its ENDED unread) is found reaped, with its exit
  * record. Then the keeper starts a new supervisor for the next commands,
  * from its own descriptor table (keeper.h). */
-static void spawner_replace (struct cairnd *d)
+static void spawner_replace (struct procs *p)
 {
     struct cairn_error err = {{0}};
-    pid_t old = spawner_pid (d->spawner);
-    double now = ev_now (d->loop);
+    pid_t old = spawner_pid (p->spawner);
+    double now = ev_now (p->loop);
 
     CRASHPOINT ("exec.supervisor.lost");
-    size_t n = watch_orphan_all (d);
-    spawn_pending_orphan (d);
+    size_t n = procs_orphan_all (p);
+    procs_pending_orphan (p);
     /* A supervisor that dies at every start would be replaced forever:
      * after SUPERVISOR_DEATHS deaths in a minute, stop as a crash would
      * (the keeper keeps what the dead ones ran). */
-    if (now - d->supervisor_death_t > 60) {
-        d->supervisor_death_t = now;
-        d->supervisor_deaths = 0;
+    if (now - p->supervisor_death_t > 60) {
+        p->supervisor_death_t = now;
+        p->supervisor_deaths = 0;
     }
-    if (++d->supervisor_deaths > SUPERVISOR_DEATHS) {
+    if (++p->supervisor_deaths > SUPERVISOR_DEATHS) {
         log_msg (LOG_ERR,
                  "the supervisor died %d times within a minute; exiting",
-                 d->supervisor_deaths);
+                 p->supervisor_deaths);
         _exit (EXIT_FAILURE);
     }
-    ev_io_stop (d->loop, &d->spawner_watch);
-    ev_io_stop (d->loop, &d->spawner_msgs);
-    spawner_destroy (d->spawner);
+    ev_io_stop (p->loop, &p->spawner_watch);
+    ev_io_stop (p->loop, &p->spawner_msgs);
+    spawner_destroy (p->spawner);
     log_msg (LOG_ERR,
              "the supervisor (pid %d) died; the keeper sees its %zu "
              "command(s) through (their output is no longer capped); "
              "starting a new supervisor",
              (int)old, n);
-    if (!(d->spawner = spawner_create (d->keeper, &err))) {
+    if (!(p->spawner = spawner_create (p->keeper, &err))) {
         log_msg (LOG_ERR, "%s; exiting so that a restart reconciles the jobs",
                  err.text);
         _exit (EXIT_FAILURE);
     }
-    spawner_watch_start (d);
+    spawner_watch_start (p);
 }
 
 static void spawner_cb (struct ev_loop *loop, ev_io *w, int revents)
 {
-    struct cairnd *d = w->data;
+    struct procs *p = w->data;
     struct cairn_error err = {{0}};
 
-    if (cairnd_spawner_recover (d, &err) < 0) {
+    if (procs_recover (p, &err) < 0) {
         log_msg (LOG_ERR, "%s", err.text);
-        cairnd_spawner_lost (d);
+        procs_lost (p);
     }
 }
 
-int cairnd_spawner_recover (struct cairnd *d, struct cairn_error *err)
+int procs_recover (struct procs *p, struct cairn_error *err)
 {
-    struct pollfd pf = {.fd = spawner_pidfd (d->spawner), .events = POLLIN};
+    struct pollfd pf = {.fd = spawner_pidfd (p->spawner), .events = POLLIN};
 
     /* Its socket is closed, so it is dying (or broke the protocol: it is
      * replaced all the same). Once it is dead, its commands are ours. */
@@ -118,43 +118,43 @@ int cairnd_spawner_recover (struct cairnd *d, struct cairn_error *err)
         log_msg (LOG_ERR,
                  "the supervisor (pid %d) broke its protocol; "
                  "killing it",
-                 (int)spawner_pid (d->spawner));
+                 (int)spawner_pid (p->spawner));
         (void)pidfd_send_signal (pf.fd, SIGKILL, NULL, 0);
         (void)poll (&pf, 1, -1);
     }
-    spawner_replace (d);
+    spawner_replace (p);
     /* Its last start is done (the command exec'd or died) or never made:
      * what it left unanswered can be judged, next turn (not from inside
      * a spawn). */
-    if (exitdir_settle (&d->xd, true, err) < 0)
+    if (exitdir_settle (&p->xd, true, err) < 0)
         return -1;
-    cairnd_spawner_poke (d);
+    procs_poke (p);
     return 0;
 }
 
 /* The supervisor saw commands through: collect them. */
-static void spawner_msgs_read (struct cairnd *d)
+static void spawner_msgs_read (struct procs *p)
 {
     struct spawner_msg m;
     int fd;
 
-    if (d->nlost > 0)
-        spawn_orphans_settle (d);
-    while (spawner_next (d->spawner, &m, &fd) == 0) {
+    if (p->nlost > 0)
+        procs_orphans_settle (p);
+    while (spawner_next (p->spawner, &m, &fd) == 0) {
         if (m.type == SPAWNER_MSG_STARTED)
-            spawn_answered (d, &m, fd);
+            procs_answered (p, &m, fd);
         else
-            proc_ended (d, m.execid, m.code);
+            procs_ended (p, m.execid, m.code);
     }
     if (errno == EPIPE) /* it died: its pidfd is readable, or soon is */
-        ev_io_stop (d->loop, &d->spawner_msgs);
+        ev_io_stop (p->loop, &p->spawner_msgs);
     else if (errno == EPROTO) { /* broken: replaced like a dead one */
         log_msg (LOG_ERR,
                  "the supervisor (pid %d) answered a request "
                  "never made; killing it",
-                 (int)spawner_pid (d->spawner));
-        (void)pidfd_send_signal (spawner_pidfd (d->spawner), SIGKILL, NULL, 0);
-        ev_io_stop (d->loop, &d->spawner_msgs);
+                 (int)spawner_pid (p->spawner));
+        (void)pidfd_send_signal (spawner_pidfd (p->spawner), SIGKILL, NULL, 0);
+        ev_io_stop (p->loop, &p->spawner_msgs);
     }
 }
 
@@ -172,38 +172,46 @@ static void spawner_kick_cb (struct ev_loop *loop, ev_timer *w, int revents)
  * prepare watcher, and a fed event would be handled right after it, its
  * journal events left unflushed while the loop sleeps. A due timer comes
  * after the poll, and the next prepare flushes what it made. */
-void cairnd_spawner_poke (struct cairnd *d)
+void procs_poke (struct procs *p)
 {
-    if (!ev_is_active (&d->spawner_kick))
-        ev_timer_start (d->loop, &d->spawner_kick);
+    if (!ev_is_active (&p->spawner_kick))
+        ev_timer_start (p->loop, &p->spawner_kick);
 }
 
-void cairnd_spawner_send (struct cairnd *d)
+void procs_send (struct procs *p)
 {
     struct cairn_error err = {{0}};
 
-    if (!spawner_queued (d->spawner))
+    if (!spawner_queued (p->spawner))
         return;
     CRASHPOINT ("exec.spawn.send");
-    if (spawner_send (d->spawner, &err) == 0)
+    if (spawner_send (p->spawner, &err) == 0)
         return;
     log_msg (LOG_ERR, "%s", err.text);
-    if (cairnd_spawner_recover (d, &err) < 0) {
+    if (procs_recover (p, &err) < 0) {
         log_msg (LOG_ERR, "%s", err.text);
-        cairnd_spawner_lost (d);
+        procs_lost (p);
     }
 }
 
-void cairnd_spawner_watch (struct cairnd *d)
+void procs_link_watch (struct procs *p)
 {
-    ev_io_init (&d->keeper_watch, keeper_cb, keeper_pidfd (d->keeper), EV_READ);
-    d->keeper_watch.data = d;
-    ev_io_start (d->loop, &d->keeper_watch);
-    ev_init (&d->spawner_watch, spawner_cb);
-    d->spawner_watch.data = d;
-    ev_init (&d->spawner_msgs, spawner_msgs_cb);
-    d->spawner_msgs.data = d;
-    ev_timer_init (&d->spawner_kick, spawner_kick_cb, 0, 0);
-    d->spawner_kick.data = d;
-    spawner_watch_start (d);
+    ev_io_init (&p->keeper_watch, keeper_cb, keeper_pidfd (p->keeper), EV_READ);
+    p->keeper_watch.data = p;
+    ev_io_start (p->loop, &p->keeper_watch);
+    ev_init (&p->spawner_watch, spawner_cb);
+    p->spawner_watch.data = p;
+    ev_init (&p->spawner_msgs, spawner_msgs_cb);
+    p->spawner_msgs.data = p;
+    ev_timer_init (&p->spawner_kick, spawner_kick_cb, 0, 0);
+    p->spawner_kick.data = p;
+    spawner_watch_start (p);
+}
+
+void procs_link_stop (struct procs *p)
+{
+    ev_io_stop (p->loop, &p->keeper_watch);
+    ev_io_stop (p->loop, &p->spawner_watch);
+    ev_io_stop (p->loop, &p->spawner_msgs);
+    ev_timer_stop (p->loop, &p->spawner_kick);
 }

@@ -1,4 +1,4 @@
-/* cgroup.c - each process in a cgroup v2 of its own (cgroup-parent in
+/* procs_cgroup.c - each process in a cgroup v2 of its own (cgroup-parent in
  * cairn.conf), where the machine allows it.
  *
  * The shim makes the cgroup <parent>/<execid>, puts the command's process
@@ -19,7 +19,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#include "exec/daemon_private.h"
+#include "procs/procs_private.h"
 #include "util/dircheck.h"
 #include "util/log.h"
 
@@ -27,18 +27,18 @@
 #define CGROUP2_SUPER_MAGIC 0x63677270
 #endif
 
-static void cgroup_parent_check (struct cairnd *d, const char *parent)
+static void cgroup_parent_check (struct procs *p, const char *parent)
 {
     struct statfs fs;
     char probe[4096];
 
-    d->cgroup = NULL;
+    p->cgroup = NULL;
     if (!parent)
         return;
     /* A cgroup another user could move or write (a delegated subtree)
      * would let that user pick what cgroup.kill reaches. */
     struct cairn_error err = {{0}};
-    if (dir_check_parent (parent, d->uid, &err) < 0) {
+    if (dir_check_parent (parent, p->uid, &err) < 0) {
         log_msg (LOG_WARNING, "cgroup-parent %s: %s: using process groups",
                  parent, err.text);
         return;
@@ -48,14 +48,15 @@ static void cgroup_parent_check (struct cairnd *d, const char *parent)
                  parent, strerror (errno));
         return;
     }
-    if (dir_check_trusted (parent, d->uid, &err) < 0) {
+    if (dir_check_trusted (parent, p->uid, &err) < 0) {
         log_msg (LOG_WARNING, "cgroup-parent %s: %s: using process groups",
                  parent, err.text);
         return;
     }
     if (statfs (parent, &fs) < 0 || fs.f_type != CGROUP2_SUPER_MAGIC) {
-        log_msg (LOG_WARNING, "cgroup-parent %s: not a cgroup v2 directory: "
-                              "using process groups",
+        log_msg (LOG_WARNING,
+                 "cgroup-parent %s: not a cgroup v2 directory: "
+                 "using process groups",
                  parent);
         return;
     }
@@ -72,12 +73,13 @@ static void cgroup_parent_check (struct cairnd *d, const char *parent)
         (void)rmdir (probe);
     }
     if (!ok) {
-        log_msg (LOG_WARNING, "cgroup-parent %s: cannot make a cgroup with "
-                              "cgroup.kill there (%s): using process groups",
+        log_msg (LOG_WARNING,
+                 "cgroup-parent %s: cannot make a cgroup with "
+                 "cgroup.kill there (%s): using process groups",
                  parent, strerror (e));
         return;
     }
-    if (!(d->cgroup = strdup (parent)))
+    if (!(p->cgroup = strdup (parent)))
         return;
     log_msg (LOG_INFO, "each process runs in a cgroup of its own under %s",
              parent);
@@ -109,9 +111,9 @@ file_has_word (const char *path, const char *word, char *buf, size_t len)
     return 0;
 }
 
-/* Enable controller (pids, memory) for the children of d->cgroup, for
+/* Enable controller (pids, memory) for the children of p->cgroup, for
  * the limit named key. */
-static int controller_enable (struct cairnd *d,
+static int controller_enable (struct procs *p,
                               const char *controller,
                               const char *key,
                               struct cairn_error *err)
@@ -119,10 +121,10 @@ static int controller_enable (struct cairnd *d,
     char path[4200], buf[1024], line[64];
     int rc, fd;
 
-    snprintf (path, sizeof (path), "%s/cgroup.subtree_control", d->cgroup);
+    snprintf (path, sizeof (path), "%s/cgroup.subtree_control", p->cgroup);
     if (file_has_word (path, controller, buf, sizeof (buf)) == 1)
         return 0;
-    snprintf (path, sizeof (path), "%s/cgroup.controllers", d->cgroup);
+    snprintf (path, sizeof (path), "%s/cgroup.controllers", p->cgroup);
     if ((rc = file_has_word (path, controller, buf, sizeof (buf))) < 0)
         return errprintf (err, "%s: %s: %s", key, path, strerror (errno));
     if (rc == 0)
@@ -130,8 +132,8 @@ static int controller_enable (struct cairnd *d,
                        "%s: the %s controller is not available under "
                        "cgroup-parent %s (its cgroup.controllers: \"%s\"); "
                        "enable it in the cgroups above, or drop the limit",
-                       key, controller, d->cgroup, buf);
-    snprintf (path, sizeof (path), "%s/cgroup.subtree_control", d->cgroup);
+                       key, controller, p->cgroup, buf);
+    snprintf (path, sizeof (path), "%s/cgroup.subtree_control", p->cgroup);
     int n = snprintf (line, sizeof (line), "+%s\n", controller);
     if ((fd = open (path, O_WRONLY | O_CLOEXEC)) < 0 ||
         write (fd, line, (size_t)n) != n) {
@@ -147,24 +149,26 @@ static int controller_enable (struct cairnd *d,
     return 0;
 }
 
-int cgroup_setup (struct cairnd *d,
-                  const struct cairn_config *cfg,
-                  struct cairn_error *err)
+int procs_cgroup_setup (struct procs *p,
+                        const struct cairn_config *cfg,
+                        struct cairn_error *err)
 {
     const char *key =
         cfg->cgroup_pids_max > 0 ? "cgroup-pids-max" : "cgroup-memory-max";
 
-    cgroup_parent_check (d, cfg->cgroup_parent);
+    p->pids_max = cfg->cgroup_pids_max;
+    p->memory_max = cfg->cgroup_memory_max;
+    cgroup_parent_check (p, cfg->cgroup_parent);
     if (cfg->cgroup_pids_max <= 0 && cfg->cgroup_memory_max == 0)
         return 0;
-    if (!d->cgroup)
+    if (!p->cgroup)
         return errset (err, EINVAL, "%s needs a usable cgroup-parent (%s)", key,
                        cfg->cgroup_parent ? "see the warning above"
                                           : "none is set");
     if ((cfg->cgroup_pids_max > 0 &&
-         controller_enable (d, "pids", "cgroup-pids-max", err) < 0) ||
+         controller_enable (p, "pids", "cgroup-pids-max", err) < 0) ||
         (cfg->cgroup_memory_max > 0 &&
-         controller_enable (d, "memory", "cgroup-memory-max", err) < 0))
+         controller_enable (p, "memory", "cgroup-memory-max", err) < 0))
         return -1;
     log_msg (LOG_INFO, "each job shell's cgroup is limited:%s%s",
              cfg->cgroup_pids_max > 0 ? " pids.max" : "",
@@ -172,21 +176,23 @@ int cgroup_setup (struct cairnd *d,
     return 0;
 }
 
-const char *
-cgroup_path (struct cairnd *d, const char *execid, char *buf, size_t len)
+const char *procs_cgroup_path (const struct procs *p,
+                               const char *execid,
+                               char *buf,
+                               size_t len)
 {
-    if (!d->cgroup)
+    if (!p->cgroup)
         return NULL;
-    snprintf (buf, len, "%s/%s", d->cgroup, execid);
+    snprintf (buf, len, "%s/%s", p->cgroup, execid);
     return buf;
 }
 
-void cgroup_reap (struct cairnd *d, const char *execid)
+void procs_cgroup_reap (struct procs *p, const char *execid)
 {
     char dir[4096], kill[4200];
     int fd;
 
-    if (!cgroup_path (d, execid, dir, sizeof (dir)))
+    if (!procs_cgroup_path (p, execid, dir, sizeof (dir)))
         return;
     snprintf (kill, sizeof (kill), "%s/cgroup.kill", dir);
     if ((fd = open (kill, O_WRONLY | O_CLOEXEC)) < 0)

@@ -1,4 +1,4 @@
-/* daemon_quota.c - the unprivileged clients' quotas (issue 30).
+/* quota.c - the unprivileged clients' quotas (issue 30).
  *
  * One user's 1 MiB jobspecs filled the journal, and then every new job,
  * root's too, was refused until a purge. A user on the public socket
@@ -29,11 +29,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exec/daemon_private.h"
+#include "core/job.h"
+#include "exec/quota.h"
+#include "journal/journal.h"
+#include "util/hashmap.h"
 #include "util/log.h"
 
 /* per event: a 12-byte key, an 8-byte node, a 2-byte index, page slack */
 #define QUOTA_OVERHEAD 32
+
+struct quota {
+    struct journal *journal;
+    const struct cairn_config *cfg;
+    struct hashmap *ujobs;  /* decimal id -> their jobs in the journal */
+    struct hashmap *uusage; /* decimal uid -> bytes, active jobs */
+    size_t users_bytes;     /* all their jobs' bytes */
+    size_t njobs;           /* job records the journal should have */
+    bool stale;             /* the last count failed: count again */
+};
 
 struct ujob {
     uint32_t uid;
@@ -61,28 +74,45 @@ static void map_clear (struct hashmap *h)
     }
 }
 
-void quota_destroy (struct cairnd *d)
+struct quota *quota_create (struct journal *j, const struct cairn_config *cfg)
 {
-    if (d->ujobs) {
-        map_clear (d->ujobs);
-        hashmap_destroy (d->ujobs);
+    struct quota *q = calloc (1, sizeof (*q));
+
+    if (!q || !(q->ujobs = hashmap_create ()) ||
+        !(q->uusage = hashmap_create ())) {
+        quota_destroy (q);
+        errno = ENOMEM;
+        return NULL;
     }
-    if (d->uusage) {
-        map_clear (d->uusage);
-        hashmap_destroy (d->uusage);
-    }
-    d->ujobs = d->uusage = NULL;
+    q->journal = j;
+    q->cfg = cfg;
+    return q;
 }
 
-static struct uusage *usage_of (struct cairnd *d, uint32_t uid, bool create)
+void quota_destroy (struct quota *q)
+{
+    if (!q)
+        return;
+    if (q->ujobs) {
+        map_clear (q->ujobs);
+        hashmap_destroy (q->ujobs);
+    }
+    if (q->uusage) {
+        map_clear (q->uusage);
+        hashmap_destroy (q->uusage);
+    }
+    free (q);
+}
+
+static struct uusage *usage_of (struct quota *q, uint32_t uid, bool create)
 {
     char key[24];
     struct uusage *u;
 
     key_of (key, sizeof (key), uid);
-    if ((u = hashmap_get (d->uusage, key)) || !create)
+    if ((u = hashmap_get (q->uusage, key)) || !create)
         return u;
-    if (!(u = calloc (1, sizeof (*u))) || hashmap_put (d->uusage, key, u) < 0) {
+    if (!(u = calloc (1, sizeof (*u))) || hashmap_put (q->uusage, key, u) < 0) {
         free (u);
         return NULL;
     }
@@ -91,16 +121,16 @@ static struct uusage *usage_of (struct cairnd *d, uint32_t uid, bool create)
 
 /* job id (of uid) has len more bytes in the journal. A job new to the
  * count is active. */
-static void add (struct cairnd *d, uint64_t id, uint32_t uid, size_t len)
+static void add (struct quota *q, uint64_t id, uint32_t uid, size_t len)
 {
     char key[24];
     struct ujob *j;
-    struct uusage *u = usage_of (d, uid, true);
+    struct uusage *u = usage_of (q, uid, true);
 
     key_of (key, sizeof (key), id);
-    if (!(j = hashmap_get (d->ujobs, key))) {
+    if (!(j = hashmap_get (q->ujobs, key))) {
         if (!(j = calloc (1, sizeof (*j))) ||
-            hashmap_put (d->ujobs, key, j) < 0) {
+            hashmap_put (q->ujobs, key, j) < 0) {
             free (j);
             log_msg (LOG_ERR, "quota: out of memory");
             return;
@@ -112,56 +142,56 @@ static void add (struct cairnd *d, uint64_t id, uint32_t uid, size_t len)
     j->bytes += len + QUOTA_OVERHEAD;
     if (u)
         u->bytes += len + QUOTA_OVERHEAD;
-    d->users_bytes += len + QUOTA_OVERHEAD;
+    q->users_bytes += len + QUOTA_OVERHEAD;
 }
 
-void quota_staged (struct cairnd *d,
+void quota_staged (struct quota *q,
                    const struct job *job,
                    uint32_t seq,
                    const char *name,
                    size_t len)
 {
     if (seq == 0)
-        d->quota_njobs++; /* its record is made with its first event */
+        q->njobs++; /* its record is made with its first event */
     if (job_privileged (job))
         return;
-    add (d, job_id (job), job_userid (job), len);
+    add (q, job_id (job), job_userid (job), len);
     if (!strcmp (name, "clean")) {
-        struct uusage *u = usage_of (d, job_userid (job), false);
+        struct uusage *u = usage_of (q, job_userid (job), false);
         if (u && u->active > 0)
             u->active--;
     }
 }
 
-void quota_purged (struct cairnd *d, uint64_t id)
+void quota_purged (struct quota *q, uint64_t id)
 {
     char key[24];
     struct ujob *j;
 
-    if (d->quota_njobs > 0)
-        d->quota_njobs--;
+    if (q->njobs > 0)
+        q->njobs--;
     key_of (key, sizeof (key), id);
-    if (!(j = hashmap_get (d->ujobs, key)))
+    if (!(j = hashmap_get (q->ujobs, key)))
         return;
-    struct uusage *u = usage_of (d, j->uid, false);
+    struct uusage *u = usage_of (q, j->uid, false);
     if (u) {
         u->bytes -= j->bytes < u->bytes ? j->bytes : u->bytes;
         if (u->bytes == 0 && u->active == 0) {
             char ukey[24];
             key_of (ukey, sizeof (ukey), j->uid);
-            hashmap_del (d->uusage, ukey);
+            hashmap_del (q->uusage, ukey);
             free (u);
         }
     }
-    d->users_bytes -= j->bytes < d->users_bytes ? j->bytes : d->users_bytes;
-    hashmap_del (d->ujobs, key);
+    q->users_bytes -= j->bytes < q->users_bytes ? j->bytes : q->users_bytes;
+    hashmap_del (q->ujobs, key);
     free (j);
 }
 
 /* ---- counting from the journal ---- */
 
 struct scan {
-    struct cairnd *d;
+    struct quota *q;
     bool active;
     bool user; /* the accept says privileged: false */
     uint32_t uid;
@@ -196,7 +226,7 @@ scan_event (uint64_t id, uint32_t seq, const char *line, size_t len, void *arg)
     struct scan *s = arg;
     if (seq == 0 && !(s->user = accept_unprivileged (line, len, &s->uid)))
         return 1; /* a privileged job: not counted */
-    add (s->d, id, s->uid, len);
+    add (s->q, id, s->uid, len);
     return 0;
 }
 
@@ -206,35 +236,32 @@ static int scan_job (const struct journal_jobinfo *info, void *arg)
     struct cairn_error err;
 
     s->user = false;
-    if (journal_read_job (s->d->journal, info->id, 0, scan_event, s, &err) < 0)
+    if (journal_read_job (s->q->journal, info->id, 0, scan_event, s, &err) < 0)
         return -1;
     if (s->user && !info->active) {
-        struct uusage *u = usage_of (s->d, s->uid, false);
+        struct uusage *u = usage_of (s->q, s->uid, false);
         if (u && u->active > 0)
             u->active--;
     }
     return 0;
 }
 
-int quota_count (struct cairnd *d, struct cairn_error *err)
+int quota_count (struct quota *q, struct cairn_error *err)
 {
-    struct scan s = {.d = d};
+    struct scan s = {.q = q};
     struct journal_stats st = {0};
 
-    d->quota_stale = true; /* until this count is done */
-    if ((!d->ujobs && !(d->ujobs = hashmap_create ())) ||
-        (!d->uusage && !(d->uusage = hashmap_create ())))
-        return errset (err, ENOMEM, "out of memory");
-    map_clear (d->ujobs);
-    map_clear (d->uusage);
-    d->users_bytes = 0;
-    if (journal_foreach_job (d->journal, false, scan_job, &s, err) < 0)
+    q->stale = true; /* until this count is done */
+    map_clear (q->ujobs);
+    map_clear (q->uusage);
+    q->users_bytes = 0;
+    if (journal_foreach_job (q->journal, false, scan_job, &s, err) < 0)
         return errprefix (err, "counting the users' jobs");
-    if (journal_stats (d->journal, &st) < 0)
+    if (journal_stats (q->journal, &st) < 0)
         return errset (err, errno, "counting the users' jobs: %s",
                        strerror (errno));
-    d->quota_njobs = st.njobs;
-    d->quota_stale = false;
+    q->njobs = st.njobs;
+    q->stale = false;
     return 0;
 }
 
@@ -245,7 +272,7 @@ static void mib (char *buf, size_t len, size_t n)
     snprintf (buf, len, "%.1f MiB", (double)n / (1 << 20));
 }
 
-int quota_check (struct cairnd *d,
+int quota_check (struct quota *q,
                  uid_t uid,
                  size_t need,
                  struct cairn_error *err)
@@ -256,27 +283,27 @@ int quota_check (struct cairnd *d,
 
     /* another process purged jobs (cairn purge), or the last count
      * failed: count again; a user's job is not started uncounted */
-    if (d->quota_stale ||
-        (journal_stats (d->journal, &st) == 0 && st.njobs != d->quota_njobs)) {
+    if (q->stale ||
+        (journal_stats (q->journal, &st) == 0 && st.njobs != q->njobs)) {
         log_msg (LOG_INFO,
                  "quota: counting the users' jobs again (%zu job records, "
                  "%zu expected)",
-                 st.njobs, d->quota_njobs);
-        if (quota_count (d, &cerr) < 0) {
+                 st.njobs, q->njobs);
+        if (quota_count (q, &cerr) < 0) {
             log_msg (LOG_ERR, "quota: %s", cerr.text);
             return errset (err, errno, "%s", cerr.text);
         }
     }
-    struct uusage *u = usage_of (d, (uint32_t)uid, false);
+    struct uusage *u = usage_of (q, (uint32_t)uid, false);
     size_t active = u ? u->active : 0, bytes = u ? u->bytes : 0;
-    if (active >= (size_t)d->cfg.user_max_jobs)
+    if (active >= (size_t)q->cfg->user_max_jobs)
         return errset (err, EDQUOT,
                        "uid %u has %zu active jobs, the most "
                        "limits.user-max-jobs (%d) allows",
-                       (unsigned)uid, active, d->cfg.user_max_jobs);
-    if (bytes + need > d->cfg.user_max_journal_bytes) {
+                       (unsigned)uid, active, q->cfg->user_max_jobs);
+    if (bytes + need > q->cfg->user_max_journal_bytes) {
         mib (have, sizeof (have), bytes);
-        mib (lim, sizeof (lim), d->cfg.user_max_journal_bytes);
+        mib (lim, sizeof (lim), q->cfg->user_max_journal_bytes);
         return errset (err, EDQUOT,
                        "uid %u's jobs hold %s of the journal, and this one "
                        "needs %zu bytes more: limits.user-max-journal-bytes "
@@ -287,12 +314,12 @@ int quota_check (struct cairnd *d,
      * (as cairnd_journal_full() reserves it) */
     size_t nactive = 0, pos = 0;
     struct uusage *v;
-    while ((v = hashmap_next (d->uusage, &pos, NULL)))
+    while ((v = hashmap_next (q->uusage, &pos, NULL)))
         nactive += v->active;
-    size_t per_job = 3 * d->cfg.job.output_max_bytes + (64 << 10);
-    size_t users = d->users_bytes + nactive * per_job;
-    size_t share =
-        (size_t)(d->cfg.users_journal_share * (double)d->cfg.journal_max_size);
+    size_t per_job = 3 * q->cfg->job.output_max_bytes + (64 << 10);
+    size_t users = q->users_bytes + nactive * per_job;
+    size_t share = (size_t)(q->cfg->users_journal_share *
+                            (double)q->cfg->journal_max_size);
     if (users + need > share) {
         mib (have, sizeof (have), users);
         mib (lim, sizeof (lim), share);
@@ -301,7 +328,7 @@ int quota_check (struct cairnd *d,
                        "for those still running), and their share is %s "
                        "(limits.users-journal-share %.2f of journal.max-size): "
                        "the rest is kept for root's and cairnd's uid's jobs",
-                       have, lim, d->cfg.users_journal_share);
+                       have, lim, q->cfg->users_journal_share);
     }
     return 0;
 }

@@ -1,0 +1,52 @@
+/* quota.h - the unprivileged clients' quotas (issue 30; quota.c says how
+ * a job's bytes are counted).
+ *
+ * A user on the public socket (not root, cairnd's uid or the instance
+ * owner: service.c's privileged()) has at most limits.user-max-jobs
+ * active jobs and limits.user-max-journal-bytes of journal; all such
+ * users together at most limits.users-journal-share of
+ * journal.max-size. The count lives in memory, fed by what cairnd
+ * stages and purges; nothing here writes the journal (no crash points).
+ */
+#ifndef CAIRN_QUOTA_H
+#define CAIRN_QUOTA_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/config.h"
+#include "core/error.h"
+#include "core/job.h"
+#include "journal/journal.h"
+
+struct quota;
+
+/* An empty count over journal j, under cfg's limits (both kept, not
+ * copied: they outlive it). NULL with ENOMEM. */
+struct quota *quota_create (struct journal *j, const struct cairn_config *cfg);
+void quota_destroy (struct quota *q);
+
+/* Count the unprivileged clients' jobs in the journal afresh (at startup,
+ * and after another process purged jobs). -1 with err (a journal read
+ * error). */
+int quota_count (struct quota *q, struct cairn_error *err);
+/* Event seq of job (name, its line len bytes) was staged for the
+ * journal. */
+void quota_staged (struct quota *q,
+                   const struct job *job,
+                   uint32_t seq,
+                   const char *name,
+                   size_t len);
+/* Job id was purged from the journal by cairnd. */
+void quota_purged (struct quota *q, uint64_t id);
+/* May unprivileged uid start a job whose accept takes about need bytes?
+ * 0, or -1 with EDQUOT and the limit named in err: limits.user-max-jobs,
+ * limits.user-max-journal-bytes, or limits.users-journal-share; or with
+ * the errno of a count that could not be made again (quota_count). */
+int quota_check (struct quota *q,
+                 uid_t uid,
+                 size_t need,
+                 struct cairn_error *err);
+
+#endif /* CAIRN_QUOTA_H */
