@@ -27,7 +27,7 @@
 #include "core/jobid.h"
 #include "exec/bind.h"
 #include "exec/daemon_private.h"
-#include "exec/outbox.h"
+#include "journal/outbox.h"
 #include "exec/runner.h"
 #include "util/dircheck.h"
 #include "supervise/exitfile.h"
@@ -253,7 +253,7 @@ bool cairnd_conn_busy (struct cairnd *d, struct conn *c)
 void cairnd_conn_gone (struct cairnd *d, struct conn *c)
 {
     remote_conn_gone (d, c);
-    node_conn_gone (d, c);
+    node_conn_gone (d->node, c);
     bind_conn_gone (d, c);
     for (struct ack *a = d->acks; a; a = a->next)
         if (a->conn == c)
@@ -667,7 +667,8 @@ static void purge_cb_timer (struct ev_loop *loop, ev_timer *w, int revents)
     for (size_t i = 0; i < p.n; i++)
         if (journal_purge (d->journal, p.ids[i]) == 0)
             quota_purged (d->quota, p.ids[i]);
-    p.n += node_purge (d, p.cutoff, sizeof (p.ids) / sizeof (p.ids[0]) - p.n);
+    p.n += node_purge (d->node, p.cutoff,
+                       sizeof (p.ids) / sizeof (p.ids[0]) - p.n);
     if (p.n > 0) {
         CRASHPOINT ("journal.purge");
         if (journal_commit (d->journal, &err) < 0)
@@ -948,21 +949,48 @@ static int setup_loop (struct cairnd *d, struct cairn_error *err)
     return 0;
 }
 
+/* What the node role (node.h) asks of cairnd. */
+static void node_ack (void *arg, struct conn *c, int64_t matchtag, json_t *r)
+{
+    cairnd_ack (arg, c, matchtag, r);
+}
+
+__attribute__ ((noreturn)) static void node_journal_failed (void *arg,
+                                                            const char *why)
+{
+    cairnd_journal_failed (arg, why);
+}
+
+static int node_may_exec (void *arg,
+                          uid_t sender,
+                          const json_t *payload,
+                          struct cairn_error *err)
+{
+    return trust_node_exec (arg, sender, payload, err);
+}
+
+static const struct node_ops node_ops = {.ack = node_ack,
+                                         .journal_failed = node_journal_failed,
+                                         .may_exec = node_may_exec};
+
 /* Phase 5: cgroups, the role, reconciliation and the first commit,
  * the users' quotas, the exit dir sealed. */
 static int recover (struct cairnd *d, struct cairn_error *err)
 {
     if (procs_cgroup_setup (d->procs, &d->cfg, err) < 0)
         return -1;
-    if (d->cfg.role_node ? node_create (d) : remote_create (d)) {
+    if (d->cfg.role_node
+            ? !(d->node = node_create (d->journal, d->outbox, d->procs,
+                                       d->bootid, &node_ops, d))
+            : remote_create (d) < 0) {
         errset (err, ENOMEM, "out of memory");
         return -1;
     }
-    if ((d->node ? node_reconcile (d, err) : reconcile (d, err)) < 0)
+    if ((d->node ? node_reconcile (d->node, err) : reconcile (d, err)) < 0)
         return -1;
     /* said where it matters: not on a state dir with nothing to look at */
     if (!procs_trusted (d->procs) &&
-        (hashmap_count (d->jobs) > 0 || node_nprocs (d) > 0))
+        (hashmap_count (d->jobs) > 0 || node_nprocs (d->node) > 0))
         log_msg (LOG_INFO,
                  "%s: not sealed under this boot: a process with "
                  "no start marker and no exit status is lost, not started "
@@ -1089,7 +1117,8 @@ void cairnd_destroy (struct cairnd *d)
     }
     if (d->loop) {
         remote_destroy (d);
-        node_destroy (d);
+        node_destroy (d->node);
+        d->node = NULL;
     }
     hashmap_destroy (d->conn_subs); /* empty: every sub went with its job */
     quota_destroy (d->quota);

@@ -14,6 +14,7 @@
 #include "exec/trust.h"
 #include "exec/daemon.h"
 #include "exec/quota.h"
+#include "node/node.h"
 #include "procs/procs.h"
 #include "util/hashmap.h"
 #include "server/server.h"
@@ -55,10 +56,8 @@ struct jobentry {
     struct sub *subs;
 };
 
-struct nproc;  /* a node-role cairnd's process (node.c) */
 struct outbox; /* outbox.h */
 struct remote; /* rank 0's processes on other nodes (remote.c) */
-struct node;   /* a node-role cairnd's state (node.c) */
 
 /* A reply held back until the events that justify it are committed. */
 struct ack {
@@ -224,37 +223,6 @@ void req_node_hello (struct cairnd *d,
                      int64_t matchtag,
                      json_t *payload);
 void req_node_state (struct cairnd *d,
-                     struct conn *c,
-                     int64_t matchtag,
-                     json_t *payload);
-
-/* ---- the node role (node.c) ---- */
-
-int node_create (struct cairnd *d);
-void node_destroy (struct cairnd *d);
-/* Replay the nodeprocs table and look at each process (procs_look). */
-int node_reconcile (struct cairnd *d, struct cairn_error *err);
-/* How many process records the node holds (0 in the exec role). */
-size_t node_nprocs (struct cairnd *d);
-/* Does the node need execid's exit records (not acknowledged yet)? */
-bool node_has (struct cairnd *d, const char *execid);
-/* Batch the removal of up to max records acknowledged before cutoff;
- * returns how many. */
-size_t node_purge (struct cairnd *d, double cutoff, size_t max);
-void node_conn_gone (struct cairnd *d, struct conn *c);
-void req_node_exec (struct cairnd *d,
-                    struct conn *c,
-                    int64_t matchtag,
-                    json_t *payload);
-void req_node_signal (struct cairnd *d,
-                      struct conn *c,
-                      int64_t matchtag,
-                      json_t *payload);
-void req_node_ack (struct cairnd *d,
-                   struct conn *c,
-                   int64_t matchtag,
-                   json_t *payload);
-void req_node_watch (struct cairnd *d,
                      struct conn *c,
                      int64_t matchtag,
                      json_t *payload);

@@ -180,7 +180,7 @@ void reconcile_sweep_exits (struct cairnd *d)
         memcpy (execid, ent->d_name, EXECID_LEN);
         execid[EXECID_LEN] = '\0';
         if (!uuid_is_canonical (execid) || procs_watched (d->procs, execid) ||
-            node_has (d, execid))
+            node_has (d->node, execid))
             continue;
         bool live = false;
         size_t pos = 0;

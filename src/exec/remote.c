@@ -29,7 +29,7 @@
 
 #include "core/eventlog.h"
 #include "exec/daemon_private.h"
-#include "exec/outbox.h"
+#include "journal/outbox.h"
 #include "exec/remote_private.h"
 #include "util/log.h"
 #include "journal/crashpoint.h"

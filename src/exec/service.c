@@ -19,7 +19,7 @@
 #include "core/signame.h"
 #include "exec/bind.h"
 #include "exec/daemon_private.h"
-#include "exec/outbox.h"
+#include "journal/outbox.h"
 #include "util/log.h"
 #include "exec/service_views.h"
 
@@ -857,6 +857,31 @@ req_stats (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
             json_string (procs_cgroup (d->procs) ? "cgroup" : "process-group"));
     conn_respond (c, matchtag, r);
     json_decref (r);
+}
+
+/* The node role's requests (node.h), for a node-role cairnd. */
+static void
+req_node_exec (struct cairnd *d, struct conn *c, int64_t mt, json_t *p)
+{
+    node_req_exec (d->node, c, mt, p);
+}
+
+static void
+req_node_signal (struct cairnd *d, struct conn *c, int64_t mt, json_t *p)
+{
+    node_req_signal (d->node, c, mt, p);
+}
+
+static void
+req_node_ack (struct cairnd *d, struct conn *c, int64_t mt, json_t *p)
+{
+    node_req_ack (d->node, c, mt, p);
+}
+
+static void
+req_node_watch (struct cairnd *d, struct conn *c, int64_t mt, json_t *p)
+{
+    node_req_watch (d->node, c, mt, p);
 }
 
 enum role { EXEC = 1, NODE = 2, BOTH = 3 };

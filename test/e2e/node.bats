@@ -79,7 +79,7 @@ PY
 }
 
 @test "a node-exec whose intent cannot be journaled is refused and never runs" {
-    # the outbox's rule O1 (src/exec/outbox.h): the first record staged
+    # the outbox's rule O1 (src/journal/outbox.h): the first record staged
     # fails, so its spawn is never queued; the next node-exec works
     cairnd_stop
     rm -rf "$STATEDIR"

@@ -1,4 +1,4 @@
-/* t_outbox.c - the write-ahead rule's bookkeeping (exec/outbox.h).
+/* t_outbox.c - the write-ahead rule's bookkeeping (journal/outbox.h).
  *
  * A staging function stands for the journal: it records what was staged,
  * or fails. The tests check O1 (a failed staging queues nothing, and the
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "tap.h"
-#include "exec/outbox.h"
+#include "journal/outbox.h"
 #include "journal/crashpoint.h"
 
 static char staged[256];

@@ -21,18 +21,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "core/job.h"
 #include "core/utf8.h"
-#include "exec/daemon_private.h"
-#include "exec/outbox.h"
+#include "node/node.h"
+#include "procs/procs.h"
+#include "server/server.h"
+#include "util/hashmap.h"
+#include "journal/outbox.h"
 #include "supervise/exitfile.h"
 #include "util/log.h"
 #include "supervise/procfs.h"
 #include "journal/crashpoint.h"
 
 struct nproc {
-    struct cairnd *d;
+    struct node *n;
     char execid[EXECID_LEN + 1];
     json_t *rec;        /* as journaled (or about to be) */
     struct conn *reply; /* a node-exec waiting for the spawn, or NULL */
@@ -51,10 +56,28 @@ struct watcher {
 };
 
 struct node {
-    struct hashmap *procs; /* execid -> nproc */
+    struct journal *journal;
+    struct outbox *outbox;
+    struct procs *procs;
+    char bootid[40];
+    const struct node_ops *ops;
+    void *ops_arg;
+    struct hashmap *recs; /* execid -> nproc */
     struct watcher *watchers;
     char host[256];
 };
+
+static void ack (struct node *n, struct conn *c, int64_t matchtag, json_t *r)
+{
+    n->ops->ack (n->ops_arg, c, matchtag, r);
+}
+
+static double now (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static bool is_end (const char *state)
 {
@@ -84,17 +107,28 @@ static void slim (struct nproc *np)
         json_object_del (np->rec, heavy[i]);
 }
 
-int node_create (struct cairnd *d)
+struct node *node_create (struct journal *j,
+                          struct outbox *ob,
+                          struct procs *procs,
+                          const char *bootid,
+                          const struct node_ops *ops,
+                          void *arg)
 {
     struct node *n = calloc (1, sizeof (*n));
-    if (!n || !(n->procs = hashmap_create ())) {
+    if (!n || !(n->recs = hashmap_create ())) {
         free (n);
-        return -1;
+        errno = ENOMEM;
+        return NULL;
     }
+    n->journal = j;
+    n->outbox = ob;
+    n->procs = procs;
+    snprintf (n->bootid, sizeof (n->bootid), "%s", bootid);
+    n->ops = ops;
+    n->ops_arg = arg;
     if (gethostname (n->host, sizeof (n->host) - 1) < 0)
         snprintf (n->host, sizeof (n->host), "?");
-    d->node = n;
-    return 0;
+    return n;
 }
 
 static void nproc_free (struct nproc *np)
@@ -105,31 +139,29 @@ static void nproc_free (struct nproc *np)
     }
 }
 
-void node_destroy (struct cairnd *d)
+void node_destroy (struct node *n)
 {
-    struct node *n = d->node;
     size_t pos = 0;
     struct nproc *np;
     if (!n)
         return;
-    while ((np = hashmap_next (n->procs, &pos, NULL))) {
-        procs_unwatch (d->procs, np->execid); /* a process still running */
+    while ((np = hashmap_next (n->recs, &pos, NULL))) {
+        procs_unwatch (n->procs, np->execid); /* a process still running */
         nproc_free (np);
     }
-    hashmap_destroy (n->procs);
+    hashmap_destroy (n->recs);
     while (n->watchers) {
         struct watcher *w = n->watchers;
         n->watchers = w->next;
         free (w);
     }
     free (n);
-    d->node = NULL;
 }
 
 static void node_effect (void *arg, const char *execid, int op, json_t *data);
 
 struct staging {
-    struct cairnd *d;
+    struct node *n;
     const char *execid;
     const char *rec; /* NULL: remove the record */
 };
@@ -137,24 +169,24 @@ struct staging {
 static int stage_rec (void *arg)
 {
     struct staging *st = arg;
-    return journal_nodeproc (st->d->journal, st->execid, st->rec);
+    return journal_nodeproc (st->n->journal, st->execid, st->rec);
 }
 
 /* Journal np's record as it is now, with the commit of the turn's batch,
  * and then do op (O1). -1 with errno: nothing staged, nothing will be
  * done. */
-static int rec_put_op (struct cairnd *d, struct nproc *np, enum nwork_type op)
+static int rec_put_op (struct node *n, struct nproc *np, enum nwork_type op)
 {
     char *s = json_dumps (np->rec, JSON_COMPACT);
-    struct staging st = {d, np->execid, s};
+    struct staging st = {n, np->execid, s};
     struct outbox_effect e = {
-        .fn = node_effect, .arg = d, .key = np->execid, .op = (int)op};
+        .fn = node_effect, .arg = n, .key = np->execid, .op = (int)op};
     int rc;
     if (!s) {
         errno = ENOMEM;
         return -1;
     }
-    rc = outbox_put (d->outbox, OUTBOX_NODE, stage_rec, &st,
+    rc = outbox_put (n->outbox, OUTBOX_NODE, stage_rec, &st,
                      op != NW_NONE ? &e : NULL);
     free (s);
     return rc;
@@ -163,56 +195,56 @@ static int rec_put_op (struct cairnd *d, struct nproc *np, enum nwork_type op)
 /* rec_put_op where a failure leaves no way on but a restart, which judges
  * the process again from the records on disk. */
 static void
-rec_put_or_exit (struct cairnd *d, struct nproc *np, enum nwork_type op)
+rec_put_or_exit (struct node *n, struct nproc *np, enum nwork_type op)
 {
-    if (rec_put_op (d, np, op) < 0) {
+    if (rec_put_op (n, np, op) < 0) {
         char why[200];
         snprintf (why, sizeof (why), "%s: cannot journal its record: %s",
                   np->execid, strerror (errno));
-        cairnd_journal_failed (d, why);
+        n->ops->journal_failed (n->ops_arg, why);
     }
 }
 
 /* op for a record on disk already (O2). */
-static void after (struct cairnd *d, struct nproc *np, enum nwork_type op)
+static void after (struct node *n, struct nproc *np, enum nwork_type op)
 {
     struct outbox_effect e = {
-        .fn = node_effect, .arg = d, .key = np->execid, .op = (int)op};
+        .fn = node_effect, .arg = n, .key = np->execid, .op = (int)op};
     /* a lost push or removal is redone by the next node-watch or node-ack;
      * a spawn by the next node-exec, which finds the intent */
-    if (outbox_after (d->outbox, OUTBOX_NODE, &e) < 0)
+    if (outbox_after (n->outbox, OUTBOX_NODE, &e) < 0)
         log_msg (LOG_ERR, "%s: out of memory queueing work", np->execid);
 }
 
-size_t node_nprocs (struct cairnd *d)
+size_t node_nprocs (const struct node *n)
 {
-    return d->node ? hashmap_count (d->node->procs) : 0;
+    return n ? hashmap_count (n->recs) : 0;
 }
 
-bool node_has (struct cairnd *d, const char *execid)
+bool node_has (const struct node *n, const char *execid)
 {
-    struct nproc *np = d->node ? hashmap_get (d->node->procs, execid) : NULL;
+    struct nproc *np = n ? hashmap_get (n->recs, execid) : NULL;
     return np && !acked (np);
 }
 
-size_t node_purge (struct cairnd *d, double cutoff, size_t max)
+size_t node_purge (struct node *n, double cutoff, size_t max)
 {
-    size_t pos = 0, n = 0;
+    size_t pos = 0, k = 0;
     struct nproc *np;
-    if (!d->node)
+    if (!n)
         return 0;
-    while (n < max && (np = hashmap_next (d->node->procs, &pos, NULL))) {
+    while (k < max && (np = hashmap_next (n->recs, &pos, NULL))) {
         json_t *t = json_object_get (np->rec, "t_acked");
         if (!acked (np) || !t || json_number_value (t) >= cutoff)
             continue;
-        struct staging st = {d, np->execid, NULL};
-        if (outbox_put (d->outbox, OUTBOX_NODE, stage_rec, &st, NULL) < 0)
+        struct staging st = {n, np->execid, NULL};
+        if (outbox_put (n->outbox, OUTBOX_NODE, stage_rec, &st, NULL) < 0)
             break;
-        hashmap_del (d->node->procs, np->execid);
+        hashmap_del (n->recs, np->execid);
         nproc_free (np);
-        n++;
+        k++;
     }
-    return n;
+    return k;
 }
 
 static void rec_set (struct nproc *np, const char *key, json_t *v)
@@ -247,7 +279,7 @@ static json_t *report (const struct node *n, const struct nproc *np)
 }
 
 /* np ended (state, error): journal it, then do op (NW_PUSH, or NW_LOST). */
-static void end_as (struct cairnd *d,
+static void end_as (struct node *n,
                     struct nproc *np,
                     const char *state,
                     const char *error,
@@ -256,26 +288,26 @@ static void end_as (struct cairnd *d,
     rec_set (np, "state", json_string (state));
     if (error)
         rec_set (np, "error", json_string (error));
-    rec_put_or_exit (d, np, op);
+    rec_put_or_exit (n, np, op);
 }
 
-static void end_with (struct cairnd *d,
+static void end_with (struct node *n,
                       struct nproc *np,
                       const char *state,
                       const char *error)
 {
-    end_as (d, np, state, error, NW_PUSH);
+    end_as (n, np, state, error, NW_PUSH);
 }
 
 /* Output as a JSON string: bytes that are not UTF-8 become U+FFFD. */
-static json_t *output (struct cairnd *d,
+static json_t *output (struct node *n,
                        const char *execid,
                        const char *stream,
                        size_t max,
                        size_t *len,
                        bool *trunc)
 {
-    char *buf = exitfile_read_output (procs_exitdir (d->procs), execid, stream,
+    char *buf = exitfile_read_output (procs_exitdir (n->procs), execid, stream,
                                       max, len, trunc);
     json_t *s = buf ? utf8_string (buf, *len, true, NULL, NULL) : NULL;
     free (buf);
@@ -285,9 +317,9 @@ static json_t *output (struct cairnd *d,
 }
 
 /* A watched process ended (shim_status as procs_owner_ops.ended's). */
-static void node_collect (struct cairnd *d, struct nproc *np, int shim_status)
+static void node_collect (struct node *n, struct nproc *np, int shim_status)
 {
-    int xfd = procs_exitdir (d->procs);
+    int xfd = procs_exitdir (n->procs);
     int status;
     char *error = NULL;
 
@@ -297,16 +329,16 @@ static void node_collect (struct cairnd *d, struct nproc *np, int shim_status)
             json_integer_value (json_object_get (np->rec, "max-output"));
         size_t olen = 0, elen = 0;
         bool ot = false, et = false;
-        json_t *out = output (d, np->execid, "out", (size_t)max, &olen, &ot);
+        json_t *out = output (n, np->execid, "out", (size_t)max, &olen, &ot);
         json_t *err =
-            output (d, np->execid, "err",
+            output (n, np->execid, "err",
                     (size_t)max > olen ? (size_t)max - olen : 0, &elen, &et);
         rec_set (np, "status", json_integer (status));
         rec_set (np, "stdout", out);
         rec_set (np, "stderr", err);
         rec_set (np, "stdout-truncated", json_boolean (ot));
         rec_set (np, "stderr-truncated", json_boolean (et));
-        end_with (d, np, "ended", error);
+        end_with (n, np, "ended", error);
         free (error);
         return;
     }
@@ -318,7 +350,7 @@ static void node_collect (struct cairnd *d, struct nproc *np, int shim_status)
                  "command: starting it again",
                  np->execid);
         rec_set (np, "state", json_string ("intent"));
-        rec_put_or_exit (d, np, NW_SPAWN);
+        rec_put_or_exit (n, np, NW_SPAWN);
         return;
     }
     char note[160];
@@ -328,13 +360,13 @@ static void node_collect (struct cairnd *d, struct nproc *np, int shim_status)
     /* what the shim started may outlive it: no user work runs on unseen
      * once the loss is committed (NW_LOST; proc_finished does the same for
      * a job's) */
-    end_as (d, np, "lost", note, NW_LOST);
+    end_as (n, np, "lost", note, NW_LOST);
 }
 
 static void nproc_ended (void *owner, const char *execid, int shim_status)
 {
     struct nproc *np = owner;
-    node_collect (np->d, np, shim_status);
+    node_collect (np->n, np, shim_status);
 }
 
 /* A node's starts are synchronous: nothing is answered later. */
@@ -342,10 +374,10 @@ static const struct procs_owner_ops nproc_ops = {.ended = nproc_ended};
 
 static int nproc_watch (struct nproc *np, pid_t pid, int pidfd)
 {
-    return procs_watch (np->d->procs, np->execid, pid, pidfd, np, &nproc_ops);
+    return procs_watch (np->n->procs, np->execid, pid, pidfd, np, &nproc_ops);
 }
 
-static void spawn (struct cairnd *d, struct nproc *np)
+static void spawn (struct node *n, struct nproc *np)
 {
     json_t *jargv = json_object_get (np->rec, "argv");
     /* the shim finds its execid in the environment (shim_proto.h) */
@@ -353,8 +385,8 @@ static void spawn (struct cairnd *d, struct nproc *np)
     const char *cwd = json_string_value (json_object_get (np->rec, "cwd"));
     size_t max =
         (size_t)json_integer_value (json_object_get (np->rec, "max-output"));
-    size_t n = json_array_size (jargv);
-    char **argv = calloc (n + 1, sizeof (*argv));
+    size_t argc = json_array_size (jargv);
+    char **argv = calloc (argc + 1, sizeof (*argv));
     struct cairn_error err = {{0}};
     struct procs_started st;
 
@@ -363,38 +395,38 @@ static void spawn (struct cairnd *d, struct nproc *np)
     if (!argv || !env ||
         json_object_set_new (env, "CAIRN_EXECID", json_string (np->execid)) <
             0) {
-        end_with (d, np, "failed", "out of memory");
+        end_with (n, np, "failed", "out of memory");
         goto done;
     }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < argc; i++)
         argv[i] = (char *)json_string_value (json_array_get (jargv, i));
     json_t *user = json_object_get (np->rec, "user");
-    if (procs_start (d->procs, np->execid, argv, env, cwd, max,
+    if (procs_start (n->procs, np->execid, argv, env, cwd, max,
                      json_is_integer (user) ? json_integer_value (user) : -1,
                      false, np, &nproc_ops, &st, &err) < 0) {
         log_msg (LOG_WARNING, "%s: %s", np->execid, err.text);
-        end_with (d, np, "failed", err.text);
+        end_with (n, np, "failed", err.text);
         goto done;
     }
     if (st.pid == 0) { /* its exit record says why it could not start */
-        node_collect (d, np, 0);
+        node_collect (n, np, 0);
         goto done;
     }
     if (nproc_watch (np, st.pid, st.pidfd) < 0) {
         close (st.pidfd);
         log_msg (LOG_ERR, "%s: cannot watch pid %d", np->execid, (int)st.pid);
     } else
-        procs_watch_started (d->procs, np->execid, &st);
+        procs_watch_started (n->procs, np->execid, &st);
     rec_set (np, "state", json_string ("running"));
     rec_set (np, "pid", json_integer (st.pid));
     rec_set (np, "starttime", json_integer ((json_int_t)st.starttime));
-    rec_set (np, "bootid", json_string (d->bootid));
-    rec_put_or_exit (d, np, NW_NONE);
+    rec_set (np, "bootid", json_string (n->bootid));
+    rec_put_or_exit (n, np, NW_NONE);
 done:
     free (argv);
     json_decref (env);
     if (np->reply) { /* once this turn's records are committed */
-        cairnd_ack (d, np->reply, np->reply_mt, report (d->node, np));
+        ack (n, np->reply, np->reply_mt, report (n, np));
         np->reply = NULL;
     }
 }
@@ -402,19 +434,18 @@ done:
 /* The effect of a committed record (OUTBOX_NODE). */
 static void node_effect (void *arg, const char *execid, int op, json_t *data)
 {
-    struct cairnd *d = arg;
-    struct node *n = d->node;
-    struct nproc *np = hashmap_get (n->procs, execid);
+    struct node *n = arg;
+    struct nproc *np = hashmap_get (n->recs, execid);
 
     switch ((enum nwork_type)op) {
     case NW_NONE:
         break;
     case NW_SPAWN:
         if (np)
-            spawn (d, np);
+            spawn (n, np);
         break;
     case NW_LOST: {
-        int k = procs_kill_leftovers (d->procs, execid);
+        int k = procs_kill_leftovers (n->procs, execid);
         if (k > 0)
             log_msg (LOG_WARNING, "%s: killed %d leftover process(es)", execid,
                      k);
@@ -434,7 +465,7 @@ static void node_effect (void *arg, const char *execid, int op, json_t *data)
         break;
     case NW_REMOVE:
         if (!np || acked (np))
-            (void)exitfile_remove (procs_exitdir (d->procs), execid);
+            (void)exitfile_remove (procs_exitdir (n->procs), execid);
         break;
     }
 }
@@ -472,7 +503,7 @@ static bool string_values (const json_t *o)
 /* The request handlers below are only called in the node role
  * (service.c). */
 
-void req_node_exec (struct cairnd *d,
+void node_req_exec (struct node *n,
                     struct conn *c,
                     int64_t matchtag,
                     json_t *payload)
@@ -488,12 +519,12 @@ void req_node_exec (struct cairnd *d,
     if (json_unpack (payload, "{s:s s:b}", "execid", &execid, "query",
                      &query) == 0 &&
         query) {
-        if ((np = hashmap_get (d->node->procs, execid)))
-            cairnd_ack (d, c, matchtag, report (d->node, np));
+        if ((np = hashmap_get (n->recs, execid)))
+            ack (n, c, matchtag, report (n, np));
         else
-            cairnd_ack (d, c, matchtag,
-                        json_pack ("{s:s s:s s:s}", "execid", execid, "state",
-                                   "unknown", "host", d->node->host));
+            ack (n, c, matchtag,
+                 json_pack ("{s:s s:s s:s}", "execid", execid, "state",
+                            "unknown", "host", n->host));
         return;
     }
     if (json_unpack (payload, "{s:s s:I s:s s:I s:o s:o s?o s:I}", "execid",
@@ -511,13 +542,13 @@ void req_node_exec (struct cairnd *d,
                             "\"max-output\"}");
         return;
     }
-    if ((np = hashmap_get (d->node->procs, execid))) {
+    if ((np = hashmap_get (n->recs, execid))) {
         /* asked again: a query. Answered once what it says is on disk. */
         if (strcmp (state_of (np), "intent") == 0 && !np->reply) {
             np->reply = c;
             np->reply_mt = matchtag;
         } else
-            cairnd_ack (d, c, matchtag, report (d->node, np));
+            ack (n, c, matchtag, report (n, np));
         return;
     }
     json_t *user = json_object_get (payload, "user");
@@ -528,7 +559,8 @@ void req_node_exec (struct cairnd *d,
         return;
     }
     struct cairn_error terr = {{0}};
-    if (trust_node_exec (d, conn_uid (c), payload, &terr) < 0) { /* T4 */
+    if (n->ops->may_exec (n->ops_arg, conn_uid (c), payload, &terr) <
+        0) { /* T4 */
         conn_respond_error (c, matchtag, errno, "%s", terr.text);
         return;
     }
@@ -543,16 +575,16 @@ void req_node_exec (struct cairnd *d,
         conn_respond_error (c, matchtag, ENOMEM, "node-exec: out of memory");
         return;
     }
-    np->d = d;
+    np->n = n;
     snprintf (np->execid, sizeof (np->execid), "%s", execid);
-    if (hashmap_put (d->node->procs, np->execid, np) < 0) {
+    if (hashmap_put (n->recs, np->execid, np) < 0) {
         nproc_free (np);
         conn_respond_error (c, matchtag, ENOMEM, "node-exec: out of memory");
         return;
     }
-    if (rec_put_op (d, np, NW_SPAWN) < 0) { /* O1: then it never runs */
+    if (rec_put_op (n, np, NW_SPAWN) < 0) { /* O1: then it never runs */
         int errnum = errno;
-        hashmap_del (d->node->procs, np->execid);
+        hashmap_del (n->recs, np->execid);
         nproc_free (np);
         conn_respond_error (c, matchtag, errnum,
                             "node-exec: cannot journal its intent: %s",
@@ -563,7 +595,7 @@ void req_node_exec (struct cairnd *d,
     np->reply_mt = matchtag;
 }
 
-void req_node_signal (struct cairnd *d,
+void node_req_signal (struct node *n,
                       struct conn *c,
                       int64_t matchtag,
                       json_t *payload)
@@ -579,18 +611,18 @@ void req_node_signal (struct cairnd *d,
                             "node-signal: want {\"execid\", \"signum\": 1-64}");
         return;
     }
-    if (!procs_watched (d->procs, execid)) {
+    if (!procs_watched (n->procs, execid)) {
         conn_respond_error (c, matchtag, ENOENT, "%s is not running here",
                             execid);
         return;
     }
-    procs_signal (d->procs, execid, signum, false);
+    procs_signal (n->procs, execid, signum, false);
     none = json_object ();
     conn_respond (c, matchtag, none);
     json_decref (none);
 }
 
-void req_node_ack (struct cairnd *d,
+void node_req_ack (struct node *n,
                    struct conn *c,
                    int64_t matchtag,
                    json_t *payload)
@@ -607,16 +639,16 @@ void req_node_ack (struct cairnd *d,
     json_array_foreach (ids, i, v)
     {
         const char *execid = json_string_value (v);
-        struct nproc *np = execid ? hashmap_get (d->node->procs, execid) : NULL;
+        struct nproc *np = execid ? hashmap_get (n->recs, execid) : NULL;
         /* only an end is forgotten: rank 0 acknowledges what it gave up
          * on too, and that may still run here (it is killed when rank 0
          * hears of it) */
         if (!np || !is_end (state_of (np)) || acked (np))
             continue;
         rec_set (np, "acked", json_true ());
-        rec_set (np, "t_acked", json_real (cairnd_now ()));
+        rec_set (np, "t_acked", json_real (now ()));
         /* the whole record: the batch has its copy */
-        if (rec_put_op (d, np, NW_REMOVE) < 0) {
+        if (rec_put_op (n, np, NW_REMOVE) < 0) {
             log_msg (LOG_WARNING,
                      "%s: cannot journal its node-ack: %s "
                      "(its end is reported again)",
@@ -627,10 +659,10 @@ void req_node_ack (struct cairnd *d,
         }
         slim (np);
     }
-    cairnd_ack (d, c, matchtag, json_object ());
+    ack (n, c, matchtag, json_object ());
 }
 
-void req_node_watch (struct cairnd *d,
+void node_req_watch (struct node *n,
                      struct conn *c,
                      int64_t matchtag,
                      json_t *payload)
@@ -645,17 +677,16 @@ void req_node_watch (struct cairnd *d,
     }
     w->conn = c;
     w->matchtag = matchtag;
-    w->next = d->node->watchers;
-    d->node->watchers = w;
+    w->next = n->watchers;
+    n->watchers = w;
     /* every end rank 0 has not acknowledged: it may have missed it */
-    while ((np = hashmap_next (d->node->procs, &pos, NULL)))
+    while ((np = hashmap_next (n->recs, &pos, NULL)))
         if (is_end (state_of (np)) && !acked (np))
-            cairnd_ack (d, c, matchtag, report (d->node, np));
+            ack (n, c, matchtag, report (n, np));
 }
 
-void node_conn_gone (struct cairnd *d, struct conn *c)
+void node_conn_gone (struct node *n, struct conn *c)
 {
-    struct node *n = d->node;
     size_t pos = 0;
     struct nproc *np;
     if (!n)
@@ -668,7 +699,7 @@ void node_conn_gone (struct cairnd *d, struct conn *c)
         } else
             pp = &w->next;
     }
-    while ((np = hashmap_next (n->procs, &pos, NULL)))
+    while ((np = hashmap_next (n->recs, &pos, NULL)))
         if (np->reply == c)
             np->reply = NULL;
 }
@@ -678,18 +709,18 @@ void node_conn_gone (struct cairnd *d, struct conn *c)
 static int
 replay_one (const char *execid, const char *rec, size_t len, void *arg)
 {
-    struct cairnd *d = arg;
+    struct node *n = arg;
     struct nproc *np = calloc (1, sizeof (*np));
     if (!np || !(np->rec = json_loadb (rec, len, 0, NULL))) {
         nproc_free (np);
         errno = np ? EINVAL : ENOMEM;
         return -1;
     }
-    np->d = d;
+    np->n = n;
     snprintf (np->execid, sizeof (np->execid), "%s", execid);
     if (acked (np))
         slim (np);
-    if (hashmap_put (d->node->procs, np->execid, np) < 0) {
+    if (hashmap_put (n->recs, np->execid, np) < 0) {
         nproc_free (np);
         return -1;
     }
@@ -697,7 +728,7 @@ replay_one (const char *execid, const char *rec, size_t len, void *arg)
 }
 
 static int
-reconcile_one (struct cairnd *d, struct nproc *np, struct cairn_error *err)
+reconcile_one (struct node *n, struct nproc *np, struct cairn_error *err)
 {
     const char *state = state_of (np);
     bool spawned = strcmp (state, "running") == 0;
@@ -706,7 +737,7 @@ reconcile_one (struct cairnd *d, struct nproc *np, struct cairn_error *err)
     if (!spawned && strcmp (state, "intent") != 0)
         return 0; /* an end, waiting for its node-ack */
     json_t *r = np->rec;
-    if (procs_look (d->procs, np->execid, spawned,
+    if (procs_look (n->procs, np->execid, spawned,
                     (pid_t)json_integer_value (json_object_get (r, "pid")),
                     (unsigned long long)json_integer_value (
                         json_object_get (r, "starttime")),
@@ -716,7 +747,7 @@ reconcile_one (struct cairnd *d, struct nproc *np, struct cairn_error *err)
         return -1;
     switch (look.verdict) {
     case LOOK_EXITED:
-        node_collect (d, np, -1);
+        node_collect (n, np, -1);
         break;
     case LOOK_ALIVE:
         log_msg (LOG_DEBUG, "%s (pid %d) still running: watching it again",
@@ -731,8 +762,8 @@ reconcile_one (struct cairnd *d, struct nproc *np, struct cairn_error *err)
             rec_set (np, "pid", json_integer (look.pid));
             rec_set (np, "starttime",
                      json_integer ((json_int_t)look.starttime));
-            rec_set (np, "bootid", json_string (d->bootid));
-            rec_put_or_exit (d, np, NW_NONE);
+            rec_set (np, "bootid", json_string (n->bootid));
+            rec_put_or_exit (n, np, NW_NONE);
         }
         break;
     case LOOK_UNSTARTED:
@@ -740,30 +771,30 @@ reconcile_one (struct cairnd *d, struct nproc *np, struct cairn_error *err)
                  spawned ? "again" : "now");
         if (spawned) {
             rec_set (np, "state", json_string ("intent"));
-            rec_put_or_exit (d, np, NW_SPAWN);
+            rec_put_or_exit (n, np, NW_SPAWN);
         } else
-            after (d, np, NW_SPAWN); /* the intent is on disk */
+            after (n, np, NW_SPAWN); /* the intent is on disk */
         break;
     case LOOK_LOST:
         log_msg (LOG_WARNING, "%s: %s", np->execid, look.why);
-        end_with (d, np, "lost", look.why);
+        end_with (n, np, "lost", look.why);
         break;
     }
     return 0;
 }
 
-int node_reconcile (struct cairnd *d, struct cairn_error *err)
+int node_reconcile (struct node *n, struct cairn_error *err)
 {
     size_t pos = 0;
     struct nproc *np;
 
-    if (journal_foreach_nodeproc (d->journal, replay_one, d, err) < 0)
+    if (journal_foreach_nodeproc (n->journal, replay_one, n, err) < 0)
         return errprefix (err, "replaying the nodeprocs table");
-    while ((np = hashmap_next (d->node->procs, &pos, NULL)))
-        if (reconcile_one (d, np, err) < 0)
+    while ((np = hashmap_next (n->recs, &pos, NULL)))
+        if (reconcile_one (n, np, err) < 0)
             return -1;
-    if (hashmap_count (d->node->procs) > 0)
+    if (hashmap_count (n->recs) > 0)
         log_msg (LOG_INFO, "node: %zu process record(s) replayed",
-                 hashmap_count (d->node->procs));
+                 hashmap_count (n->recs));
     return 0;
 }

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exec/outbox.h"
+#include "journal/outbox.h"
 #include "journal/crashpoint.h"
 
 struct item {
