@@ -19,18 +19,15 @@
 
 #include "tap.h"
 
-#include "fakeprocs.h"
+#include "fakedaemon.h"
 
-#include "client/client.h"
-#include "core/config.h"
 #include "core/jobspec.h"
 #include "core/rv1.h"
-#include "exec/daemon_private.h" /* the loop, the journal */
 #include "journal/journal.h"
 
+static struct fake_daemon fd;
 static struct cairnd *d;
 static struct client *cl;
-static char statedir[] = "/tmp/t_daemon.XXXXXX";
 static uint64_t cur_id; /* the job fake_on_start checks */
 static int wal_ok, wal_bad;
 
@@ -337,26 +334,14 @@ static void test_unsafe (void)
 
 int main (void)
 {
-    struct cairn_config cfg;
-    struct cairn_error err = {{0}};
-    char sock[PATH_MAX];
-
     plan (NO_PLAN);
-    if (!mkdtemp (statedir))
-        BAIL_OUT ("mkdtemp: %s", strerror (errno));
-    config_init (&cfg);
-    json_t *o = json_pack ("{s:{s:[s] s:b} s:{s:[s] s:b}}", "prolog", "command",
-                           "/bin/true", "per-rank", 1, "epilog", "command",
-                           "/bin/true", "per-rank", 1);
-    if (config_parse (&cfg, o, &err) < 0)
-        BAIL_OUT ("config: %s", err.text);
-    json_decref (o);
-    if (!(d = cairnd_create (&cfg, statedir, &err)))
-        BAIL_OUT ("cairnd_create: %s", err.text);
+    fake_daemon_start (&fd, json_pack ("{s:{s:[s] s:b} s:{s:[s] s:b}}",
+                                       "prolog", "command", "/bin/true",
+                                       "per-rank", 1, "epilog", "command",
+                                       "/bin/true", "per-rank", 1));
+    d = fd.d;
+    cl = fd.cl;
     ok (fake_procs != NULL, "cairnd runs on the fake supervisor");
-    snprintf (sock, sizeof (sock), "%s/cairn.sock", statedir);
-    if (!(cl = client_connect (sock, &err)))
-        BAIL_OUT ("connect: %s", err.text);
     fake_on_start = check_intent;
     fake_on_leftovers = check_loss;
 
@@ -366,11 +351,6 @@ int main (void)
     test_vanished ();
     test_unsafe ();
 
-    client_close (cl);
-    cairnd_destroy (d);
-    config_free (&cfg);
-    char cmd[PATH_MAX + 16];
-    snprintf (cmd, sizeof (cmd), "rm -rf %s", statedir);
-    (void)!system (cmd);
+    fake_daemon_stop (&fd);
     return done_testing ();
 }

@@ -21,16 +21,13 @@
 
 #include "tap.h"
 
-#include "fakeprocs.h"
+#include "fakedaemon.h"
 
-#include "client/client.h"
-#include "core/config.h"
-#include "exec/daemon_private.h" /* the loop, the journal */
 #include "journal/journal.h"
 
+static struct fake_daemon fd;
 static struct cairnd *d;
 static struct client *cl;
-static char statedir[] = "/tmp/t_node.XXXXXX";
 
 static void new_execid (char *buf)
 {
@@ -126,26 +123,15 @@ static int64_t node_exec (const char *execid, int64_t mt)
 
 int main (void)
 {
-    struct cairn_config cfg;
-    struct cairn_error err = {{0}};
-    char sock[PATH_MAX], e1[EXECID_LEN + 1], e2[EXECID_LEN + 1];
+    char e1[EXECID_LEN + 1], e2[EXECID_LEN + 1];
     json_t *r;
 
     plan (NO_PLAN);
-    if (!mkdtemp (statedir))
-        BAIL_OUT ("mkdtemp: %s", strerror (errno));
-    config_init (&cfg);
-    json_t *o = json_pack ("{s:s}", "role", "node");
-    if (config_parse (&cfg, o, &err) < 0)
-        BAIL_OUT ("config: %s", err.text);
-    json_decref (o);
-    if (!(d = cairnd_create (&cfg, statedir, &err)))
-        BAIL_OUT ("cairnd_create: %s", err.text);
+    fake_daemon_start (&fd, json_pack ("{s:s}", "role", "node"));
+    d = fd.d;
+    cl = fd.cl;
     ok (d->node != NULL && fake_procs != NULL,
         "a node-role cairnd on the fake supervisor");
-    snprintf (sock, sizeof (sock), "%s/cairn.sock", statedir);
-    if (!(cl = client_connect (sock, &err)))
-        BAIL_OUT ("connect: %s", err.text);
     fake_on_start = check_intent;
 
     /* rank 0 watches the ends */
@@ -211,11 +197,6 @@ int main (void)
     json_decref (r);
     is_int (starts_bad, 0, "every start after its intent's commit");
 
-    client_close (cl);
-    cairnd_destroy (d);
-    config_free (&cfg);
-    char cmd[PATH_MAX + 16];
-    snprintf (cmd, sizeof (cmd), "rm -rf %s", statedir);
-    (void)!system (cmd);
+    fake_daemon_stop (&fd);
     return done_testing ();
 }
