@@ -1,5 +1,9 @@
-/* daemon_private.h - cairnd's internals, shared by daemon*.c, service.c
- * and reconcile.c. */
+/* daemon_private.h - the daemon's own state (struct cairnd: the loop, the
+ * active jobs and their streams, the turn's commit), private to src/exec:
+ * its job path (daemon*.c, runner.c, reconcile.c, remote*.c) and its
+ * socket service (service*.c, bind.c, trust.c). What other rooms own is
+ * behind their headers and only pointed at here: procs.h (the processes
+ * here), node.h (the node role), quota.h, journal.h and outbox.h. */
 #ifndef CAIRN_DAEMON_PRIVATE_H
 #define CAIRN_DAEMON_PRIVATE_H
 
