@@ -30,7 +30,7 @@ struct job *job_create (uint64_t id)
         !(job->epilog_ranks = idset_create ()) ||
         !(job->epilog_covered = idset_create ()) ||
         !(job->done = idset_create ()) || !(job->released = idset_create ()) ||
-        !(job->drained = idset_create ()) || !(job->procidx = json_object ())) {
+        !(job->drained = idset_create ())) {
         job_destroy (job);
         errno = ENOMEM;
         return NULL;
@@ -49,7 +49,7 @@ void job_destroy (struct job *job)
         free (job->procs[i].host);
     }
     free (job->procs);
-    json_decref (job->procidx);
+    free (job->procidx);
     json_decref (job->posted);
     free (job->mark_note);
     free (job->imp);
@@ -73,14 +73,64 @@ void job_destroy (struct job *job)
     errno = saved;
 }
 
+/* The index of processes by execid: a few bytes per process where a
+ * JSON object took some 150 (issue 35: memory per active rank). */
+static size_t execid_hash (const char *execid)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (const char *c = execid; *c; c++)
+        h = (h ^ (uint8_t)*c) * 16777619u;
+    return h;
+}
+
 struct job_proc *job_proc_lookup (struct job *job, const char *execid)
 {
-    json_t *o = execid ? json_object_get (job->procidx, execid) : NULL;
-    if (!o) {
-        errno = ENOENT;
-        return NULL;
+    if (execid && job->procidx_cap > 0) {
+        size_t mask = job->procidx_cap - 1;
+        for (size_t i = execid_hash (execid) & mask; job->procidx[i];
+             i = (i + 1) & mask) {
+            struct job_proc *p = &job->procs[job->procidx[i] - 1];
+            if (strcmp (p->execid, execid) == 0)
+                return p;
+        }
     }
-    return &job->procs[json_integer_value (o)];
+    errno = ENOENT;
+    return NULL;
+}
+
+static void
+procidx_put (uint32_t *slots, size_t cap, const char *execid, size_t index)
+{
+    size_t i = execid_hash (execid) & (cap - 1);
+    while (slots[i])
+        i = (i + 1) & (cap - 1);
+    slots[i] = (uint32_t)index + 1;
+}
+
+/* Index procs[index] (its execid set, not indexed yet). -1 with ENOMEM
+ * (or EOVERFLOW past UINT32_MAX - 1 processes), the index unchanged. */
+static int procidx_add (struct job *job, size_t index)
+{
+    if (index >= UINT32_MAX - 1) {
+        errno = EOVERFLOW;
+        return -1;
+    }
+    if ((index + 1) * 2 > job->procidx_cap) {
+        size_t cap = job->procidx_cap ? job->procidx_cap * 2 : 8;
+        while ((index + 1) * 2 > cap)
+            cap *= 2;
+        uint32_t *slots = calloc (cap, sizeof (*slots));
+        if (!slots)
+            return -1;
+        for (size_t i = 0; i < index; i++)
+            procidx_put (slots, cap, job->procs[i].execid, i);
+        free (job->procidx);
+        job->procidx = slots;
+        job->procidx_cap = cap;
+    }
+    procidx_put (job->procidx, job->procidx_cap, job->procs[index].execid,
+                 index);
+    return 0;
 }
 
 /* ---- helpers for fold steps ---- */
@@ -465,7 +515,7 @@ static int fold_proc_intent (struct job *job,
         return errset (err, EINVAL, "proc-intent: missing execid/phase");
     if (strlen (execid) != EXECID_LEN)
         return errset (err, EINVAL, "proc-intent: bad execid %s", execid);
-    if (json_object_get (job->procidx, execid))
+    if (job_proc_lookup (job, execid))
         return errset (err, EINVAL, "proc-intent: duplicate execid %s", execid);
     if (strcmp (phase, "prolog") == 0)
         ph = PHASE_PROLOG;
@@ -499,12 +549,15 @@ static int fold_proc_intent (struct job *job,
     struct job_proc *p = &job->procs[job->nprocs];
     memset (p, 0, sizeof (*p));
     memcpy (p->execid, execid, EXECID_LEN + 1);
+    if (procidx_add (job, job->nprocs) < 0) {
+        idset_destroy (ranks);
+        return errset (err, errno, "proc-intent: %s", strerror (errno));
+    }
     p->phase = ph;
     p->state = PROC_INTENT;
     p->ranks = ranks;
     p->rank = idset_first (ranks);
     p->t_intent = t;
-    json_object_set_new (job->procidx, execid, json_integer (job->nprocs));
     job->nprocs++;
     job->nactive[ph]++;
     if (ph == PHASE_SHELL)

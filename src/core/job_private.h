@@ -43,7 +43,9 @@ struct job {
     struct job_proc *procs;
     size_t nprocs;
     size_t procs_alloc;
-    json_t *procidx; /* execid -> index in procs */
+    uint32_t *procidx;  /* execid -> procs[slot - 1]: open addressing on
+                           execid_hash, 0 empty; at most half full */
+    size_t procidx_cap; /* slots: 0, or a power of two */
     json_t *posted;  /* outside services' events: name -> [context...];
                         NULL until the first */
     int nactive[3];  /* processes not done, per phase */
