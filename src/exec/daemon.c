@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/random.h>
@@ -30,13 +29,9 @@
 #include "journal/outbox.h"
 #include "exec/runner.h"
 #include "util/dircheck.h"
-#include "supervise/exitfile.h"
-#include "supervise/janitor.h"
 #include "util/log.h"
 #include "util/notify.h"
 #include "supervise/procfs.h"
-#include "supervise/keeper.h"
-#include "supervise/spawner.h"
 #include "journal/crashpoint.h"
 
 double cairnd_now (void)

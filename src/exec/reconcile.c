@@ -24,7 +24,6 @@
 #include "core/eventlog.h"
 #include "exec/daemon_private.h"
 #include "exec/runner.h"
-#include "supervise/exitfile.h"
 #include "util/log.h"
 #include "supervise/procfs.h"
 #include "journal/crashpoint.h"
