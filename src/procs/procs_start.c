@@ -360,11 +360,16 @@ void procs_pending_orphan (struct procs *p)
 
 void procs_orphans_settle (struct procs *p)
 {
+    /* Taken out first: an answer may start a process again, and a
+     * supervisor that dies in that start leaves its own unanswered
+     * requests in p->lost, which must not overwrite these. */
+    struct pending *lost = p->lost;
     size_t n = p->nlost;
 
-    p->nlost = 0;
+    p->lost = NULL;
+    p->nlost = p->lost_room = 0;
     for (size_t i = 0; i < n; i++) {
-        struct pending *q = &p->lost[i];
+        struct pending *q = &lost[i];
         struct procs_started st = {.pidfd = -1};
         struct cairn_error err = {{0}};
         struct proc_look look;
@@ -397,4 +402,5 @@ void procs_orphans_settle (struct procs *p)
         started_check (p, q->execid, &st);
         q->ops->answered (q->owner, q->execid, PROCS_STARTED, &st, &err);
     }
+    free (lost);
 }
