@@ -253,6 +253,9 @@ void cairnd_conn_gone (struct cairnd *d, struct conn *c)
     for (struct ack *a = d->acks; a; a = a->next)
         if (a->conn == c)
             a->conn = NULL;
+    for (struct ack *a = d->flight_acks; a; a = a->next)
+        if (a->conn == c)
+            a->conn = NULL;
     char key[24];
     struct connsubs *cs;
     snprintf (key, sizeof (key), "%ju", (uintmax_t)conn_id (c));
@@ -572,42 +575,109 @@ static void commit (struct cairnd *d)
     }
 }
 
+/* Run a committed batch's effects, then the replies held for it (O3-O5). */
+static void act (struct outbox_batch *batch, struct ack *acks)
+{
+    outbox_run (batch);
+    while (acks) {
+        struct ack *a = acks;
+        acks = a->next;
+        if (a->conn) {
+            CRASHPOINT ("exec.respond.before");
+            (void)conn_respond (a->conn, a->matchtag, a->payload);
+            CRASHPOINT ("exec.respond.after");
+        }
+        json_decref (a->payload);
+        free (a);
+    }
+}
+
+static struct ack *take_acks (struct cairnd *d)
+{
+    struct ack *acks = d->acks;
+    d->acks = NULL;
+    d->acks_tail = &d->acks;
+    return acks;
+}
+
+/* The committer thread's done (journal_commit_start): wake the loop. */
+static void commit_done (void *arg)
+{
+    struct cairnd *d = arg;
+    ev_async_send (d->loop, &d->landed);
+}
+
+/* The batch in flight, once on disk: its effects and replies run (O3),
+ * and the starts they queued go out. Waits if it is not on disk yet. */
+static void land (struct cairnd *d)
+{
+    struct cairn_error err;
+    if (!journal_committing (d->journal))
+        return;
+    if (journal_commit_finish (d->journal, &err) < 0)
+        cairnd_journal_failed (d, err.text);
+    d->ncommits++;
+    d->last_commit = ev_now (d->loop);
+    struct outbox_batch *batch = d->flight;
+    struct ack *acks = d->flight_acks;
+    d->flight = NULL;
+    d->flight_acks = NULL;
+    act (batch, acks);
+    procs_send (d->procs);
+    procs_forget_kick (d->procs);
+}
+
+static void landed_cb (struct ev_loop *loop, ev_async *w, int revents)
+{
+    land (w->data);
+}
+
 /* Commit the turn's events, then act on them; repeat while acting produced
- * more events (outbox.h, O1-O5). */
+ * more events (outbox.h, O1-O5). The commit is the committer thread's:
+ * the loop goes on taking requests and ends while it is written, and
+ * acts on the batch when it lands (land()); meanwhile new events wait in
+ * their jobs (dirty) for the next batch, which is staged only after it. */
 static void flush (struct cairnd *d)
 {
     ev_timer_stop (d->loop, &d->lazy_timer);
+    if (journal_committing (d->journal))
+        return; /* the next flush comes after the landing */
     while (d->dirty || d->acks || outbox_busy (d->outbox)) {
         stage (d);
         struct outbox_batch *batch = outbox_take (d->outbox);
-        if (!d->unsafe_effects_first)
-            commit (d);
-        struct ack *acks = d->acks;
-        d->acks = NULL;
-        d->acks_tail = &d->acks;
-        outbox_run (batch);
-        while (acks) {
-            struct ack *a = acks;
-            acks = a->next;
-            if (a->conn) {
-                CRASHPOINT ("exec.respond.before");
-                (void)conn_respond (a->conn, a->matchtag, a->payload);
-                CRASHPOINT ("exec.respond.after");
-            }
-            json_decref (a->payload);
-            free (a);
-        }
+        struct ack *acks = take_acks (d);
         if (d->unsafe_effects_first) {
+            act (batch, acks);
             /* the test switch's breach must reach the supervisor before
              * the commit, or the harness would have nothing to catch */
             procs_send (d->procs);
             commit (d);
+            continue;
         }
+        if (journal_pending (d->journal) > 0) {
+            struct cairn_error err;
+            if (journal_commit_start (d->journal, commit_done, d, &err) < 0)
+                cairnd_journal_failed (d, err.text);
+            d->flight = batch;
+            d->flight_acks = acks;
+            break;
+        }
+        act (batch, acks); /* their causes are on disk already (O2) */
     }
     /* the turn's starts in one send, and the files of the ends just
      * acted on with one wake-up */
     procs_send (d->procs);
     procs_forget_kick (d->procs);
+}
+
+/* flush() until everything staged is on disk and acted on: before we
+ * listen, and at the end. */
+static void flush_all (struct cairnd *d)
+{
+    do {
+        land (d);
+        flush (d);
+    } while (journal_committing (d->journal));
 }
 
 /* ---- journal space and retention ---- */
@@ -666,6 +736,7 @@ static void purge_cb_timer (struct ev_loop *loop, ev_timer *w, int revents)
                        sizeof (p.ids) / sizeof (p.ids[0]) - p.n);
     if (p.n > 0) {
         CRASHPOINT ("journal.purge");
+        land (d); /* one commit at a time */
         if (journal_commit (d->journal, &err) < 0)
             cairnd_journal_failed (d, err.text);
         log_msg (LOG_DEBUG,
@@ -918,6 +989,9 @@ static int setup_loop (struct cairnd *d, struct cairn_error *err)
     procs_attach (d->procs, d->loop, getenv (TESTENV_CLOCK_SKEW) != NULL);
     ev_timer_init (&d->lazy_timer, lazy_cb, 0, 0);
     d->lazy_timer.data = d;
+    ev_async_init (&d->landed, landed_cb);
+    d->landed.data = d;
+    ev_async_start (d->loop, &d->landed);
     ev_signal_init (&d->sigterm, signal_cb, SIGTERM);
     ev_signal_init (&d->sigint, signal_cb, SIGINT);
     d->sigterm.data = d->sigint.data = d;
@@ -991,7 +1065,7 @@ static int recover (struct cairnd *d, struct cairn_error *err)
                  "no start marker and no exit status is lost, not started "
                  "again",
                  procs_exitdir_path (d->procs));
-    flush (d); /* what replay decided is committed before we listen */
+    flush_all (d); /* what replay decided is committed before we listen */
     reconcile_sweep_exits (d);
     /* the users' quotas: a count that fails is made again at the next
      * user's start (its count of job records stays 0), never a reason not to
@@ -1091,7 +1165,7 @@ int cairnd_run (struct cairnd *d)
         log_msg (LOG_WARNING, "cannot tell systemd we are ready: %s",
                  strerror (errno));
     ev_run (d->loop, 0);
-    flush (d);
+    flush_all (d);
     return d->exit_code;
 }
 
@@ -1103,6 +1177,20 @@ void cairnd_destroy (struct cairnd *d)
     server_destroy (d->server);
     server_destroy (d->public_server);
     bind_destroy (d);
+    /* torn down with a commit in flight (cairnd_create failing): it ends
+     * first; nothing of it is acted on */
+    if (d->journal && journal_committing (d->journal)) {
+        struct cairn_error err;
+        (void)journal_commit_finish (d->journal, &err);
+    }
+    outbox_drop (d->flight);
+    d->flight = NULL;
+    while (d->flight_acks) {
+        struct ack *a = d->flight_acks;
+        d->flight_acks = a->next;
+        json_decref (a->payload);
+        free (a);
+    }
     if (d->jobs) {
         size_t pos = 0;
         struct jobentry *je;
@@ -1128,6 +1216,7 @@ void cairnd_destroy (struct cairnd *d)
         ev_prepare_stop (d->loop, &d->prepare);
         ev_timer_stop (d->loop, &d->purge_timer);
         ev_timer_stop (d->loop, &d->lazy_timer);
+        ev_async_stop (d->loop, &d->landed);
         ev_timer_stop (d->loop, &d->output_timer);
         ev_signal_stop (d->loop, &d->sigterm);
         ev_signal_stop (d->loop, &d->sigint);

@@ -103,6 +103,11 @@ struct cairnd {
     ev_prepare prepare;
     ev_timer lazy_timer; /* a commit that waits (prepare_cb) */
     double last_commit;  /* ev_now of the last one */
+    /* the batch the journal's committer thread is writing (flush(), O3):
+     * its effects and the replies held for it, run once it is on disk */
+    ev_async landed; /* the committer's wake-up */
+    struct outbox_batch *flight;
+    struct ack *flight_acks;
     ev_signal sigterm;
     ev_signal sigint;
     ev_timer purge_timer;

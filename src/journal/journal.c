@@ -469,6 +469,8 @@ void journal_close (struct journal *j)
             break;
         }
     }
+    /* a commit in flight ends first: its batch is written or dropped */
+    journal_committer_free (j);
     /* In a forked child the env is not ours to touch (LMDB caveat): only
      * free our memory. */
     if (j->env && getpid () == j->pid) {
@@ -480,6 +482,7 @@ void journal_close (struct journal *j)
         mdb_env_close (j->env);
     }
     journal_batch_free (&j->batch);
+    journal_batch_free (&j->flight);
     free (j->path);
     free (j);
     errno = saved;

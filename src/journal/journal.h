@@ -21,7 +21,8 @@
  *   anything here on its parent's handle except journal_close() (which then
  *   only frees memory); reads and commits from another process fail with
  *   EINVAL. A child may open the journal itself (journal_open);
- * - a handle is not thread-safe: use it from one thread at a time.
+ * - a handle is not thread-safe: use it from one thread at a time (the
+ *   committer thread of journal_commit_start is the journal's own).
  *
  * On-disk layout (format version 1), all named LMDB databases:
  *   "meta"    "format" -> "1"; "instance" -> UUID text made at creation;
@@ -240,7 +241,8 @@ size_t journal_pending (const struct journal *j);
 
 /* Write the batch in one LMDB write transaction and return once it is
  * durable (unless opts.nosync). On success the batch is emptied (its
- * memory is kept for the next one). With nothing pending: no-op, 0.
+ * memory is kept for the next one). With nothing pending: no-op, 0
+ * (EBUSY while an asynchronous commit is in flight, below).
  *
  * When the map is full, the map is grown (doubled, capped at max_map_size)
  * and the transaction retried. On failure nothing of the batch is visible
@@ -252,6 +254,7 @@ size_t journal_pending (const struct journal *j);
  *   EBUSY   the map must grow but a read of this handle is in progress
  *           (journal_commit called from a read callback)
  *   EROFS   read-only journal with a batch (cannot happen via this API)
+ *   EBUSY   an asynchronous commit is in flight (journal_commit_finish)
  *   EIO, E2BIG ... or an errno injected by CAIRN_FAULT=journal.commit:K
  * Crash points: "journal.commit.before" just before the LMDB commit,
  * "journal.commit.after" right after it succeeds.
@@ -260,6 +263,51 @@ int journal_commit (struct journal *j, struct cairn_error *err);
 
 /* Drop the batch. */
 void journal_discard (struct journal *j);
+
+/* Asynchronous commit: the batch written by the journal's committer
+ * thread (started on first use) while the caller goes on, so that the
+ * fdatasync's wait and LMDB's work leave the caller's thread (cairnd's
+ * loop, doc/design.md "The write-ahead rule").
+ *
+ * journal_commit_start() hands the batch over and returns at once; an
+ * empty batch takes its place, and journal_append() and the others
+ * validate against what the journal will be once the batch in flight is
+ * written. When that commit has ended, durable or failed, done (arg) is
+ * called ON THE COMMITTER THREAD, with the journal's lock held: it must
+ * only wake the caller (ev_async_send) and touch nothing of the journal.
+ * The caller then calls journal_commit_finish() for the result, and only
+ * after a 0 from it may act on what the batch held (the write-ahead
+ * rule). One commit at a time: while one is in flight, a second start and
+ * journal_commit() fail EBUSY. Reads see committed data only: nothing of
+ * the batch in flight before it is on disk. Crash points and the
+ * journal.commit fault are those of journal_commit(), passed on the
+ * committer thread.
+ *
+ * journal_commit_start returns 0 (in flight; with nothing pending, 0 and
+ * nothing in flight: done is not called), or -1 with errno and err:
+ *   EBUSY   a commit is in flight
+ *   EROFS   read-only journal with a batch
+ *   EINVAL  j is NULL, or opened by another process
+ *   EAGAIN, ENOMEM  the committer thread could not be started
+ */
+typedef void (*journal_done_f) (void *arg);
+int journal_commit_start (struct journal *j,
+                          journal_done_f done,
+                          void *arg,
+                          struct cairn_error *err);
+
+/* Is a commit in flight (started and not finished)? */
+bool journal_committing (const struct journal *j);
+
+/* Wait for the commit in flight to end and return its result; the batch
+ * in flight is then gone, written or dropped. A batch the committer could
+ * not write without changing the map (full, or grown by another process)
+ * is written here, on the caller's thread, growing the map as
+ * journal_commit() does. Nothing in flight: 0. Returns 0, or -1 with
+ * errno and err as journal_commit(); unlike journal_commit(), a failed
+ * batch is not kept, and the open batch was validated against it: drop
+ * that too (journal_discard) or close the journal. */
+int journal_commit_finish (struct journal *j, struct cairn_error *err);
 
 /* Reading. Each call runs one short read transaction; it never blocks the
  * writer and sees committed data only. Callbacks run inside that

@@ -86,7 +86,49 @@ struct journal {
     MDB_txn *spare_rtxn; /* a reset read txn kept for reuse (MDB_NOTLS) */
     int nreaders;        /* read txns of this handle now active */
     struct jbatch batch;
+    /* The asynchronous commit (journal_async.c): the batch the committer
+     * thread writes while batch fills. in_flight is the caller's thread's
+     * alone: set by journal_commit_start, cleared by journal_commit_finish;
+     * the committer never reads or writes flight's batch view. */
+    struct jbatch flight;
+    bool in_flight;
+    struct jcommitter *committer; /* NULL until the first async commit */
 };
+
+/* journal_commit_batch's results besides 0 and -1 */
+#define JOURNAL_COMMIT_MAP_FULL 1 /* grow the map, then try again */
+#define JOURNAL_COMMIT_ON_CALLER                                               \
+    2 /* the map must change: the caller's                                     \
+       * thread must commit (async only) */
+
+/* One attempt at writing batch b in one write txn. On the committer
+ * thread (async), anything that would change the map (a full map, one
+ * grown by another process) is left to the caller's thread:
+ * JOURNAL_COMMIT_ON_CALLER. Returns 0, JOURNAL_COMMIT_MAP_FULL (not
+ * async), JOURNAL_COMMIT_ON_CALLER (async only), or -1 with errno and err;
+ * in every case but 0 the journal is unchanged. */
+int journal_commit_batch (struct journal *j,
+                          struct jbatch *b,
+                          bool async,
+                          struct cairn_error *err);
+
+/* Write b synchronously, growing the map as needed; b is emptied on
+ * success. Returns 0, or -1 with errno and err. */
+int journal_commit_sync (struct journal *j,
+                         struct jbatch *b,
+                         struct cairn_error *err);
+
+/* The checks of a commit, async or not: 1 (go on), 0 (nothing to
+ * commit), or -1 with errno and err: EINVAL (no journal, or another
+ * process's handle), EBUSY (a commit in flight), EROFS. */
+int journal_commit_check (struct journal *j, struct cairn_error *err);
+
+/* Empty b, keeping its memory. */
+void journal_batch_clear (struct jbatch *b);
+
+/* Stop and free the committer thread (journal_close), after waiting for
+ * a commit in flight. */
+void journal_committer_free (struct journal *j);
 
 /* Map an LMDB return code (or a positive errno) to an errno value. */
 int journal_errno (int rc);

@@ -20,9 +20,6 @@
 #include "journal/crashpoint.h"
 #include "journal/journal_private.h"
 
-/* Commit attempt result: the map is full, grow it and try again. */
-#define COMMIT_MAP_FULL 1
-
 void journal_batch_free (struct jbatch *b)
 {
     free (b->ops);
@@ -32,7 +29,7 @@ void journal_batch_free (struct jbatch *b)
     memset (b, 0, sizeof (*b));
 }
 
-static void batch_clear (struct jbatch *b)
+void journal_batch_clear (struct jbatch *b)
 {
     for (size_t i = 0; i < b->njobs; i++)
         b->slots[b->jobs[i].slot] = 0;
@@ -111,6 +108,19 @@ static struct jjob *batch_job (struct journal *j, uint64_t id)
         return jb;
     if (batch_reserve_job (b) < 0)
         return NULL;
+    /* a batch being committed holds what the job will be once it is on
+     * disk: that, not the disk, is where this batch starts from */
+    const struct jjob *f = j->in_flight ? batch_find (&j->flight, id) : NULL;
+    if (f) {
+        jb = &b->jobs[b->njobs];
+        memset (jb, 0, sizeof (*jb));
+        jb->id = id;
+        jb->exists = f->exists;
+        jb->active = f->active;
+        jb->next_seq = f->next_seq;
+        slot_insert (b, b->njobs++);
+        return jb;
+    }
     if ((rc = journal_rtxn_begin (j, &txn)))
         goto error;
     rc = journal_jobrec_get (j, txn, id, &rec);
@@ -359,13 +369,14 @@ size_t journal_pending (const struct journal *j)
 void journal_discard (struct journal *j)
 {
     if (j)
-        batch_clear (&j->batch);
+        journal_batch_clear (&j->batch);
 }
 
 /* Commit state of one attempt: the txn, an events cursor and the largest
  * events key, below which MDB_APPEND cannot be used. */
 struct commit {
     struct journal *j;
+    struct jbatch *b;
     MDB_txn *txn;
     MDB_cursor *cur;
     unsigned char last[JOURNAL_KEY_EVENT];
@@ -417,7 +428,7 @@ static int apply_append (struct commit *c,
     struct journal_jobrec *rec = &jb->c_rec;
     unsigned char kbuf[JOURNAL_KEY_EVENT];
     MDB_val k = {sizeof (kbuf), kbuf};
-    MDB_val v = {op->len, c->j->batch.buf + op->off};
+    MDB_val v = {op->len, c->b->buf + op->off};
     unsigned int flags = MDB_NOOVERWRITE;
     int rc;
 
@@ -528,7 +539,7 @@ static int apply_drain (struct commit *c, const struct jop *op)
 {
     unsigned char kbuf[4];
     MDB_val k = {sizeof (kbuf), kbuf};
-    MDB_val v = {op->len, c->j->batch.buf + op->off};
+    MDB_val v = {op->len, c->b->buf + op->off};
     int rc;
 
     journal_put_be32 (kbuf, op->seq);
@@ -540,7 +551,7 @@ static int apply_drain (struct commit *c, const struct jop *op)
 
 static int apply_nodeproc (struct commit *c, const struct jop *op)
 {
-    char *base = c->j->batch.buf + op->off;
+    char *base = c->b->buf + op->off;
     MDB_val k = {JOURNAL_EXECID_LEN, base};
     MDB_val v = {op->len, base + JOURNAL_EXECID_LEN};
     int rc;
@@ -554,7 +565,7 @@ static int apply_nodeproc (struct commit *c, const struct jop *op)
 /* Write the touched job records, once each. */
 static int commit_records (struct commit *c)
 {
-    struct jbatch *b = &c->j->batch;
+    struct jbatch *b = c->b;
     unsigned char kbuf[JOURNAL_KEY_JOB];
     MDB_val k = {sizeof (kbuf), kbuf}, v;
     int rc;
@@ -579,7 +590,7 @@ static int commit_records (struct commit *c)
 
 static int commit_ops (struct commit *c, struct cairn_error *err)
 {
-    struct jbatch *b = &c->j->batch;
+    struct jbatch *b = c->b;
     MDB_val k, v;
     int rc;
 
@@ -619,16 +630,23 @@ static int commit_ops (struct commit *c, struct cairn_error *err)
     return commit_records (c);
 }
 
-/* One attempt. Returns 0, COMMIT_MAP_FULL, or -1 with errno and err set;
- * in every case but 0 the txn is gone and the journal unchanged. */
-static int commit_once (struct journal *j, struct cairn_error *err)
+int journal_commit_batch (struct journal *j,
+                          struct jbatch *b,
+                          bool async,
+                          struct cairn_error *err)
 {
-    struct commit c = {.j = j};
+    struct commit c = {.j = j, .b = b};
     int rc, e;
 
     if (err)
         err->text[0] = '\0';
-    if ((rc = journal_txn_begin (j, 0, &c.txn)))
+    /* journal_txn_begin may adopt a map another process grew, which only
+     * the thread that reads may do */
+    rc = async ? mdb_txn_begin (j->env, NULL, 0, &c.txn)
+               : journal_txn_begin (j, 0, &c.txn);
+    if (rc == MDB_MAP_RESIZED && async)
+        return JOURNAL_COMMIT_ON_CALLER;
+    if (rc)
         return journal_err (err, rc, "journal at %s: commit", j->path);
     rc = commit_ops (&c, err);
     if (c.cur)
@@ -641,7 +659,7 @@ static int commit_once (struct journal *j, struct cairn_error *err)
     if (rc) {
         mdb_txn_abort (c.txn);
         if (rc == MDB_MAP_FULL)
-            return COMMIT_MAP_FULL;
+            return async ? JOURNAL_COMMIT_ON_CALLER : JOURNAL_COMMIT_MAP_FULL;
         if (err && err->text[0]) { /* an apply_* message */
             errno = journal_errno (rc);
             return -1;
@@ -651,7 +669,7 @@ static int commit_once (struct journal *j, struct cairn_error *err)
     CRASHPOINT ("journal.commit.before");
     if ((rc = mdb_txn_commit (c.txn))) { /* frees the txn, also on error */
         if (rc == MDB_MAP_FULL)
-            return COMMIT_MAP_FULL;
+            return async ? JOURNAL_COMMIT_ON_CALLER : JOURNAL_COMMIT_MAP_FULL;
         return journal_err (err, rc, "journal at %s: commit", j->path);
     }
     CRASHPOINT ("journal.commit.after");
@@ -691,12 +709,32 @@ static int journal_grow (struct journal *j, struct cairn_error *err)
     return 0;
 }
 
-int journal_commit (struct journal *j, struct cairn_error *err)
+int journal_commit_sync (struct journal *j,
+                         struct jbatch *b,
+                         struct cairn_error *err)
 {
     int rc;
 
+    while ((rc = journal_commit_batch (j, b, false, err)) ==
+           JOURNAL_COMMIT_MAP_FULL) {
+        if (journal_grow (j, err) < 0)
+            return -1;
+    }
+    if (rc < 0)
+        return -1;
+    journal_batch_clear (b);
+    return 0;
+}
+
+/* The checks of a commit, async or not. */
+int journal_commit_check (struct journal *j, struct cairn_error *err)
+{
     if (!j)
         return errset (err, EINVAL, "journal: commit: no journal");
+    if (j->in_flight)
+        return errset (err, EBUSY,
+                       "journal at %s: a commit is in flight: finish it first",
+                       j->path);
     if (j->batch.nops == 0)
         return 0;
     if (j->readonly)
@@ -704,12 +742,13 @@ int journal_commit (struct journal *j, struct cairn_error *err)
     if (journal_check_pid (j))
         return errset (err, EINVAL,
                        "journal at %s was opened by another process", j->path);
-    while ((rc = commit_once (j, err)) == COMMIT_MAP_FULL) {
-        if (journal_grow (j, err) < 0)
-            return -1;
-    }
-    if (rc < 0)
-        return -1;
-    batch_clear (&j->batch);
-    return 0;
+    return 1;
+}
+
+int journal_commit (struct journal *j, struct cairn_error *err)
+{
+    int rc = journal_commit_check (j, err);
+    if (rc <= 0)
+        return rc;
+    return journal_commit_sync (j, &j->batch, err);
 }

@@ -160,3 +160,9 @@ void outbox_run (struct outbox_batch *b)
     }
     batch_free (b);
 }
+
+void outbox_drop (struct outbox_batch *b)
+{
+    if (b)
+        batch_free (b);
+}

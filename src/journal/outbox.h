@@ -91,4 +91,8 @@ struct outbox_batch *outbox_take (struct outbox *ob);
  * while it runs go to the outbox, for the next commit. */
 void outbox_run (struct outbox_batch *b);
 
+/* Free a taken batch without running it: for a daemon torn down while
+ * the commit of its batch was in flight, whose effects must not run. */
+void outbox_drop (struct outbox_batch *b);
+
 #endif /* CAIRN_OUTBOX_H */

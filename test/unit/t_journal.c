@@ -15,37 +15,13 @@
 #include "journal/crashpoint.h"
 #include "journal/journal.h"
 #include "tap.h"
+#include "jtmp.h"
 
 #define MiB ((size_t)1 << 20)
 
-static int
-rm_entry (const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    return remove (path);
-}
-
 static char *tmpdir_create (void)
 {
-    char *dir = strdup ("/tmp/t_journal.XXXXXX");
-    if (!dir || !mkdtemp (dir))
-        BAIL_OUT ("mkdtemp: %s", strerror (errno));
-    return dir;
-}
-
-static void tmpdir_destroy (char *dir)
-{
-    if (nftw (dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) < 0)
-        diag ("cleanup of %s failed: %s", dir, strerror (errno));
-    free (dir);
-}
-
-static struct journal *xopen (const char *dir, const struct journal_opts *o)
-{
-    struct cairn_error err = {""};
-    struct journal *j = journal_open (dir, o, &err);
-    if (!j)
-        BAIL_OUT ("journal_open %s: %s", dir, err.text);
-    return j;
+    return tmpdir_create_as ("t_journal");
 }
 
 /* The event line for (id, seq) of batch b. */
