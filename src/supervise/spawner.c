@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "supervise/keeper.h"
+#include "supervise/msgread.h"
 #include "util/scm.h"
 #include "supervise/shim_proto.h"
 #include "supervise/spawner.h"
@@ -39,6 +40,7 @@ struct spawner {
     size_t nq, qroom;
     char *out; /* spawner_request()s not sent yet, encoded back to back */
     size_t outlen, outroom;
+    struct msgread rd; /* its messages, many per read */
 };
 
 /* ---- both sides ---- */
@@ -72,6 +74,7 @@ struct spawner *spawner_create (struct keeper *k, struct cairn_error *err)
         return NULL;
     }
     sp->sock = sp->pidfd = -1;
+    msgread_init (&sp->rd);
     if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
         errprintf (err, "spawner: socketpair: %s", strerror (errno));
         goto error;
@@ -142,17 +145,19 @@ static char *request_encode (const char *path,
     return buf;
 }
 
-/* Read one message and the pidfd that may ride with it. flags: 0 or
- * MSG_DONTWAIT (then EAGAIN when there is none). EOF or a torn message is
- * EPIPE: the spawner is gone. */
-static int msg_recv (int sock, struct spawner_msg *m, int *fd, int flags)
+/* The next message and the pidfd that may ride with it. flags: 0 or
+ * MSG_DONTWAIT (then EAGAIN when there is none). EOF, a message of
+ * neither type or a pidfd in the middle of one is EPIPE: the spawner is
+ * gone, or broken. */
+static int
+msg_recv (struct spawner *sp, struct spawner_msg *m, int *fd, int flags)
 {
-    ssize_t n = scm_recv (sock, m, sizeof (*m), fd, flags);
-
-    if (n < 0)
+    if (msgread_next (&sp->rd, sp->sock, m, sizeof (*m), fd, flags) < 0) {
+        if (errno == EPROTO)
+            errno = EPIPE;
         return -1;
-    if (n != (ssize_t)sizeof (*m) ||
-        (m->type != SPAWNER_MSG_STARTED && m->type != SPAWNER_MSG_ENDED)) {
+    }
+    if (m->type != SPAWNER_MSG_STARTED && m->type != SPAWNER_MSG_ENDED) {
         if (*fd >= 0)
             close (*fd);
         *fd = -1;
@@ -184,7 +189,7 @@ static int queue_keep (struct spawner *sp, const struct spawner_msg *m, int fd)
 static int started_recv (struct spawner *sp, struct spawner_msg *m, int *fd)
 {
     for (;;) {
-        if (msg_recv (sp->sock, m, fd, 0) < 0)
+        if (msg_recv (sp, m, fd, 0) < 0)
             return -1;
         if (m->type == SPAWNER_MSG_STARTED && sp->unanswered == 0)
             return 0;
@@ -206,7 +211,7 @@ int spawner_next (struct spawner *sp, struct spawner_msg *m, int *fd)
         memmove (sp->q, sp->q + 1, --sp->nq * sizeof (*sp->q));
         return 0;
     }
-    if (msg_recv (sp->sock, m, fd, MSG_DONTWAIT) < 0)
+    if (msg_recv (sp, m, fd, MSG_DONTWAIT) < 0)
         return -1;
     if (m->type == SPAWNER_MSG_STARTED) {
         if (sp->unanswered == 0) { /* an answer nobody asked for */
@@ -386,6 +391,7 @@ void spawner_destroy (struct spawner *sp)
         if (sp->q[i].fd >= 0)
             close (sp->q[i].fd);
     free (sp->q);
+    msgread_reset (&sp->rd);
     free (sp->out);     /* not sent: judged as unanswered (spawner.h) */
     if (sp->pidfd >= 0) /* its parent, the keeper, reaps it */
         close (sp->pidfd);
