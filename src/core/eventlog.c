@@ -156,11 +156,46 @@ static bool name_plain (const char *s)
     return true;
 }
 
+/* What snprintf "%.6f" writes for t, without it (glibc's exact decimal
+ * conversion is a good part of cairnd's loop per event), for
+ * 2^13 <= t < 2^53: every epoch time. There t's fraction has at most 39
+ * bits, so frac * 10^6 = frac * 5^6 * 2^6 is exact in a double, and
+ * nearbyint rounds it as printf does (to nearest, ties to even). Returns
+ * false for any other t. */
+static bool timestamp_fast (double t, char *buf, size_t size)
+{
+    char digits[24];
+    double ip;
+    int n = 0;
+
+    if (!(t >= 8192.0 && t < 9007199254740992.0) || size < 32)
+        return false;
+    double us = nearbyint (modf (t, &ip) * 1e6);
+    unsigned long long sec = (unsigned long long)ip;
+    unsigned long frac = (unsigned long)us;
+    if (frac >= 1000000) { /* .9999995 and up: the carry */
+        frac -= 1000000;
+        sec++;
+    }
+    do
+        digits[n++] = (char)('0' + sec % 10);
+    while ((sec /= 10) > 0);
+    for (int i = 0; i < n; i++)
+        buf[i] = digits[n - 1 - i];
+    buf[n] = '.';
+    for (int i = 6; i >= 1; i--, frac /= 10)
+        buf[n + i] = (char)('0' + frac % 10);
+    buf[n + 7] = '\0';
+    return true;
+}
+
 /* "%.6f" keeps microseconds and reads well; a timestamp so small that it
  * would print as 0 (and then fail to decode) is written in full instead.
  */
 static void timestamp_encode (double t, char *buf, size_t size)
 {
+    if (timestamp_fast (t, buf, size))
+        return;
     snprintf (buf, size, "%.6f", t);
     if (strtod (buf, NULL) == 0)
         snprintf (buf, size, "%.17g", t);

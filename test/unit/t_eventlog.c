@@ -316,9 +316,52 @@ static void test_fields (void)
     json_decref (e);
 }
 
+/* The encoder's own "%.6f" for epoch times writes what snprintf does:
+ * ties (1/128 s is 7812.5 us), the carry into the seconds, the edges of
+ * its range, and random times. */
+static void test_timestamp_digits (void)
+{
+    double edge[] = {8192.0,
+                     8191.9999999,
+                     1700000000.0078125,
+                     1700000000.0234375,
+                     1700000000.9999995,
+                     1700000000.99999949,
+                     1799999999.9999999,
+                     9007199254740991.0,
+                     9007199254740992.0,
+                     123456.5000005};
+    int bad = 0, n = 0;
+    unsigned long long x = 88172645463325252ULL;
+
+    for (int i = 0; i < 200000 + (int)(sizeof (edge) / sizeof (edge[0]));
+         i++, n++) {
+        double t;
+        if (i < (int)(sizeof (edge) / sizeof (edge[0])))
+            t = edge[i];
+        else {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
+            t = i % 2 ? 1.6e9 + (double)(x % 400000000000ULL) / 1e3
+                      : 8192.0 + (double)(x >> 11) / 1e3;
+        }
+        char want[400], line[480];
+        snprintf (want, sizeof (want), "{\"timestamp\":%.6f,\"name\":\"x\"}",
+                  t);
+        json_t *e = json_pack ("{s:f s:s}", "timestamp", t, "name", "x");
+        char *got = e ? eventlog_entry_encode (e) : NULL;
+        snprintf (line, sizeof (line), "%s", got ? got : "(null)");
+        if (strcmp (line, want) != 0 && bad++ < 5)
+            diag ("t=%.17g: got %s, want %s", t, line, want);
+        free (got);
+        json_decref (e);
+    }
+    ok (bad == 0, "timestamps: %d of %d encoded as %%.6f would", n - bad, n);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
+    test_timestamp_digits ();
     test_fields ();
     test_pack_encode ();
     test_pack_bad ();
