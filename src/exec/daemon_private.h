@@ -192,8 +192,11 @@ int proc_watch (struct jobentry *je, const char *execid, pid_t pid, int pidfd);
  * files go; a lost one's leftovers are killed. */
 void proc_finished (struct jobentry *je, const char *execid, bool lost);
 /* A job's process ended: read its exit record into the job (shim_status
- * as procs_owner_ops.ended's). */
-void proc_collect (struct jobentry *je, const char *execid, int shim_status);
+ * and rec as procs_owner_ops.ended's; rec NULL: read the record). */
+void proc_collect (struct jobentry *je,
+                   const char *execid,
+                   int shim_status,
+                   const struct procs_exit *rec);
 
 /* service.c */
 void service_request (struct conn *c,

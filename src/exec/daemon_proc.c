@@ -17,7 +17,10 @@
 #include "supervise/exitfile.h"
 #include "util/log.h"
 
-static void job_ended (void *owner, const char *execid, int shim_status);
+static void job_ended (void *owner,
+                       const char *execid,
+                       int shim_status,
+                       const struct procs_exit *rec);
 static void job_answered (void *owner,
                           const char *execid,
                           enum procs_answer answer,
@@ -38,7 +41,10 @@ int proc_watch (struct jobentry *je, const char *execid, pid_t pid, int pidfd)
  * exit record means the outcome is lost (shim_status: the shim's own wait
  * status, or -1 when it is not our child), unless the command never
  * started. */
-void proc_collect (struct jobentry *je, const char *execid, int shim_status)
+void proc_collect (struct jobentry *je,
+                   const char *execid,
+                   int shim_status,
+                   const struct procs_exit *rec)
 {
     struct cairnd *d = je->d;
     int xfd = procs_exitdir (d->procs);
@@ -56,8 +62,14 @@ void proc_collect (struct jobentry *je, const char *execid, int shim_status)
     CRASHPOINT ("exec.exitfile.read");
     long long osz, esz;
     int left = 0;
-    if (exitfile_read_left (xfd, execid, &status, &error, &osz, &esz, &left) ==
-        0) {
+    if (rec) { /* what the record says, as the supervisor told it */
+        status = rec->status;
+        osz = rec->out_size;
+        esz = rec->err_size;
+        left = rec->leftover;
+    }
+    if (rec || exitfile_read_left (xfd, execid, &status, &error, &osz, &esz,
+                                   &left) == 0) {
         size_t room = job_output_room (je->job, p->phase), olen = 0, elen = 0;
         bool otrunc = false, etrunc = false;
         /* a file the shim saw empty is not opened (most are) */
@@ -101,9 +113,12 @@ void proc_collect (struct jobentry *je, const char *execid, int shim_status)
     cairnd_dirty (je);
 }
 
-static void job_ended (void *owner, const char *execid, int shim_status)
+static void job_ended (void *owner,
+                       const char *execid,
+                       int shim_status,
+                       const struct procs_exit *rec)
 {
-    proc_collect (owner, execid, shim_status);
+    proc_collect (owner, execid, shim_status, rec);
 }
 
 /* What the supervisor's answer to a start means for the job: rc, st and
@@ -125,7 +140,7 @@ static void spawn_done (struct jobentry *je,
         return;
     }
     if (st->pid == 0) { /* its exit record says why it could not start */
-        proc_collect (je, execid, 0);
+        proc_collect (je, execid, 0, NULL);
         return;
     }
     if (proc_watch (je, execid, st->pid, st->pidfd) < 0) {

@@ -127,7 +127,7 @@ int reconcile_local (struct jobentry *je,
     cairnd_ctx (d, &ctx);
     switch (look.verdict) {
     case LOOK_EXITED:
-        proc_collect (je, execid, -1);
+        proc_collect (je, execid, -1, NULL);
         break;
     case LOOK_ALIVE:
         if (adopt (je, p, &look) < 0)

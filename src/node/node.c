@@ -363,7 +363,11 @@ static void node_collect (struct node *n, struct nproc *np, int shim_status)
     end_as (n, np, "lost", note, NW_LOST);
 }
 
-static void nproc_ended (void *owner, const char *execid, int shim_status)
+/* rec is not used: a node reads the record, rarely hot */
+static void nproc_ended (void *owner,
+                         const char *execid,
+                         int shim_status,
+                         const struct procs_exit *rec)
 {
     struct nproc *np = owner;
     node_collect (np->n, np, shim_status);

@@ -317,10 +317,13 @@ static void watch_end (struct watch *w, int shim_status)
     if (w->orphaned)
         procs_cgroup_reap (p, execid);
     procs_unwatch (p, execid);
-    ops->ended (owner, execid, shim_status);
+    ops->ended (owner, execid, shim_status, NULL);
 }
 
-void procs_ended (struct procs *p, const char *execid, int code)
+void procs_ended (struct procs *p,
+                  const char *execid,
+                  int code,
+                  const struct procs_exit *rec)
 {
     struct watch *w = execid ? hashmap_get (p->watches, execid) : NULL;
     if (!w)
@@ -330,7 +333,7 @@ void procs_ended (struct procs *p, const char *execid, int code)
     char id[EXECID_LEN + 1];
     snprintf (id, sizeof (id), "%s", execid);
     procs_unwatch (p, id);
-    ops->ended (owner, id, code << 8);
+    ops->ended (owner, id, code << 8, rec);
 }
 
 /* The end of a watched process that is not our child: its supervisor

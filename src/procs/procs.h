@@ -70,11 +70,24 @@ enum procs_answer {
                         err says why */
 };
 
+/* An exit record as our supervisor told it with the end
+ * (spawner_proto.h): what the record on disk says, so that the owner
+ * need not read it. */
+struct procs_exit {
+    int status;                   /* the command's wait status */
+    long long out_size, err_size; /* output sizes at its end; -1: not said */
+    int leftover;                 /* processes of its session left */
+};
+
 struct procs_owner_ops {
     /* execid ended. shim_status: its shim's wait status, or -1 when the
      * shim was not our supervisor's child (its exit record, or none,
-     * tells; procs_gone_note). */
-    void (*ended) (void *owner, const char *execid, int shim_status);
+     * tells; procs_gone_note). rec: its exit record when the supervisor
+     * sent it along, else NULL (read the record). */
+    void (*ended) (void *owner,
+                   const char *execid,
+                   int shim_status,
+                   const struct procs_exit *rec);
     /* An asynchronous start of execid was answered. */
     void (*answered) (void *owner,
                       const char *execid,

@@ -143,8 +143,13 @@ static void spawner_msgs_read (struct procs *p)
     while (spawner_next (p->spawner, &m, &fd) == 0) {
         if (m.type == SPAWNER_MSG_STARTED)
             procs_answered (p, &m, fd);
-        else
-            procs_ended (p, m.execid, m.code);
+        else {
+            struct procs_exit rec = {.status = m.status,
+                                     .out_size = m.out_size,
+                                     .err_size = m.err_size,
+                                     .leftover = m.leftover};
+            procs_ended (p, m.execid, m.code, m.record == 1 ? &rec : NULL);
+        }
     }
     if (errno == EPIPE) /* it died: its pidfd is readable, or soon is */
         ev_io_stop (p->loop, &p->spawner_msgs);

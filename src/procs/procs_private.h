@@ -89,7 +89,12 @@ void procs_link_stop (struct procs *p);
 size_t procs_orphan_all (struct procs *p);
 /* The supervisor saw execid through: code 0, its exit record is written;
  * else the shim exit code that says why not (shim_proto.h). */
-void procs_ended (struct procs *p, const char *execid, int code);
+/* Our supervisor's ENDED for execid: code its exit code for it, rec the
+ * record it sent along or NULL. */
+void procs_ended (struct procs *p,
+                  const char *execid,
+                  int code,
+                  const struct procs_exit *rec);
 
 /* procs_start.c: the requests in flight */
 

@@ -96,6 +96,8 @@ struct shim {
     char *drop_groups;  /* ... its GROUPS */
     char drop_nums[4][24];
     char error[400];    /* why the command could not run, or "" */
+    bool wrote;         /* write_exitfile wrote a record without "error" */
+    int wrote_status;   /* ... with this status */
     char name_out[SHIM_NAME_MAX];
     char name_err[SHIM_NAME_MAX];
     char name_started[SHIM_NAME_MAX];
@@ -933,11 +935,13 @@ static int write_exitfile (struct shim *s, int status)
         return 0;
     /* A short append leaves no whole record in the marker: the exit file
      * then says it. */
-    if (s->marked &&
-        shim_record_append (s->dirfd, s->name_started, buf, len) == 0)
+    if ((s->marked &&
+         shim_record_append (s->dirfd, s->name_started, buf, len) == 0) ||
+        shim_exitfile_put (s->dirfd, s->execid, s->name_tmp, buf, len) == 0) {
+        s->wrote = !s->error[0];
+        s->wrote_status = status;
         return 0;
-    if (shim_exitfile_put (s->dirfd, s->execid, s->name_tmp, buf, len) == 0)
-        return 0;
+    }
 error:
     fprintf (stderr, "cairn-shim: %s/%s: %s\n", s->exitdir, s->execid,
              strerror (errno));
@@ -1086,6 +1090,21 @@ void shim_cmd_exited (struct shim *s)
 int shim_cmd_leftover (const struct shim *s)
 {
     return s->leftover;
+}
+
+bool shim_cmd_record (const struct shim *s,
+                      int *status,
+                      long long *out_size,
+                      long long *err_size,
+                      int *leftover)
+{
+    if (!s->wrote)
+        return false;
+    *status = s->wrote_status;
+    *out_size = s->out_size >= 0 && s->err_size >= 0 ? s->out_size : -1;
+    *err_size = s->out_size >= 0 && s->err_size >= 0 ? s->err_size : -1;
+    *leftover = s->leftover > 0 ? s->leftover : 0;
+    return true;
 }
 
 int shim_cmd_drain (struct shim *s)

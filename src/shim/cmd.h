@@ -80,6 +80,15 @@ void shim_cmd_exited (struct shim *s);
  * process ended (shim_cmd_exited); the record's "leftover". */
 int shim_cmd_leftover (const struct shim *s);
 
+/* The exit record shim_cmd_finish wrote, when it wrote one with no
+ * "error" (not one cairn-shim --drop left): its status, output sizes (-1:
+ * not said) and leftover. False otherwise: the record is to be read. */
+bool shim_cmd_record (const struct shim *s,
+                      int *status,
+                      long long *out_size,
+                      long long *err_size,
+                      int *leftover);
+
 /* With processes left (shim_cmd_leftover > 0), the process still unreaped:
  * SIGKILL the session (group and cgroup too) until it is empty, at most
  * SHIM_DRAIN_TRIES looks, and remove the cgroup. Returns how many

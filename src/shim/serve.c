@@ -312,6 +312,15 @@ static void ended_send (const struct sup_cmd *c, int code)
     struct spawner_msg m = {
         .type = SPAWNER_MSG_ENDED, .pid = c->pid, .code = code};
     snprintf (m.execid, sizeof (m.execid), "%s", c->execid);
+    int status, left;
+    long long osz, esz;
+    if (code == 0 && shim_cmd_record (c->s, &status, &osz, &esz, &left)) {
+        m.record = 1; /* cairnd need not read it (spawner_proto.h) */
+        m.status = status;
+        m.out_size = osz;
+        m.err_size = esz;
+        m.leftover = left;
+    }
     out_ended (c->rq->seq, &m); /* cairnd gone: the record says it */
 }
 

@@ -30,7 +30,13 @@
  *     ENDED  once the command's exit record is written and the command
  *            reaped (code 0), or when the exit record could not be written
  *            (code 3, shim_proto.h's exit code for it). ENDED messages
- *            may come between a request and its STARTED.
+ *            may come between a request and its STARTED. With record 1,
+ *            status, out_size, err_size and leftover are what the record
+ *            the supervisor wrote says, and it says nothing else (no
+ *            "error"): cairnd need not read it. The record on disk stays
+ *            the truth for a restart; record 0 (a record written by
+ *            cairn-shim --drop, one with an error, or none) sends cairnd
+ *            to it.
  */
 #ifndef CAIRN_EXEC_SPAWNER_PROTO_H
 #define CAIRN_EXEC_SPAWNER_PROTO_H
@@ -51,6 +57,13 @@ struct spawner_msg {
     int32_t code;
     uint64_t starttime;
     char execid[40];
+    /* ENDED: the exit record, when record is 1 */
+    int32_t record;
+    int32_t status;   /* wait status */
+    int64_t out_size; /* -1: not said */
+    int64_t err_size;
+    int32_t leftover;
+    int32_t pad;
 };
 
 #endif /* CAIRN_EXEC_SPAWNER_PROTO_H */

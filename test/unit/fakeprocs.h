@@ -384,7 +384,7 @@ fake_end_as (const char *execid, int status, bool record, int shim_status)
     if (record && exitfile_write_status (fake_procs->xfd, id, status) < 0)
         return -1;
     w->used = false;
-    ops->ended (owner, id, record ? 0 : shim_status);
+    ops->ended (owner, id, record ? 0 : shim_status, NULL);
     return 0;
 }
 

@@ -39,14 +39,22 @@ struct owner {
     char err[256];
     int ended;
     int shim_status;
+    bool rec;       /* the supervisor sent the exit record along */
+    int rec_status; /* ... with this status */
     char execid[EXECID_LEN + 1];
 };
 
-static void owner_ended (void *arg, const char *execid, int shim_status)
+static void owner_ended (void *arg,
+                         const char *execid,
+                         int shim_status,
+                         const struct procs_exit *rec)
 {
     struct owner *o = arg;
     o->ended++;
     o->shim_status = shim_status;
+    o->rec = rec != NULL;
+    if (rec)
+        o->rec_status = rec->status;
     snprintf (o->execid, sizeof (o->execid), "%s", execid);
 }
 
@@ -149,6 +157,8 @@ static void test_async (struct procs *p, struct ev_loop *loop)
     int status = status_of (p, execid);
     ok (WIFEXITED (status) && WEXITSTATUS (status) == 3,
         "async start: its exit record says exit 3 (status %d)", status);
+    ok (o.rec && o.rec_status == status,
+        "async start: the supervisor sent the record along, the same status");
     ok (!procs_watched (p, execid), "async start: no longer watched");
 }
 
@@ -180,6 +190,8 @@ static void test_sync_signal (struct procs *p, struct ev_loop *loop)
     int status = status_of (p, execid);
     ok (WIFSIGNALED (status) && WTERMSIG (status) == SIGTERM,
         "signal: its exit record says SIGTERM (status %d)", status);
+    ok (o.rec && o.rec_status == status,
+        "signal: the record sent along says the same");
     is_int ((int)procs_count (p), 0, "signal: nothing watched any more");
     procs_signal (p, execid, SIGTERM, false); /* ended: nothing to do */
     ok (1, "signal: a process no longer watched is left alone");
@@ -234,6 +246,7 @@ static void test_supervisor_death (struct procs *p, struct ev_loop *loop)
     ok (procs_watched (p, execid), "death: the command is still watched");
     ok (run_until (loop, &o.ended, 1), "death: its end is still told");
     is_int (o.shim_status, -1, "death: not our supervisor's child any more");
+    ok (!o.rec, "death: no record sent along: the keeper's is on disk");
     int status = status_of (p, execid);
     ok (WIFEXITED (status) && WEXITSTATUS (status) == 7,
         "death: the keeper wrote its exit record: exit 7 (status %d)", status);
