@@ -37,6 +37,9 @@
 #define TESTENV_UNSAFE_EFFECTS_FIRST "CAIRN_TEST_UNSAFE_EFFECTS_FIRST"
 /* Set: the supervisor's start times are one clock tick off /proc's. */
 #define TESTENV_CLOCK_SKEW "CAIRN_TEST_CLOCK_SKEW"
+/* MS: each batch lands (its effects run) MS milliseconds after it is on
+ * disk, so that a test can act in between (W9). */
+#define TESTENV_LAND_DELAY "CAIRN_TEST_LAND_DELAY"
 
 /* ---- cairn-shim (shim/serve.c, shim/drop.c) ---- */
 

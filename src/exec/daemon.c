@@ -453,7 +453,15 @@ static void effects (struct jobentry *je, json_t *events)
 /* The outbox's run of a job's committed events (OUTBOX_JOBS). */
 static void job_effects (void *arg, const char *key, int op, json_t *events)
 {
-    effects (arg, events);
+    struct jobentry *je = arg;
+    je->unacted -= json_array_size (events);
+    effects (je, events); /* may forget je */
+}
+
+uint32_t cairnd_job_acted (const struct jobentry *je)
+{
+    return job_nevents (je->job) - (uint32_t)json_array_size (je->pending) -
+           (uint32_t)je->unacted;
 }
 
 void cairnd_journal_failed (struct cairnd *d, const char *why)
@@ -556,10 +564,12 @@ static void stage (struct cairnd *d)
         if (!fresh)
             cairnd_journal_failed (d, "out of memory");
         /* the effect takes the events staged from je->pending */
+        size_t n = json_array_size (je->pending);
         struct outbox_effect e = {
             .fn = job_effects, .arg = je, .data = je->pending};
         if (outbox_put (d->outbox, OUTBOX_JOBS, stage_job, je, &e) < 0)
             cairnd_journal_failed (d, strerror (errno));
+        je->unacted += n;
         je->pending = fresh;
     }
 }
@@ -604,6 +614,8 @@ static struct ack *take_acks (struct cairnd *d)
 static void commit_done (void *arg)
 {
     struct cairnd *d = arg;
+    if (d->land_delay_ms > 0) /* the test switch: on disk, not landed */
+        usleep ((useconds_t)d->land_delay_ms * 1000);
     ev_async_send (d->loop, &d->landed);
 }
 
@@ -1005,6 +1017,8 @@ static int setup_loop (struct cairnd *d, struct cairn_error *err)
         (void)setrlimit (RLIMIT_NOFILE, &rl);
     }
     d->unsafe_effects_first = getenv (TESTENV_UNSAFE_EFFECTS_FIRST) != NULL;
+    const char *delay = getenv (TESTENV_LAND_DELAY);
+    d->land_delay_ms = delay ? atoi (delay) : 0;
     if (d->unsafe_effects_first)
         log_msg (LOG_WARNING, "CAIRN_TEST_UNSAFE_EFFECTS_FIRST: acting before "
                               "committing; for testing the crash harness only");

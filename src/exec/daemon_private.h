@@ -54,6 +54,8 @@ struct jobentry {
     char key[24];    /* decimal id, the key in d->jobs */
     char name[64];   /* "DECIMAL (ƒF58)", for the log */
     json_t *pending; /* events emitted this turn, not yet committed */
+    size_t unacted;  /* events staged whose effects have not run yet (in
+                      * the batch in flight, or in one about to be) */
     bool dirty;      /* on d->dirty */
     struct jobentry *dirty_next;
     ev_timer timer;
@@ -114,6 +116,7 @@ struct cairnd {
     ev_timer output_timer; /* live output, while noutput > 0 */
     int noutput;           /* streams that asked for output */
     bool unsafe_effects_first; /* test switch: break the write-ahead rule */
+    int land_delay_ms;         /* test switch: TESTENV_LAND_DELAY */
     bool stopping;
     int exit_code;
     double t_start;
@@ -130,6 +133,12 @@ struct jobentry *cairnd_job (struct cairnd *d, uint64_t id);
 struct jobentry *cairnd_job_add (struct cairnd *d, struct job *job);
 void cairnd_job_remove (struct jobentry *je);
 void cairnd_dirty (struct jobentry *je);
+
+/* How many of je's events have been acted on: those committed whose
+ * effects ran. A batch may be on disk before its effects run (it lands a
+ * turn later, flush()), so a reader of the journal that also takes the
+ * later effects (a reattach's backlog) reads no further than this. */
+uint32_t cairnd_job_acted (const struct jobentry *je);
 void cairnd_ack (struct cairnd *d,
                  struct conn *c,
                  int64_t matchtag,

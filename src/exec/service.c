@@ -121,7 +121,8 @@ struct backlog {
     int64_t since;
     int64_t count;
     const struct job *job;
-    json_t *sent; /* output offsets, when the stream asked for output */
+    json_t *sent;  /* output offsets, when the stream asked for output */
+    uint32_t upto; /* events from this seq on reach the stream as effects */
 };
 
 /* Resend one committed event, as respond_subs() in daemon.c sent it live,
@@ -130,6 +131,8 @@ static int
 backlog_cb (uint64_t id, uint32_t seq, const char *line, size_t len, void *arg)
 {
     struct backlog *b = arg;
+    if (seq >= b->upto)
+        return 1; /* on disk, not acted on yet: its effects send it */
     json_t *entry = eventlog_entry_decode (line, len, NULL);
     const char *name;
     bool progress;
@@ -200,14 +203,18 @@ static void start_reattach (struct cairnd *d,
                                      "privileged", sub.privileged));
     conn_respond (c, matchtag, r);
     json_decref (r);
-    /* Everything committed so far; what this turn adds reaches the new
-     * subscriber through the normal effects after the next commit. */
+    /* Everything acted on so far (W9); the rest reaches the new subscriber
+     * through the effects of its batch: a batch on disk whose effects have
+     * not run (it lands later, daemon.c flush()), a batch in flight, and
+     * what this turn adds. A job no longer in memory was acted on to its
+     * end. */
     struct backlog b = {.c = c,
                         .matchtag = matchtag,
                         .events = events,
                         .since = since,
                         .job = je ? je->job : gone,
-                        .sent = sent};
+                        .sent = sent,
+                        .upto = je ? cairnd_job_acted (je) : UINT32_MAX};
     if (journal_read_job (d->journal, id, 0, backlog_cb, &b, &err) < 0)
         log_msg (LOG_ERR, "reattach %ju: %s", (uintmax_t)id, err.text);
     job_destroy (gone);

@@ -200,6 +200,37 @@ EOF
 )" ]
 }
 
+# A batch is on disk a moment before its effects run (cairnd's committer
+# thread commits it, the loop acts on it when it lands): a reattach in
+# between must not get its responses from the journal and again from the
+# effects (doc/design.md W9). CAIRN_TEST_LAND_DELAY widens that moment.
+@test "reattach between a batch's commit and its effects: each response once" {
+    cairnd_stop
+    export CAIRN_TEST_LAND_DELAY=800
+    cairnd_launch
+    unset CAIRN_TEST_LAND_DELAY
+    GO=$BATS_TEST_TMPDIR/go
+    stream "$(job 6 "[\"sh\",\"-c\",\"while [ ! -e $GO ]; do sleep 0.05; done\"]")" \
+        >"$BATS_TEST_TMPDIR/s1" 3>&- &
+    p1=$!
+    wait_event 6 10 start
+    touch "$GO"
+    wait_event 6 10 finish # on disk; its effects 0.8 s later
+    stream '{"id":6,"reattach":true}' >"$BATS_TEST_TMPDIR/s2" 3>&- &
+    p2=$!
+    wait $p1
+    wait $p2
+    cat "$BATS_TEST_TMPDIR"/s[12]
+    [ "$(cat "$BATS_TEST_TMPDIR/s2")" = "$(cat <<EOF
+{"id":6,"type":"reattached","data":{"userid":$(id -u),"privileged":true}}
+{"id":6,"type":"finish","data":{"status":0}}
+$(exc 6)
+{"id":6,"type":"release","data":{"ranks":"0-1","final":true}}
+EOF
+)" ]
+    [ "$(grep -c '"type":"finish"' "$BATS_TEST_TMPDIR/s1")" -eq 1 ]
+}
+
 @test "events must be a boolean: EINVAL, and nothing is started" {
     run stream "$(job 6 '["true"]' ',"events":1')"
     [ "$status" -eq 1 ]
