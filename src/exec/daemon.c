@@ -602,6 +602,17 @@ static void act (struct outbox_batch *batch, struct ack *acks)
     }
 }
 
+/* Free replies never sent. */
+static void acks_drop (struct ack *acks)
+{
+    while (acks) {
+        struct ack *a = acks;
+        acks = a->next;
+        json_decref (a->payload);
+        free (a);
+    }
+}
+
 static struct ack *take_acks (struct cairnd *d)
 {
     struct ack *acks = d->acks;
@@ -1199,12 +1210,8 @@ void cairnd_destroy (struct cairnd *d)
     }
     outbox_drop (d->flight);
     d->flight = NULL;
-    while (d->flight_acks) {
-        struct ack *a = d->flight_acks;
-        d->flight_acks = a->next;
-        json_decref (a->payload);
-        free (a);
-    }
+    acks_drop (d->flight_acks);
+    d->flight_acks = NULL;
     if (d->jobs) {
         size_t pos = 0;
         struct jobentry *je;
@@ -1219,12 +1226,8 @@ void cairnd_destroy (struct cairnd *d)
     }
     hashmap_destroy (d->conn_subs); /* empty: every sub went with its job */
     quota_destroy (d->quota);
-    while (d->acks) {
-        struct ack *a = d->acks;
-        d->acks = a->next;
-        json_decref (a->payload);
-        free (a);
-    }
+    acks_drop (d->acks);
+    d->acks = NULL;
     outbox_destroy (d->outbox);
     if (d->loop) {
         ev_prepare_stop (d->loop, &d->prepare);

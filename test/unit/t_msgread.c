@@ -141,6 +141,21 @@ static void test_many (void)
     unpair ();
 }
 
+/* Is the next message idx, with the descriptor sent with it? */
+static bool next_with_own (struct msgread *r, int idx)
+{
+    struct m m;
+    struct stat st;
+    int fd;
+    bool good =
+        msgread_next (r, sv[0], &m, sizeof (m), &fd, MSG_DONTWAIT) == 0 &&
+        m.idx == idx && fd >= 0 && fstat (fd, &st) == 0 &&
+        st.st_ino == ino_of[idx];
+    if (fd >= 0)
+        close (fd);
+    return good;
+}
+
 /* A message torn by a short send: its descriptor came with its first
  * part, the rest comes later. */
 static void test_torn (void)
@@ -160,19 +175,9 @@ static void test_torn (void)
               EAGAIN, "torn: EAGAIN while the rest is missing");
     send_part (1, false, 10, sizeof (struct m));
     send_msg (2, true);
-    struct stat st;
-    ok (msgread_next (&r, sv[0], &m, sizeof (m), &fd, MSG_DONTWAIT) == 0 &&
-            m.idx == 1 && fd >= 0 && fstat (fd, &st) == 0 &&
-            st.st_ino == ino_of[1],
+    ok (next_with_own (&r, 1),
         "torn: completed, with the descriptor of its first part");
-    if (fd >= 0)
-        close (fd);
-    ok (msgread_next (&r, sv[0], &m, sizeof (m), &fd, MSG_DONTWAIT) == 0 &&
-            m.idx == 2 && fd >= 0 && fstat (fd, &st) == 0 &&
-            st.st_ino == ino_of[2],
-        "torn: the next message has its own");
-    if (fd >= 0)
-        close (fd);
+    ok (next_with_own (&r, 2), "torn: the next message has its own");
 
     /* a descriptor with the rest of a message, read apart from its first
      * part, breaks the protocol */
