@@ -95,11 +95,11 @@ struct journal {
     struct jcommitter *committer; /* NULL until the first async commit */
 };
 
-/* journal_commit_batch's results besides 0 and -1 */
-#define JOURNAL_COMMIT_MAP_FULL 1 /* grow the map, then try again */
-#define JOURNAL_COMMIT_ON_CALLER                                               \
-    2 /* the map must change: the caller's                                     \
-       * thread must commit (async only) */
+/* journal_commit_batch's results besides 0 and -1: grow the map, then
+ * try again; the map must change, so the caller's thread must commit
+ * (async only). */
+#define JOURNAL_COMMIT_MAP_FULL 1
+#define JOURNAL_COMMIT_ON_CALLER 2
 
 /* One attempt at writing batch b in one write txn. On the committer
  * thread (async), anything that would change the map (a full map, one

@@ -88,9 +88,8 @@ void procs_link_stop (struct procs *p);
  * and that record. Returns how many. */
 size_t procs_orphan_all (struct procs *p);
 /* The supervisor saw execid through: code 0, its exit record is written;
- * else the shim exit code that says why not (shim_proto.h). */
-/* Our supervisor's ENDED for execid: code its exit code for it, rec the
- * record it sent along or NULL. */
+ * else the shim exit code that says why not (shim_proto.h). rec: the
+ * record it sent along, or NULL (read it). */
 void procs_ended (struct procs *p,
                   const char *execid,
                   int code,

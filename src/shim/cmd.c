@@ -1100,9 +1100,10 @@ bool shim_cmd_record (const struct shim *s,
 {
     if (!s->wrote)
         return false;
+    bool sized = s->out_size >= 0 && s->err_size >= 0; /* as written */
     *status = s->wrote_status;
-    *out_size = s->out_size >= 0 && s->err_size >= 0 ? s->out_size : -1;
-    *err_size = s->out_size >= 0 && s->err_size >= 0 ? s->err_size : -1;
+    *out_size = sized ? s->out_size : -1;
+    *err_size = sized ? s->err_size : -1;
     *leftover = s->leftover > 0 ? s->leftover : 0;
     return true;
 }
