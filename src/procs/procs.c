@@ -202,6 +202,7 @@ void procs_destroy (struct procs *p)
     keeper_destroy (p->keeper);
     free (p->pend);
     free (p->lost);
+    procs_env_clear (&p->inherit);
     free (p->cgroup);
     free (p->shim);
     free (p);

@@ -34,6 +34,14 @@ struct pending {
     const struct procs_owner_ops *ops;
 };
 
+/* cairnd's environment as the prolog and epilog inherit it
+ * (procs_start.c): entries "NAME=value" and each NAME's length. */
+struct procs_env {
+    char **v; /* NULL-terminated; NULL: not taken yet */
+    size_t *namelen;
+    size_t n;
+};
+
 struct procs {
     struct ev_loop *loop;
     char *shim;
@@ -59,10 +67,14 @@ struct procs {
     int supervisor_deaths;     /* within the minute from ... */
     double supervisor_death_t; /* ... this time (ev_now) */
     struct hashmap *watches;   /* execid -> watch */
+    struct procs_env inherit;  /* environ as prologs inherit it */
     uint64_t nspawned;
     bool clock_starts_bad; /* the spawner's start times disagreed with /proc */
     bool test_clock_skew;  /* test switch: the spawner's are one tick off */
 };
+
+/* procs_start.c: forget a procs_env (procs_destroy). */
+void procs_env_clear (struct procs_env *e);
 
 /* procs_link.c: the supervisor's link */
 

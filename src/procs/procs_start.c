@@ -29,61 +29,89 @@ static bool env_private (const char *entry)
            strncmp (entry, "CAIRN_BENCH_", 12) == 0;
 }
 
-/* What a command run as another user must not inherit from cairnd: the
- * shim sets them from the user's entry unless `add` has them. */
-static bool env_login (const char *entry)
+/* cairnd's environment as a prolog or epilog inherits it, taken once
+ * (nothing in cairnd changes its environment): environ without cairnd's
+ * private variables. NULL if out of memory. */
+static const struct procs_env *env_inherited (struct procs *p)
 {
-    static const char *const names[] = {
-        "HOME=", "USER=", "LOGNAME=", "SHELL=", "MAIL=", "XDG_RUNTIME_DIR="};
-    for (size_t i = 0; i < sizeof (names) / sizeof (names[0]); i++)
-        if (strncmp (entry, names[i], strlen (names[i])) == 0)
-            return true;
-    return false;
+    struct procs_env *e = &p->inherit;
+    size_t n = 0, k = 0;
+
+    if (e->v)
+        return e;
+    while (environ[n])
+        n++;
+    if (!(e->v = calloc (n + 1, sizeof (*e->v))) ||
+        !(e->namelen = calloc (n + 1, sizeof (*e->namelen))))
+        goto nomem;
+    for (size_t i = 0; i < n; i++) {
+        const char *eq = strchr (environ[i], '=');
+        if (!eq || env_private (environ[i]))
+            continue;
+        if (!(e->v[k] = strdup (environ[i])))
+            goto nomem;
+        e->namelen[k++] = (size_t)(eq - environ[i]);
+    }
+    e->n = k;
+    return e;
+nomem:
+    procs_env_clear (e);
+    return NULL;
+}
+
+void procs_env_clear (struct procs_env *e)
+{
+    for (size_t i = 0; e->v && e->v[i]; i++)
+        free (e->v[i]);
+    free (e->v);
+    free (e->namelen);
+    *e = (struct procs_env){0};
 }
 
 /* A command's environment. A shell's (inherit false) is `add` alone: the
  * jobspec's variables and cairn's own, never cairnd's (which would hand
  * root's, or the service's, settings and PATH to every user's job). A
  * prolog's or epilog's (inherit true), the site's scripts run as cairnd's
- * user, is environ minus the names in `add` (and cairnd's login variables
- * for a command run as another user), plus `add`. */
-static char **build_env (json_t *add, bool as_user, bool inherit)
+ * own user, is environ minus the names in `add`, plus `add`. One
+ * allocation, freed with free(): `add`'s entries are written after the
+ * array, the inherited ones point into p's copy of environ. */
+static char **build_env (struct procs *p, json_t *add, bool inherit)
 {
-    size_t n = 0, k = 0;
-    while (inherit && environ[n])
-        n++;
-    char **envp = calloc (n + json_object_size (add) + 1, sizeof (*envp));
-    if (!envp)
-        return NULL;
-    for (size_t i = 0; i < n; i++) {
-        const char *eq = strchr (environ[i], '=');
-        if (!eq || env_private (environ[i]) ||
-            (as_user && env_login (environ[i])))
-            continue;
-        char name[256];
-        size_t len = (size_t)(eq - environ[i]);
-        if (len >= sizeof (name))
-            continue;
-        memcpy (name, environ[i], len);
-        name[len] = '\0';
-        if (json_object_get (add, name))
-            continue;
-        if (!(envp[k++] = strdup (environ[i])))
-            goto nomem;
-    }
+    const struct procs_env *e = NULL;
+    size_t n = 0, k = 0, bytes = 0, nadd = json_object_size (add);
     const char *name;
     json_t *val;
+
+    if (inherit) {
+        if (!(e = env_inherited (p)))
+            return NULL;
+        n = e->n;
+    }
     json_object_foreach (add, name, val)
     {
-        if (asprintf (&envp[k++], "%s=%s", name, json_string_value (val)) < 0) {
-            envp[--k] = NULL;
-            goto nomem;
-        }
+        if (json_is_string (val)) /* all are: job_proc_command's */
+            bytes += strlen (name) + strlen (json_string_value (val)) + 2;
     }
+    char **envp = malloc ((n + nadd + 1) * sizeof (*envp) + bytes);
+    if (!envp)
+        return NULL;
+    char *s = (char *)(envp + n + nadd + 1);
+    for (size_t i = 0; i < n; i++)
+        if (!json_object_getn (add, e->v[i], e->namelen[i]))
+            envp[k++] = e->v[i];
+    json_object_foreach (add, name, val)
+    {
+        if (!json_is_string (val))
+            continue;
+        size_t nl = strlen (name), vl = strlen (json_string_value (val));
+        envp[k++] = s;
+        memcpy (s, name, nl);
+        s[nl] = '=';
+        memcpy (s + nl + 1, json_string_value (val), vl + 1);
+        s += nl + vl + 2;
+    }
+    envp[k] = NULL;
     return envp;
-nomem:
-    job_argv_free (envp);
-    return NULL;
 }
 
 /* The user's entry through NSS (what the static shim cannot use): its
@@ -277,7 +305,8 @@ int procs_start (struct procs *p,
     *out = (struct procs_started){.pidfd = -1};
     if (as_user && user_lookup ((uid_t)user, env, &groups, &ngroups, err) < 0)
         return -1;
-    char **envp = build_env (env, as_user, user < 0);
+    /* user < 0: a prolog or epilog, run as cairnd's own user */
+    char **envp = build_env (p, env, user < 0);
     if (!envp) {
         free (groups);
         return errprintf (err, "cannot build the command: %s",
@@ -308,7 +337,7 @@ int procs_start (struct procs *p,
                             &out->starttime, err);
     if (rc < 0 && errno == EPIPE) /* it may have started: find out */
         rc = spawn_cut_short (p, execid, &spec, out, err);
-    job_argv_free (envp);
+    free (envp);
     free (groups);
     if (rc < 0)
         return -1;

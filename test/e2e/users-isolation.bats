@@ -20,7 +20,7 @@ setup() {
     public_dir
     PROLOG=$(script prolog <<EOF
 #!/bin/sh
-echo "prolog \$(id -u) \${CAIRND_SECRET:-none} \$\$ \$(cut -d' ' -f6 /proc/\$\$/stat)" >>"$PUB/runlog"
+echo "prolog \$(id -u) \${CAIRND_SECRET:-none} \$\$ \$(cut -d' ' -f6 /proc/\$\$/stat) \$CAIRN_JOB_ID \$(tr '\\0' '\\n' </proc/\$\$/environ | grep -c '^CAIRN_JOB_ID=') \${CAIRN_BENCH_X:-none}" >>"$PUB/runlog"
 EOF
     )
     chmod 755 "$T"
@@ -57,7 +57,8 @@ as_env() {
 
 @test "a job's environment is its jobspec's and cairn's, never cairnd's" {
     cairnd_stop
-    CAIRND_SECRET=root-only cairnd_launch
+    CAIRND_SECRET=root-only CAIRN_JOB_ID=stale CAIRN_BENCH_X=private \
+        cairnd_launch
     CWD="$HA" run --separate-stderr as_env "$UA" PATH=/usr/bin:/bin A=1 \
         "$B/cairn" run --id $((U0 + 1)) -- env
     echo "$output$stderr"
@@ -69,7 +70,12 @@ as_env() {
     [[ "$output" == *"HOME=$HA"* ]]
     [[ "$output" != *root-only* ]]
     # the prolog, root's site script, keeps cairnd's environment
-    [[ "$(cat "$PUB/runlog")" == "prolog 0 root-only "* ]]
+    # (its job's own variables over cairnd's, once; cairnd's private
+    # ones not at all)
+    local line
+    line=$(cat "$PUB/runlog")
+    [[ "$line" == "prolog 0 root-only "* ]]
+    [ "$(echo "$line" | cut -d' ' -f6-)" = "$((U0 + 1)) 1 none" ]
     # a caller with no PATH: none is made up for its job (env itself is
     # found in /usr/bin:/bin)
     run --separate-stderr as_env "$UA" "$B/cairn" run --id $((U0 + 2)) -- env
@@ -122,7 +128,7 @@ as_env() {
     # process group and session: its own, not the supervisor's
     [ "${lines[1]}" = "${lines[0]} ${lines[0]}" ]
     # so does the prolog's
-    read -r _ _ _ pid sid <"$PUB/runlog"
+    read -r _ _ _ pid sid _ <"$PUB/runlog"
     [ "$pid" = "$sid" ]
     # what the command starts in its group dies with a cancel
     CWD="$HA" as "$UA" run --detach --id $((U0 + 8)) -- \
