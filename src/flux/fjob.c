@@ -167,6 +167,7 @@ static void cairnd_send_start (struct fjob *job, bool reattach, int since)
 
     job->matchtag = cconn_matchtag (ctx->cc);
     job->fresh = !reattach;
+    job->asked |= reattach;
     if (reattach) {
         p = json_pack ("{s:I s:b s:i s:b}", "id", (json_int_t)job->id,
                        "reattach", 1, "since", since, "events", 1);
@@ -498,6 +499,13 @@ static void uris_cb (struct fctx *ctx, int rc, void *arg)
 {
     struct fjob *job = arg;
 
+    if (rc < 0 && !job->asked && cconn_up (ctx->cc)) {
+        /* a job started before a broker restart, whose start Flux hands
+         * over again without the reattach flag, while the other brokers
+         * are not back: cairnd runs it, and needs no URIs */
+        cairnd_send_start (job, true, 0);
+        return;
+    }
     if (rc < 0) {
         char note[128];
         snprintf (note, sizeof (note), "cannot find the brokers' URIs: %s",
@@ -524,11 +532,21 @@ static void ns_cb (flux_future_t *f, void *arg)
         return;
     }
     job->has_ns = true;
-    /* cairnd first: a job it already runs needs no broker URIs (after a
-     * broker restart, the other brokers may not be back yet) */
     job->ready = true;
-    if (cconn_up (job->ctx->cc))
+    if (!cconn_up (job->ctx->cc))
+        return; /* fjob_cairnd_state asks when cairnd is back */
+    /* A job Flux hands over again: cairnd first, since a job it already
+     * runs needs no broker URIs (after a broker restart, the other
+     * brokers may not be back yet). Any other: started at once, with
+     * each rank's broker URI, which saves a round trip per job. Should
+     * cairnd have it after all (a job that was in its prolog when the
+     * broker restarted comes without the reattach flag), it answers
+     * EEXIST and the module attaches (cairnd_error); should the URIs be
+     * out of reach, cairnd is asked then (uris_cb). */
+    if (job->jm_reattach)
         cairnd_send_start (job, true, 0);
+    else
+        fctx_uris (job->ctx, job->ranks, job->nranks, uris_cb, job);
 }
 
 /* A new job cairnd has not taken within start_timeout: say why in its

@@ -54,6 +54,7 @@ struct fjob {
     bool skip_pending; /* the first `reattached`: read the eventlog */
     bool has_ns;       /* the guest namespace exists */
     bool ready;        /* namespace done: cairnd may be asked */
+    bool asked;        /* cairnd was asked whether it has the job */
     bool failed;       /* given up: cairnd is not asked again */
     bool conflict;     /* cairnd's job of this id is not this one (adopt.h):
                           nothing of the Flux job's may reach it */
