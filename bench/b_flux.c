@@ -76,7 +76,18 @@ struct fx_cpu {
     double brokers; /* flux-broker-* processes, own time (all threads) */
     double cairnd;  /* cairnd, own time */
     double rest;    /* everything else, reaped children included */
+    double execmods; /* of brokers: the threads of FX_EXEC_MODULES */
 };
+
+/* The broker modules (threads named after them) that make up an exec
+ * system besides the processes it runs: stock's job-exec, perilog.so
+ * inside the job-manager, and rexec (the subprocess server that forks
+ * every shell, prolog and epilog); cairn's job-exec is cairn-exec.so.
+ * The whole job-manager counts, although most of its work is the job's
+ * own state machine. The brokers' main and overlay threads, which route
+ * rexec's messages between ranks among everything else, do not. */
+static const char *const fx_exec_modules[] = {"rexec", "job-exec",
+                                              "job-manager"};
 
 struct fx_result {
     double jobs_per_s;     /* M / (first t_submit .. last t_inactive) */
@@ -140,6 +151,45 @@ static int pstat_cmp (const void *a, const void *b)
     return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
+/* The CPU seconds of pid's threads named after an exec module. */
+static double broker_exec_threads (pid_t pid)
+{
+    char path[64], buf[1024];
+    double sum = 0, tick = (double)sysconf (_SC_CLK_TCK);
+    struct dirent *e;
+    DIR *dir;
+
+    snprintf (path, sizeof (path), "/proc/%d/task", (int)pid);
+    if (!(dir = opendir (path)))
+        return 0;
+    while ((e = readdir (dir))) {
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf (path, sizeof (path), "/proc/%d/task/%.16s/stat", (int)pid,
+                  e->d_name);
+        int fd = open (path, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read (fd, buf, sizeof (buf) - 1) : -1;
+        if (fd >= 0)
+            close (fd);
+        if (n <= 0)
+            continue;
+        buf[n] = '\0';
+        char *open_paren = strchr (buf, '('), *close_paren = strrchr (buf, ')');
+        unsigned long ut, st;
+        if (!open_paren || !close_paren ||
+            sscanf (close_paren + 2,
+                    "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut,
+                    &st) != 2)
+            continue;
+        *close_paren = '\0';
+        for (size_t i = 0; i < sizeof (fx_exec_modules) / sizeof (char *); i++)
+            if (!strcmp (open_paren + 1, fx_exec_modules[i]))
+                sum += (ut + st) / tick;
+    }
+    closedir (dir);
+    return sum;
+}
+
 /* Is p under (or one of) root1, root2? ps is sorted by pid. */
 static bool pstat_under (const struct pstat *ps,
                          size_t n,
@@ -199,9 +249,10 @@ static int fx_cpu_read (pid_t root1,
             continue;
         if (ps[i].pid == root2)
             c->cairnd += ps[i].self;
-        else if (ps[i].broker)
+        else if (ps[i].broker) {
             c->brokers += ps[i].self;
-        else
+            c->execmods += broker_exec_threads (ps[i].pid);
+        } else
             c->rest += ps[i].self;
         c->rest += ps[i].kids;
     }
@@ -686,6 +737,7 @@ static int fx_run (const struct bench_opts *o,
     res->cpu.brokers = (c1.brokers - c0.brokers) / m;
     res->cpu.cairnd = (c1.cairnd - c0.cairnd) / m;
     res->cpu.rest = (c1.rest - c0.rest) / m;
+    res->cpu.execmods = (c1.execmods - c0.execmods) / m;
     res->client_per_job = (cpu_submit + cpu_drain) / m;
     rc = fx_stop (f, err);
 out:
@@ -736,8 +788,11 @@ enum {
     FX_CAIRN_TOTAL,
     FX_STOCK_CLIENT,
     FX_CAIRN_CLIENT,
+    FX_STOCK_EXEC,
+    FX_CAIRN_EXEC,
     FX_RATIO,
     FX_CPU_RATIO,
+    FX_BOUND,
     FX_NFIG,
 };
 
@@ -756,6 +811,8 @@ static const struct {
     [FX_CAIRN_TOTAL] = {"cairn %s: CPU/job, all", "ms"},
     [FX_STOCK_CLIENT] = {"stock %s: CPU/job, flux submit+drain", "ms"},
     [FX_CAIRN_CLIENT] = {"cairn %s: CPU/job, flux submit+drain", "ms"},
+    [FX_STOCK_EXEC] = {"stock %s: CPU/job, exec modules", "ms"},
+    [FX_CAIRN_EXEC] = {"cairn %s: CPU/job, exec modules + cairnd", "ms"},
 };
 
 struct report *bench_flux (const struct bench_opts *o, struct cairn_error *err)
@@ -810,8 +867,13 @@ struct report *bench_flux (const struct bench_opts *o, struct cairn_error *err)
                 (c.cpu.brokers + c.cpu.cairnd + c.cpu.rest) * 1e3;
             *x[FX_STOCK_CLIENT] = s.client_per_job * 1e3;
             *x[FX_CAIRN_CLIENT] = c.client_per_job * 1e3;
+            *x[FX_STOCK_EXEC] = s.cpu.execmods * 1e3;
+            *x[FX_CAIRN_EXEC] = (c.cpu.execmods + c.cpu.cairnd) * 1e3;
             *x[FX_RATIO] = c.jobs_per_s / s.jobs_per_s;
             *x[FX_CPU_RATIO] = *x[FX_STOCK_TOTAL] / *x[FX_CAIRN_TOTAL];
+            /* the CPU per job left if stock's exec modules cost nothing */
+            *x[FX_BOUND] =
+                *x[FX_STOCK_TOTAL] / (*x[FX_STOCK_TOTAL] - *x[FX_STOCK_EXEC]);
         }
     }
     for (int k = 0; k < nsizes; k++) {
@@ -829,6 +891,11 @@ struct report *bench_flux (const struct bench_opts *o, struct cairn_error *err)
     for (int k = 0; k < nsizes; k++) {
         snprintf (name, sizeof (name), "CPU/job stock / cairn, -N%d", sizes[k]);
         report_ratio (r, name, v[k][FX_CPU_RATIO], n, NULL, 0);
+    }
+    for (int k = 0; k < nsizes; k++) {
+        snprintf (name, sizeof (name), "stock CPU/job / stock less exec, -N%d",
+                  sizes[k]);
+        report_ratio (r, name, v[k][FX_BOUND], n, NULL, 0);
     }
     fxphase_report (ph, r, n);
     fxphase_destroy (ph);
@@ -851,6 +918,12 @@ struct report *bench_flux (const struct bench_opts *o, struct cairn_error *err)
                  " tasks, prolog/epilog, shims, scheduler, validator (reaped"
                  " children included); client not in 'all'",
                  o->ranks);
+    report_note (r, "exec modules: the brokers' rexec, job-exec and"
+                    " job-manager threads (job-manager whole: perilog.so is"
+                    " in it); stock less exec: stock's CPU/job less its exec"
+                    " modules' (what an exec service costing nothing would"
+                    " gain where the CPUs are full, but for the brokers'"
+                    " routing of rexec's messages, not counted)");
     return r;
 error:
     fxphase_destroy (ph);
