@@ -282,6 +282,14 @@ int main (int argc, char *argv[])
         usage (stderr);
         return 2;
     }
+    /* cairnd runs from / and is handed the shim's path: an absolute one */
+    char *bindir = realpath (o.bindir, NULL);
+    if (!bindir) {
+        fprintf (stderr, "cairn-bench: --bindir %s: %s\n", o.bindir,
+                 strerror (errno));
+        return 2;
+    }
+    o.bindir = bindir;
     if (json_path && !(jf = fopen (json_path, "ae"))) {
         fprintf (stderr, "cairn-bench: %s: %s\n", json_path, strerror (errno));
         return 1;
@@ -326,5 +334,6 @@ int main (int argc, char *argv[])
     }
     if (jf)
         fclose (jf);
+    free (bindir);
     return status;
 }
