@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "procs/procs_private.h"
-#include "core/job.h"
 #include "journal/crashpoint.h"
 #include "supervise/procfs.h"
 #include "supervise/spawn.h"
