@@ -109,14 +109,14 @@ static int fx_jobs (const struct bench_opts *o)
 
 struct pstat {
     pid_t pid, ppid;
-    bool broker;
+    char comm[17];     /* the kernel keeps 15 characters and a NUL */
     double self, kids; /* utime + stime, cutime + cstime */
 };
 
-static int pstat_read (pid_t pid, struct pstat *p)
+/* One /proc/PID/stat or /proc/PID/task/TID/stat into *p (pid: pid). */
+static int pstat_read (const char *path, pid_t pid, struct pstat *p)
 {
-    char path[64], buf[1024];
-    snprintf (path, sizeof (path), "/proc/%d/stat", (int)pid);
+    char buf[1024];
     int fd = open (path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
@@ -139,7 +139,8 @@ static int pstat_read (pid_t pid, struct pstat *p)
     double tick = (double)sysconf (_SC_CLK_TCK);
     p->pid = pid;
     p->ppid = ppid;
-    p->broker = !strncmp (open_paren + 1, "flux-broker", 11);
+    snprintf (p->comm, sizeof (p->comm), "%.*s",
+              (int)(close_paren - open_paren - 1), open_paren + 1);
     p->self = (ut + st) / tick;
     p->kids = (cut + cst) / tick;
     return 0;
@@ -154,9 +155,10 @@ static int pstat_cmp (const void *a, const void *b)
 /* The CPU seconds of pid's threads named after an exec module. */
 static double broker_exec_threads (pid_t pid)
 {
-    char path[64], buf[1024];
-    double sum = 0, tick = (double)sysconf (_SC_CLK_TCK);
+    char path[64];
+    double sum = 0;
     struct dirent *e;
+    struct pstat t;
     DIR *dir;
 
     snprintf (path, sizeof (path), "/proc/%d/task", (int)pid);
@@ -167,24 +169,11 @@ static double broker_exec_threads (pid_t pid)
             continue;
         snprintf (path, sizeof (path), "/proc/%d/task/%.16s/stat", (int)pid,
                   e->d_name);
-        int fd = open (path, O_RDONLY | O_CLOEXEC);
-        ssize_t n = fd >= 0 ? read (fd, buf, sizeof (buf) - 1) : -1;
-        if (fd >= 0)
-            close (fd);
-        if (n <= 0)
+        if (pstat_read (path, pid, &t) < 0)
             continue;
-        buf[n] = '\0';
-        char *open_paren = strchr (buf, '('), *close_paren = strrchr (buf, ')');
-        unsigned long ut, st;
-        if (!open_paren || !close_paren ||
-            sscanf (close_paren + 2,
-                    "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut,
-                    &st) != 2)
-            continue;
-        *close_paren = '\0';
         for (size_t i = 0; i < sizeof (fx_exec_modules) / sizeof (char *); i++)
-            if (!strcmp (open_paren + 1, fx_exec_modules[i]))
-                sum += (ut + st) / tick;
+            if (!strcmp (t.comm, fx_exec_modules[i]))
+                sum += t.self;
     }
     closedir (dir);
     return sum;
@@ -238,7 +227,9 @@ static int fx_cpu_read (pid_t root1,
             }
             ps = tmp;
         }
-        if (pstat_read ((pid_t)pid, &ps[n]) == 0)
+        char path[64];
+        snprintf (path, sizeof (path), "/proc/%ld/stat", pid);
+        if (pstat_read (path, (pid_t)pid, &ps[n]) == 0)
             n++;
     }
     closedir (dir);
@@ -249,7 +240,7 @@ static int fx_cpu_read (pid_t root1,
             continue;
         if (ps[i].pid == root2)
             c->cairnd += ps[i].self;
-        else if (ps[i].broker) {
+        else if (!strncmp (ps[i].comm, "flux-broker", 11)) {
             c->brokers += ps[i].self;
             c->execmods += broker_exec_threads (ps[i].pid);
         } else
