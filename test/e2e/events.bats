@@ -69,6 +69,16 @@ PY
 exc() {
     echo "{\"id\":$1,\"type\":\"exception\",\"data\":{\"severity\":2,\"type\":\"epilog\",\"note\":\"epilog failed on rank 1: exit 1\",\"ranks\":\"1\"}}"
 }
+# What a reattach without events gets of a job that ended after its epilog
+# failed on rank 1: the reattached answer, then the responses only.
+reattached_end() { # ID
+    cat <<EOF
+{"id":$1,"type":"reattached","data":{"userid":$(id -u),"privileged":true}}
+{"id":$1,"type":"finish","data":{"status":0}}
+$(exc "$1")
+{"id":$1,"type":"release","data":{"ranks":"0-1","final":true}}
+EOF
+}
 drain() { # ID [HOST of rank 1, default node1 as in R2]
     echo "{\"id\":$1,\"type\":\"drain\",\"data\":{\"ranks\":\"1\",\"reason\":\"epilog failed for job $(f58 $1): exit 1\",\"hosts\":\"${2:-node1}\"}}"
 }
@@ -191,13 +201,7 @@ $(drain 5)
 {"id":5,"type":"release","data":{"ranks":"0-1","final":true}}
 EOF
 )" ]
-    [ "$(cat "$BATS_TEST_TMPDIR/s3")" = "$(cat <<EOF
-{"id":5,"type":"reattached","data":{"userid":$(id -u),"privileged":true}}
-{"id":5,"type":"finish","data":{"status":0}}
-$(exc 5)
-{"id":5,"type":"release","data":{"ranks":"0-1","final":true}}
-EOF
-)" ]
+    [ "$(cat "$BATS_TEST_TMPDIR/s3")" = "$(reattached_end 5)" ]
 }
 
 # A batch is on disk a moment before its effects run (cairnd's committer
@@ -221,13 +225,7 @@ EOF
     wait $p1
     wait $p2
     cat "$BATS_TEST_TMPDIR"/s[12]
-    [ "$(cat "$BATS_TEST_TMPDIR/s2")" = "$(cat <<EOF
-{"id":6,"type":"reattached","data":{"userid":$(id -u),"privileged":true}}
-{"id":6,"type":"finish","data":{"status":0}}
-$(exc 6)
-{"id":6,"type":"release","data":{"ranks":"0-1","final":true}}
-EOF
-)" ]
+    [ "$(cat "$BATS_TEST_TMPDIR/s2")" = "$(reattached_end 6)" ]
     [ "$(grep -c '"type":"finish"' "$BATS_TEST_TMPDIR/s1")" -eq 1 ]
 }
 
