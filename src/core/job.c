@@ -1057,6 +1057,17 @@ bool job_finished (const struct job *job)
     return job->finished;
 }
 
+bool job_shells_starting (const struct job *job)
+{
+    if (job->state != JOB_RUN || job->nactive[PHASE_SHELL] == 0)
+        return false;
+    for (size_t i = 0; i < job->nprocs; i++)
+        if (job->procs[i].phase == PHASE_SHELL &&
+            job->procs[i].state == PROC_INTENT)
+            return true;
+    return false;
+}
+
 int job_finish_status (const struct job *job)
 {
     return job->finish_status;

@@ -412,7 +412,8 @@ int job_raise (struct job *job,
                struct cairn_error *err);
 
 /* Send signum to the job's running shells (`kill` request). EINVAL if the
- * job has no running shells. */
+ * job has no running shells. A shell whose start is journaled but not yet
+ * made is not signalled: see job_shells_starting. */
 int job_kill (struct job *job,
               const struct job_ctx *ctx,
               int signum,
@@ -488,6 +489,9 @@ const struct idset *job_drained (const struct job *job);
 const struct job_config *job_config (const struct job *job);
 bool job_started (const struct job *job);
 bool job_finished (const struct job *job);
+/* Is the job running with a shell whose start is journaled and not yet
+ * made (proc-intent, no proc-spawn)? A `kill` then waits for it. */
+bool job_shells_starting (const struct job *job);
 int job_finish_status (const struct job *job); /* valid once finished */
 double job_t_accept (const struct job *job);
 double job_t_clean (const struct job *job);

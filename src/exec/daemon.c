@@ -150,6 +150,7 @@ void cairnd_job_remove (struct jobentry *je)
     ev_timer_stop (d->loop, &je->timer);
     while (je->subs)
         sub_free (d, je->subs);
+    killwait_drop (je);
     /* processes we gave up on (unkillable) are still watched */
     for (size_t i = 0; i < job_nprocs (je->job); i++)
         procs_unwatch (d->procs, job_proc_at (je->job, i)->execid);
@@ -248,6 +249,7 @@ bool cairnd_conn_busy (struct cairnd *d, struct conn *c)
 void cairnd_conn_gone (struct cairnd *d, struct conn *c)
 {
     remote_conn_gone (d, c);
+    killwait_conn_gone (d, c);
     node_conn_gone (d->node, c);
     bind_conn_gone (d, c);
     for (struct ack *a = d->acks; a; a = a->next)
@@ -558,6 +560,8 @@ static void stage (struct cairnd *d)
 {
     while (d->dirty) {
         struct jobentry *je = d->dirty;
+        /* its signals join this batch, after the starts they waited for */
+        killwait_run (je);
         json_t *fresh = json_array ();
         d->dirty = je->dirty_next;
         je->dirty = false;

@@ -492,13 +492,26 @@ static void req_exception (struct cairnd *d,
     finish (d, je, c, matchtag, rc, &err);
 }
 
+void service_kill (struct cairnd *d,
+                   struct jobentry *je,
+                   struct conn *c,
+                   int64_t matchtag,
+                   int signum)
+{
+    struct cairn_error err = {{0}};
+    struct job_ctx ctx;
+
+    cairnd_ctx (d, &ctx);
+    errno = 0;
+    int rc = job_kill (je->job, &ctx, signum, je->pending, &err);
+    finish (d, je, c, matchtag, rc, &err);
+}
+
 static void
 req_kill (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
 {
     struct jobentry *je = get_job (d, c, matchtag, payload);
     json_int_t signum;
-    struct cairn_error err = {{0}};
-    struct job_ctx ctx;
 
     if (!je)
         return;
@@ -513,10 +526,21 @@ req_kill (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
                             signum);
         return;
     }
-    cairnd_ctx (d, &ctx);
-    errno = 0;
-    int rc = job_kill (je->job, &ctx, (int)signum, je->pending, &err);
-    finish (d, je, c, matchtag, rc, &err);
+    /* A shell whose start is journaled but not made has nothing to
+     * signal yet: the kill waits for it (killwait.c). */
+    if (job_shells_starting (je->job)) {
+        if (killwait_add (je, c, matchtag, (int)signum) == 0)
+            return;
+        if (errno == EAGAIN)
+            conn_respond_error (c, matchtag, EAGAIN,
+                                "job %ju: %d kills already wait for its "
+                                "shells to start",
+                                (uintmax_t)job_id (je->job), KILLWAIT_MAX);
+        else
+            conn_respond_error (c, matchtag, errno, "%s", strerror (errno));
+        return;
+    }
+    service_kill (d, je, c, matchtag, (int)signum);
 }
 
 static void req_expiration (struct cairnd *d,

@@ -162,6 +162,59 @@ wait_state() {
     [ "$RUN_RC" -eq 130 ]
 }
 
+# A job is listed as running once its shell's start is journaled, before
+# the supervisor has started it. A kill in that window used to be answered
+# and dropped (no process to signal yet): the job ran on. It is answered
+# once the shell runs, and the shell gets the signal.
+@test "kill while the shell is still starting reaches it once it runs" {
+    local hold=$BATS_TEST_TMPDIR/hold i
+    cairnd_stop
+    touch "$hold"
+    CAIRN_TEST_SPAWN_HOLD=$hold cairnd_start '{"release-after": 0}'
+    run_bg --id 58 -- sleep 30
+    for i in $(seq 1 200); do [ -s "$hold.held" ] && break; sleep 0.05; done
+    [ -s "$hold.held" ]
+    wait_state 58
+    cairn kill -s INT 58 >"$BATS_TEST_TMPDIR/kill.out" 2>&1 &
+    local kill_pid=$!
+    sleep 0.3
+    # not answered while there is nothing to signal
+    kill -0 "$kill_pid"
+    rm "$hold"
+    wait "$kill_pid"
+    [ ! -s "$BATS_TEST_TMPDIR/kill.out" ]
+    run_wait 10
+    [ "$RUN_RC" -eq 130 ]
+}
+
+@test "a job holds at most 16 kills while its shell starts; the 17th fails" {
+    local hold=$BATS_TEST_TMPDIR/hold i pids=""
+    cairnd_stop
+    touch "$hold"
+    CAIRN_TEST_SPAWN_HOLD=$hold cairnd_start '{"release-after": 0}'
+    run_bg --id 59 -- sleep 30
+    for i in $(seq 1 200); do [ -s "$hold.held" ] && break; sleep 0.05; done
+    wait_state 59
+    # SIGWINCH: ignored by sleep, so the job outlives all of them
+    for i in $(seq 1 16); do
+        cairn kill -s WINCH 59 &
+        pids="$pids $!"
+    done
+    # a 17th that came before all 16 were held is held itself (and dropped
+    # with its client by timeout): the next one is refused all the same
+    for i in $(seq 1 10); do
+        run timeout 2 "$B/cairn" --statedir "$STATEDIR" kill -s WINCH 59
+        [ "$status" -ne 124 ] && break
+    done
+    [ "$status" -eq 1 ]
+    [ "$output" = "cairn kill: job 59: 16 kills already wait for its shells to start" ]
+    rm "$hold"
+    for i in $pids; do wait "$i"; done # each held one is answered, status 0
+    cairn cancel 59
+    run_wait 10
+    [ "$RUN_RC" -eq 143 ]
+}
+
 @test "list shows a running job in a table" {
     run_bg --id 4242 -N 3 -- sleep 30
     wait_state 4242

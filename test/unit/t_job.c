@@ -1904,10 +1904,12 @@ static void test_kill (void)
     m = fake_mark (&fb);
     is_errno (job_kill (fb.job, &fb.ctx, SIGUSR1, fb.out, &err), EINVAL,
               "kill: refused in the prolog");
+    ok (!job_shells_starting (fb.job), "kill: no shell starts in the prolog");
     like (err.text, "job 42 has no running shells", "kill: message");
     fake_exit_phase (&fb, PHASE_PROLOG, 0);
     for (uint32_t r = 0; r < 3; r++)
         spawn_rank (&fb, PHASE_SHELL, r);
+    ok (job_shells_starting (fb.job), "kill: a shell is still starting");
     is_errno (job_kill (fb.job, &fb.ctx, 0, fb.out, &err), EINVAL,
               "kill: signal 0 refused");
     like (err.text, "signum: 0 is not a signal", "kill: message");
@@ -1920,6 +1922,7 @@ static void test_kill (void)
     is_str (fake_signals (&fb, 0), expand ("10/request*3"),
             "kill: SIGUSR1, reason request");
     spawn_rank (&fb, PHASE_SHELL, 3);
+    ok (!job_shells_starting (fb.job), "kill: every shell runs");
     is_time (job_next_deadline (fb.job), 0, "kill: no escalation");
     fake_exit_phase (&fb, PHASE_SHELL, 0);
     is_errno (job_kill (fb.job, &fb.ctx, SIGUSR1, fb.out, &err), EINVAL,
