@@ -41,13 +41,23 @@ double cairnd_now (void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* A random (version 4) UUID from one getrandom() call: libuuid's
- * uuid_generate_random() makes four more system calls per id to mix its
- * own generator in, and cairnd makes an id per process it starts. */
+/* A random (version 4) UUID. libuuid's uuid_generate_random() makes four
+ * more system calls per id to mix its own generator in, and cairnd makes
+ * an id per process it starts: the bytes come from getrandom(), a pool of
+ * CAIRND_IDPOOL ids per call. cairnd forks no child that makes ids. */
 static void new_execid (char buf[EXECID_LEN + 1], void *arg)
 {
+    struct cairnd *d = arg;
     uuid_t u;
-    if (getrandom (u, sizeof (u), 0) == (ssize_t)sizeof (u)) {
+
+    if (d->idpool_left == 0) {
+        ssize_t n = getrandom (d->idpool, sizeof (d->idpool), 0);
+        d->idpool_left = n == (ssize_t)sizeof (d->idpool) ? CAIRND_IDPOOL : 0;
+    }
+    if (d->idpool_left > 0) {
+        unsigned char *b = d->idpool + --d->idpool_left * sizeof (u);
+        memcpy (u, b, sizeof (u));
+        memset (b, 0, sizeof (u)); /* an id's bytes serve once */
         u[6] = (unsigned char)((u[6] & 0x0f) | 0x40); /* version 4 */
         u[8] = (unsigned char)((u[8] & 0x3f) | 0x80); /* RFC 4122 variant */
     } else

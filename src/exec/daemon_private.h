@@ -78,6 +78,8 @@ struct ack {
  * commits (journal.commit-interval): fewer, and each commits at once. */
 #define CAIRND_GROUP_COMMIT_LIVE 16
 
+#define CAIRND_IDPOOL 64 /* execids per getrandom() */
+
 struct cairnd {
     struct ev_loop *loop;
     struct cairn_config cfg;
@@ -125,6 +127,10 @@ struct cairnd {
     uint64_t ncommits;
     uint64_t njobs_done;
     size_t nkillwait;    /* kills held, in all jobs (killwait.c) */
+    /* random bytes for execids (new_execid), the first idpool_left
+     * ids' worth unused */
+    unsigned char idpool[16 * CAIRND_IDPOOL];
+    size_t idpool_left;
     struct quota *quota; /* the unprivileged clients' usage (quota.h) */
 };
 

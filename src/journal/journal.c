@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <lmdb.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,9 +86,24 @@ int journal_err (struct cairn_error *err, int rc, const char *fmt, ...)
     return -1;
 }
 
+/* Counts the forks this process is the child of: a journal opened at
+ * another count is its parent's. */
+static unsigned fork_gen;
+static pthread_once_t fork_gen_once = PTHREAD_ONCE_INIT;
+
+static void fork_gen_bump (void)
+{
+    fork_gen++;
+}
+
+static void fork_gen_watch (void)
+{
+    (void)pthread_atfork (NULL, NULL, fork_gen_bump);
+}
+
 int journal_check_pid (const struct journal *j)
 {
-    return getpid () == j->pid ? 0 : EINVAL;
+    return j->fork_gen == fork_gen ? 0 : EINVAL;
 }
 
 int journal_txn_begin (struct journal *j, unsigned int flags, MDB_txn **txnp)
@@ -394,6 +410,8 @@ struct journal *journal_open (const char *statedir,
     j->readonly = opts->readonly;
     j->nosync = opts->nosync;
     j->pid = getpid ();
+    (void)pthread_once (&fork_gen_once, fork_gen_watch);
+    j->fork_gen = fork_gen;
     if (journal_opts_check (opts, &map_size, &j->max_map_size, err) < 0)
         goto error;
     if (stat (statedir, &sb) < 0) {
@@ -473,7 +491,7 @@ void journal_close (struct journal *j)
     journal_committer_free (j);
     /* In a forked child the env is not ours to touch (LMDB caveat): only
      * free our memory. */
-    if (j->env && getpid () == j->pid) {
+    if (j->env && journal_check_pid (j) == 0) {
         if (j->spare_rtxn)
             mdb_txn_abort (j->spare_rtxn);
         /* nosync: leave a complete file behind on a clean close. */

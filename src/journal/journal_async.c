@@ -101,7 +101,7 @@ void journal_committer_free (struct journal *j)
     if (!c)
         return;
     /* in a forked child the thread is not there to join (journal.h) */
-    if (getpid () == j->pid) {
+    if (journal_check_pid (j) == 0) {
         pthread_mutex_lock (&c->lock);
         c->quit = true;
         c->done = NULL; /* a commit still in flight wakes nobody */

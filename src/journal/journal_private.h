@@ -76,6 +76,8 @@ struct journal {
     char *path;         /* <statedir>/journal */
     char instance[40];
     pid_t pid; /* the process that opened it */
+    unsigned
+        fork_gen; /* journal.c's fork count at the open (journal_check_pid) */
     dev_t dev;
     ino_t ino;
     struct journal *next; /* the open-journal registry */
@@ -137,7 +139,11 @@ int journal_errno (int rc);
 int journal_err (struct cairn_error *err, int rc, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));
 
-/* 0, or EINVAL if called in another process than the one that opened j. */
+/* 0, or EINVAL if called in another process than the one that opened j:
+ * a child forked since (fork() runs pthread_atfork handlers; a child that
+ * skips them, of vfork, posix_spawn or _Fork, must exec or exit without
+ * touching the journal). No system call: the check is on every read and
+ * commit. */
 int journal_check_pid (const struct journal *j);
 
 /* Begin a transaction, adopting a map grown by another process

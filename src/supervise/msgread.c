@@ -11,6 +11,7 @@ void msgread_init (struct msgread *r)
 {
     r->head = r->len = 0;
     r->fd = -1;
+    r->drained = false;
 }
 
 void msgread_reset (struct msgread *r)
@@ -35,10 +36,17 @@ int msgread_next (
             r->head += size;
             if (r->head == r->len) { /* the last byte read: its descriptor */
                 *fd = r->fd;
-                msgread_init (r);
+                r->head = r->len = 0; /* drained stays */
+                r->fd = -1;
             }
             return 0;
         }
+        if (r->drained && (flags & MSG_DONTWAIT)) {
+            r->drained = false;
+            errno = EAGAIN;
+            return -1;
+        }
+        r->drained = false;
         if (r->head > 0) {
             memmove (r->buf, r->buf + r->head, avail);
             r->head = 0;
@@ -66,6 +74,9 @@ int msgread_next (
         }
         if (got >= 0)
             r->fd = got;
+        /* short of what was asked, no descriptor to stop it: the kernel
+         * took everything queued (unix_stream_read_generic) */
+        r->drained = (flags & MSG_DONTWAIT) && got < 0 && (size_t)n < want;
         r->len += (size_t)n;
     }
 }

@@ -15,6 +15,7 @@
 #ifndef CAIRN_SUPERVISE_MSGREAD_H
 #define CAIRN_SUPERVISE_MSGREAD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define MSGREAD_BUF 4096 /* bytes read at most per recvmsg */
@@ -23,6 +24,7 @@ struct msgread {
     unsigned char buf[MSGREAD_BUF];
     size_t head, len; /* unread bytes: buf[head .. len) */
     int fd;           /* the descriptor of the message holding buf[len-1] */
+    bool drained;     /* the last MSG_DONTWAIT read emptied the socket */
 };
 
 /* An empty reader. */
@@ -35,7 +37,13 @@ void msgread_reset (struct msgread *r);
  * call) from sock into msg, and into *fd its descriptor (close-on-exec;
  * the caller's) or -1. flags: 0 (block until a whole message is there)
  * or MSG_DONTWAIT. Returns 0, or -1 with errno:
- *   EAGAIN  MSG_DONTWAIT and no whole message yet (a part is kept)
+ *   EAGAIN  MSG_DONTWAIT and no whole message yet (a part is kept). When
+ *           the last read came back short of what it asked, with no
+ *           descriptor, the socket was empty then: this EAGAIN comes
+ *           without another read, once, the next call reads again. A
+ *           caller draining the socket on a level-triggered watch (libev's
+ *           ev_io) thus saves the read that would say EAGAIN, and is woken
+ *           again for anything sent since.
  *   EPIPE   end of file, before or inside a message
  *   EPROTO  a descriptor came with the middle of a message
  *   the errno of recvmsg (EINTR retried). */

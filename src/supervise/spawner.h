@@ -127,8 +127,10 @@ int spawner_send (struct spawner *sp, struct cairn_error *err);
 /* The next message: a STARTED answering a spawner_request() (*fd its
  * pidfd, or -1), or an ENDED (*fd -1). Those read while spawner_spawn
  * waited come first. Never blocks. Returns 0, or -1 with errno EAGAIN
- * (none now), EPIPE (the supervisor is gone) or EPROTO (a STARTED that
- * answers nothing). */
+ * (none now; or, once, none at the last read, which found the socket
+ * empty: msgread.h. Wait for spawner_sock() to be readable, level-
+ * triggered, and call again), EPIPE (the supervisor is gone) or EPROTO (a
+ * STARTED that answers nothing). */
 int spawner_next (struct spawner *sp, struct spawner_msg *m, int *fd);
 
 /* What a STARTED says, as spawner_spawn returns it: *pid, *pidfd (fd,
@@ -146,8 +148,8 @@ int spawner_started (const struct spawner_msg *m,
 /* spawner_next() for a caller that only uses spawner_spawn: the next
  * ENDED message into *m, a command the supervisor has seen through (its
  * exit record written, its process reaped), or could not (code 3). Never
- * blocks. Returns 0, or -1 with errno EAGAIN (none now) or EPIPE (the
- * supervisor is gone). */
+ * blocks. Returns 0, or -1 with errno EAGAIN (none now, as for
+ * spawner_next) or EPIPE (the supervisor is gone). */
 int spawner_ended (struct spawner *sp, struct spawner_msg *m);
 
 /* The socket to the supervisor: readable when an ENDED may be there. */

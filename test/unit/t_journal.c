@@ -335,6 +335,30 @@ static void test_readwrite (void)
         "reopen: job 1 reads back intact");
     is_int (journal_purged (j, 2), 1, "reopen: purged id 2 still remembered");
 
+    /* A forked child may not use its parent's journal (LMDB's caveat):
+     * its commit is refused, its reads too, and nothing is written. */
+    ok (append (j, 8, 0, 0) == 0, "batch job 8 seq 0");
+    pid_t child = fork ();
+    if (child == 0) {
+        struct cairn_error cerr = {{0}};
+        struct journal_jobinfo cinfo;
+        int rc = journal_commit (j, &cerr) == -1 && errno == EINVAL &&
+                         strstr (cerr.text, "was opened by another process") &&
+                         journal_job_info (j, 1, &cinfo) == -1 &&
+                         errno == EINVAL
+                     ? 0
+                     : 1;
+        _exit (rc);
+    }
+    int cstatus;
+    ok (waitpid (child, &cstatus, 0) == child && WIFEXITED (cstatus) &&
+            WEXITSTATUS (cstatus) == 0,
+        "a forked child's commit and read of its parent's journal: EINVAL, "
+        "\"was opened by another process\"");
+    ok (journal_commit (j, &err) == 0 && journal_job_info (j, 8, &info) == 0 &&
+            info.nevents == 1,
+        "the parent commits the batch itself: job 8 has its one event");
+
     /* A seq stored behind the batch's back (another process) must be
      * refused at commit, never overwritten. */
     ok (append (j, 9, 0, 0) == 0 && append (j, 9, 1, 0) == 0,
