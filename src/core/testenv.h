@@ -45,6 +45,9 @@
 
 /* FILE: hold each spawn child right after its clone while FILE exists. */
 #define TESTENV_SPAWN_HOLD "CAIRN_TEST_SPAWN_HOLD"
+/* Set: the supervisor's clock tells no command's start tick, as if every
+ * clone straddled one; it reads /proc instead. */
+#define TESTENV_TICK_UNKNOWN "CAIRN_TEST_TICK_UNKNOWN"
 /* In a user's command's environment, "1": stop (SIGSTOP) between the uid
  * drop and the exec. */
 #define TESTENV_STOP_AT_DROP "CAIRN_TEST_STOP_AT_DROP"

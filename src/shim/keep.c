@@ -84,8 +84,7 @@ static bool sup_take (pid_t pid)
 
 /* ---- the commands we inherit ---- */
 
-/* Field 22 of /proc/PID/stat: the start in clock ticks since boot. */
-static int start_ticks (pid_t pid, unsigned long long *ticks)
+int shim_start_ticks (pid_t pid, unsigned long long *ticks)
 {
     char path[64], buf[1024];
     snprintf (path, sizeof (path), "/proc/%d/stat", (int)pid);
@@ -137,7 +136,7 @@ static bool marker_find (pid_t pid, char *name, size_t len)
     DIR *dir;
     int fd;
 
-    if (exitdir < 0 || start_ticks (pid, &ticks) < 0)
+    if (exitdir < 0 || shim_start_ticks (pid, &ticks) < 0)
         return false;
     if ((fd = openat (exitdir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
         return false;

@@ -549,6 +549,13 @@ static bool start_one (int sock, struct request *rq, pid_t cairnd)
     m.starttime = start_tick (before, boot_ns ());
     CRASHPOINT ("spawner.clone.after");
     m.pid = shim_cmd_pid (s);
+    /* The clone straddled a tick (a slow or loaded machine): /proc tells,
+     * while the command is ours and not reaped (only the main thread
+     * reaps, once it is in cmds), rather than cairnd's loop, which often
+     * finds it gone already. */
+    unsigned long long ticks;
+    if (m.starttime == 0 && shim_start_ticks (m.pid, &ticks) == 0)
+        m.starttime = ticks;
     c->s = s;
     c->rq = rq;
     c->pid = m.pid;
@@ -709,6 +716,8 @@ void shim_serve (int sock, pid_t cairnd)
     cairnd_pid = cairnd;
     long hz = sysconf (_SC_CLK_TCK);
     tick_ns = hz > 0 && 1000000000 % hz == 0 ? 1000000000u / (uint64_t)hz : 0;
+    if (getenv (TESTENV_TICK_UNKNOWN))
+        tick_ns = 0;
     crashpoint_init ();
     (void)shim_cmd_init (); /* a failure shows in each --user start */
     fresh_setup ();

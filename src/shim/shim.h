@@ -61,6 +61,10 @@ void shim_serve (int sock, pid_t cairnd) __attribute__ ((noreturn));
 void shim_keep (int sock, pid_t cairnd, const char *shim)
     __attribute__ ((noreturn));
 
+/* Field 22 of /proc/PID/stat into *ticks: pid's start in clock ticks
+ * since boot. 0, or -1 (no such process, or a line not understood). */
+int shim_start_ticks (pid_t pid, unsigned long long *ticks);
+
 /* Count the live processes (zombies aside) of session sid other than its
  * leader, sending each sig unless sig is 0 (session.c). The caller holds
  * the leader, the command's process, unreaped, so that sid names the

@@ -25,8 +25,10 @@
  *            starttime is the command's start in clock ticks since boot,
  *            the value of /proc/PID/stat's field 22, read off
  *            CLOCK_BOOTTIME around the vfork (the kernel stamps a process
- *            in it): the same tick before and after is its start tick; 0
- *            when a tick boundary fell in between (cairnd reads /proc).
+ *            in it): the same tick before and after is its start tick.
+ *            When a tick boundary fell in between, the supervisor reads
+ *            /proc/PID/stat itself, before anything can reap the command;
+ *            0 only when that failed too (cairnd reads /proc).
  *     ENDED  once the command's exit record is written and the command
  *            reaped (code 0), or when the exit record could not be written
  *            (code 3, shim_proto.h's exit code for it). ENDED messages

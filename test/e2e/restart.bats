@@ -222,6 +222,30 @@ wait_spawns() { # ID N
     [ "$(events_named "$warned" finish | jq .status)" -eq 0 ]
 }
 
+# A clone that straddles a clock tick leaves the spawner's clock silent.
+# cairnd used to read /proc for it then, and a command that had ended
+# already (most, on a slow machine) was journaled with start time 0: a
+# restart could not tell its pid from a reused one. The supervisor reads
+# /proc itself now, before it reaps. Here its clock tells nothing, and
+# cairnd's /proc is an empty directory: every start time is the
+# supervisor's.
+@test "start times of commands that end at once: the supervisor reads /proc" {
+    mkdir "$BATS_TEST_TMPDIR/noproc"
+    CAIRN_TEST_TICK_UNKNOWN=1 CAIRN_PROCROOT=$BATS_TEST_TMPDIR/noproc \
+        cairnd_start '{}'
+    cairn run -N 4 --id 326 -- true
+    cairn run -N 2 --detach --id 327 -- sleep 2
+    wait_spawns 327 2
+    starts_are_procs 327 2
+    local n=0 st
+    for st in $(events_named 326 proc-spawn | jq .starttime); do
+        [ "$st" -gt 0 ] || { echo "start time $st" >&2; return 1; }
+        n=$((n + 1))
+    done
+    [ "$n" -eq 4 ]
+    wait_event 327 10 clean
+}
+
 @test "cairn run started before the crash exits with the job's status after it" {
     cairnd_start '{}'
     cairn run --id 309 -- sh -c 'sleep 1; exit 7' 3>&- &
