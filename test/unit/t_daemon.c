@@ -332,6 +332,44 @@ static void test_unsafe (void)
     d->unsafe_effects_first = false;
 }
 
+/* Is s a lowercase RFC 4122 version 4 UUID? */
+static bool uuid_v4 (const char *s)
+{
+    static const char *const hex = "0123456789abcdef";
+    if (strlen (s) != 36)
+        return false;
+    for (int i = 0; i < 36; i++) {
+        bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+        if (dash ? s[i] != '-' : !strchr (hex, s[i]) || !s[i])
+            return false;
+    }
+    return s[14] == '4' && strchr ("89ab", s[19]);
+}
+
+/* Execids come 64 to a getrandom() call: a job of 72 processes takes
+ * more than one pool, and no id comes twice. */
+static void test_execids (void)
+{
+    size_t before = fake_procs->nstarts;
+    int bad = 0, dup = 0;
+
+    start_job (107, 24);
+    ok (drive_to_clean (107), "execids: a 24-rank job completes");
+    is_int ((int)(fake_procs->nstarts - before), 72,
+            "execids: 72 starts (prolog, shell, epilog on 24 ranks)");
+    /* (the tests before start some ids twice on purpose: unstarted) */
+    for (size_t i = before; i < fake_procs->nstarts; i++) {
+        const char *x = fake_procs->starts[i].execid;
+        bad += !uuid_v4 (x);
+        for (size_t k = 0; k < i; k++)
+            dup += !strcmp (x, fake_procs->starts[k].execid);
+    }
+    is_int (bad, 0, "execids: each a version 4 UUID");
+    is_int (dup, 0,
+            "execids: none twice, in this job or against the ones "
+            "before");
+}
+
 int main (void)
 {
     plan (NO_PLAN);
@@ -350,6 +388,7 @@ int main (void)
     test_lost ();
     test_vanished ();
     test_unsafe ();
+    test_execids ();
 
     fake_daemon_stop (&fd);
     return done_testing ();
