@@ -61,6 +61,7 @@ struct jobentry {
     ev_timer timer;
     struct sub *subs;
     struct killwait *kills; /* kills waiting for its shells (killwait.c) */
+    struct jobentry *kills_next; /* on d->kill_jobs while kills != NULL */
 };
 
 struct outbox; /* outbox.h */
@@ -126,7 +127,7 @@ struct cairnd {
     /* counters for `stats` */
     uint64_t ncommits;
     uint64_t njobs_done;
-    size_t nkillwait;    /* kills held, in all jobs (killwait.c) */
+    struct jobentry *kill_jobs; /* the jobs holding kills (killwait.c) */
     /* random bytes for execids (new_execid), the first idpool_left
      * ids' worth unused */
     unsigned char idpool[16 * CAIRND_IDPOOL];

@@ -1,14 +1,13 @@
 /* killwait.c - kills that wait for their job's shells to start
  * (daemon_private.h). The held kills are few and short-lived: a list per
- * job, and a count in cairnd so that a connection's end looks at the jobs
- * only while some are held.
+ * job, and the jobs that hold any on a list of cairnd's, so that a
+ * connection's end looks at those jobs only, never at all of them.
  */
 #include <errno.h>
 #include <stdlib.h>
 
 #include "core/job.h"
 #include "exec/daemon_private.h"
-#include "util/hashmap.h"
 
 struct killwait {
     struct killwait *next;
@@ -37,22 +36,40 @@ int killwait_add (struct jobentry *je,
     k->conn = c;
     k->matchtag = matchtag;
     k->signum = signum;
+    if (!je->kills) {
+        je->kills_next = je->d->kill_jobs;
+        je->d->kill_jobs = je;
+    }
     *tail = k; /* carried out in the order they came */
-    je->d->nkillwait++;
     return 0;
+}
+
+/* Take je's held kills, and je off cairnd's list. */
+static struct killwait *take (struct jobentry *je)
+{
+    struct killwait *k = je->kills;
+    struct jobentry **pp = &je->d->kill_jobs;
+
+    if (!k)
+        return NULL;
+    while (*pp && *pp != je)
+        pp = &(*pp)->kills_next;
+    if (*pp)
+        *pp = je->kills_next;
+    je->kills = NULL;
+    je->kills_next = NULL;
+    return k;
 }
 
 void killwait_run (struct jobentry *je)
 {
     if (!je->kills || job_shells_starting (je->job))
         return;
-    struct killwait *k = je->kills;
-    je->kills = NULL;
+    struct killwait *k = take (je);
     while (k) {
         struct killwait *next = k->next;
         if (k->conn)
             service_kill (je->d, je, k->conn, k->matchtag, k->signum);
-        je->d->nkillwait--;
         free (k);
         k = next;
     }
@@ -60,12 +77,7 @@ void killwait_run (struct jobentry *je)
 
 void killwait_conn_gone (struct cairnd *d, struct conn *c)
 {
-    size_t pos = 0;
-    struct jobentry *je;
-
-    if (d->nkillwait == 0 || !d->jobs)
-        return;
-    while ((je = hashmap_next (d->jobs, &pos, NULL)))
+    for (struct jobentry *je = d->kill_jobs; je; je = je->kills_next)
         for (struct killwait *k = je->kills; k; k = k->next)
             if (k->conn == c)
                 k->conn = NULL;
@@ -73,10 +85,10 @@ void killwait_conn_gone (struct cairnd *d, struct conn *c)
 
 void killwait_drop (struct jobentry *je)
 {
-    while (je->kills) {
-        struct killwait *k = je->kills;
-        je->kills = k->next;
-        je->d->nkillwait--;
+    struct killwait *k = take (je);
+    while (k) {
+        struct killwait *next = k->next;
         free (k);
+        k = next;
     }
 }

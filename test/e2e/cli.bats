@@ -187,6 +187,31 @@ wait_state() {
     [ "$RUN_RC" -eq 130 ]
 }
 
+@test "a waiting kill whose client went away is not carried out" {
+    local hold=$BATS_TEST_TMPDIR/hold i
+    cairnd_stop
+    touch "$hold"
+    CAIRN_TEST_SPAWN_HOLD=$hold cairnd_start '{"release-after": 0}'
+    run_bg --id 60 -- sleep 30
+    for i in $(seq 1 200); do [ -s "$hold.held" ] && break; sleep 0.05; done
+    wait_state 60
+    "$B/cairn" --statedir "$STATEDIR" kill -s INT 60 &
+    local kill_pid=$!
+    sleep 0.3
+    kill -0 "$kill_pid" # held, unanswered
+    kill -KILL "$kill_pid"
+    wait "$kill_pid" || true
+    sleep 0.2 # cairnd sees the connection close
+    rm "$hold"
+    wait_event 60 10 proc-spawn
+    sleep 0.5
+    # the shell runs on: no SIGINT; the cancel ends it (SIGTERM, 143)
+    [ "$(events_named 60 proc-signal | wc -l)" -eq 0 ]
+    cairn cancel 60
+    run_wait 10
+    [ "$RUN_RC" -eq 143 ]
+}
+
 @test "a job holds at most 16 kills while its shell starts; the 17th fails" {
     local hold=$BATS_TEST_TMPDIR/hold i pids=""
     cairnd_stop
