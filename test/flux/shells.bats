@@ -14,11 +14,19 @@ setup() {
     # this rank: exit-before-R (exit 1 before flux-shell runs),
     # hang-before-R (never start it), linger-after-R (live that many
     # seconds after flux-shell has exited), say-R (write its contents to
-    # stderr first).
+    # stderr first, then make said-R), await-R (before anything else, wait
+    # up to 30 s for said-N, N the rank in await-R).
     SHELL_WRAP=$(script shell.sh <<SH
 #!/bin/sh
 r=\$CAIRN_RANK
-[ -e "$D/say-\$r" ] && echo "shell rank \$r says \$(cat "$D/say-\$r")" >&2
+if [ -e "$D/await-\$r" ]; then
+    n=0
+    while [ ! -e "$D/said-\$(cat "$D/await-\$r")" ] && [ \$n -lt 600 ]; do
+        sleep 0.05; n=\$((n + 1))
+    done
+fi
+[ -e "$D/say-\$r" ] && echo "shell rank \$r says \$(cat "$D/say-\$r")" >&2 &&
+    touch "$D/said-\$r"
 [ -e "$D/exit-before-\$r" ] && exit 1
 [ -e "$D/hang-before-\$r" ] && exec sleep 300
 $(dirname "$FLUX")/../libexec/flux/flux-shell "\$@"
@@ -141,6 +149,9 @@ SH
     echo hello >"$D/say-1"
     echo "not flux-shell" >"$D/say-0"
     touch "$D/exit-before-0"
+    # rank 0's end fails the job and kills rank 1's shell: only once rank 1
+    # has spoken (else a slow machine kills it before its first word)
+    echo 1 >"$D/await-0"
     run in_flux "flux run -N2 --setattr=system.exec.job_shell=$SHELL_WRAP true
                  echo rc=\$?
                  flux job eventlog -p exec \$(flux job last) | grep ' log '"
