@@ -87,3 +87,20 @@ setup() {
     [ -f "$t" ] || skip "no $t here"
     [ "$(sha256sum "$t" | cut -d' ' -f1)" = "$pinned" ]
 }
+
+# The suite's tree is kept per machine (test/fluxsuite/run's default): its
+# name changes with flux-core's and flux-security's versions and with the
+# recipe, so that a tree built otherwise is never taken for it.
+@test "the suite's default tree is named by the versions and the recipe" {
+    local recipe
+    recipe=$(sed -n 's/^SUITE_RECIPE=//p' "$S/scripts/install-flux")
+    [ -n "$recipe" ]
+    run "$R/repo/scripts/install-flux" --suite-tree-default
+    [ "$status" -eq 0 ]
+    [ "$output" = "$XDG_CACHE_HOME/cairn/fluxsuite/flux-core-$version-r$recipe" ]
+    mkdir -p "$R/shared/flux"
+    touch "$R/shared/flux/flux-security-0.15.0-7-gd61455e.tar.gz"
+    run "$R/repo/scripts/install-flux" --suite-tree-default
+    [ "$status" -eq 0 ]
+    [ "$output" = "$XDG_CACHE_HOME/cairn/fluxsuite/flux-core-$version+security-0.15.0-7-gd61455e-r$recipe" ]
+}
