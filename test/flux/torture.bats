@@ -161,7 +161,7 @@ flux_alloc_lost() {
     local seconds=${TORTURE_SECONDS:-90} task i id lost
     cairnd_start "$(torture_conf)"
     sysflux_conf "$(sysflux_cairn_toml)"
-    SYSFLUX_TIMEOUT=$((seconds + 400)) SYSFLUX_EXIT_TIMEOUT=$((seconds + 400)) sysflux_start
+    SYSFLUX_TIMEOUT=$((seconds + 500)) SYSFLUX_EXIT_TIMEOUT=$((seconds + 500)) sysflux_start
     task=$(task_script)
     submitter "$task" 2>>"$D/submit.log" &
     SUBMITTER=$!
@@ -172,11 +172,19 @@ flux_alloc_lost() {
     SUBMITTER=
     # every job ends: the longest runs 30 s into a 2 s limit, plus grace;
     # one still going after a minute is shown (once: one run in eight
-    # had a job in CLEANUP past two minutes, not seen since)
-    local slow=""
-    for i in $(seq 1 480); do
+    # had a job in CLEANUP past two minutes, not seen since). At most 4
+    # minutes by the clock, and no longer once the Flux fault below has
+    # stopped the queue: a slow machine's `flux jobs` takes a second,
+    # and this wait once outlasted the instance's own timeout.
+    local slow="" deadline=$((SECONDS + 240))
+    i=0
+    while [ "$SECONDS" -lt "$deadline" ]; do
         [ -z "$(pending_jobs)" ] && break
-        if [ "$i" -eq 120 ] && [ -z "$slow" ]; then
+        i=$((i + 1))
+        if [ $((i % 20)) -eq 0 ] && flux_alloc_lost >/dev/null; then
+            break
+        fi
+        if [ "$SECONDS" -ge $((deadline - 180)) ] && [ -z "$slow" ]; then
             slow=$(pending_jobs)
             for id in $slow; do explain_job "$id" | sed 's/^/# slow: /' >&3; done
         fi
