@@ -162,25 +162,34 @@ wait_state() {
     [ "$RUN_RC" -eq 130 ]
 }
 
+# A job whose shell's spawn the supervisor holds: cairnd restarted with
+# CAIRN_TEST_SPAWN_HOLD=$HOLD, `cairn run --id $1 -- sleep 30` in the
+# background, and back once the spawn is held and the job listed as
+# running. `rm "$HOLD"` lets the spawn go on.
+held_job() {
+    local i
+    HOLD=$BATS_TEST_TMPDIR/hold
+    cairnd_stop
+    touch "$HOLD"
+    CAIRN_TEST_SPAWN_HOLD=$HOLD cairnd_start '{"release-after": 0}'
+    run_bg --id "$1" -- sleep 30
+    for i in $(seq 1 200); do [ -s "$HOLD.held" ] && break; sleep 0.05; done
+    [ -s "$HOLD.held" ]
+    wait_state "$1"
+}
+
 # A job is listed as running once its shell's start is journaled, before
 # the supervisor has started it. A kill in that window used to be answered
 # and dropped (no process to signal yet): the job ran on. It is answered
 # once the shell runs, and the shell gets the signal.
 @test "kill while the shell is still starting reaches it once it runs" {
-    local hold=$BATS_TEST_TMPDIR/hold i
-    cairnd_stop
-    touch "$hold"
-    CAIRN_TEST_SPAWN_HOLD=$hold cairnd_start '{"release-after": 0}'
-    run_bg --id 58 -- sleep 30
-    for i in $(seq 1 200); do [ -s "$hold.held" ] && break; sleep 0.05; done
-    [ -s "$hold.held" ]
-    wait_state 58
+    held_job 58
     cairn kill -s INT 58 >"$BATS_TEST_TMPDIR/kill.out" 2>&1 &
     local kill_pid=$!
     sleep 0.3
     # not answered while there is nothing to signal
     kill -0 "$kill_pid"
-    rm "$hold"
+    rm "$HOLD"
     wait "$kill_pid"
     [ ! -s "$BATS_TEST_TMPDIR/kill.out" ]
     run_wait 10
@@ -188,13 +197,7 @@ wait_state() {
 }
 
 @test "a waiting kill whose client went away is not carried out" {
-    local hold=$BATS_TEST_TMPDIR/hold i
-    cairnd_stop
-    touch "$hold"
-    CAIRN_TEST_SPAWN_HOLD=$hold cairnd_start '{"release-after": 0}'
-    run_bg --id 60 -- sleep 30
-    for i in $(seq 1 200); do [ -s "$hold.held" ] && break; sleep 0.05; done
-    wait_state 60
+    held_job 60
     "$B/cairn" --statedir "$STATEDIR" kill -s INT 60 &
     local kill_pid=$!
     sleep 0.3
@@ -205,7 +208,7 @@ wait_state() {
     # two requests, each answered a loop turn or more later
     cairn list >/dev/null
     cairn list >/dev/null
-    rm "$hold"
+    rm "$HOLD"
     wait_event 60 10 proc-spawn
     sleep 0.5
     # the shell runs on: no SIGINT; the cancel ends it (SIGTERM, 143)
@@ -216,13 +219,8 @@ wait_state() {
 }
 
 @test "a job holds at most 16 kills while its shell starts; the 17th fails" {
-    local hold=$BATS_TEST_TMPDIR/hold k=$BATS_TEST_TMPDIR/kill i pids=""
-    cairnd_stop
-    touch "$hold"
-    CAIRN_TEST_SPAWN_HOLD=$hold cairnd_start '{"release-after": 0}'
-    run_bg --id 59 -- sleep 30
-    for i in $(seq 1 200); do [ -s "$hold.held" ] && break; sleep 0.05; done
-    wait_state 59
+    local k=$BATS_TEST_TMPDIR/kill i pids=""
+    held_job 59
     # 17 at once, in whatever order they arrive: the first 16 are held,
     # the last is refused at once. SIGWINCH: ignored by sleep, so the job
     # outlives all of them.
@@ -242,7 +240,7 @@ wait_state() {
     sleep 0.3 # nothing else ends while the shell is held
     [ "$(cat "$k".*.rc | tr '\n' ' ')" = "1 " ]
     [ "$(cat "$k".*.out)" = "cairn kill: job 59: 16 kills already wait for its shells to start" ]
-    rm "$hold"
+    rm "$HOLD"
     for i in $pids; do wait "$i"; done
     # each held one is answered, status 0, silently
     [ "$(grep -lx 0 "$k".*.rc | wc -l)" -eq 16 ]

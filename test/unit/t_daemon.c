@@ -24,6 +24,7 @@
 #include "core/jobspec.h"
 #include "core/rv1.h"
 #include "journal/journal.h"
+#include "supervise/procfs.h"
 
 static struct fake_daemon fd;
 static struct cairnd *d;
@@ -332,18 +333,10 @@ static void test_unsafe (void)
     d->unsafe_effects_first = false;
 }
 
-/* Is s a lowercase RFC 4122 version 4 UUID? */
+/* Is s a canonical RFC 4122 version 4 UUID? */
 static bool uuid_v4 (const char *s)
 {
-    static const char *const hex = "0123456789abcdef";
-    if (strlen (s) != 36)
-        return false;
-    for (int i = 0; i < 36; i++) {
-        bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-        if (dash ? s[i] != '-' : !strchr (hex, s[i]) || !s[i])
-            return false;
-    }
-    return s[14] == '4' && strchr ("89ab", s[19]);
+    return uuid_is_canonical (s) && s[14] == '4' && strchr ("89ab", s[19]);
 }
 
 /* Execids come 64 to a getrandom() call: a job of 72 processes takes
