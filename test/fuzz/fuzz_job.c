@@ -66,11 +66,18 @@ struct sim {
     const char *idprefix; /* of new execids: the input's own must not clash */
 };
 
+/* cairnd's execids are random UUIDs (122 bits): never one the job has
+ * already. The sim's are counted under a prefix of their own, which the
+ * fuzzer learns from the comparisons and puts in its input (CI, stop 51:
+ * the epilog's new id was a lost prolog's), so one the job has is
+ * skipped. */
 static void new_execid (char buf[EXECID_LEN + 1], void *arg)
 {
     struct sim *sim = arg;
-    snprintf (buf, EXECID_LEN + 1, "%s-0000-4000-8000-%012d", sim->idprefix,
-              ++sim->nexecids);
+    do
+        snprintf (buf, EXECID_LEN + 1, "%s-0000-4000-8000-%012d", sim->idprefix,
+                  ++sim->nexecids);
+    while (sim->job && job_proc_find (sim->job, buf));
 }
 
 static void sim_init (struct sim *sim, double now)
