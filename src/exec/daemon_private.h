@@ -254,6 +254,8 @@ void killwait_run (struct jobentry *je);
 void killwait_conn_gone (struct cairnd *d, struct conn *c);
 /* je is forgotten: its held kills go, unanswered (cairnd_job_remove). */
 void killwait_drop (struct jobentry *je);
+/* The held kills whose clients still wait, of all jobs (`stats`). */
+size_t killwait_count (const struct cairnd *d);
 
 /* ---- rank 0's processes on other nodes (remote.c, DESIGN-MULTINODE.md) */
 

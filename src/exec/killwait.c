@@ -92,3 +92,12 @@ void killwait_drop (struct jobentry *je)
         k = next;
     }
 }
+
+size_t killwait_count (const struct cairnd *d)
+{
+    size_t n = 0;
+    for (const struct jobentry *je = d->kill_jobs; je; je = je->kills_next)
+        for (const struct killwait *k = je->kills; k; k = k->next)
+            n += k->conn != NULL;
+    return n;
+}

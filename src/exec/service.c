@@ -886,6 +886,10 @@ req_stats (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
         json_object_set_new (
             r, "confinement",
             json_string (procs_cgroup (d->procs) ? "cgroup" : "process-group"));
+    /* kills waiting for a job's shells to start (killwait.c) */
+    if (r)
+        json_object_set_new (r, "kills-waiting",
+                             json_integer ((json_int_t)killwait_count (d)));
     conn_respond (c, matchtag, r);
     json_decref (r);
 }

@@ -178,6 +178,18 @@ held_job() {
     wait_state "$1"
 }
 
+# Wait until cairnd holds $1 kills of connected clients (`stats`).
+wait_kills_waiting() {
+    local i n
+    for i in $(seq 1 200); do
+        n=$(rpc stats '{}' | jq '."kills-waiting"')
+        [ "$n" -eq "$1" ] && return 0
+        sleep 0.05
+    done
+    echo "cairnd holds $n kills, not $1" >&2
+    return 1
+}
+
 # A job is listed as running once its shell's start is journaled, before
 # the supervisor has started it. A kill in that window used to be answered
 # and dropped (no process to signal yet): the job ran on. It is answered
@@ -186,8 +198,8 @@ held_job() {
     held_job 58
     cairn kill -s INT 58 >"$BATS_TEST_TMPDIR/kill.out" 2>&1 &
     local kill_pid=$!
-    sleep 0.3
-    # not answered while there is nothing to signal
+    # held by cairnd, not answered while there is nothing to signal
+    wait_kills_waiting 1
     kill -0 "$kill_pid"
     rm "$HOLD"
     wait "$kill_pid"
@@ -200,14 +212,12 @@ held_job() {
     held_job 60
     "$B/cairn" --statedir "$STATEDIR" kill -s INT 60 &
     local kill_pid=$!
-    sleep 0.3
+    wait_kills_waiting 1
     kill -0 "$kill_pid" # held, unanswered
     kill -KILL "$kill_pid"
     wait "$kill_pid" || true
-    # cairnd sees the connection close: its end was queued before these
-    # two requests, each answered a loop turn or more later
-    cairn list >/dev/null
-    cairn list >/dev/null
+    # cairnd has seen the connection close
+    wait_kills_waiting 0
     rm "$HOLD"
     wait_event 60 10 proc-spawn
     sleep 0.5
@@ -233,6 +243,7 @@ held_job() {
         pids="$pids $!"
     done
     # the refusal comes once 16 are held: then all 17 have arrived
+    wait_kills_waiting 16
     for i in $(seq 1 400); do
         [ "$(cat "$k".*.rc 2>/dev/null | wc -l)" -ge 1 ] && break
         sleep 0.05
