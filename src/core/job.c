@@ -428,14 +428,27 @@ fold_tolerate (struct job *job, double t, json_t *ctx, struct cairn_error *err)
 static int
 fold_hold (struct job *job, double t, json_t *ctx, struct cairn_error *err)
 {
+    const char *wait = json_string_value (json_object_get (ctx, "wait"));
     if (ctx_add_ranks (ctx, "ranks", job->held, err) < 0)
         return errprefix (err, "hold");
+    if (wait && strcmp (wait, "ready") != 0)
+        return errset (err, EINVAL, "hold: wait: \"%s\" is not \"ready\"",
+                       wait);
+    job->hold_ready_only = wait != NULL;
     return 0;
 }
 
 static int
 fold_resume (struct job *job, double t, json_t *ctx, struct cairn_error *err)
 {
+    if (json_is_true (json_object_get (ctx, "ready"))) {
+        if (!jobspec_hold_start (job->jobspec))
+            return errset (err, EINVAL,
+                           "resume: ready: the job is not "
+                           "hold-start");
+        job->ready = true;
+        return 0;
+    }
     if (idset_empty (job->held))
         return errset (err, EINVAL, "resume: the job is not held");
     job->resumed = true;

@@ -49,8 +49,10 @@
  *                             between two turns of cairnd)
  *   JOB_HELD      (held)      hold-on-shrink, after tolerated prolog
  *                             failures or with the client away
- *                             (job_ctx.client_away): waits for the
- *                             client's resume
+ *                             (job_ctx.client_away); hold-start, the
+ *                             client's word not come by the prolog's end
+ *                             (or at once, without a prolog): waits for
+ *                             the client's resume
  *   JOB_RUN       (run)       the shells were started (`start` sent)
  *   JOB_CLEANUP   (cleanup)   every rank is in cleanup: epilogs, releases
  *   JOB_DONE      (done)      clean posted: the job takes no more events
@@ -106,10 +108,12 @@ enum job_effect {
     /* prolog_conclude, prolog_fail */                                         \
     X (JOB_EV_PROLOG_FINISH, "prolog-finish", JOB_IN (JOB_PROLOG),             \
        JOB_STARTING, NONE, 0, 1)                                               \
-    /* prolog_conclude (hold-on-shrink) */                                     \
-    X (JOB_EV_HOLD, "hold", JOB_IN (JOB_STARTING), JOB_HELD, NONE, 0, 1)       \
-    /* job_resume */                                                           \
-    X (JOB_EV_RESUME, "resume", JOB_IN (JOB_HELD), JOB_SAME, NONE, 0, 0)       \
+    /* start_or_hold (hold-on-shrink, hold-start) */                           \
+    X (JOB_EV_HOLD, "hold", JOB_IN (JOB_NEW) | JOB_IN (JOB_STARTING),          \
+       JOB_HELD, NONE, 0, 1)                                                   \
+    /* job_resume; in prolog only a hold-start job's ready one */              \
+    X (JOB_EV_RESUME, "resume", JOB_IN (JOB_PROLOG) | JOB_IN (JOB_HELD),       \
+       JOB_SAME, NONE, 0, 0)                                                   \
     /* start_shells */                                                         \
     X (JOB_EV_START, "start",                                                  \
        JOB_IN (JOB_NEW) | JOB_IN (JOB_STARTING) | JOB_IN (JOB_HELD), JOB_RUN,  \
@@ -440,12 +444,21 @@ int job_fail_ranks (struct job *job,
                     json_t *out,
                     struct cairn_error *err);
 
-/* The client has shrunk a held job (jobspec hold-on-shrink, `hold`
- * event): start its shells. EINVAL if the job is not held; 0 and nothing
- * emitted if it was resumed already, or a fatal exception came first (its
- * held ranks are cleaned up instead). EALREADY if the job is clean. */
+/* Without ready: the client has shrunk a held job (jobspec
+ * hold-on-shrink, `hold` event), or is back: start its shells (a
+ * hold-start job's once its word came too). EINVAL if the job is not
+ * held; 0 and nothing emitted if it was resumed already, or a fatal
+ * exception came first (its held ranks are cleaned up instead).
+ * With ready: the word of a hold-start job, that what its shells need
+ * outside cairn is there: journaled (`resume` {"ready": true}) in its
+ * prolog or while held; its shells start at the prolog's end, or now if
+ * held for the word only (`hold` with "wait": "ready"); 0 and nothing
+ * emitted when said before, for a job that is not hold-start, or too late
+ * (no prolog or hold left to wait in).
+ * EALREADY if the job is clean. */
 int job_resume (struct job *job,
                 const struct job_ctx *ctx,
+                bool ready,
                 json_t *out,
                 struct cairn_error *err);
 

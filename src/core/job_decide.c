@@ -594,6 +594,35 @@ static int prolog_fail (struct job *job,
     return 0;
 }
 
+/* May a held job's shells start? Two gates: a hold for its client's
+ * shrink (or return) opens on its resume, a hold only for the word
+ * (`wait` "ready") never closed it; a hold-start job's shells also need
+ * the word (its ready resume), before or during the hold. */
+static bool held_may_start (const struct job *job)
+{
+    return (job->resumed || job->hold_ready_only) &&
+           (job->ready || !jobspec_hold_start (job->jobspec));
+}
+
+/* Start the shells of ranks, or hold them (`hold`) when hold says so (a
+ * shrink or the client's return comes first: its resume) or the job waits
+ * for its client's word (jobspec hold-start) that has not come yet. */
+static int start_or_hold (struct job *job,
+                          const struct job_ctx *ctx,
+                          json_t *out,
+                          const struct idset *ranks,
+                          bool hold)
+{
+    if (hold)
+        return job_emit (job, ctx, out, "hold",
+                         json_pack ("{s:o}", "ranks", ranks_str (ranks)));
+    if (jobspec_hold_start (job->jobspec) && !job->ready)
+        return job_emit (job, ctx, out, "hold",
+                         json_pack ("{s:o s:s}", "ranks", ranks_str (ranks),
+                                    "wait", "ready"));
+    return start_shells (job, ctx, out, ranks);
+}
+
 static int
 prolog_conclude (struct job *job, const struct job_ctx *ctx, json_t *out)
 {
@@ -675,11 +704,8 @@ prolog_conclude (struct job *job, const struct job_ctx *ctx, json_t *out)
             goto done;
         /* Held: the client shrinks the job first; step_once() starts the
          * shells on `resume`, or cleans them up on a fatal exception. */
-        if (jobspec_hold_on_shrink (job->jobspec))
-            rc = job_emit (job, ctx, out, "hold",
-                           json_pack ("{s:o}", "ranks", ranks_str (rest)));
-        else
-            rc = start_shells (job, ctx, out, rest);
+        rc = start_or_hold (job, ctx, out, rest,
+                            jobspec_hold_on_shrink (job->jobspec));
         goto done;
     }
     if (prolog_finish (job, ctx, out, 0) < 0)
@@ -687,12 +713,10 @@ prolog_conclude (struct job *job, const struct job_ctx *ctx, json_t *out)
     /* its client (Flux's module, in a broker restart) is away: the shells
      * would start without the brokers and namespace they need, and fail
      * with nothing said. Held with every rank until it is back. */
-    if (jobspec_hold_on_shrink (job->jobspec) && ctx->client_away &&
-        ctx->client_away (job->id, ctx->arg))
-        rc = job_emit (job, ctx, out, "hold",
-                       json_pack ("{s:o}", "ranks", ranks_str (job->all)));
-    else
-        rc = start_shells (job, ctx, out, job->all);
+    rc = start_or_hold (job, ctx, out, job->all,
+                        jobspec_hold_on_shrink (job->jobspec) &&
+                            ctx->client_away &&
+                            ctx->client_away (job->id, ctx->arg));
 done:
     idset_destroy (fatal);
     idset_destroy (tol);
@@ -860,7 +884,7 @@ static int step_once (struct job *job, const struct job_ctx *ctx, json_t *out)
             return emit_intents (job, ctx, out, PHASE_PROLOG, job->all,
                                  job->cfg.prolog.per_rank);
         }
-        return start_shells (job, ctx, out, job->all);
+        return start_or_hold (job, ctx, out, job->all, false);
     case JOB_PROLOG:
         if (job->fatal && job->cfg.prolog.cancel_on_exception &&
             terminate_phase (job, ctx, out, PHASE_PROLOG, ec->term_signal,
@@ -898,7 +922,7 @@ static int step_once (struct job *job, const struct job_ctx *ctx, json_t *out)
     case JOB_HELD:
         if (job->fatal) /* canceled while held: no shell ever ran */
             return emit_cleanup (job, ctx, out, job->held);
-        if (job->resumed)
+        if (held_may_start (job))
             return start_shells (job, ctx, out, job->held);
         return 0;
     case JOB_CLEANUP:
@@ -1409,11 +1433,24 @@ int job_post (struct job *job,
 
 int job_resume (struct job *job,
                 const struct job_ctx *ctx,
+                bool ready,
                 json_t *out,
                 struct cairn_error *err)
 {
     if (check_active (job, err) < 0)
         return -1;
+    if (ready) {
+        /* the word of a hold-start job: in its prolog or held; said
+         * before, not needed, or too late (the prolog failed or was
+         * canceled, the shells started): nothing changes */
+        if (!jobspec_hold_start (job->jobspec) || job->ready || job->started ||
+            job->fatal || (job->state != JOB_PROLOG && job->state != JOB_HELD))
+            return 0;
+        if (job_emit (job, ctx, out, "resume",
+                      json_pack ("{s:b}", "ready", 1)) < 0)
+            return -1;
+        return step (job, ctx, out);
+    }
     if (idset_empty (job->held))
         return errset (err, EINVAL, "job %ju is not held", (uintmax_t)job->id);
     if (job->resumed || job->started || job->fatal)

@@ -54,6 +54,8 @@ struct job {
     bool prolog_finished;
     bool started;
     bool resumed; /* the client said resume (held jobs only) */
+    bool ready;   /* hold-start: the client's word came (ready resume) */
+    bool hold_ready_only; /* the hold waits for that word only */
     bool finished;
     bool epilog_started;
     bool epilog_finished;

@@ -36,6 +36,7 @@ struct jobspec {
     char *client;        /* attributes.system.cairn.client, or NULL */
     char *instance;      /* attributes.system.cairn.instance, or NULL */
     bool hold_on_shrink; /* attributes.system.cairn.hold-on-shrink */
+    bool hold_start;     /* attributes.system.cairn.hold-start */
     bool shell_leader;   /* attributes.system.cairn.shell-leader */
 };
 
@@ -244,6 +245,23 @@ static int decode_name (const json_t *cairn,
     return 0;
 }
 
+/* cairn.<key>, when present: a boolean, into *out. */
+static int decode_flag (const json_t *cairn,
+                        const char *key,
+                        bool *out,
+                        struct cairn_error *err)
+{
+    const json_t *o = json_object_get (cairn, key);
+    if (!o)
+        return 0;
+    if (!json_is_boolean (o))
+        return errset (err, EINVAL,
+                       "jobspec: attributes.system.cairn.%s: not a boolean",
+                       key);
+    *out = json_is_true (o);
+    return 0;
+}
+
 static int
 decode_cairn (struct jobspec *js, const json_t *cairn, struct cairn_error *err)
 {
@@ -262,20 +280,10 @@ decode_cairn (struct jobspec *js, const json_t *cairn, struct cairn_error *err)
         return errset (err, EINVAL,
                        "jobspec: attributes.system.cairn.config: not an "
                        "object");
-    if ((o = json_object_get (cairn, "hold-on-shrink"))) {
-        if (!json_is_boolean (o))
-            return errset (err, EINVAL,
-                           "jobspec: attributes.system.cairn.hold-on-shrink: "
-                           "not a boolean");
-        js->hold_on_shrink = json_is_true (o);
-    }
-    if ((o = json_object_get (cairn, "shell-leader"))) {
-        if (!json_is_boolean (o))
-            return errset (err, EINVAL,
-                           "jobspec: attributes.system.cairn.shell-leader: "
-                           "not a boolean");
-        js->shell_leader = json_is_true (o);
-    }
+    if (decode_flag (cairn, "hold-on-shrink", &js->hold_on_shrink, err) < 0 ||
+        decode_flag (cairn, "hold-start", &js->hold_start, err) < 0 ||
+        decode_flag (cairn, "shell-leader", &js->shell_leader, err) < 0)
+        return -1;
     return 0;
 }
 
@@ -402,6 +410,11 @@ const char *jobspec_instance (const struct jobspec *js)
 bool jobspec_hold_on_shrink (const struct jobspec *js)
 {
     return js && js->hold_on_shrink;
+}
+
+bool jobspec_hold_start (const struct jobspec *js)
+{
+    return js && js->hold_start;
 }
 
 bool jobspec_shell_leader (const struct jobspec *js)

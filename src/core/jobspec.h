@@ -11,6 +11,7 @@
  *                                        "client": "flux",
  *                                        "instance": "UUID",
  *                                        "hold-on-shrink": true,
+ *                                        "hold-start": true,
  *                                        "shell-leader": true}}}}
  *
  * Only the fields above are read and checked; everything else (resources,
@@ -38,8 +39,8 @@ struct jobspec;
  * "rank-environment" is an object of rank -> environment: each key a
  * decimal rank (digits only, no leading zero, at most IDSET_MAX_ID), each
  * value checked like "environment", and whose "client" and "instance" are
- * strings of 1 to JOBSPEC_CLIENT_MAX bytes without NUL, "hold-on-shrink" and
- * "shell-leader" booleans and "config" an object (its keys are
+ * strings of 1 to JOBSPEC_CLIENT_MAX bytes without NUL, "hold-on-shrink",
+ * "hold-start" and "shell-leader" booleans and "config" an object (its keys are
  * job_accept()'s to check).
  * Whether those ranks are R's is not
  * known here: see jobspec_check_ranks().
@@ -102,6 +103,16 @@ const char *jobspec_instance (const struct jobspec *js);
  * will read of R: cairn-exec.so rewrites the job's R in the KVS). false
  * when unset. */
 bool jobspec_hold_on_shrink (const struct jobspec *js);
+
+/* attributes.system.cairn.hold-start: the job's shells wait for its
+ * client's word that what they need outside cairn is there (Flux: the
+ * guest KVS namespace, which cairn-exec.so creates while the prolog
+ * runs). The client says `resume` once, at any time after the accept:
+ * said before the prolog ends, the job is `ready` and its shells start
+ * at the prolog's end; not said by then, the job is held with every rank
+ * (`hold`) until it is. With hold-on-shrink, a tolerated prolog failure
+ * holds the job whatever was said, as before. false when unset. */
+bool jobspec_hold_start (const struct jobspec *js);
 
 /* attributes.system.cairn.shell-leader: the shell on the job's first rank
  * leads the others (flux-shell's shell rank 0, which waits for every

@@ -56,5 +56,8 @@
 
 /* FILE: hold each job's final release while FILE exists. */
 #define TESTENV_HOLD_RELEASE "CAIRN_TEST_HOLD_RELEASE"
+/* FILE: make no new job's guest namespace while FILE exists (cairnd has
+ * the job meanwhile: its prolog ends first and its shells are held). */
+#define TESTENV_HOLD_NS "CAIRN_TEST_HOLD_NS"
 
 #endif /* CAIRN_TESTENV_H */

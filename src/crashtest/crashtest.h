@@ -44,7 +44,9 @@ enum ct_action_kind {
     CT_ACT_FAIL_RANKS,
     CT_ACT_EXPIRATION,
     CT_ACT_POST,
-    CT_ACT_UNDRAIN
+    CT_ACT_UNDRAIN,
+    CT_ACT_READY, /* a hold-start job's word (cairn-exec.so's namespace) */
+    CT_ACT_RESUME /* a held job's resume (cairn-exec.so's shrink done) */
 };
 
 /* A request the client sends to a job, `after` seconds after its trigger:
@@ -64,6 +66,8 @@ struct ct_job {
     int nranks;
     int pfa; /* jobspec prolog-failures-allowed */
     bool shell_leader; /* jobspec attributes.system.cairn.shell-leader */
+    bool hold_start;   /* jobspec attributes.system.cairn.hold-start */
+    bool hold_on_shrink; /* ... .hold-on-shrink */
     double submit_after;
     double time_limit; /* R expiration = submission + this; 0 = none */
     struct ct_behaviour beh[CT_NPHASES];

@@ -401,6 +401,12 @@ static void send_action (struct ct_run *r, struct ct_jobrun *j, int a)
         topic = "undrain";
         p = json_pack ("{s:s}", "ranks", act->ranks);
         break;
+    case CT_ACT_RESUME: /* sent again after a crash: recorded once */
+    case CT_ACT_READY:
+        topic = "resume";
+        p = json_pack ("{s:I s:b}", "id", id, "ready",
+                       act->kind == CT_ACT_READY);
+        break;
     case CT_ACT_POST: /* sent again after a crash: recorded once */
         topic = "post";
         p = json_pack ("{s:I s:s s:{s:s}}", "id", id, "name", act->ranks,

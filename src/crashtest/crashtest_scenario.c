@@ -158,9 +158,9 @@ static int parse_action (const json_t *o,
                          const char *where,
                          struct cairn_error *err)
 {
-    static const char *const keys[] = {"after",      "on",         "cancel",
-                                       "fail-ranks", "expiration", "post",
-                                       "undrain",    NULL};
+    static const char *const keys[] = {
+        "after", "on",      "cancel", "fail-ranks", "expiration",
+        "post",  "undrain", "resume", "ready",      NULL};
     const char *on = NULL, *ranks = NULL, *post = NULL, *undrain = NULL;
     int nkinds = 0;
 
@@ -197,6 +197,14 @@ static int parse_action (const json_t *o,
         snprintf (a->ranks, sizeof (a->ranks), "%s", undrain);
         nkinds++;
     }
+    if (json_is_true (json_object_get (o, "resume"))) {
+        a->kind = CT_ACT_RESUME;
+        nkinds++;
+    }
+    if (json_is_true (json_object_get (o, "ready"))) {
+        a->kind = CT_ACT_READY;
+        nkinds++;
+    }
     if (json_object_get (o, "expiration")) {
         a->kind = CT_ACT_EXPIRATION;
         if (get_number (o, "expiration", 0, &a->expiration, where, err) < 0)
@@ -206,8 +214,22 @@ static int parse_action (const json_t *o,
     if (nkinds != 1)
         return errset (err, EINVAL,
                        "%s: needs exactly one of cancel, fail-ranks, "
-                       "expiration, post, undrain",
+                       "expiration, post, undrain, resume, ready",
                        where);
+    return 0;
+}
+
+/* o.key, when present: a boolean, into *out (false when absent). */
+static int get_flag (const json_t *o,
+                     const char *key,
+                     bool *out,
+                     const char *where,
+                     struct cairn_error *err)
+{
+    json_t *v = json_object_get (o, key);
+    if (v && !json_is_boolean (v))
+        return errset (err, EINVAL, "%s.%s: must be a boolean", where, key);
+    *out = json_is_true (v);
     return 0;
 }
 
@@ -216,11 +238,19 @@ static int parse_job (const json_t *o,
                       const char *where,
                       struct cairn_error *err)
 {
-    static const char *const keys[] = {
-        "ranks",        "count",      "prolog-failures-allowed",
-        "submit-after", "time-limit", "shell",
-        "prolog",       "epilog",     "actions",
-        "shell-leader", NULL};
+    static const char *const keys[] = {"ranks",
+                                       "count",
+                                       "prolog-failures-allowed",
+                                       "submit-after",
+                                       "time-limit",
+                                       "shell",
+                                       "prolog",
+                                       "epilog",
+                                       "actions",
+                                       "shell-leader",
+                                       "hold-start",
+                                       "hold-on-shrink",
+                                       NULL};
     double nranks = 1, pfa = 0;
     char sub[128];
     json_t *actions;
@@ -238,11 +268,10 @@ static int parse_job (const json_t *o,
                        CT_MAX_RANKS);
     job->nranks = (int)nranks;
     job->pfa = (int)pfa;
-    json_t *leader = json_object_get (o, "shell-leader");
-    if (leader && !json_is_boolean (leader))
-        return errset (err, EINVAL, "%s.shell-leader: must be a boolean",
-                       where);
-    job->shell_leader = json_is_true (leader);
+    if (get_flag (o, "shell-leader", &job->shell_leader, where, err) < 0 ||
+        get_flag (o, "hold-start", &job->hold_start, where, err) < 0 ||
+        get_flag (o, "hold-on-shrink", &job->hold_on_shrink, where, err) < 0)
+        return -1;
     for (int p = 0; p < CT_NPHASES; p++) {
         snprintf (sub, sizeof (sub), "%.60s.%s", where, phase_names[p]);
         if (parse_behaviour (json_object_get (o, phase_names[p]), job->nranks,
@@ -553,13 +582,26 @@ json_t *ct_job_jobspec (const struct ct_job *job, const char *dir)
     char *argv[] = {cmd, "shell", NULL};
     json_t *js =
         jobspec_create (argv, (uint32_t)job->nranks, dir, NULL, 0, job->pfa);
-    /* each shell's end is a shell-end event then (cairn-journal(5)) */
-    if (js && job->shell_leader &&
-        json_object_set_new (
-            json_object_get (json_object_get (js, "attributes"), "system"),
-            "cairn", json_pack ("{s:b}", "shell-leader", 1)) < 0) {
+    /* shell-leader: each shell's end is a shell-end event then
+     * (cairn-journal(5)); hold-start: the shells wait for the word (a
+     * ready action); hold-on-shrink: a tolerated failure's hold for a
+     * resume action */
+    json_t *cairn = json_object ();
+    if (cairn && job->shell_leader)
+        json_object_set_new (cairn, "shell-leader", json_true ());
+    if (cairn && job->hold_start)
+        json_object_set_new (cairn, "hold-start", json_true ());
+    if (cairn && job->hold_on_shrink)
+        json_object_set_new (cairn, "hold-on-shrink", json_true ());
+    if (!js || !cairn ||
+        (json_object_size (cairn) > 0 &&
+         json_object_set (
+             json_object_get (json_object_get (js, "attributes"), "system"),
+             "cairn", cairn) < 0)) {
+        json_decref (cairn);
         json_decref (js);
         return NULL;
     }
+    json_decref (cairn);
     return js;
 }

@@ -651,12 +651,18 @@ req_resume (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
     struct jobentry *je = get_job (d, c, matchtag, payload);
     struct cairn_error err = {{0}};
     struct job_ctx ctx;
+    json_error_t jerr;
+    int ready = 0;
 
     if (!je)
         return;
+    if (json_unpack_ex (payload, &jerr, 0, "{s?b}", "ready", &ready) < 0) {
+        conn_respond_error (c, matchtag, EPROTO, "resume: %s", jerr.text);
+        return;
+    }
     cairnd_ctx (d, &ctx);
     errno = 0;
-    int rc = job_resume (je->job, &ctx, je->pending, &err);
+    int rc = job_resume (je->job, &ctx, ready, je->pending, &err);
     finish (d, je, c, matchtag, rc, &err);
 }
 

@@ -23,6 +23,7 @@
 #include "core/idset.h"
 #include "core/job.h"
 #include "core/signame.h"
+#include "core/testenv.h"
 #include "flux/adopt.h"
 #include "flux/brokers.h"
 #include "flux/fctx.h"
@@ -136,15 +137,17 @@ static json_t *cairn_jobspec (struct fjob *job)
             goto done;
     }
     /* hold-on-shrink: flux-shell sizes the job from R, so after a
-     * tolerated prolog failure cairnd waits until R is shrunk (shrink.h) */
+     * tolerated prolog failure cairnd waits until R is shrunk (shrink.h);
+     * hold-start: the shells wait for the guest namespace, made while the
+     * prolog runs (say_ready) */
     js = json_pack ("{s:i s:[] s:[{s:[ss] s:s s:{s:i}}]"
-                    " s:{s:{s:f s:O s:{s:i} s:{s:O s:s s:b s:b}}}}",
+                    " s:{s:{s:f s:O s:{s:i} s:{s:O s:s s:b s:b s:b}}}}",
                     "version", 1, "resources", "tasks", "command", shell, id,
                     "slot", "task", "count", "per_slot", 1, "attributes",
                     "system", "duration", duration, "environment", env, "exec",
                     "prolog-failures-allowed", pfa, "cairn", "rank-environment",
                     renv, "client", FJOB_CLIENT, "hold-on-shrink", 1,
-                    "shell-leader", 1);
+                    "hold-start", 1, "shell-leader", 1);
     json_t *cairn = json_object_get (
         json_object_get (json_object_get (js, "attributes"), "system"),
         "cairn");
@@ -195,19 +198,28 @@ static void cairnd_send_start (struct fjob *job, bool reattach, int since)
     json_decref (p);
 }
 
+/* A `resume` (ready: the word that the namespace is there) to cairnd;
+ * returns its matchtag, 0 if it could not go out. */
+static int64_t send_resume (struct fjob *job, bool ready)
+{
+    json_t *p =
+        json_pack ("{s:I s:b}", "id", (json_int_t)job->id, "ready", ready);
+    int64_t mt = cconn_matchtag (job->ctx->cc);
+
+    if (!p || cconn_send (job->ctx->cc, "resume", mt, p) < 0) {
+        if (errno != ENOTCONN)
+            flux_log_error (job->ctx->h, "job %s: resume", job->f58);
+        mt = 0;
+    }
+    json_decref (p);
+    return mt;
+}
+
 /* Tell cairnd the job's R is shrunk. Sent again after a reconnect until
  * answered: cairnd's `resume` is idempotent. */
 void fjob_send_resume (struct fjob *job)
 {
-    json_t *p = json_pack ("{s:I}", "id", (json_int_t)job->id);
-
-    job->resume_mt = cconn_matchtag (job->ctx->cc);
-    if (!p || cconn_send (job->ctx->cc, "resume", job->resume_mt, p) < 0) {
-        if (errno != ENOTCONN)
-            flux_log_error (job->ctx->h, "job %s: resume", job->f58);
-        job->resume_mt = 0;
-    }
-    json_decref (p);
+    job->resume_mt = send_resume (job, false);
 }
 
 void fjob_cairnd_state (struct fjob *job, bool up)
@@ -215,11 +227,14 @@ void fjob_cairnd_state (struct fjob *job, bool up)
     if (!up) {
         job->matchtag = 0; /* that stream is gone with the connection */
         job->resume_mt = 0;
+        job->ready_mt = 0;
         return;
     }
     if (!job->ready || job->failed || job->released)
         return; /* not that far yet, or nothing to ask */
     cairnd_send_start (job, true, job->attached ? job->nresp : 0);
+    if (job->ready_pending)
+        job->ready_mt = send_resume (job, true);
     if (job->resume_pending)
         fjob_send_resume (job);
 }
@@ -243,6 +258,22 @@ static void fail (struct fjob *job, const char *note)
 
 static void uris_cb (struct fctx *ctx, int rc, void *arg);
 
+/* A job's shells wait in cairnd (jobspec hold-start) for the word that
+ * its guest namespace is there: for a new job cairnd runs the prolog
+ * while the module makes it. Said once cairnd was asked and the namespace
+ * is made, after each start sent (a start cairnd did not know the job for
+ * answers the word ENOENT, and the fresh start that follows needs it
+ * again), and after a reconnect until answered (ready_pending). The word
+ * opens that gate only: a hold for a shrink, or for the module's return
+ * after a broker restart, still waits for its own resume (shrink). */
+static void say_ready (struct fjob *job)
+{
+    if (!job->has_ns || !job->ready || job->failed)
+        return;
+    job->ready_pending = true;
+    job->ready_mt = send_resume (job, true);
+}
+
 static void cairnd_error (struct fjob *job, int errnum, const char *errstr)
 {
     char note[256];
@@ -257,6 +288,7 @@ static void cairnd_error (struct fjob *job, int errnum, const char *errstr)
         errstr = "cairnd has no record of this started job";
     if (errnum == EEXIST && job->fresh) { /* it got there first after all */
         cairnd_send_start (job, true, 0);
+        say_ready (job);
         return;
     }
     snprintf (note, sizeof (note), "cairnd refused the job: %s",
@@ -322,6 +354,15 @@ bool fjob_cairnd_message (struct fjob *job, const json_t *msg)
                       m.errstr ? m.errstr : strerror ((int)m.errnum));
         job->resume_pending = false;
         job->resume_mt = 0;
+        return true;
+    }
+    if (m.matchtag == job->ready_mt && m.matchtag != 0) {
+        /* ENOENT: the word beat the start; say_ready says it again */
+        if (m.errnum && m.errnum != ENOENT)
+            flux_log (job->ctx->h, LOG_ERR, "job %s: resume (ready): %s",
+                      job->f58, m.errstr ? m.errstr : strerror ((int)m.errnum));
+        job->ready_pending = false;
+        job->ready_mt = 0;
         return true;
     }
     if (m.matchtag != job->matchtag || m.matchtag == 0)
@@ -503,7 +544,9 @@ static void uris_cb (struct fctx *ctx, int rc, void *arg)
         /* a job started before a broker restart, whose start Flux hands
          * over again without the reattach flag, while the other brokers
          * are not back: cairnd runs it, and needs no URIs */
+        job->ready = true;
         cairnd_send_start (job, true, 0);
+        say_ready (job);
         return;
     }
     if (rc < 0) {
@@ -513,8 +556,11 @@ static void uris_cb (struct fctx *ctx, int rc, void *arg)
         fail (job, note);
         return;
     }
-    if (cconn_up (ctx->cc))
-        cairnd_send_start (job, false, 0);
+    job->ready = true;
+    if (!cconn_up (ctx->cc))
+        return; /* fjob_cairnd_state asks when cairnd is back */
+    cairnd_send_start (job, false, 0);
+    say_ready (job);
 }
 
 static void ns_cb (flux_future_t *f, void *arg)
@@ -528,25 +574,23 @@ static void ns_cb (flux_future_t *f, void *arg)
     flux_future_destroy (f);
     job->ns = NULL;
     if (rc < 0) {
-        fail (job, note);
+        /* cairnd may have the job (asked while this ran): it ends it, and
+         * the stream brings the exception and the release */
+        if (!job->failed && (job->matchtag != 0 || job->attached))
+            fjob_raise_fatal (job, note);
+        else if (!job->failed)
+            fail (job, note);
+        fjob_process (job);
         return;
     }
     job->has_ns = true;
-    job->ready = true;
-    if (!cconn_up (job->ctx->cc))
-        return; /* fjob_cairnd_state asks when cairnd is back */
-    /* A job Flux hands over again: cairnd first, since a job it already
-     * runs needs no broker URIs (after a broker restart, the other
-     * brokers may not be back yet). Any other: started at once, with
-     * each rank's broker URI, which saves a round trip per job. Should
-     * cairnd have it after all (a job that was in its prolog when the
-     * broker restarted comes without the reattach flag), it answers
-     * EEXIST and the module attaches (cairnd_error); should the URIs be
-     * out of reach, cairnd is asked then (uris_cb). */
-    if (job->jm_reattach)
-        cairnd_send_start (job, true, 0);
-    else
-        fctx_uris (job->ctx, job->ranks, job->nranks, uris_cb, job);
+    if (job->jm_reattach) {
+        job->ready = true;
+        if (cconn_up (job->ctx->cc))
+            cairnd_send_start (job, true, 0);
+    }
+    say_ready (job);
+    fjob_process (job); /* what cairnd said meanwhile */
 }
 
 /* A new job cairnd has not taken within start_timeout: say why in its
@@ -571,6 +615,42 @@ bound_cb (flux_reactor_t *r, flux_watcher_t *w, int revents, void *arg)
     fail (job, note);
 }
 
+bool fjob_ns_pending (const struct fjob *job)
+{
+    return job->ns || job->ns_wait;
+}
+
+static int make_ns (struct fjob *job)
+{
+    if (!(job->ns = guest_create (job->ctx->h, job->id, job->userid,
+                                  job->jm_reattach)) ||
+        flux_future_then (job->ns, -1, ns_cb, job) < 0) {
+        flux_future_destroy (job->ns);
+        job->ns = NULL;
+        fail (job, "failed to create guest ns");
+        return -1;
+    }
+    return 0;
+}
+
+bool fjob_test_held (const char *env)
+{
+    const char *hold = getenv (env);
+    return hold && *hold && access (hold, F_OK) == 0;
+}
+
+/* Tests: the namespace waits while the file TESTENV_HOLD_NS names exists. */
+static void
+ns_wait_cb (flux_reactor_t *r, flux_watcher_t *w, int revents, void *arg)
+{
+    struct fjob *job = arg;
+    if (fjob_test_held (TESTENV_HOLD_NS))
+        return;
+    flux_watcher_destroy (job->ns_wait);
+    job->ns_wait = NULL;
+    (void)make_ns (job);
+}
+
 void fjob_begin (struct fjob *job)
 {
     job->ctx->nstarted++;
@@ -585,13 +665,24 @@ void fjob_begin (struct fjob *job)
         fail (job, "R has no ranks, or R_lite cannot be read");
         return;
     }
-    if (!(job->ns = guest_create (job->ctx->h, job->id, job->userid,
-                                  job->jm_reattach)) ||
-        flux_future_then (job->ns, -1, ns_cb, job) < 0) {
-        flux_future_destroy (job->ns);
-        job->ns = NULL;
-        fail (job, "failed to create guest ns");
-    }
+    if (fjob_test_held (TESTENV_HOLD_NS) &&
+        (job->ns_wait = flux_timer_watcher_create (
+             flux_get_reactor (job->ctx->h), 0.05, 0.05, ns_wait_cb, job)))
+        flux_watcher_start (job->ns_wait);
+    else if (make_ns (job) < 0)
+        return;
+    /* A job Flux hands over again: its namespace, then cairnd (ns_cb),
+     * since a job cairnd already runs needs no broker URIs (after a
+     * broker restart, the other brokers may not be back yet). Any other:
+     * started at once, with each rank's broker URI, while the namespace
+     * is made: cairnd runs the prolog meanwhile and holds the shells
+     * until told the namespace is there (say_ready). Should cairnd have
+     * it after all (a job that was in its prolog when the broker
+     * restarted comes without the reattach flag), it answers EEXIST and
+     * the module attaches (cairnd_error); should the URIs be out of
+     * reach, cairnd is asked then (uris_cb). */
+    if (!job->jm_reattach)
+        fctx_uris (job->ctx, job->ranks, job->nranks, uris_cb, job);
 }
 
 /* The broker ranks of R, ascending. */
@@ -690,6 +781,7 @@ void fjob_destroy (struct fjob *job)
     }
     flux_watcher_destroy (job->hold);
     flux_watcher_destroy (job->bound);
+    flux_watcher_destroy (job->ns_wait);
     brokers_wait_destroy (job->bw);
     flux_future_destroy (job->step);
     flux_future_destroy (job->ns);

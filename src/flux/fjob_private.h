@@ -48,12 +48,14 @@ struct fjob {
     json_t *echo;         /* exception types we passed to cairnd */
     flux_future_t *step;  /* the handling of queue[0], when asynchronous */
     flux_future_t *ns;    /* guest namespace creation */
+    flux_watcher_t *ns_wait; /* tests: its creation held (TESTENV_HOLD_NS) */
     struct fshell *watch; /* the shells' barrier and ends (fshell.h) */
     struct relay *relays;
     size_t nrelays;
     bool skip_pending; /* the first `reattached`: read the eventlog */
     bool has_ns;       /* the guest namespace exists */
-    bool ready;        /* namespace done: cairnd may be asked */
+    bool ready;        /* cairnd may be asked: a new job's brokers' URIs
+                          are known, a restarted job's namespace done */
     bool asked;        /* cairnd was asked whether it has the job */
     bool failed;       /* given up: cairnd is not asked again */
     bool conflict;     /* cairnd's job of this id is not this one (adopt.h):
@@ -68,6 +70,9 @@ struct fjob {
                                 (fctx start_timeout) */
     bool resume_pending;     /* R is shrunk: cairnd must hear `resume` */
     int64_t resume_mt;       /* matchtag of the `resume` sent, 0 = none */
+    bool ready_pending;      /* the namespace is made: cairnd must hear the
+                                word (a ready `resume`, hold-start) */
+    int64_t ready_mt;        /* matchtag of the word sent, 0 = none */
     struct shellout *out;    /* the shells' output posted (shellout.h); NULL:
                                 not asked for (a reattach after a module
                                 load, which knows not what was posted) */
@@ -86,8 +91,16 @@ void fjob_send_resume (struct fjob *job);
 
 /* fjob_stream.c: handle the queue of cairnd's responses, in order, one
  * asynchronous step at a time, until it is empty or the final release is
- * sent. */
+ * sent; nothing while the guest namespace is being made (job->ns). */
 void fjob_process (struct fjob *job);
+/* fjob.c: is the guest namespace still to be made (job->ns, ns_wait)? */
+bool fjob_ns_pending (const struct fjob *job);
+/* fjob.c: tests: does the file the environment variable env names exist
+ * (core/testenv.h's holds)? */
+bool fjob_test_held (const char *env);
+/* fjob_stream.c: end the job with a fatal exec exception, through cairnd,
+ * which journals it and sends it back on the stream. */
+void fjob_raise_fatal (struct fjob *job, const char *note);
 /* fjob_stream.c: fshell.h's verdict on the shells: a fatal exception,
  * through cairnd (arg: the job). */
 void fjob_shell_fatal (void *arg, const char *note);

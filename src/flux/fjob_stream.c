@@ -80,6 +80,11 @@ static void raise_fatal (struct fjob *job, const char *note)
     raise_to_cairnd (job, note, false);
 }
 
+void fjob_raise_fatal (struct fjob *job, const char *note)
+{
+    raise_fatal (job, note);
+}
+
 /* fshell.h's verdicts: fatal through cairnd, like the module's own. */
 void fjob_shell_fatal (void *arg, const char *note)
 {
@@ -209,6 +214,16 @@ static void brokers_up (void *arg)
     fjob_send_resume (job);
 }
 
+/* R is as the shells will read it: resume them once their brokers are up.
+ * After a broker restart, the other brokers come back after this module:
+ * the shells would fail without them (brokers.h). */
+static void resume_when_brokers_up (struct fjob *job)
+{
+    brokers_wait_destroy (job->bw);
+    if (!(job->bw = brokers_wait (job->ctx->h, job->shells, brokers_up, job)))
+        brokers_up (job);
+}
+
 /* R is shrunk (or could not be): let cairnd start the shells, or end the
  * job through cairnd, which journals the exception and cleans up. */
 static void shrunk_cb (flux_future_t *f, void *arg)
@@ -220,22 +235,21 @@ static void shrunk_cb (flux_future_t *f, void *arg)
         snprintf (note, sizeof (note), "cannot shrink the job's R: %s",
                   future_strerror (f, errno));
         raise_fatal (job, note);
-    } else {
-        /* after a broker restart, the other brokers come back after this
-         * module: the shells would fail without them (brokers.h) */
-        brokers_wait_destroy (job->bw);
-        if (!(job->bw =
-                  brokers_wait (job->ctx->h, job->shells, brokers_up, job)))
-            brokers_up (job);
-    }
+    } else
+        resume_when_brokers_up (job);
     flux_future_destroy (f);
     job->step = NULL;
     json_array_remove (job->queue, 0);
     fjob_process (job);
 }
 
+static bool whole_job (const struct fjob *job, const json_t *data);
+
 /* cairnd holds the job's shells after a tolerated prolog failure: the
- * ranks in data run, so R is shrunk to them first (shrink.h). */
+ * ranks in data run, so R is shrunk to them first (shrink.h). A hold of
+ * every rank (its client away at the prolog's end) leaves R as it is; a
+ * hold for the word that the guest namespace is there (hold-start, "wait":
+ * "ready") needs no resume at all. */
 static flux_future_t *shrink (struct fjob *job, const json_t *data)
 {
     const char *ranks = json_string_value (json_object_get (data, "ranks"));
@@ -247,10 +261,20 @@ static flux_future_t *shrink (struct fjob *job, const json_t *data)
         idset_destroy (job->shells);
         job->shells = keep;
     }
-    if (!ranks || fshell_keep (job->watch, ranks) < 0 ||
-        !(f = shrink_commit (job->ctx->h, job->id, job->R, ranks, err,
+    if (!keep || fshell_keep (job->watch, ranks) < 0) {
+        raise_fatal (job, "hold without ranks");
+        return NULL;
+    }
+    /* held for the namespace alone (hold-start): say_ready's word ends it */
+    if (json_object_get (data, "wait"))
+        return NULL;
+    if (whole_job (job, data)) {
+        resume_when_brokers_up (job);
+        return NULL;
+    }
+    if (!(f = shrink_commit (job->ctx->h, job->id, job->R, ranks, err,
                              sizeof (err)))) {
-        raise_fatal (job, err[0] ? err : "hold without ranks");
+        raise_fatal (job, err[0] ? err : "cannot shrink the job's R");
         return NULL;
     }
     if (flux_future_then (f, -1, shrunk_cb, job) < 0) {
@@ -458,8 +482,7 @@ static void send_final (struct fjob *job)
  * finish and its release. */
 static bool release_held (void)
 {
-    const char *hold = getenv (TESTENV_HOLD_RELEASE);
-    return hold && *hold && access (hold, F_OK) == 0;
+    return fjob_test_held (TESTENV_HOLD_RELEASE);
 }
 
 static void
@@ -493,7 +516,8 @@ static void final_cb (flux_future_t *f, void *arg)
 
 void fjob_process (struct fjob *job)
 {
-    while (!job->step && !job->released && json_array_size (job->queue) > 0) {
+    while (!job->step && !fjob_ns_pending (job) && !job->released &&
+           json_array_size (job->queue) > 0) {
         json_t *item = json_array_get (job->queue, 0);
         flux_future_t *f = handle (job, item);
 

@@ -117,48 +117,52 @@ guest_post (flux_t *h, flux_jobid_t id, const char *name, const json_t *context)
     return post_entries (h, id, &name, 1, context);
 }
 
-/* ---- guest_create: namespace, then init, then symlink ---- */
+/* ---- guest_create: namespace, then init and symlink at once ---- */
 
-static void link_step (flux_future_t *prev, void *arg)
+static flux_future_t *link_commit (struct chain *c)
 {
-    struct chain *c = arg;
     flux_kvs_txn_t *txn = flux_kvs_txn_create ();
     flux_future_t *f = NULL;
 
     if (txn && flux_kvs_txn_symlink (txn, 0, c->key, c->ns, ".") == 0)
         f = flux_kvs_commit (c->h, NULL, 0, txn);
     flux_kvs_txn_destroy (txn);
-    if (!f) {
-        flux_future_continue_error (prev, errno, "cannot link job.<id>.guest");
-        flux_future_destroy (prev);
-        return;
-    }
-    flux_future_continue (prev, f);
-    flux_future_destroy (prev);
+    return f;
 }
 
+/* The namespace exists: its first entries and the primary namespace's
+ * symlink to it are two commits to two namespaces, sent together; the
+ * step is done when both are (a wait-all future fails if either does). */
 static void init_step (flux_future_t *prev, void *arg)
 {
     struct chain *c = arg;
-    flux_future_t *f;
+    flux_future_t *all = NULL, *f;
 
-    if (flux_future_get (prev, NULL) < 0 && errno != EEXIST) {
-        flux_future_continue_error (prev, errno, NULL);
-        flux_future_destroy (prev);
-        return;
-    }
+    if (flux_future_get (prev, NULL) < 0 && errno != EEXIST)
+        goto error;
     /* a fresh start: `starting` too, as job-exec posts it before it
      * launches the shells (cairnd launches them after its prolog) */
     static const char *fresh[] = {"init", "starting"};
     static const char *again[] = {"reattach"};
+    if (!(all = flux_future_wait_all_create ()))
+        goto error;
+    flux_future_set_flux (all, c->h);
     f = c->reattach ? post_entries (c->h, c->id, again, 1, NULL)
                     : post_entries (c->h, c->id, fresh, 2, NULL);
-    if (!f) {
-        flux_future_continue_error (prev, errno, NULL);
-        flux_future_destroy (prev);
-        return;
+    if (!f || flux_future_push (all, "init", f) < 0) {
+        flux_future_destroy (f);
+        goto error;
     }
-    flux_future_continue (prev, f);
+    if (!(f = link_commit (c)) || flux_future_push (all, "link", f) < 0) {
+        flux_future_destroy (f);
+        goto error;
+    }
+    flux_future_continue (prev, all);
+    flux_future_destroy (prev);
+    return;
+error:
+    flux_future_destroy (all);
+    flux_future_continue_error (prev, errno, NULL);
     flux_future_destroy (prev);
 }
 
@@ -168,7 +172,7 @@ flux_future_t *guest_create (flux_t *h,
                              bool reattach)
 {
     struct chain *c = chain_create (h, id, reattach);
-    flux_future_t *f, *f2, *f3;
+    flux_future_t *f, *f2;
 
     if (!c)
         return NULL;
@@ -180,11 +184,7 @@ flux_future_t *guest_create (flux_t *h,
         flux_future_destroy (f);
         goto error;
     }
-    if (!(f3 = flux_future_and_then (f2, link_step, c))) {
-        flux_future_destroy (f2);
-        goto error;
-    }
-    return chain_own (f3, c);
+    return chain_own (f2, c);
 error:
     free (c);
     return NULL;

@@ -18,11 +18,11 @@
 #include <flux/core.h>
 #include <jansson.h>
 
-/* Create namespace job-<id> owned by userid, append `init` and
- * `starting` to its exec.eventlog (`reattach` when reattach is true) and link
- * job.<id>.guest to it. A namespace that already exists is adopted (a module
- * reload, or a start request sent again after the job-manager restarted): its
- * log goes on where it was. */
+/* Create namespace job-<id> owned by userid; then, both at once, append
+ * `init` and `starting` to its exec.eventlog (`reattach` when reattach is
+ * true) and link job.<id>.guest to it. A namespace that already exists is
+ * adopted (a module reload, or a start request sent again after the job-manager
+ * restarted): its log goes on where it was. */
 flux_future_t *guest_create (flux_t *h,
                              flux_jobid_t id,
                              uint32_t userid,

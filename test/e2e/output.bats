@@ -131,3 +131,42 @@ second" ]
     cairn cancel 709
     wait_event 709 10 clean
 }
+
+# issue 35: a hold-start job (cairn-exec.so's) waits for its client's word
+# (resume with ready); without a prolog it is held at once, for the word
+# alone. A plain resume does not stand in for the word; the word for a job
+# that is not hold-start changes nothing.
+@test "resume with ready: the word a hold-start job waits for" {
+    R='{"version":1,"execution":{"R_lite":[{"rank":"0","children":{"core":"0"}}],"nodelist":["n0"]}}'
+    J='{"version":1,"tasks":[{"command":["true"]}],"attributes":{"system":{"cairn":{"hold-start":true}}}}'
+    # its first response is `start`, after the word: in the background
+    rpc start "{\"id\":710,\"userid\":$(id -u),\"jobspec\":$J,\"R\":$R}" \
+        >"$BATS_TEST_TMPDIR/start-710" 2>&1 &
+    RPC_PID=$!
+    wait_event 710 10 hold
+    [ "$(events_named 710 hold)" = '{"ranks":"0","wait":"ready"}' ]
+    run rpc resume '{"id": 710, "ready": "yes"}'
+    [ "$status" -eq 1 ]
+    [[ "$output" == "error 71 resume: "* ]]
+    n=$(cairn eventlog 710 --json | wc -l)
+    run rpc resume '{"id": 710}'
+    [ "$output" = "{}" ]
+    [ "$(event_names 710 | tr , '\n' | tail -n 1)" = resume ]
+    [ "$(cairn eventlog 710 --json | wc -l)" -eq $((n + 1)) ]
+    run rpc resume '{"id": 710, "ready": true}'
+    [ "$output" = "{}" ]
+    wait_event 710 10 clean
+    wait "$RPC_PID"
+    [ "$(jq -r .type "$BATS_TEST_TMPDIR/start-710")" = start ]
+    [ "$(events_named 710 resume | paste -sd' ')" = '{} {"ready":true}' ]
+    [[ "$(event_names 710)" == *hold,resume,resume,start,* ]]
+    # not hold-start: the word changes nothing, and says so with success
+    cairn run --detach --id 711 -- sleep 30 2>/dev/null
+    wait_event 711 10 start
+    n=$(cairn eventlog 711 --json | wc -l)
+    run rpc resume '{"id": 711, "ready": true}'
+    [ "$output" = "{}" ]
+    [ "$(cairn eventlog 711 --json | wc -l)" -eq "$n" ]
+    cairn cancel 711
+    wait_event 711 10 clean
+}

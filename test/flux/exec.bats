@@ -139,6 +139,56 @@ cairn_job() {
     [[ "$(head -1 "$BATS_TEST_TMPDIR/runlog")" == "prolog ƒ"* ]]
 }
 
+# issue 35: a new job goes to cairnd at once, and its prolog runs while the
+# module makes the guest namespace; the shells wait for the module's word
+# that it is there (jobspec hold-start, a `resume` during the prolog).
+@test "a new job's prolog runs while its namespace is made; no hold" {
+    echo 1 >"$BATS_TEST_TMPDIR/sleep-prolog"
+    cairnd_start "$(perilog_conf)"
+    run in_flux 'flux run -N4 true; echo "rc=$?"'
+    echo "$output"
+    [[ "$output" == *"rc=0"* ]]
+    run cairn eventlog "$(cairn_job)" --json
+    [ "$(echo "$output" | jq -r 'select(.name | test("^(prolog-finish|hold|resume|start)$")) | .name' | paste -sd,)" = resume,prolog-finish,start ]
+    [ "$(echo "$output" | jq -r 'select(.name == "resume") | .context.ready')" = true ]
+}
+
+# The prolog ends before the namespace is made (held here by the test
+# hook): cairnd holds every rank, no shell starts, and the shells start
+# once the namespace is there.
+@test "a prolog done before the namespace: the shells wait for it" {
+    D=$BATS_TEST_TMPDIR
+    cairnd_start "$(perilog_conf)"
+    touch "$D/hold-ns"
+    export CAIRN_TEST_HOLD_NS=$D/hold-ns
+    run in_flux "id=\$(flux submit -N4 sh -c 'echo shell >>$D/runlog')
+                 dec=\$(flux job id --to=dec \$id)
+                 for i in \$(seq 200); do
+                     $B/cairn --statedir $STATEDIR eventlog \$dec --json 2>/dev/null |
+                         jq -e 'select(.name == \"hold\")' >/dev/null && break
+                     sleep 0.05
+                 done
+                 sleep 1
+                 echo \"held: \$($B/cairn --statedir $STATEDIR eventlog \$dec --json |
+                     jq -c 'select(.name == \"start\")' | wc -l) starts\"
+                 rm $D/hold-ns
+                 flux job wait-event -t 30 \$id clean >/dev/null; echo clean=\$?
+                 echo \"result=\$(flux jobs -no {result} \$id)\""
+    unset CAIRN_TEST_HOLD_NS
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"held: 0 starts"* ]]
+    [[ "$output" == *clean=0* ]]
+    [[ "$output" == *result=COMPLETED* ]]
+    [ "$(grep -c '^shell' "$D/runlog")" -eq 4 ]
+    run cairn eventlog "$(cairn_job)" --json
+    [ "$(echo "$output" | jq -r 'select(.name | test("^(prolog-finish|hold|resume|start)$")) | .name' | paste -sd,)" = prolog-finish,hold,resume,start ]
+    # held for the word alone, which the module said once the namespace
+    # was there (no shrink, no second resume)
+    [ "$(echo "$output" | jq -r 'select(.name == "hold") | "\(.context.ranks) \(.context.wait)"')" = "0-3 ready" ]
+    [ "$(echo "$output" | jq -r 'select(.name == "resume") | .context.ready')" = true ]
+}
+
 @test "a failing prolog: fatal prolog exception, epilog still runs" {
     echo 1 >"$BATS_TEST_TMPDIR/exit-prolog-2"
     cairnd_start "$(perilog_conf)"
@@ -181,12 +231,13 @@ cairn_job() {
     [[ "$output" == *"prolog failed on rank 2 (tolerated"* ]]
     [ "$(grep -c '^prolog ' "$BATS_TEST_TMPDIR/runlog")" -eq 4 ]
     [ "$(grep -c '^epilog ' "$BATS_TEST_TMPDIR/runlog")" -eq 4 ]
-    # the journal: held with the ranks that ran, resumed once, then one
-    # shell each on those ranks
+    # the journal: held with the ranks that ran (for the shrink: no
+    # "wait"), resumed once after the hold, then one shell each on those
+    # ranks; the namespace's word (a ready resume) once, before or after
     run cairn eventlog "$(cairn_job)" --json
-    [ "$(echo "$output" | jq -r 'select(.name == "hold") | .context.ranks')" = 0-1,3 ]
-    [ "$(echo "$output" | jq -c 'select(.name == "resume")' | wc -l)" -eq 1 ]
-    [ "$(echo "$output" | jq -r 'select(.name == "hold" or .name == "resume" or .name == "start") | .name' | paste -sd,)" = hold,resume,start ]
+    [ "$(echo "$output" | jq -r 'select(.name == "hold") | "\(.context.ranks) \(.context.wait)"')" = "0-1,3 null" ]
+    [ "$(echo "$output" | jq -r 'select(.name == "hold" or (.name == "resume" and .context.ready != true) or .name == "start") | .name' | paste -sd,)" = hold,resume,start ]
+    [ "$(echo "$output" | jq -c 'select(.name == "resume" and .context.ready == true)' | wc -l)" -eq 1 ]
     [ "$(echo "$output" | jq -r 'select(.name == "proc-intent" and .context.phase == "shell") | .context.ranks' | paste -sd,)" = 0,1,3 ]
 }
 

@@ -1035,7 +1035,7 @@ static void test_hold_on_shrink (void)
                          json_pack ("{s:b}", "hold-on-shrink", 1));
         fb.ctx.now = T0 + 1;
         fake_spawn_all (&fb);
-        is_errno (job_resume (fb.job, &fb.ctx, fb.out, &err), EINVAL,
+        is_errno (job_resume (fb.job, &fb.ctx, false, fb.out, &err), EINVAL,
                   "%s: resume before the hold is refused", name);
         like (err.text, "job 42 is not held", "%s: message", name);
         for (uint32_t r = 0; r < 3; r++)
@@ -1067,7 +1067,7 @@ static void test_hold_on_shrink (void)
                     expand ("exception,cleanup,proc-intent*3"),
                     "%s: the held ranks go to their epilog", name);
         } else {
-            ok (job_resume (fb.job, &fb.ctx, fb.out, &err) == 0,
+            ok (job_resume (fb.job, &fb.ctx, false, fb.out, &err) == 0,
                 "%s: resume", name);
             fake_walk (&fb);
             is_str (fake_names (&fb, m), expand ("resume,start,proc-intent*3"),
@@ -1076,7 +1076,7 @@ static void test_hold_on_shrink (void)
                 "%s: none on the failed rank", name);
         }
         m = fake_mark (&fb);
-        ok (job_resume (fb.job, &fb.ctx, fb.out, &err) == 0 &&
+        ok (job_resume (fb.job, &fb.ctx, false, fb.out, &err) == 0 &&
                 json_array_size (fb.out) == m,
             "%s: a second resume changes nothing", name);
         check_replay (&fb, name);
@@ -1088,7 +1088,7 @@ static void test_hold_on_shrink (void)
                        : "exception,start,finish,release,release",
                 "%s: responses", name);
         check_end (&fb, name);
-        is_errno (job_resume (fb.job, &fb.ctx, fb.out, &err), EALREADY,
+        is_errno (job_resume (fb.job, &fb.ctx, false, fb.out, &err), EALREADY,
                   "%s: resume after clean", name);
         fake_fini (&fb);
     }
@@ -1103,7 +1103,7 @@ static void test_hold_on_shrink (void)
     fake_spawn_all (&fb);
     fake_exit_phase (&fb, PHASE_PROLOG, 0);
     ok (job_started (fb.job), "hold-on-shrink, no failure: starts at once");
-    is_errno (job_resume (fb.job, &fb.ctx, fb.out, &err), EINVAL,
+    is_errno (job_resume (fb.job, &fb.ctx, false, fb.out, &err), EINVAL,
               "hold-on-shrink, no failure: resume refused");
     drive_to_end (&fb);
     check_end (&fb, "hold-on-shrink, no failure");
@@ -2447,7 +2447,7 @@ static void test_hold_client_away (void)
         ok (!job_started (fb.job), "%s: not started", name);
         check_replay (&fb, name);
         m = fake_mark (&fb);
-        ok (job_resume (fb.job, &fb.ctx, fb.out, &err) == 0,
+        ok (job_resume (fb.job, &fb.ctx, false, fb.out, &err) == 0,
             "%s: the client is back and resumes", name);
         fake_walk (&fb);
         is_str (fake_names (&fb, m), expand ("resume,start,proc-intent*4"),
@@ -2456,6 +2456,124 @@ static void test_hold_client_away (void)
         fake_exit_phase (&fb, PHASE_SHELL, 0);
         drive_to_end (&fb);
         is_int (job_finish_status (fb.job), 0, "%s: finish 0", name);
+        check_end (&fb, name);
+        fake_fini (&fb);
+    }
+}
+
+/* hold-start: the client's word (a ready resume) in the prolog lets the
+ * shells start at its end; without it the prolog's end holds every rank
+ * for the word alone (wait "ready"), and without a prolog the job is held
+ * at once. A tolerated failure with hold-on-shrink holds for the shrink
+ * whatever was said: that hold needs the plain resume, and the word too,
+ * in either order (CI of this change: the word after the hold started
+ * shells on an R not yet shrunk). */
+static void test_hold_start (void)
+{
+    static const char *const names[] = {"word first", "prolog first",
+                                        "no prolog", "word, then tolerated",
+                                        "tolerated, then word"};
+    for (int c = 0; c < 5; c++) {
+        const char *name = names[c];
+        bool tolerated = c >= 3;
+        struct fake fb;
+        struct job_config jc;
+        struct cairn_error err;
+        size_t m;
+
+        cfg_init (&jc, c != 2, true);
+        cfg_tolerate (&jc, 7);
+        start_job_cairn (
+            &fb, &jc, 3, 0, tolerated, OWNER,
+            json_pack ("{s:b s:b}", "hold-start", 1, "hold-on-shrink", 1));
+        fb.ctx.now = T0 + 1;
+        if (c != 2)
+            fake_spawn_all (&fb);
+        if (c == 0 || c == 3) {
+            m = fake_mark (&fb);
+            ok (job_resume (fb.job, &fb.ctx, true, fb.out, &err) == 0,
+                "%s: the word in the prolog", name);
+            is_str (fake_names (&fb, m), "resume",
+                    "%s: journaled, nothing else", name);
+            ok (json_is_true (
+                    ctx_get (fake_event (&fb, m, "resume", 0), "ready")),
+                "%s: a ready resume", name);
+            check_replay (&fb, name);
+            m = fake_mark (&fb);
+            ok (job_resume (fb.job, &fb.ctx, true, fb.out, &err) == 0 &&
+                    json_array_size (fb.out) == m,
+                "%s: said twice, once in the journal", name);
+        }
+        m = fake_mark (&fb);
+        if (c != 2) {
+            fake_exit (&fb, PHASE_PROLOG, 0, 0);
+            fake_exit (&fb, PHASE_PROLOG, 1, 0);
+            fake_exit (&fb, PHASE_PROLOG, 2, tolerated ? 7 << 8 : 0);
+        }
+        if (c == 0) {
+            is_str (fake_names (&fb, m),
+                    expand ("proc-exit*3,prolog-finish,start,proc-intent*3"),
+                    "%s: the shells start at the prolog's end", name);
+            goto end;
+        }
+        json_t *hold = fake_event (&fb, c == 2 ? 0 : m, "hold", 0);
+        is_str (ctx_str (hold, "ranks"), tolerated ? "0-1" : "0-2",
+                "%s: held: %s", name,
+                tolerated ? "the ranks that will run" : "every rank");
+        is_str (ctx_str (hold, "wait"), tolerated ? "(none)" : "ready",
+                "%s: held %s", name,
+                tolerated ? "for the shrink" : "for the word only");
+        ok (!job_started (fb.job), "%s: not started", name);
+        check_replay (&fb, name);
+        if (c == 1 || c == 4) {
+            /* the other gate first: nothing starts yet */
+            m = fake_mark (&fb);
+            ok (job_resume (fb.job, &fb.ctx, c == 4, fb.out, &err) == 0,
+                "%s: %s", name, c == 4 ? "the word" : "a plain resume");
+            fake_walk (&fb);
+            is_str (fake_names (&fb, m), "resume",
+                    "%s: journaled, no shell yet", name);
+            ok (!job_started (fb.job), "%s: still held", name);
+            check_replay (&fb, name);
+        }
+        m = fake_mark (&fb);
+        ok (job_resume (fb.job, &fb.ctx, c == 1 || c == 2, fb.out, &err) == 0,
+            "%s: %s", name, c == 1 || c == 2 ? "the word" : "the resume");
+        fake_walk (&fb);
+        is_str (fake_names (&fb, m),
+                tolerated ? expand ("resume,start,proc-intent*2")
+                          : expand ("resume,start,proc-intent*3"),
+                "%s: then the shells start", name);
+    end:
+        drive_to_end (&fb);
+        is_int (job_finish_status (fb.job), 0, "%s: finish 0", name);
+        check_end (&fb, name);
+        is_errno (job_resume (fb.job, &fb.ctx, true, fb.out, &err), EALREADY,
+                  "%s: the word after clean", name);
+        fake_fini (&fb);
+    }
+
+    /* too late, or not needed: the word changes nothing */
+    for (int hs = 0; hs < 2; hs++) {
+        const char *name = hs ? "hold-start, failed prolog" : "no hold-start";
+        struct fake fb;
+        struct job_config jc;
+        struct cairn_error err;
+        cfg_init (&jc, true, true);
+        start_job_cairn (&fb, &jc, 2, 0, 0, OWNER,
+                         json_pack ("{s:b}", "hold-start", hs));
+        fake_spawn_all (&fb);
+        if (hs) {
+            fake_exit (&fb, PHASE_PROLOG, 0, 0);
+            fake_exit (&fb, PHASE_PROLOG, 1, 1 << 8);
+        }
+        size_t m = fake_mark (&fb);
+        ok (job_resume (fb.job, &fb.ctx, true, fb.out, &err) == 0 &&
+                json_array_size (fb.out) == m,
+            "%s: the word changes nothing", name);
+        drive_to_end (&fb);
+        ok (job_started (fb.job) == !hs, "%s: %s", name,
+            hs ? "never started" : "started");
         check_end (&fb, name);
         fake_fini (&fb);
     }
@@ -3092,6 +3210,7 @@ int main (void)
     test_rank_env ();
     test_job_config_override ();
     test_hold_client_away ();
+    test_hold_start ();
     test_progress_responses ();
     test_unstarted ();
     test_apply_rejects ();

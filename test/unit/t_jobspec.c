@@ -169,6 +169,8 @@ static const struct {
     {CLIENT ("3"), CLIENT_MSG},
     {SYS ("{\"cairn\":{\"hold-on-shrink\":1}}"),
      "jobspec: attributes.system.cairn.hold-on-shrink: not a boolean"},
+    {SYS ("{\"cairn\":{\"hold-start\":\"true\"}}"),
+     "jobspec: attributes.system.cairn.hold-start: not a boolean"},
     {SYS ("{\"cairn\":{\"shell-leader\":\"yes\"}}"),
      "jobspec: attributes.system.cairn.shell-leader: not a boolean"},
     {CLIENT ("\"\""), CLIENT_MSG},
@@ -247,12 +249,19 @@ static void test_bad (void)
     o = load (SYS ("{\"cairn\":{\"hold-on-shrink\":true}}"));
     js = jobspec_decode (o, &err);
     ok (js && jobspec_hold_on_shrink (js), "hold-on-shrink: decoded");
+    ok (js && !jobspec_hold_start (js), "hold-start: false when unset");
     ok (js && !jobspec_shell_leader (js), "shell-leader: false when unset");
     jobspec_destroy (js);
     json_decref (o);
     o = load (SYS ("{\"cairn\":{\"shell-leader\":true}}"));
     js = jobspec_decode (o, &err);
     ok (js && jobspec_shell_leader (js), "shell-leader: decoded");
+    jobspec_destroy (js);
+    json_decref (o);
+    o = load (SYS ("{\"cairn\":{\"hold-start\":true}}"));
+    js = jobspec_decode (o, &err);
+    ok (js && jobspec_hold_start (js) && !jobspec_hold_on_shrink (js),
+        "hold-start: decoded, alone");
     jobspec_destroy (js);
     json_decref (o);
 
