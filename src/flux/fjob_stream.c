@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core/testenv.h"
 #include "core/idset.h"
@@ -75,14 +74,9 @@ static void raise_to_cairnd (struct fjob *job, const char *note, bool echo)
 /* End the job with a fatal exec exception, through cairnd, which journals
  * it, stops what runs and sends it back on the stream: that copy is the
  * one Flux gets. */
-static void raise_fatal (struct fjob *job, const char *note)
-{
-    raise_to_cairnd (job, note, false);
-}
-
 void fjob_raise_fatal (struct fjob *job, const char *note)
 {
-    raise_fatal (job, note);
+    raise_to_cairnd (job, note, false);
 }
 
 /* fshell.h's verdicts: fatal through cairnd, like the module's own. */
@@ -91,7 +85,7 @@ void fjob_shell_fatal (void *arg, const char *note)
     struct fjob *job = arg;
 
     fshell_stop (job->watch);
-    raise_fatal (job, note);
+    fjob_raise_fatal (job, note);
 }
 
 /* Shells block in their start barriers on requests only the module that
@@ -111,7 +105,8 @@ static void exec_eventlog_cb (flux_future_t *f, void *arg)
         strstr (s, "\"name\":\"init\"") && !skipped_peek (job, "finish") &&
         !strstr (s, "\"name\":\"shell.start\"") &&
         !strstr (s, "\"name\":\"complete\""))
-        raise_fatal (job, "job shells were in their start barrier when "
+        fjob_raise_fatal (job,
+                          "job shells were in their start barrier when "
                           "job-exec went away: the job cannot be recovered");
     /* no `init`: the guest namespace is new, the broker restarted while
      * the job ran; the ends of the shells spawned before now are not
@@ -234,7 +229,7 @@ static void shrunk_cb (flux_future_t *f, void *arg)
         char note[160];
         snprintf (note, sizeof (note), "cannot shrink the job's R: %s",
                   future_strerror (f, errno));
-        raise_fatal (job, note);
+        fjob_raise_fatal (job, note);
     } else
         resume_when_brokers_up (job);
     flux_future_destroy (f);
@@ -262,7 +257,7 @@ static flux_future_t *shrink (struct fjob *job, const json_t *data)
         job->shells = keep;
     }
     if (!keep || fshell_keep (job->watch, ranks) < 0) {
-        raise_fatal (job, "hold without ranks");
+        fjob_raise_fatal (job, "hold without ranks");
         return NULL;
     }
     /* held for the namespace alone (hold-start): say_ready's word ends it */
@@ -274,12 +269,12 @@ static flux_future_t *shrink (struct fjob *job, const json_t *data)
     }
     if (!(f = shrink_commit (job->ctx->h, job->id, job->R, ranks, err,
                              sizeof (err)))) {
-        raise_fatal (job, err[0] ? err : "cannot shrink the job's R");
+        fjob_raise_fatal (job, err[0] ? err : "cannot shrink the job's R");
         return NULL;
     }
     if (flux_future_then (f, -1, shrunk_cb, job) < 0) {
         flux_future_destroy (f);
-        raise_fatal (job, "cannot wait for the KVS commit");
+        fjob_raise_fatal (job, "cannot wait for the KVS commit");
         return NULL;
     }
     job->step = f;
