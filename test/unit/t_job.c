@@ -2461,6 +2461,8 @@ static void test_hold_client_away (void)
     }
 }
 
+static json_t *entry_load (const char *line);
+
 /* hold-start: the client's word (a ready resume) in the prolog lets the
  * shells start at its end; without it the prolog's end holds every rank
  * for the word alone (wait "ready"), and without a prolog the job is held
@@ -2525,6 +2527,24 @@ static void test_hold_start (void)
                 tolerated ? "for the shrink" : "for the word only");
         ok (!job_started (fb.job), "%s: not started", name);
         check_replay (&fb, name);
+        if (c == 1) {
+            /* a journal cairnd did not write: a hold waiting for else */
+            size_t h = 0;
+            char why[256];
+            while (strcmp (fake_event_name (json_array_get (fb.out, h)),
+                           "hold") != 0)
+                h++;
+            struct job *r = replay (&fb, h, why, sizeof (why));
+            json_t *e = entry_load ("{\"timestamp\":1700000002.0,"
+                                    "\"name\":\"hold\",\"context\":"
+                                    "{\"ranks\":\"0-2\",\"wait\":\"later\"}}");
+            is_errno (job_apply (r, e, &err), EINVAL, "%s: a hold's wait: %s",
+                      name, "not ready");
+            like (err.text, "hold: wait: \"later\" is not \"ready\"",
+                  "%s: message", name);
+            json_decref (e);
+            job_destroy (r);
+        }
         if (c == 1 || c == 4) {
             /* the other gate first: nothing starts yet */
             m = fake_mark (&fb);
@@ -2571,6 +2591,19 @@ static void test_hold_start (void)
         ok (job_resume (fb.job, &fb.ctx, true, fb.out, &err) == 0 &&
                 json_array_size (fb.out) == m,
             "%s: the word changes nothing", name);
+        if (!hs) { /* nor may a journal say it for such a job */
+            char why[256];
+            struct job *r = replay (&fb, m, why, sizeof (why));
+            json_t *e = entry_load ("{\"timestamp\":1700000002.0,"
+                                    "\"name\":\"resume\",\"context\":"
+                                    "{\"ready\":true}}");
+            is_errno (job_apply (r, e, &err), EINVAL,
+                      "%s: a journaled word refused", name);
+            like (err.text, "resume: ready: the job is not hold-start",
+                  "%s: message", name);
+            json_decref (e);
+            job_destroy (r);
+        }
         drive_to_end (&fb);
         ok (job_started (fb.job) == !hs, "%s: %s", name,
             hs ? "never started" : "started");
