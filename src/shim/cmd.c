@@ -95,9 +95,12 @@ struct shim {
     char **drop_argv;   /* --user: `cairn-shim --drop ...` (drop.c) */
     char *drop_groups;  /* ... its GROUPS */
     char drop_nums[4][24];
-    char error[400];    /* why the command could not run, or "" */
-    bool wrote;         /* write_exitfile wrote a record without "error" */
-    int wrote_status;   /* ... with this status */
+    char **drop_envp;  /* ... its environment: the name, the cwd, then the
+                        * command's, each after SHIM_DROP_ENV_MARK */
+    char *drop_envbuf; /* ... its strings */
+    char error[400];   /* why the command could not run, or "" */
+    bool wrote;        /* write_exitfile wrote a record without "error" */
+    int wrote_status;  /* ... with this status */
     char name_out[SHIM_NAME_MAX];
     char name_err[SHIM_NAME_MAX];
     char name_started[SHIM_NAME_MAX];
@@ -455,13 +458,12 @@ child_run (struct shim *s, const struct child_fds *f)
     if (s->cgfd >= 0 && write (s->cgfd, "0\n", 2) != 2)
         child_fail (f->rep, STEP_CGROUP);
     /* The rest as the user, in drop.c, past an exec that frees our vfork:
-     * the marker on 3 (where it reports a failure), no environment (the
-     * job's rides in argv until the drop). */
+     * the marker on 3 (where it reports a failure), the job's data in an
+     * environment no libc reads (drop.c says why). */
     if (s->as_user) {
-        static char *const no_env[] = {NULL};
         if (dup2 (fd, 3) < 0)
             child_fail (f->rep, STEP_DROP);
-        syscall (SYS_execveat, self_exe, "", s->drop_argv, no_env,
+        syscall (SYS_execveat, self_exe, "", s->drop_argv, s->drop_envp,
                  AT_EMPTY_PATH);
         child_fail (f->rep, STEP_DROP);
     }
@@ -610,28 +612,43 @@ static int user_prepare (struct shim *s)
     return 0;
 }
 
-/* --user: the command line of `cairn-shim --drop` (drop.c), built before
- * the vfork (the child may not allocate): the marker on 3, the death
- * signal's parent (a lone shim's command dies with it), the ids, the cwd,
- * the command's environment, then the command. */
+/* One entry of the drop's environment at *p: SHIM_DROP_ENV_MARK, then
+ * str; *p moves past it. Returns the entry. */
+static char *drop_env_put (char **p, const char *str)
+{
+    char *e = *p;
+    *p += sprintf (e, "%c%s", SHIM_DROP_ENV_MARK, str) + 1;
+    return e;
+}
+
+/* --user: how `cairn-shim --drop` (drop.c) is started, built before the
+ * vfork (the child may not allocate). Its argv: the marker on 3, the
+ * death signal's parent (a lone shim's command dies with it), the ids,
+ * then the command; nothing else of the job's, as anyone may read an argv.
+ * Its environment: the user's name, the cwd, then the command's
+ * environment, each entry behind SHIM_DROP_ENV_MARK. */
 static int drop_prepare (struct shim *s, pid_t shim)
 {
     char **env = s->envp ? s->envp : environ;
-    size_t nenv = 0, nargv = 0, glen = 2, k = 0;
+    size_t nenv = 0, nargv = 0, glen = 2, k = 0, elen = 0;
+    const char *cwd = s->cwd ? s->cwd : "";
 
     if (!s->as_user)
         return 0;
     if (self_exe < 0)
         return shim_errorf (s, "--user: cannot find cairn-shim itself: %s",
                             strerror (EBADF));
-    while (env[nenv])
-        nenv++;
+    for (; env[nenv]; nenv++)
+        elen += strlen (env[nenv]) + 2;
+    elen += strlen (s->user) + 2 + strlen (cwd) + 2;
     while (s->argv[nargv])
         nargv++;
     for (int i = 0; i < s->ngroups; i++)
         glen += 11;
     if (!(s->drop_groups = malloc (glen)) ||
-        !(s->drop_argv = calloc (10 + nenv + nargv + 1, sizeof (char *))))
+        !(s->drop_argv = calloc (8 + nargv + 1, sizeof (char *))) ||
+        !(s->drop_envp = calloc (2 + nenv + 1, sizeof (char *))) ||
+        !(s->drop_envbuf = malloc (elen)))
         return shim_errorf (s, "out of memory");
     char *g = s->drop_groups;
     *g = '\0';
@@ -649,15 +666,17 @@ static int drop_prepare (struct shim *s, pid_t shim)
     av[k++] = s->drop_nums[0];
     av[k++] = s->drop_nums[1];
     av[k++] = s->drop_nums[2];
-    av[k++] = (char *)s->user;
     av[k++] = s->drop_groups;
-    av[k++] = (char *)(s->cwd ? s->cwd : "");
-    for (size_t i = 0; i < nenv; i++)
-        av[k++] = env[i];
     av[k++] = (char *)"--";
     for (size_t i = 0; i < nargv; i++)
         av[k++] = s->argv[i];
     av[k] = NULL;
+    char *p = s->drop_envbuf, **ev = s->drop_envp;
+    *ev++ = drop_env_put (&p, s->user);
+    *ev++ = drop_env_put (&p, cwd);
+    for (size_t i = 0; i < nenv; i++)
+        *ev++ = drop_env_put (&p, env[i]);
+    *ev = NULL;
     return 0;
 }
 
@@ -1143,6 +1162,8 @@ void shim_cmd_free (struct shim *s)
     free (s->given);
     free (s->drop_argv);
     free (s->drop_groups);
+    free (s->drop_envp);
+    free (s->drop_envbuf);
     free (s->pwbuf);
     free (s->pwgroups);
     free (s->envp_own);

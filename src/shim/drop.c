@@ -22,17 +22,35 @@
  * us, keeps that record (cmd.c). Descriptor 3 is closed at the exec: the
  * command has 0-2 and nothing else.
  *
- * The environment comes in argv, not envp: until the drop we are root, and
- * a static program still reads some variables at its start (glibc's
- * tunables, for one), which are the job's user's to set.
+ * What the job gave (its environment, its cwd) and the user's name come
+ * in our environment, not in argv: anyone on the node reads any process's
+ * argv in /proc/PID/cmdline, and a job's environment holds its owner's
+ * secrets (cairn run sends its caller's whole environment; issue 51: 12
+ * of 20 tries caught another user's). /proc/PID/environ is another
+ * matter: only a process that may ptrace us reads it, which is root until
+ * the drop, and after it too (changing our ids made us non-dumpable until
+ * the exec); from the exec on it is the command's own, readable by its
+ * user as any of their processes'. But until the drop we are root, and a
+ * static program still reads some variables at its start (glibc's
+ * tunables, GLIBC_TUNABLES and the MALLOC_* aliases, LD_LIBRARY_PATH for
+ * dlopen), which are the job's user's to set. So every entry starts with
+ * SHIM_DROP_ENV_MARK (shim.h), a byte that starts no name any libc looks
+ * up: none of them matches, and we skip the byte here. (The other
+ * way, a memfd the supervisor fills and we inherit, costs the supervisor
+ * a create, a write and a descriptor per start on its serial path, and
+ * the command would have to be kept from inheriting it; the mark costs
+ * one copy of the environment, which the exec copies anyway.)
  *
- * argv: --drop FD PPID UID GID NAME GROUPS CWD [ENV...] -- COMMAND [ARG...]
+ * argv: --drop FD PPID UID GID GROUPS -- COMMAND [ARG...]
  *   FD     the marker (3)
  *   PPID   0, or the pid our death signal watches (a lone shim)
- *   NAME   the user's name (or "uid N"), for errors
  *   GROUPS the supplementary groups, comma-separated, or "-"
+ * (numbers, and the command, which is the job's to show as in Flux; the
+ * ids and groups are in /proc/PID/status anyway)
+ * environment, each entry behind SHIM_DROP_ENV_MARK:
+ *   NAME   the user's name (or "uid N"), for errors
  *   CWD    the working directory, or "" for none
- *   ENV    the command's environment, NAME=VALUE each, up to "--"
+ *   ENV... the command's environment, NAME=VALUE each
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -166,24 +184,28 @@ static int groups_parse (const char *s, gid_t *groups)
 int shim_drop_main (int argc, char *argv[])
 {
     static gid_t groups[NGROUPS_MAX];
-    int i;
+    size_t nenv = 0;
 
-    if (argc < 10)
+    if (argc < 9 || strcmp (argv[7], "--") != 0)
         fail ("cairn-shim --drop: usage");
     marker_fd = (int)number (argv[2], "descriptor");
     pid_t ppid = (pid_t)number (argv[3], "parent pid");
     uid_t uid = (uid_t)number (argv[4], "uid");
     gid_t gid = (gid_t)number (argv[5], "gid");
-    const char *name = argv[6];
-    int ngroups = groups_parse (argv[7], groups);
-    const char *cwd = argv[8];
-    char **env = argv + 9;
-    for (i = 9; i < argc && strcmp (argv[i], "--") != 0; i++)
-        ;
-    if (i + 1 >= argc)
-        fail ("cairn-shim --drop: no command");
-    argv[i] = NULL; /* env ends here */
-    char **cmd = argv + i + 1;
+    int ngroups = groups_parse (argv[6], groups);
+    char **cmd = argv + 8;
+    /* Our environment, past each entry's mark: only the pointers move,
+     * the strings stay as the exec left them. */
+    for (; environ[nenv]; nenv++) {
+        if (environ[nenv][0] != SHIM_DROP_ENV_MARK)
+            fail ("cairn-shim --drop: environment entry %zu unmarked", nenv);
+        environ[nenv]++;
+    }
+    if (nenv < 2)
+        fail ("cairn-shim --drop: no name and cwd in the environment");
+    const char *name = environ[0];
+    const char *cwd = environ[1];
+    char **env = environ + 2;
 
     user_drop (uid, gid, name, groups, ngroups);
     /* Changing ids cleared a death signal: a lone shim's command dies with

@@ -27,8 +27,13 @@ extern _Thread_local pid_t shim_kill_at_drop;
 
 /* `cairn-shim --drop ...`: a command's last steps as its user, after the
  * exec that frees the supervisor's vfork (shim/drop.c says why and
- * what argv holds). Returns only on a usage error before anything ran. */
+ * what its argv and environment hold). Returns only on a usage error
+ * before anything ran. */
 int shim_drop_main (int argc, char *argv[]);
+
+/* The byte before each entry of `cairn-shim --drop`'s environment, so
+ * that no libc reads any of them as a variable (drop.c). */
+#define SHIM_DROP_ENV_MARK '\x01'
 
 /* Give every signal but SIGKILL and SIGSTOP the default disposition, the
  * two glibc keeps for itself included (its sigaction() refuses them, yet

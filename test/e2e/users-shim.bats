@@ -1,0 +1,80 @@
+#!/usr/bin/env bats
+# What a user's command gets from the supervisor, and what nobody else can
+# see of it (issue 51): its environment and directory in no command line,
+# a directory of its own when the job names none, no limit of cairnd's.
+# Two throwaway users, made here and removed after; the tests need root.
+load lib
+bats_require_minimum_version 1.5.0
+
+setup() {
+    need_useradd
+    T=$BATS_TEST_TMPDIR
+    U0=8070450532247928832 # the users' job ids start here (jobid.h)
+    UA=csa$$ UB=csb$$
+    HA=$(mktemp -d /tmp/cairn-home.XXXXXX)
+    useradd -M -d "$HA" -s /bin/sh "$UA"
+    useradd -M -s /bin/sh "$UB"
+    chown "$UA" "$HA"
+    public_dir
+    chmod 755 "$T"
+    cairnd_start "{\"public-socket\": \"$PUB/cairn.sock\"}"
+}
+
+teardown() {
+    [ "$(id -u)" -eq 0 ] || return 0
+    cairnd_stop
+    pkill -KILL -u "$UA" 2>/dev/null; pkill -KILL -u "$UB" 2>/dev/null
+    userdel "$UA" 2>/dev/null; userdel "$UB" 2>/dev/null
+    rm -rf "$HA" "$PUB"
+    assert_no_leftover
+}
+
+# The pid of USER's process that stopped itself (state T), waited for.
+stopped_of() {
+    local i p
+    for i in $(seq 1 200); do
+        p=$(ps -o pid=,stat= -u "$1" | awk '$2 ~ /^T/ {print $1}' | head -1)
+        [ -n "$p" ] && echo "$p" && return 0
+        sleep 0.05
+    done
+    echo "no stopped process of $1" >&2
+    return 1
+}
+
+# ---- 1. a job's environment and cwd in no command line ----
+
+# cairn-shim --drop carried the job's environment and cwd in its argv, and
+# /proc/PID/cmdline is world-readable: any user read a job's secrets while
+# its process went from the drop to its exec (12 of 20 tries). Now they
+# ride in its environment, which only root reads there. The hook
+# CAIRN_TEST_STOP_AT_DROP=1 holds the process in that window.
+@test "another user reads neither a job's environment nor its cwd from the drop's command line" {
+    local dir="$HA/cwd-sec$$" secret="s3cr3t-$$" pid
+    mkdir "$dir"
+    chown "$UA" "$dir"
+    (cd "$dir" && runuser -u "$UA" -- env CAIRN_SOCKET="$PUB/cairn.sock" \
+        SECRET="$secret" CAIRN_TEST_STOP_AT_DROP=1 \
+        "$B/cairn" run --id $((U0 + 1)) -- sh -c 'echo "$SECRET"; pwd') \
+        >"$T/a.out" 2>"$T/a.err" 3>&- &
+    local apid=$!
+    pid=$(stopped_of "$UA")
+    runuser -u "$UB" -- cat "/proc/$pid/cmdline" >"$T/cmdline"
+    local cmdline
+    cmdline=$(tr '\0' ' ' <"$T/cmdline")
+    echo "cmdline: $cmdline"
+    [[ "$cmdline" == *" --drop "* ]] # the window: the drop, not the command
+    [[ "$cmdline" != *"$secret"* ]]
+    [[ "$cmdline" != *"cwd-sec$$"* ]]
+    # its environment is root's to read alone until the exec
+    run runuser -u "$UB" -- cat "/proc/$pid/environ"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"Permission denied"* ]]
+    run runuser -u "$UA" -- cat "/proc/$pid/environ"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"Permission denied"* ]]
+    # and the job still gets both
+    kill -CONT "$pid"
+    wait "$apid"
+    [ "$(cat "$T/a.out")" = "$secret
+$dir" ]
+}
