@@ -165,6 +165,19 @@ static int user_lookup (uid_t uid,
     return 0;
 }
 
+/* The home directory of uid in the user database (NSS), allocated, or
+ * NULL: no such user, or out of memory. */
+static char *home_lookup (uid_t uid)
+{
+    struct passwd pw, *res = NULL;
+    char buf[16384];
+
+    if (getpwuid_r (uid, &pw, buf, sizeof (buf), &res) != 0 || !res ||
+        !pw.pw_dir || !*pw.pw_dir)
+        return NULL;
+    return strdup (pw.pw_dir);
+}
+
 /* The start time the journal keeps for a shim (what a restart checks its
  * pid against) comes from the spawner's clock (spawner.h), which spares a
  * /proc read per process; /proc/PID/stat is the authority. The first
@@ -304,10 +317,18 @@ int procs_start (struct procs *p,
     *out = (struct procs_started){.pidfd = -1};
     if (as_user && user_lookup ((uid_t)user, env, &groups, &ngroups, err) < 0)
         return -1;
+    /* No cwd: never cairnd's own. A job's command starts in its user's
+     * home, as a login and Slurm's default do (the shim falls back to /
+     * if the user cannot enter it); a prolog or epilog, the site's
+     * scripts, in /. */
+    char *home = !cwd && user >= 0 ? home_lookup ((uid_t)user) : NULL;
+    if (!cwd && !home)
+        cwd = "/";
     /* user < 0: a prolog or epilog, run as cairnd's own user */
     char **envp = build_env (p, env, user < 0);
     if (!envp) {
         free (groups);
+        free (home);
         return errprintf (err, "cannot build the command: %s",
                           strerror (errno));
     }
@@ -318,6 +339,7 @@ int procs_start (struct procs *p,
         .argv = argv,
         .envp = envp,
         .cwd = cwd,
+        .home = home,
         .max_output = max_output > 0 ? max_output : 1,
         .as_user = as_user,
         .uid = as_user ? (uid_t)user : 0,
@@ -338,6 +360,7 @@ int procs_start (struct procs *p,
         rc = spawn_cut_short (p, execid, &spec, out, err);
     free (envp);
     free (groups);
+    free (home);
     if (rc < 0)
         return -1;
     procs_poke (p);

@@ -58,6 +58,7 @@ struct report {
 struct shim {
     const char *exitdir;
     const char *cwd;
+    const char *home; /* --home: without --cwd, start there, or in / */
     const char *execid;
     char **argv;
     bool as_user;        /* --user given and not the shim's own uid */
@@ -129,7 +130,8 @@ static int usage (const char *why)
 {
     fprintf (stderr,
              "cairn-shim: %s\n"
-             "Usage: CAIRN_EXECID=UUID cairn-shim --exitdir DIR [--cwd DIR]"
+             "Usage: CAIRN_EXECID=UUID cairn-shim --exitdir DIR"
+             " [--cwd DIR | --home DIR]"
              " [--max-output BYTES] [--user UID [--groups GID,...]]"
              " [--cgroup DIR [--cgroup-limit FILE=N]...]"
              " -- COMMAND [ARGS...]\n",
@@ -208,6 +210,8 @@ static int parse_args (struct shim *s, int argc, char *argv[])
             s->exitdir = argv[i + 1];
         else if (!strcmp (argv[i], "--cwd"))
             s->cwd = argv[i + 1];
+        else if (!strcmp (argv[i], "--home"))
+            s->home = argv[i + 1];
         else if (!strcmp (argv[i], "--max-output")) {
             char *end;
             errno = 0;
@@ -469,6 +473,10 @@ child_run (struct shim *s, const struct child_fds *f)
     }
     if (s->cwd && chdir (s->cwd) < 0)
         child_fail (f->rep, STEP_CHDIR);
+    /* No cwd: --home, or / when it cannot be entered (a home that is not
+     * there, or not mounted: root enters any other), as login(1) does. */
+    if (!s->cwd && s->home && chdir (s->home) < 0 && chdir ("/") < 0)
+        child_fail (f->rep, STEP_CHDIR);
     exec_lookup (s, s->envp ? s->envp : environ);
     child_fail (f->rep, STEP_EXEC);
 }
@@ -625,13 +633,14 @@ static char *drop_env_put (char **p, const char *str)
  * vfork (the child may not allocate). Its argv: the marker on 3, the
  * death signal's parent (a lone shim's command dies with it), the ids,
  * then the command; nothing else of the job's, as anyone may read an argv.
- * Its environment: the user's name, the cwd, then the command's
- * environment, each entry behind SHIM_DROP_ENV_MARK. */
+ * Its environment: the user's name, the cwd, the home, then the
+ * command's environment, each entry behind SHIM_DROP_ENV_MARK. */
 static int drop_prepare (struct shim *s, pid_t shim)
 {
     char **env = s->envp ? s->envp : environ;
     size_t nenv = 0, nargv = 0, glen = 2, k = 0, elen = 0;
     const char *cwd = s->cwd ? s->cwd : "";
+    const char *home = !s->cwd && s->home ? s->home : "";
 
     if (!s->as_user)
         return 0;
@@ -640,14 +649,14 @@ static int drop_prepare (struct shim *s, pid_t shim)
                             strerror (EBADF));
     for (; env[nenv]; nenv++)
         elen += strlen (env[nenv]) + 2;
-    elen += strlen (s->user) + 2 + strlen (cwd) + 2;
+    elen += strlen (s->user) + strlen (cwd) + strlen (home) + 6;
     while (s->argv[nargv])
         nargv++;
     for (int i = 0; i < s->ngroups; i++)
         glen += 11;
     if (!(s->drop_groups = malloc (glen)) ||
         !(s->drop_argv = calloc (8 + nargv + 1, sizeof (char *))) ||
-        !(s->drop_envp = calloc (2 + nenv + 1, sizeof (char *))) ||
+        !(s->drop_envp = calloc (3 + nenv + 1, sizeof (char *))) ||
         !(s->drop_envbuf = malloc (elen)))
         return shim_errorf (s, "out of memory");
     char *g = s->drop_groups;
@@ -674,6 +683,7 @@ static int drop_prepare (struct shim *s, pid_t shim)
     char *p = s->drop_envbuf, **ev = s->drop_envp;
     *ev++ = drop_env_put (&p, s->user);
     *ev++ = drop_env_put (&p, cwd);
+    *ev++ = drop_env_put (&p, home);
     for (size_t i = 0; i < nenv; i++)
         *ev++ = drop_env_put (&p, env[i]);
     *ev = NULL;
@@ -699,7 +709,7 @@ static void report_error (struct shim *s, const struct report *r)
         shim_errorf (s, "exec cairn-shim --drop: %s", why);
         break;
     case STEP_CHDIR:
-        shim_errorf (s, "chdir %s: %s", s->cwd, why);
+        shim_errorf (s, "chdir %s: %s", s->cwd ? s->cwd : "/", why);
         break;
     case STEP_EXEC:
         shim_errorf (s, "execvp %s: %s", s->argv[0], why);

@@ -50,6 +50,8 @@
  * environment, each entry behind SHIM_DROP_ENV_MARK:
  *   NAME   the user's name (or "uid N"), for errors
  *   CWD    the working directory, or "" for none
+ *   HOME   without CWD: where to start, or / if the user cannot enter
+ *          it (a job without a cwd starts in its user's home); or ""
  *   ENV... the command's environment, NAME=VALUE each
  */
 #include <errno.h>
@@ -201,11 +203,12 @@ int shim_drop_main (int argc, char *argv[])
             fail ("cairn-shim --drop: environment entry %zu unmarked", nenv);
         environ[nenv]++;
     }
-    if (nenv < 2)
-        fail ("cairn-shim --drop: no name and cwd in the environment");
+    if (nenv < 3)
+        fail ("cairn-shim --drop: no name, cwd and home in the environment");
     const char *name = environ[0];
     const char *cwd = environ[1];
-    char **env = environ + 2;
+    const char *home = environ[2];
+    char **env = environ + 3;
 
     user_drop (uid, gid, name, groups, ngroups);
     /* Changing ids cleared a death signal: a lone shim's command dies with
@@ -220,6 +223,14 @@ int shim_drop_main (int argc, char *argv[])
             raise (SIGSTOP);
     if (*cwd && chdir (cwd) < 0)
         fail ("chdir %s: %s", cwd, strerror (errno));
+    /* No cwd: the user's home, as the user, else / with a word on the
+     * command's stderr, as login(1) and Slurm say it. */
+    if (!*cwd && *home && chdir (home) < 0) {
+        dprintf (2, "cairn-shim: chdir %s: %s: starting in /\n", home,
+                 strerror (errno));
+        if (chdir ("/") < 0)
+            fail ("chdir /: %s", strerror (errno));
+    }
     if (fcntl (marker_fd, F_SETFD, FD_CLOEXEC) < 0)
         fail ("cairn-shim --drop: descriptor %d: %s", marker_fd,
               strerror (errno));

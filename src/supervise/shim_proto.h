@@ -10,10 +10,16 @@
  * spawner_proto.h. "The shim" below is either.
  *
  * Usage:
- *   CAIRN_EXECID=<uuid> cairn-shim --exitdir DIR [--cwd DIR]
+ *   CAIRN_EXECID=<uuid> cairn-shim --exitdir DIR [--cwd DIR | --home DIR]
  *                       [--max-output BYTES] [--user UID [--groups GID,...]]
  *                       [--cgroup DIR [--cgroup-limit FILE=N]...]
  *                       -- COMMAND [ARGS]
+ *
+ * --home DIR, without --cwd: the command starts in DIR, or in / when it
+ * (its user, with --user) cannot enter DIR; with --user its stderr then
+ * says "cairn-shim: chdir DIR: <strerror>: starting in /". cairnd gives a
+ * job's command without a cwd its user's home so. With neither, the
+ * command starts where the shim is.
  *
  * --cgroup DIR: the command's own cgroup v2 directory; the shim makes it,
  * the command's process joins it (after the marker, before dropping to

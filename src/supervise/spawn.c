@@ -65,6 +65,9 @@ char **shim_argv (const struct shim_spec *spec, char *buf, size_t bufsize)
     if (spec->cwd) {
         av[i++] = "--cwd";
         av[i++] = (char *)spec->cwd;
+    } else if (spec->home) {
+        av[i++] = "--home";
+        av[i++] = (char *)spec->home;
     }
     if (spec->max_output > 0) {
         snprintf (buf, bufsize, "%zu", spec->max_output);

@@ -21,6 +21,9 @@ struct shim_spec {
     char *const *envp;   /* full environment of the command; it must contain
                           * CAIRN_EXECID=<execid> (the caller builds it) */
     const char *cwd;     /* working directory of the command, or NULL */
+    const char *home;    /* without cwd: the directory to start in, or /
+                          * when the command's user cannot enter it
+                          * (--home); NULL: neither, the shim's own */
     size_t max_output;   /* keep at most this many bytes (plus one, the
                           * truncation mark) of each of the command's
                           * output files on disk; 0 = no cap */
@@ -44,7 +47,8 @@ struct shim_spec {
  * CAIRN_EXECID=<execid> (the shim would write under another name). */
 int shim_spec_check (const struct shim_spec *spec, struct cairn_error *err);
 
-/* The shim's argv for spec: shim --exitdir DIR [--cwd DIR] [--max-output N]
+/* The shim's argv for spec: shim --exitdir DIR [--cwd DIR | --home DIR]
+ * [--max-output N]
  * [--user UID] [--cgroup DIR [--cgroup-limit pids.max=N]
  * [--cgroup-limit memory.max=N]] -- command...  The strings are borrowed from spec, but the
  * numbers: max-output's is written into buf, the uid's into the array's

@@ -78,3 +78,57 @@ stopped_of() {
     [ "$(cat "$T/a.out")" = "$secret
 $dir" ]
 }
+
+# ---- 2. a job without a cwd ----
+
+# start_nocwd USER ID COMMAND-JSON: USER starts job ID through the public
+# socket with a jobspec that names no cwd (cairn run always sends one)
+start_nocwd() {
+    # (built as text: jq would round a user's job id to a double)
+    RPC_USER=$1 RPC_SOCKET=$PUB/cairn.sock rpc start "{\"id\": $2,
+        \"userid\": $(id -u "$1"), \"jobspec\": {\"version\": 1,
+        \"tasks\": [{\"command\": $3}], \"attributes\": {\"system\": {}}},
+        \"R\": {\"version\": 1, \"execution\": {\"R_lite\": [{\"rank\": \"0\",
+        \"children\": {\"core\": \"0\"}}], \"nodelist\": [\"localhost\"]}}}"
+}
+
+# A job whose jobspec named no cwd started wherever cairnd happened to be
+# started: its user's shell in a directory of root's choosing, one the
+# user may not even be allowed to enter.
+@test "a job with no cwd starts in its user's home, or in / if its user cannot enter it; a prolog in /; never where cairnd runs" {
+    cairnd_stop
+    local dcwd="$T/cairnd-cwd"
+    mkdir -m 700 "$dcwd" # root's: no user may enter it
+    PROLOG=$(script prolog <<EOF2
+#!/bin/sh
+pwd >"$T/prolog.pwd"
+EOF2
+    )
+    printf '%s\n' "{\"public-socket\": \"$PUB/cairn.sock\",
+        \"prolog\": {\"command\": [\"$PROLOG\"]}}" >"$CAIRN_CONF"
+    cd "$dcwd"
+    cairnd_launch
+    cd /
+    # A's home
+    run start_nocwd "$UA" $((U0 + 2)) '["pwd"]'
+    [ "$status" -eq 0 ]
+    wait_event $((U0 + 2)) 10 clean
+    run --separate-stderr cairn attach $((U0 + 2))
+    [ "$output" = "$HA" ]
+    [ "$(cat "$T/prolog.pwd")" = / ]
+    # B's home is not there (useradd -M): / then, and B's stderr says so
+    run start_nocwd "$UB" $((U0 + 3)) '["pwd"]'
+    [ "$status" -eq 0 ]
+    wait_event $((U0 + 3)) 10 clean
+    run --separate-stderr cairn attach $((U0 + 3))
+    [ "$output" = / ]
+    local hb
+    hb=$(getent passwd "$UB" | cut -d: -f6)
+    [[ "$stderr" == *"cairn-shim: chdir $hb: No such file or directory: starting in /"* ]]
+    # root's own job: root's home
+    run start_nocwd root 3 '["pwd"]'
+    [ "$status" -eq 0 ]
+    wait_event 3 10 clean
+    run --separate-stderr cairn attach 3
+    [ "$output" = "$(getent passwd root | cut -d: -f6)" ]
+}
