@@ -671,6 +671,8 @@ static const struct key top_keys[] = {
     KEY ("cgroup-parent", parse_string, CF (cgroup_parent)),
     KEYMIN ("cgroup-pids-max", parse_int, CF (cgroup_pids_max), 1),
     KEYMIN ("cgroup-memory-max", parse_size, CF (cgroup_memory_max), MIB),
+    KEYMIN ("rlimit-nofile", parse_int, CF (rlimit_nofile), 64),
+    KEYMIN ("rlimit-nproc", parse_int, CF (rlimit_nproc), 1),
     KEY ("run-dir", parse_run_dir, CF (run_dir)),
     KEY ("role", parse_role, CF (role_node)),
     JOB_KEYS (CF (job)),

@@ -113,6 +113,12 @@ struct cairn_config {
                             processes may hold at once); 0 = none */
     size_t cgroup_memory_max; /* memory.max of each job shell's cgroup,
                                  bytes, >= 1 MiB; 0 = none */
+    int rlimit_nofile; /* RLIMIT_NOFILE of a command run as a user, soft
+                          and hard, >= 64; 0 = the default (soft 1024,
+                          hard 524288) */
+    int rlimit_nproc;  /* RLIMIT_NPROC of a command run as a user, soft
+                          and hard, >= 1; 0 = the default (the kernel's:
+                          threads-max / 2) */
     char *public_socket; /* a second socket, mode 0666, for every local
                             user (requests checked by SO_PEERCRED);
                             NULL = none */

@@ -1087,6 +1087,7 @@ static int recover (struct cairnd *d, struct cairn_error *err)
 {
     if (procs_cgroup_setup (d->procs, &d->cfg, err) < 0)
         return -1;
+    procs_rlimit_setup (d->procs, &d->cfg);
     if (d->cfg.role_node
             ? !(d->node = node_create (d->journal, d->outbox, d->procs,
                                        d->bootid, &node_ops, d))

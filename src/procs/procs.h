@@ -126,6 +126,14 @@ void procs_attach (struct procs *p, struct ev_loop *loop, bool test_clock_skew);
 int procs_cgroup_setup (struct procs *p,
                         const struct cairn_config *cfg,
                         struct cairn_error *err);
+/* The resource limits of every command run as a user (not cairnd's,
+ * which a root cairnd may have raised): cfg's rlimit-nofile and
+ * rlimit-nproc, else the defaults a login gets, RLIMIT_NOFILE 1024 soft
+ * and 524288 hard (systemd's for every service and session) and
+ * RLIMIT_NPROC the kernel's (threads-max / 2); never above the
+ * supervisor's own hard limits. */
+void procs_rlimit_setup (struct procs *p, const struct cairn_config *cfg);
+
 /* The usable cgroup-parent, or NULL. */
 const char *procs_cgroup (const struct procs *p);
 

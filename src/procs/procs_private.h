@@ -3,6 +3,8 @@
 #ifndef CAIRN_PROCS_PRIVATE_H
 #define CAIRN_PROCS_PRIVATE_H
 
+#include <sys/resource.h>
+
 #include "core/job.h"
 #include "procs/procs.h"
 #include "supervise/exitdir.h"
@@ -50,6 +52,7 @@ struct procs {
     char bootid[40];
     int pids_max; /* a job shell's cgroup limits (cairn.conf) */
     size_t memory_max;
+    struct rlimit nofile, nproc; /* a user's command's limits */
     char *cgroup;            /* cgroup-parent, checked usable, or NULL */
     struct exitdir xd;       /* the shims' files (exitdir.h) */
     struct janitor *janitor; /* removes ended processes' files */

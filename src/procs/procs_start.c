@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "procs/procs_private.h"
@@ -176,6 +177,38 @@ static char *home_lookup (uid_t uid)
         !pw.pw_dir || !*pw.pw_dir)
         return NULL;
     return strdup (pw.pw_dir);
+}
+
+/* The default RLIMIT_NOFILE of a user's command: systemd's default for
+ * every service and login session (since v240: select() needs the soft
+ * 1024, programs that want more raise it up to the hard). */
+#define RLIMIT_NOFILE_SOFT 1024
+#define RLIMIT_NOFILE_HARD 524288
+/* The kernel's RLIMIT_NPROC for every process, when threads-max cannot be
+ * read (it is threads-max / 2, fork.c). */
+#define RLIMIT_NPROC_FALLBACK 4096
+
+void procs_rlimit_setup (struct procs *p, const struct cairn_config *cfg)
+{
+    p->nofile.rlim_cur = RLIMIT_NOFILE_SOFT;
+    p->nofile.rlim_max = RLIMIT_NOFILE_HARD;
+    if (cfg->rlimit_nofile > 0)
+        p->nofile.rlim_cur = p->nofile.rlim_max = (rlim_t)cfg->rlimit_nofile;
+    long long threads = 0;
+    FILE *f = fopen ("/proc/sys/kernel/threads-max", "re");
+    if (f && fscanf (f, "%lld", &threads) != 1)
+        threads = 0;
+    if (f)
+        fclose (f);
+    rlim_t nproc = threads >= 2 ? (rlim_t)(threads / 2) : RLIMIT_NPROC_FALLBACK;
+    if (cfg->rlimit_nproc > 0)
+        nproc = (rlim_t)cfg->rlimit_nproc;
+    else if (threads < 2)
+        log_msg (LOG_WARNING,
+                 "cannot read /proc/sys/kernel/threads-max: a user's "
+                 "command gets RLIMIT_NPROC %d (rlimit-nproc)",
+                 RLIMIT_NPROC_FALLBACK);
+    p->nproc.rlim_cur = p->nproc.rlim_max = nproc;
 }
 
 /* The start time the journal keeps for a shim (what a restart checks its
@@ -347,6 +380,10 @@ int procs_start (struct procs *p,
         .ngroups = ngroups,
         .cgroup = procs_cgroup_path (p, execid, cg, sizeof (cg)),
         /* a job's shells only: the prolog and epilog are the site's own */
+        /* a user's command: the site's limits, never cairnd's */
+        .rlimits = as_user,
+        .nofile = p->nofile,
+        .nproc = p->nproc,
         .pids_max = user >= 0 ? p->pids_max : 0,
         .memory_max = user >= 0 ? p->memory_max : 0};
     CRASHPOINT ("exec.spawn.before");

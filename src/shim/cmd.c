@@ -23,6 +23,7 @@
 #include <string.h>
 #include <stdbool.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -45,6 +46,8 @@ enum step {
     STEP_STDIO = 1,
     STEP_MARKER,
     STEP_CGROUP, /* joining --cgroup */
+    STEP_NOFILE, /* --rlimit nofile */
+    STEP_NPROC,  /* --rlimit nproc */
     STEP_DROP,   /* exec of cairn-shim --drop */
     STEP_CHDIR,
     STEP_EXEC,
@@ -70,6 +73,8 @@ struct shim {
     const char *cgroup;    /* --cgroup: the command's own cgroup v2 directory */
     const char *limits[2]; /* --cgroup-limit FILE=N: pids.max, memory.max */
     int nlimits;
+    struct rlimit rlim[2]; /* --rlimit nofile=S:H, nproc=S:H: caps */
+    bool rlim_set[2];
     int cgfd;        /* its cgroup.procs, open from before the vfork
                         until it returns, else -1 */
     int dirfd;       /* --exitdir, or -1 */
@@ -133,6 +138,7 @@ static int usage (const char *why)
              "Usage: CAIRN_EXECID=UUID cairn-shim --exitdir DIR"
              " [--cwd DIR | --home DIR]"
              " [--max-output BYTES] [--user UID [--groups GID,...]]"
+             " [--rlimit nofile|nproc=SOFT:HARD]..."
              " [--cgroup DIR [--cgroup-limit FILE=N]...]"
              " -- COMMAND [ARGS...]\n",
              why);
@@ -174,6 +180,38 @@ static int parse_groups (struct shim *s, const char *arg)
     s->ngroups = n;
     s->gid = s->given[0];
     return 0;
+}
+
+/* What --rlimit may cap, in the order of s->rlim. */
+static const struct {
+    const char *name;
+    int resource;
+} rlimits[2] = {{"nofile", RLIMIT_NOFILE}, {"nproc", RLIMIT_NPROC}};
+
+/* --rlimit nofile=S:H or nproc=S:H (numbers, S <= H): at most these,
+ * whatever the shim has. */
+static int rlimit_parse (struct shim *s, const char *arg)
+{
+    for (size_t r = 0; r < 2; r++) {
+        size_t n = strlen (rlimits[r].name);
+        unsigned long long soft, hard;
+        char *end;
+        if (strncmp (arg, rlimits[r].name, n) != 0 || arg[n] != '=' ||
+            !(arg[n + 1] >= '0' && arg[n + 1] <= '9'))
+            continue;
+        errno = 0;
+        soft = strtoull (arg + n + 1, &end, 10);
+        if (errno || *end != ':' || !(end[1] >= '0' && end[1] <= '9'))
+            return -1;
+        hard = strtoull (end + 1, &end, 10);
+        if (errno || *end || soft > hard || hard >= RLIM_INFINITY)
+            return -1;
+        s->rlim[r].rlim_cur = (rlim_t)soft;
+        s->rlim[r].rlim_max = (rlim_t)hard;
+        s->rlim_set[r] = true;
+        return 0;
+    }
+    return -1;
 }
 
 /* --cgroup-limit pids.max=N or memory.max=N (N digits, > 0): the only
@@ -239,6 +277,10 @@ static int parse_args (struct shim *s, int argc, char *argv[])
             if (limit_parse (s, argv[i + 1]) < 0)
                 return usage ("--cgroup-limit must be pids.max=N or "
                               "memory.max=N, N a number > 0");
+        } else if (!strcmp (argv[i], "--rlimit")) {
+            if (rlimit_parse (s, argv[i + 1]) < 0)
+                return usage ("--rlimit must be nofile=SOFT:HARD or "
+                              "nproc=SOFT:HARD, SOFT <= HARD");
         } else if (!strcmp (argv[i], "--groups")) {
             if (parse_groups (s, argv[i + 1]) < 0)
                 return usage ("--groups must be numeric gids, comma "
@@ -461,6 +503,23 @@ child_run (struct shim *s, const struct child_fds *f)
      * whatever session or group it makes. */
     if (s->cgfd >= 0 && write (s->cgfd, "0\n", 2) != 2)
         child_fail (f->rep, STEP_CGROUP);
+    /* --rlimit: lowered while root, so that the user cannot raise them
+     * again (a hard limit is raised by privilege only); never raised past
+     * ours. An RLIMIT_NPROC the user is over already fails the command's
+     * exec after the drop (EAGAIN), as a login would. */
+    for (int r = 0; r < 2; r++) {
+        struct rlimit rl;
+        if (!s->rlim_set[r])
+            continue;
+        if (getrlimit (rlimits[r].resource, &rl) < 0)
+            child_fail (f->rep, STEP_NOFILE + r);
+        if (rl.rlim_max > s->rlim[r].rlim_max)
+            rl.rlim_max = s->rlim[r].rlim_max;
+        rl.rlim_cur = s->rlim[r].rlim_cur < rl.rlim_max ? s->rlim[r].rlim_cur
+                                                        : rl.rlim_max;
+        if (setrlimit (rlimits[r].resource, &rl) < 0)
+            child_fail (f->rep, STEP_NOFILE + r);
+    }
     /* The rest as the user, in drop.c, past an exec that frees our vfork:
      * the marker on 3 (where it reports a failure), the job's data in an
      * environment no libc reads (drop.c says why). */
@@ -704,6 +763,11 @@ static void report_error (struct shim *s, const struct report *r)
         break;
     case STEP_CGROUP:
         shim_errorf (s, "join cgroup %s: %s", s->cgroup, why);
+        break;
+    case STEP_NOFILE:
+    case STEP_NPROC:
+        shim_errorf (s, "setrlimit %s: %s", rlimits[r->step - STEP_NOFILE].name,
+                     why);
         break;
     case STEP_DROP:
         shim_errorf (s, "exec cairn-shim --drop: %s", why);

@@ -12,6 +12,7 @@
  * Usage:
  *   CAIRN_EXECID=<uuid> cairn-shim --exitdir DIR [--cwd DIR | --home DIR]
  *                       [--max-output BYTES] [--user UID [--groups GID,...]]
+ *                       [--rlimit nofile|nproc=SOFT:HARD]...
  *                       [--cgroup DIR [--cgroup-limit FILE=N]...]
  *                       -- COMMAND [ARGS]
  *
@@ -20,6 +21,12 @@
  * says "cairn-shim: chdir DIR: <strerror>: starting in /". cairnd gives a
  * job's command without a cwd its user's home so. With neither, the
  * command starts where the shim is.
+ *
+ * --rlimit nofile=SOFT:HARD, nproc=SOFT:HARD (each at most once): the
+ * command's RLIMIT_NOFILE or RLIMIT_NPROC, hard at most HARD (never
+ * raised past the shim's own), soft at most SOFT; set after the cgroup,
+ * before the drop to --user (so that the user cannot raise it again).
+ * Error: "setrlimit nofile: <strerror>" (a marker: so are the next).
  *
  * --cgroup DIR: the command's own cgroup v2 directory; the shim makes it,
  * the command's process joins it (after the marker, before dropping to

@@ -55,9 +55,9 @@ char **shim_argv (const struct shim_spec *spec, char *buf, size_t bufsize)
         n++;
     /* the pointers, then the uid's digits, then the groups' */
     size_t glen = spec->as_user ? spec->ngroups * 11 + 1 : 0;
-    slots = n + 19;
+    slots = n + 23;
     if (!(av = calloc (1, slots * sizeof (*av) + UID_CHARS + glen +
-                              2 * LIMIT_CHARS)))
+                              4 * LIMIT_CHARS)))
         return NULL;
     av[i++] = (char *)spec->shim;
     av[i++] = "--exitdir";
@@ -89,6 +89,20 @@ char **shim_argv (const struct shim_spec *spec, char *buf, size_t bufsize)
             av[i++] = "--groups";
             av[i++] = g;
         }
+    }
+    if (spec->rlimits) {
+        char *rl = (char *)(av + slots) + UID_CHARS + glen + 2 * LIMIT_CHARS;
+        snprintf (rl, LIMIT_CHARS, "nofile=%llu:%llu",
+                  (unsigned long long)spec->nofile.rlim_cur,
+                  (unsigned long long)spec->nofile.rlim_max);
+        av[i++] = "--rlimit";
+        av[i++] = rl;
+        rl += LIMIT_CHARS;
+        snprintf (rl, LIMIT_CHARS, "nproc=%llu:%llu",
+                  (unsigned long long)spec->nproc.rlim_cur,
+                  (unsigned long long)spec->nproc.rlim_max);
+        av[i++] = "--rlimit";
+        av[i++] = rl;
     }
     if (spec->cgroup) {
         char *lim = (char *)(av + slots) + UID_CHARS + glen;

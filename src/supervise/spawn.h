@@ -9,6 +9,7 @@
 #define CAIRN_EXEC_SPAWN_H
 
 #include <stdbool.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include "core/error.h"
@@ -36,6 +37,9 @@ struct shim_spec {
                           * ngroups 0: the shim reads /etc/passwd and
                           * /etc/group itself */
     size_t ngroups;
+    bool rlimits;        /* cap the command's RLIMIT_NOFILE and
+                          * RLIMIT_NPROC at nofile and nproc (--rlimit) */
+    struct rlimit nofile, nproc;
     const char *cgroup;  /* the command's own cgroup v2 directory (made
                           * and removed by the shim, --cgroup), or NULL */
     int pids_max;        /* with cgroup: its pids.max, or 0 (none) */
@@ -48,7 +52,7 @@ struct shim_spec {
 int shim_spec_check (const struct shim_spec *spec, struct cairn_error *err);
 
 /* The shim's argv for spec: shim --exitdir DIR [--cwd DIR | --home DIR]
- * [--max-output N]
+ * [--max-output N] [--rlimit nofile=S:H --rlimit nproc=S:H]
  * [--user UID] [--cgroup DIR [--cgroup-limit pids.max=N]
  * [--cgroup-limit memory.max=N]] -- command...  The strings are borrowed from spec, but the
  * numbers: max-output's is written into buf, the uid's into the array's

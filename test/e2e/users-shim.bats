@@ -132,3 +132,48 @@ EOF2
     run --separate-stderr cairn attach 3
     [ "$output" = "$(getent passwd root | cut -d: -f6)" ]
 }
+
+# ---- 3. resource limits ----
+
+# A root cairnd may run with RLIMIT_NPROC unlimited and RLIMIT_NOFILE
+# raised (its unit's LimitNOFILE): every user's command got them, so a
+# user's fork storm met no limit of its own. Now a user's command gets
+# what a login gets (or cairn.conf's rlimit-nofile and rlimit-nproc), and
+# root's lowered them while still root, so the user cannot raise them
+# back. (Tests cannot raise a hard limit here, no CAP_SYS_RESOURCE: cairnd
+# runs with its soft limits raised to the hard ones instead.)
+@test "a user's command gets the site's rlimits, not the raised ones root's cairnd runs with" {
+    cairnd_stop
+    ulimit -Sn "$(ulimit -Hn)"
+    ulimit -Su "$(ulimit -Hu)"
+    local hn hu
+    hn=$(ulimit -Hn)
+    hu=$(ulimit -Hu)
+    [ "$hn" = unlimited ] || [ "$hn" -gt 4096 ] || skip "hard RLIMIT_NOFILE $hn"
+    cairnd_launch
+    local limits='echo $(ulimit -Sn) $(ulimit -Hn) $(ulimit -Su) $(ulimit -Hu)'
+    local half=$(($(cat /proc/sys/kernel/threads-max) / 2))
+    [ "$hu" = unlimited ] || [ "$hu" -ge "$half" ] || half=$hu
+    [ "$hn" = unlimited ] || [ "$hn" -le 524288 ] || hn=524288
+    run --separate-stderr runuser -u "$UA" -- env CAIRN_SOCKET="$PUB/cairn.sock" \
+        "$B/cairn" run --cwd / -- bash -c "$limits"
+    [ "$status" -eq 0 ]
+    [ "$output" = "1024 $hn $half $half" ]
+    # nor can it raise them back
+    run --separate-stderr runuser -u "$UA" -- env CAIRN_SOCKET="$PUB/cairn.sock" \
+        "$B/cairn" run --cwd / -- bash -c "ulimit -Hn $((hn + 1))"
+    [ "$status" -ne 0 ]
+    [[ "$output$stderr" == *"Operation not permitted"* ]]
+    # root's own commands keep cairnd's
+    run --separate-stderr cairn run -- bash -c "$limits"
+    [ "$output" = "$(ulimit -Hn) $(ulimit -Hn) $hu $hu" ]
+    # the site's, from cairn.conf
+    cairnd_stop
+    printf '%s\n' "{\"public-socket\": \"$PUB/cairn.sock\",
+        \"rlimit-nofile\": 4096, \"rlimit-nproc\": 500}" >"$CAIRN_CONF"
+    cairnd_launch
+    run --separate-stderr runuser -u "$UA" -- env CAIRN_SOCKET="$PUB/cairn.sock" \
+        "$B/cairn" run --cwd / -- bash -c "$limits"
+    [ "$status" -eq 0 ]
+    [ "$output" = "4096 4096 500 500" ]
+}

@@ -111,6 +111,11 @@ int procs_cgroup_setup (struct procs *p,
     return 0;
 }
 
+void procs_rlimit_setup (struct procs *p, const struct cairn_config *cfg)
+{
+    (void)p, (void)cfg;
+}
+
 const char *procs_cgroup (const struct procs *p)
 {
     (void)p;

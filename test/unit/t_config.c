@@ -18,6 +18,8 @@ static const char *all_keys[] = {
     "cgroup-parent",
     "cgroup-pids-max",
     "cgroup-memory-max",
+    "rlimit-nofile",
+    "rlimit-nproc",
     "run-dir",
     "prolog.command",
     "prolog.per-rank",
@@ -150,6 +152,8 @@ static bool config_equal (const struct cairn_config *a,
            str_equal (a->cgroup_parent, b->cgroup_parent) &&
            a->cgroup_pids_max == b->cgroup_pids_max &&
            a->cgroup_memory_max == b->cgroup_memory_max &&
+           a->rlimit_nofile == b->rlimit_nofile &&
+           a->rlimit_nproc == b->rlimit_nproc &&
            job_config_equal (&a->job, &b->job) &&
            a->journal_max_size == b->journal_max_size &&
            a->journal_retention == b->journal_retention &&
@@ -405,6 +409,9 @@ static const struct bad {
     {"limits.user-idle-timeout", "'soon'", "invalid duration"},
     {"cgroup-pids-max", "0", "must be an integer >= 1"},
     {"cgroup-memory-max", "'1K'", "must be at least 1M"},
+    {"rlimit-nofile", "63", "must be an integer >= 64"},
+    {"rlimit-nproc", "0", "must be an integer >= 1"},
+    {"rlimit-nproc", "'many'", "must be an integer >= 1"},
     {"limits.user-max-journal-bytes", "65535", "must be at least 64K"},
     {"limits.user-max-journal-bytes", "'lots'", "invalid size 'lots'"},
     {"limits.users-journal-share", "0.95", "must be a number from 0 to 0.9"},

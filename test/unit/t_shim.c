@@ -1425,6 +1425,32 @@ static void test_user_usage (void)
     is_int (count_entries (exitdir), before, "... and nothing written");
 }
 
+/* Bad --rlimit values are usage errors, nothing run or written: a lone
+ * shim exits 2. */
+static void test_rlimit_usage (void)
+{
+    char *argv[] = {shim_path, "--exitdir", exitdir, "--rlimit",
+                    "x",       "--",        "true",  NULL};
+    char envvar[64], id[SHIM_EXECID_LEN + 1];
+    char *envp[] = {envvar, NULL};
+    const char *bad[] = {"nofile=1",   "nofile=9:8",  "core=1:1",    "nproc=:5",
+                         "nproc=-1:5", "nofile=1:2x", "nofile=1:-1", ""};
+    int before = count_entries (exitdir), status = -1;
+    pid_t pid;
+
+    new_execid (id);
+    snprintf (envvar, sizeof (envvar), SHIM_ENV_EXECID "=%s", id);
+    for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); i++) {
+        argv[4] = (char *)bad[i];
+        if (posix_spawn (&pid, shim_path, NULL, NULL, argv, envp) != 0)
+            BAIL_OUT ("posix_spawn %s", shim_path);
+        waitpid (pid, &status, 0);
+        ok (WIFEXITED (status) && WEXITSTATUS (status) == 2,
+            "--rlimit '%s': usage error, exit 2", argv[4]);
+    }
+    is_int (count_entries (exitdir), before, "... and nothing written");
+}
+
 /* True if pid's descriptors 0-2 are all on /dev/null. */
 static bool stdio_null (pid_t pid)
 {
@@ -1629,6 +1655,7 @@ int main (void)
     test_userdb ();
     test_user ();
     test_user_usage ();
+    test_rlimit_usage ();
     test_fault ();
     test_pipelined ();
     test_spawner ();
