@@ -288,14 +288,15 @@ static bool is_match_pid (const struct pstat *v, size_t n, pid_t pid)
     return false;
 }
 
-/* Call visit (dir, name, pid, arg) for every process of ours whose
- * environment holds CAIRN_EXECID=<execid>; visit returns -1 to stop with
- * an error (errno). Returns 0, or -1 with errno. */
+/* Call visit (dir, name, pid, arg) for every process of ours (any_uid:
+ * of any uid) whose environment holds CAIRN_EXECID=<execid>; visit
+ * returns -1 to stop with an error (errno). Returns 0, or -1 with errno. */
 typedef int (*execid_visit_f) (
     DIR *dir, const char *name, pid_t pid, const char *want, void *arg);
 
 static int scan_execid (const char *procroot,
                         const char *execid,
+                        bool any_uid,
                         execid_visit_f visit,
                         void *arg)
 {
@@ -319,7 +320,8 @@ static int scan_execid (const char *procroot,
         if (parse_ull (de->d_name, strlen (de->d_name), &pid) < 0 || pid == 0 ||
             pid > INT_MAX)
             continue;
-        if (fstatat (dirfd (dir), de->d_name, &st, 0) < 0 || st.st_uid != uid ||
+        if (fstatat (dirfd (dir), de->d_name, &st, 0) < 0 ||
+            (!any_uid && st.st_uid != uid) ||
             !environ_has (dirfd (dir), de->d_name, want))
             continue; /* not ours, not it, or gone meanwhile */
         rc = visit (dir, de->d_name, (pid_t)pid, want, arg);
@@ -363,7 +365,7 @@ pid_t procfs_find_execid (const char *procroot, const char *execid)
     pid_t result = -1;
     int saved;
 
-    if (scan_execid (procroot, execid, collect, &f) < 0)
+    if (scan_execid (procroot, execid, false, collect, &f) < 0)
         goto done;
     if (f.n == 0) {
         errno = ENOENT;
@@ -444,7 +446,11 @@ int procfs_reap_strays (const char *procroot,
 int procfs_kill_execid (const char *procroot, const char *execid, int signum)
 {
     struct killing k = {.signum = signum};
-    if (scan_execid (procroot, execid, kill_one, &k) < 0)
+    /* A root cairnd ran commands as their users: what they left runs
+     * under those uids, not ours. Only the lost command's execid is hit,
+     * which its process handed down: a user who put another's execid in
+     * their own process's environment has only their own killed. */
+    if (scan_execid (procroot, execid, geteuid () == 0, kill_one, &k) < 0)
         return -1;
     return k.count;
 }

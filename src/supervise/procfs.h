@@ -69,7 +69,8 @@ int procfs_reap_strays (const char *procroot,
                         bool (*keep) (pid_t pid, void *arg),
                         void *arg);
 
-/* Send signum to every process of ours whose environment holds
+/* Send signum to every process of ours (of any uid when we are root: a
+ * root cairnd's commands run as their users) whose environment holds
  * CAIRN_EXECID=<execid>: what is left of a process whose shim was lost
  * (processes inherit the variable; one that rewrote its environment
  * escapes). Each is pinned with a pidfd and checked again before it is

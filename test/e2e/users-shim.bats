@@ -177,3 +177,31 @@ EOF2
     [ "$status" -eq 0 ]
     [ "$output" = "4096 4096 500 500" ]
 }
+
+# ---- 4. a lost command's leftovers ----
+
+# When a command's supervisor is lost, cairnd kills what still carries
+# its execid; it looked only at processes of its own uid, so what a
+# user's job left in a session of its own ran on after the job.
+@test "a user's job lost with its supervisor: what it left in a session of its own is killed too" {
+    local id=$((U0 + 4)) cmd left
+    (cd / && runuser -u "$UA" -- env CAIRN_SOCKET="$PUB/cairn.sock" \
+        "$B/cairn" run --id $id -- sh -c \
+        "setsid sleep 300 & echo \$! >$HA/left; echo \$\$ >$HA/cmd; sleep 300") \
+        >/dev/null 2>&1 3>&- &
+    wait_event $id 10 proc-spawn
+    for _ in $(seq 1 100); do
+        [ -s "$HA/left" ] && [ -s "$HA/cmd" ] && break
+        sleep 0.05
+    done
+    left=$(cat "$HA/left")
+    cmd=$(cat "$HA/cmd")
+    [ "$cmd" = "$(shim_pid $id shell 0)" ]
+    [ "$(stat -c %U "/proc/$left")" = "$UA" ]
+    cairnd_crash
+    lose_proc "$cmd"
+    cairnd_launch
+    wait_event $id 10 clean
+    [[ "$(events_named $id proc-lost | jq -r .note)" == *"left no exit status"* ]]
+    wait_dead "$left"
+}
