@@ -81,6 +81,11 @@ struct shim {
     bool dirfd_kept; /* dirfd is the supervisor's kept one: not ours */
     unsigned long long max_output; /* 0: no cap */
     long long out_size, err_size;  /* at the end, for the exit record; -1 */
+    int pipe_rd[2];                /* the supervisor's end of the command's
+                                    * stdout and stderr pipes, or -1 (a lone
+                                    * shim's command writes its files) */
+    int pipe_wr[2];                /* the command's ends, until its start */
+    unsigned long long kept[2];    /* bytes drained into each file */
     pid_t child;                   /* the command's process, or 0 */
     bool marked;                   /* it got past making its marker: the
                                       record goes there (shim_proto.h) */
@@ -115,6 +120,7 @@ struct shim {
 
 _Thread_local pid_t shim_kill_at_drop;
 bool shim_fresh;
+struct rlimit shim_nofile = {RLIM_INFINITY, RLIM_INFINITY};
 
 /* Our own executable, for `cairn-shim --drop` (shim_cmd_init). */
 static int self_exe = -1;
@@ -482,6 +488,8 @@ child_run (struct shim *s, const struct child_fds *f)
         shim_signals_default ();
     sigemptyset (&empty);
     sigprocmask (SIG_SETMASK, &empty, NULL);
+    if (shim_nofile.rlim_cur != RLIM_INFINITY)
+        (void)setrlimit (RLIMIT_NOFILE, &shim_nofile);
     if (dup2 (f->null, 0) < 0 || dup2 (f->out, 1) < 0 || dup2 (f->err, 2) < 0)
         child_fail (f->rep, STEP_STDIO);
     /* The "the command may have run" promise. O_EXCL: an execid runs at
@@ -561,6 +569,29 @@ static int open_output (struct shim *s, const char *name)
     if (fd < 0)
         shim_errorf (s, "open %s: %s", name, strerror (errno));
     return fd;
+}
+
+/* Under the supervisor the command writes into pipes, never into a file
+ * of ours (SECURITY.md, "Output"): a descriptor of a file on the run dir
+ * lets its holder allocate blocks that no size shows (fallocate with
+ * FALLOC_FL_KEEP_SIZE) and write as fast as it likes between two looks,
+ * and so fill the file system every other command needs for its marker,
+ * its output and its exit record. A pipe holds 64 KiB at most; the
+ * supervisor (serve.c) drains it into the file, keeping at most the cap.
+ * The files are still made empty by start(); the write ends go to the
+ * command's 1 and 2, the read ends stay with us, non-blocking. */
+static int pipes_open (struct shim *s)
+{
+    for (int i = 0; i < 2; i++) {
+        int p[2];
+        if (pipe2 (p, O_CLOEXEC) < 0)
+            return shim_errorf (s, "pipe: %s", strerror (errno));
+        s->pipe_rd[i] = p[0];
+        s->pipe_wr[i] = p[1];
+        if (fcntl (p[0], F_SETFL, O_NONBLOCK) < 0)
+            return shim_errorf (s, "pipe: %s", strerror (errno));
+    }
+    return 0;
 }
 
 static void close_fds (const int *fds, size_t n)
@@ -880,8 +911,19 @@ static int start (struct shim *s)
     if (user_prepare (s) < 0 || drop_prepare (s, f.shim) < 0 ||
         cgroup_prepare (s) < 0 || script_prepare (s) < 0)
         goto done;
-    if ((f.out = open_output (s, s->name_out)) < 0 ||
-        (f.err = open_output (s, s->name_err)) < 0)
+    if (s->pipe_wr[0] >= 0 && s->pipe_wr[1] >= 0) { /* shim_cmd_pipes */
+        f.out = s->pipe_wr[0];
+        f.err = s->pipe_wr[1];
+        s->pipe_wr[0] = s->pipe_wr[1] = -1; /* closed below, as files were */
+        int fd;
+        if ((fd = open_output (s, s->name_out)) < 0)
+            goto done;
+        close (fd);
+        if ((fd = open_output (s, s->name_err)) < 0)
+            goto done;
+        close (fd);
+    } else if ((f.out = open_output (s, s->name_out)) < 0 ||
+               (f.err = open_output (s, s->name_err)) < 0)
         goto done;
     /* The supervisor has /dev/null on 0 already (shim_fresh). */
     if (!shim_fresh &&
@@ -1086,6 +1128,7 @@ struct shim *shim_cmd_parse (int argc, char *argv[], const char *execid)
         return NULL;
     s->dirfd = s->cgfd = -1;
     s->out_size = s->err_size = -1;
+    s->pipe_rd[0] = s->pipe_rd[1] = s->pipe_wr[0] = s->pipe_wr[1] = -1;
     s->execid = execid;
     if (parse_args (s, argc, argv) < 0) {
         shim_cmd_free (s);
@@ -1158,7 +1201,86 @@ void shim_cmd_relay (struct shim *s, int sig)
 
 bool shim_cmd_capped (const struct shim *s)
 {
-    return s->max_output > 0;
+    return s->max_output > 0 && s->pipe_rd[0] < 0 && s->pipe_rd[1] < 0;
+}
+
+int shim_cmd_pipes (struct shim *s)
+{
+    return pipes_open (s);
+}
+
+unsigned long long shim_cmd_max_output (const struct shim *s)
+{
+    return s->max_output;
+}
+
+int shim_cmd_pipe (const struct shim *s, int stream)
+{
+    return stream == 0 || stream == 1 ? s->pipe_rd[stream] : -1;
+}
+
+/* Append len bytes of buf to the output file of stream, as far as the cap
+ * leaves room; the rest is dropped. The file is opened for each batch: we
+ * hold no descriptor per command but its pipes. */
+static void output_keep (struct shim *s, int stream, const char *buf, size_t len)
+{
+    unsigned long long room = ULLONG_MAX;
+    const char *name = stream == 0 ? s->name_out : s->name_err;
+    int fd;
+
+    if (s->max_output > 0)
+        room = s->max_output + 1 > s->kept[stream]
+                   ? s->max_output + 1 - s->kept[stream]
+                   : 0;
+    if (room == 0)
+        return;
+    if (len > room)
+        len = (size_t)room;
+    if ((fd = openat (s->dirfd, name,
+                      O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        return;
+    while (len > 0) {
+        ssize_t n = write (fd, buf, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        s->kept[stream] += (unsigned long long)n;
+        buf += n;
+        len -= (size_t)n;
+    }
+    close (fd);
+}
+
+int shim_cmd_pipe_drain (struct shim *s, int stream)
+{
+    char buf[65536];
+    int fd = shim_cmd_pipe (s, stream);
+
+    if (fd < 0)
+        return 1;
+    /* At most a few pipefuls a call: one chatty command must not keep
+     * the supervisor from the others (the pipe stays readable: we are
+     * called again). */
+    for (int round = 0; round < 4; round++) {
+        ssize_t n = read (fd, buf, sizeof (buf));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return errno == EAGAIN ? 0 : 1;
+        if (n == 0)
+            return 1;
+        output_keep (s, stream, buf, (size_t)n);
+    }
+    return 0;
+}
+
+void shim_cmd_pipe_close (struct shim *s, int stream)
+{
+    if ((stream == 0 || stream == 1) && s->pipe_rd[stream] >= 0) {
+        close (s->pipe_rd[stream]);
+        s->pipe_rd[stream] = -1;
+    }
 }
 
 long long shim_cmd_cap (struct shim *s, long long wait_ns)
@@ -1232,7 +1354,9 @@ void shim_cmd_free (struct shim *s)
 {
     if (!s)
         return;
-    close_fds ((int[]){s->dirfd_kept ? -1 : s->dirfd, s->cgfd}, 2);
+    close_fds ((int[]){s->dirfd_kept ? -1 : s->dirfd, s->cgfd, s->pipe_rd[0],
+                       s->pipe_rd[1], s->pipe_wr[0], s->pipe_wr[1]},
+               6);
     free (s->given);
     free (s->drop_argv);
     free (s->drop_groups);

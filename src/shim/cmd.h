@@ -64,6 +64,33 @@ void shim_cmd_relay (struct shim *s, int sig);
 /* True if the output files are capped (--max-output). */
 bool shim_cmd_capped (const struct shim *s);
 
+/* Before shim_cmd_start, under the supervisor: make the pipes the
+ * command will write into instead of its output files (cmd.c says why;
+ * the start still makes the files, empty); the command gets their write
+ * ends on 1 and 2. Without this call the
+ * command writes its files itself (a lone shim), and shim_cmd_capped says
+ * they are cut on a timer. 0, or -1 with s's error set (the start is then
+ * to be finished as failed: shim_cmd_finish). */
+int shim_cmd_pipes (struct shim *s);
+
+/* --max-output: the cap, or 0 for none. */
+unsigned long long shim_cmd_max_output (const struct shim *s);
+
+/* The supervisor's end of the command's stdout (stream 0) or stderr (1)
+ * pipe, non-blocking, or -1 (none made, or closed by
+ * shim_cmd_pipe_close). */
+int shim_cmd_pipe (const struct shim *s, int stream);
+
+/* Read what the pipe of stream holds (a few pipefuls at most) into its
+ * output file, keeping at most the cap + 1 bytes there and dropping the
+ * rest. Returns 0 when it would block (more may come), 1 at its end (every
+ * writer gone) or on an error: close it then (shim_cmd_pipe_close). */
+int shim_cmd_pipe_drain (struct shim *s, int stream);
+
+/* Close the pipe of stream (its last writer's next write gets SIGPIPE or
+ * EPIPE, unless another process holds a read end too). */
+void shim_cmd_pipe_close (struct shim *s, int stream);
+
 /* Cut the output files back to the cap. wait_ns is the interval that led
  * here; returns the next one: shorter while the command writes past the
  * cap, doubling up to 30 s while it does not. */

@@ -37,6 +37,7 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -80,6 +81,136 @@ static bool sup_take (pid_t pid)
         }
     }
     return false;
+}
+
+/* ---- the output pipes of the supervisors' commands ---- */
+
+/* Copies of the read ends of the commands' output pipes (keeper_proto.h,
+ * struct keeper_pipe), each with the socket of the supervisor that sent
+ * it; draining once that supervisor is dead. */
+struct held {
+    int sock;
+    int fd;
+    int stream;
+    bool draining;
+    unsigned long long cap;
+    char execid[SHIM_EXECID_LEN + 1];
+};
+static struct held *held;
+static size_t nheld, heldroom;
+
+/* The live supervisors' sockets to us. */
+static int *ksocks;
+static size_t nksocks, ksockroom;
+
+static bool grow (void **v, size_t *room, size_t n, size_t size)
+{
+    if (n < *room)
+        return true;
+    size_t r = *room ? *room * 2 : 16;
+    void *nv = realloc (*v, r * size);
+    if (!nv)
+        return false;
+    *v = nv;
+    *room = r;
+    return true;
+}
+
+static void held_drop (size_t i)
+{
+    close (held[i].fd);
+    held[i] = held[--nheld];
+}
+
+/* Append what h's pipe holds (a few pipefuls at most) to its command's
+ * output file, keeping the cap as the supervisor does (cmd.c). 1 at the
+ * pipe's end (every writer gone) or on an error, 0 once it is empty, 2
+ * when more may be there. */
+static int held_drain (struct held *h)
+{
+    char buf[65536], name[SHIM_NAME_MAX];
+    snprintf (name, sizeof (name), "%s%s", h->execid,
+              h->stream ? SHIM_SUFFIX_ERR : SHIM_SUFFIX_OUT);
+    for (int round = 0; round < 4; round++) {
+        ssize_t n = read (h->fd, buf, sizeof (buf));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return n == 0 || errno != EAGAIN ? 1 : 0;
+        int fd = exitdir < 0 ? -1
+                             : openat (exitdir, name,
+                                       O_WRONLY | O_APPEND | O_NOFOLLOW |
+                                           O_CLOEXEC);
+        struct stat st;
+        if (fd < 0 || fstat (fd, &st) < 0) {
+            if (fd >= 0)
+                close (fd);
+            continue; /* no file: dropped, the pipe still drained */
+        }
+        size_t len = (size_t)n;
+        if (h->cap > 0) {
+            unsigned long long have = (unsigned long long)st.st_size;
+            unsigned long long room = have < h->cap + 1 ? h->cap + 1 - have : 0;
+            if (len > room)
+                len = (size_t)room;
+        }
+        if (len > 0)
+            (void)!write (fd, buf, len);
+        close (fd);
+    }
+    return 2;
+}
+
+/* Drain and close what we hold of execid (its command ended). */
+static void held_end (const char *execid)
+{
+    for (size_t i = 0; i < nheld;) {
+        if (strcmp (held[i].execid, execid) != 0) {
+            i++;
+            continue;
+        }
+        if (held[i].draining)
+            while (held_drain (&held[i]) == 2)
+                ;
+        held_drop (i);
+    }
+}
+
+/* Read what supervisor socket k sent. False once it is closed (its
+ * supervisor died): what it sent us is then drained. */
+static bool ksock_read (int k)
+{
+    for (;;) {
+        struct keeper_pipe m;
+        int fd = -1;
+        ssize_t n = scm_recv (k, &m, sizeof (m), &fd, MSG_DONTWAIT);
+        if (n < 0 && errno == EAGAIN)
+            return true;
+        if (n <= 0) {
+            if (fd >= 0)
+                close (fd);
+            for (size_t i = 0; i < nheld; i++)
+                if (held[i].sock == k)
+                    held[i].draining = true;
+            return false;
+        }
+        m.execid[SHIM_EXECID_LEN] = '\0';
+        if (n == (ssize_t)sizeof (m) && m.type == KEEPER_PIPE_PIPE &&
+            fd >= 0 && (m.stream == 0 || m.stream == 1) &&
+            shim_execid_valid (m.execid) &&
+            grow ((void **)&held, &heldroom, nheld, sizeof (*held))) {
+            held[nheld++] = (struct held){.sock = k,
+                                          .fd = fd,
+                                          .stream = m.stream,
+                                          .cap = m.cap};
+            snprintf (held[nheld - 1].execid, sizeof (held[0].execid), "%s",
+                      m.execid);
+            fd = -1;
+        } else if (n == (ssize_t)sizeof (m) && m.type == KEEPER_PIPE_UNPIPE)
+            held_end (m.execid);
+        if (fd >= 0)
+            close (fd);
+    }
 }
 
 /* ---- the commands we inherit ---- */
@@ -179,6 +310,10 @@ static void inherited_end (pid_t pid, int status, const char *marker)
         n = snprintf (rec, sizeof (rec), "{\"status\":%d}\n", status);
         (void)kill (-pid, SIGKILL);
     }
+    /* its last output into its files before its record */
+    char execid[SHIM_EXECID_LEN + 1];
+    snprintf (execid, sizeof (execid), "%.*s", SHIM_EXECID_LEN, marker);
+    held_end (execid);
     CRASHPOINT ("keeper.record.before");
     /* A record that cannot be written leaves the outcome lost, which
      * cairnd says (its marker and no record, the process gone). */
@@ -243,25 +378,26 @@ static bool keeping (void)
 
 /* ---- cairnd's requests ---- */
 
-/* The forked child: become `SHIM --spawner 3 CAIRND` with sock on 3,
- * with the signal mask cairnd gave us. */
+/* The forked child: become `SHIM --spawner 3 CAIRND 4` with sock on 3
+ * and its socket to us (ksock) on 4, with the signal mask cairnd gave
+ * us. */
 static void __attribute__ ((noreturn))
-supervisor_exec (int sock, int errfd, pid_t keeper)
+supervisor_exec (int sock, int ksock, int errfd, pid_t keeper)
 {
     char pidarg[24];
     char *av[] = {(char *)"cairn-shim", (char *)"--spawner", (char *)"3",
-                  pidarg, NULL};
+                  pidarg, (char *)"4", NULL};
     extern char **environ;
 
     snprintf (pidarg, sizeof (pidarg), "%d", (int)cairnd);
     (void)sigprocmask (SIG_SETMASK, &startmask, NULL);
-    scm_child_exec (shim, av, environ, sock, errfd, keeper);
+    scm_child_exec (shim, av, environ, sock, ksock, errfd, keeper);
 }
 
 /* Start a supervisor on sock; its pid, or 0 and *err. */
 static pid_t supervisor_start (int sock, int *pidfd, int *err)
 {
-    int ep[2], e = 0;
+    int ep[2], kp[2] = {-1, -1}, e = 0;
     pid_t keeper = getpid (), pid;
     ssize_t n;
 
@@ -270,18 +406,24 @@ static pid_t supervisor_start (int sock, int *pidfd, int *err)
         *err = errno;
         return 0;
     }
-    if (!sup_reserve ()) {
+    if (!sup_reserve () ||
+        !grow ((void **)&ksocks, &ksockroom, nksocks, sizeof (*ksocks))) {
         *err = ENOMEM;
         goto out;
     }
-    if ((pid = fork ()) < 0) {
+    if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, kp) < 0 ||
+        (pid = fork ()) < 0) {
         *err = errno;
         goto out;
     }
     if (pid == 0)
-        supervisor_exec (sock, ep[1], keeper);
+        supervisor_exec (sock, kp[1], ep[1], keeper);
     close (ep[1]);
     ep[1] = -1;
+    close (kp[1]);
+    kp[1] = -1;
+    ksocks[nksocks++] = kp[0]; /* until it closes: its supervisor's death */
+    kp[0] = -1;
     sups[nsups++] = pid;
     while ((n = read (ep[0], &e, sizeof (e))) < 0 && errno == EINTR)
         ;
@@ -304,6 +446,9 @@ out:
     close (ep[0]);
     if (ep[1] >= 0)
         close (ep[1]);
+    for (int i = 0; i < 2; i++)
+        if (kp[i] >= 0)
+            close (kp[i]);
     return 0;
 }
 
@@ -368,13 +513,36 @@ void shim_keep (int sock, pid_t cairnd_pid, const char *shim_path)
     sigaddset (&all, SIGCHLD);
     if ((sigfd = signalfd (-1, &all, SFD_CLOEXEC | SFD_NONBLOCK)) < 0)
         _exit (1);
+    struct pollfd *pf = NULL;
+    size_t pfroom = 0;
     for (;;) {
-        struct pollfd pf[2] = {{.fd = sigfd, .events = POLLIN},
-                               {.fd = gone ? -1 : sock, .events = POLLIN}};
+        /* signals, cairnd, each supervisor's socket, each pipe being
+         * drained (a dead supervisor's) */
+        size_t n = 2 + nksocks + nheld;
+        if (!grow ((void **)&pf, &pfroom, n, sizeof (*pf)))
+            _exit (1);
+        pf[0] = (struct pollfd){.fd = sigfd, .events = POLLIN};
+        pf[1] = (struct pollfd){.fd = gone ? -1 : sock, .events = POLLIN};
+        for (size_t i = 0; i < nksocks; i++)
+            pf[2 + i] = (struct pollfd){.fd = ksocks[i], .events = POLLIN};
+        for (size_t i = 0; i < nheld; i++)
+            pf[2 + nksocks + i] = (struct pollfd){
+                .fd = held[i].draining ? held[i].fd : -1, .events = POLLIN};
         if (gone && !keeping ())
             _exit (0);
-        if (poll (pf, 2, -1) < 0 && errno != EINTR)
+        if (poll (pf, n, -1) < 0 && errno != EINTR)
             _exit (1);
+        /* output first: an inherited command's last words go into its
+         * files before its record (inherited_end drains the rest) */
+        size_t nk = nksocks;
+        for (size_t i = nheld; i-- > 0;)
+            if (pf[2 + nk + i].revents && held_drain (&held[i]) == 1)
+                held_drop (i);
+        for (size_t i = nk; i-- > 0;)
+            if (pf[2 + i].revents && !ksock_read (ksocks[i])) {
+                close (ksocks[i]);
+                ksocks[i] = ksocks[--nksocks];
+            }
         if (pf[0].revents & POLLIN) {
             struct signalfd_siginfo ssi;
             while (read (sigfd, &ssi, sizeof (ssi)) > 0)

@@ -15,12 +15,13 @@ static long number (const char *s, long min, long max)
 
 int main (int argc, char *argv[])
 {
-    if (argc == 4 && strcmp (argv[1], "--spawner") == 0) {
+    if ((argc == 4 || argc == 5) && strcmp (argv[1], "--spawner") == 0) {
         long fd = number (argv[2], 3, 1023),
-             pid = number (argv[3], 1, 1L << 30);
-        if (fd < 0 || pid < 0)
+             pid = number (argv[3], 1, 1L << 30),
+             kfd = argc == 5 ? number (argv[4], 3, 1023) : -2;
+        if (fd < 0 || pid < 0 || kfd == -1)
             return 2;
-        shim_serve ((int)fd, (pid_t)pid);
+        shim_serve ((int)fd, (pid_t)pid, kfd < 0 ? -1 : (int)kfd);
     }
     if (argc >= 2 && strcmp (argv[1], "--drop") == 0)
         return shim_drop_main (argc, argv);

@@ -44,9 +44,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -56,12 +58,14 @@
 
 #include "core/testenv.h"
 #include "util/hashmap.h"
+#include "supervise/keeper_proto.h"
 #include "supervise/shim_proto.h"
 #include "supervise/spawner_proto.h"
 #include "journal/crashpoint.h"
 #include "shim/cmd.h"
 #include "shim/serve_out.h"
 #include "shim/shim.h"
+#include "util/scm.h"
 
 extern char **environ;
 
@@ -202,6 +206,49 @@ static int starting; /* workers between their vfork and adding its command */
  * for never) writes to it, so that the main thread's timeout counts it. */
 static int wakefd = -1;
 static long long main_due;
+
+/* The commands' output pipes (cmd.h shim_cmd_pipe), level-triggered, each
+ * keyed by its command's pid and stream (pipe_key). A worker adds a
+ * command's pipes while it adds the command to cmds (under cmds_lock);
+ * the main thread drains them and removes them before it closes them (a
+ * descriptor the keeper shares stays registered past our close). */
+static int epfd = -1;
+
+/* Our socket to the keeper (keeper_proto.h, struct keeper_pipe), or -1
+ * (started by hand, or by an older keeper). */
+static int keepfd = -1;
+
+/* Tell the keeper about execid's pipes: a copy of each (PIPE), or that
+ * they are done with (UNPIPE). Best effort: without the keeper's copies
+ * a command whose supervisor dies gets SIGPIPE at its next write, as any
+ * pipe's writer whose reader died does. Any worker or the main thread:
+ * one packet each, so they never interleave. */
+static void keeper_tell (struct shim *s, const char *execid, int type)
+{
+    struct keeper_pipe m = {.type = type};
+
+    if (keepfd < 0)
+        return;
+    snprintf (m.execid, sizeof (m.execid), "%s", execid);
+    m.cap = shim_cmd_max_output (s);
+    for (int i = 0; i < (type == KEEPER_PIPE_PIPE ? 2 : 1); i++) {
+        m.stream = i;
+        int fd = type == KEEPER_PIPE_PIPE ? shim_cmd_pipe (s, i) : -1;
+        if (type == KEEPER_PIPE_PIPE && fd < 0)
+            continue;
+        if (scm_send (keepfd, &m, sizeof (m), fd, 0) < 0 && errno != EINTR) {
+            fprintf (stderr, "cairn-shim: the keeper's socket: %s\n",
+                     strerror (errno));
+            keepfd = -1; /* gone: no more copies */
+            return;
+        }
+    }
+}
+
+static uint64_t pipe_key (pid_t pid, int stream)
+{
+    return (uint64_t)(uint32_t)pid << 1 | (uint64_t)(stream & 1);
+}
 
 static void main_wake (void)
 {
@@ -399,6 +446,58 @@ static long long linger_look (void)
     return next;
 }
 
+/* Does c's pipe of stream hold more? */
+static bool pipe_readable (const struct sup_cmd *c, int stream)
+{
+    struct pollfd pf = {.fd = shim_cmd_pipe (c->s, stream), .events = POLLIN};
+    return pf.fd >= 0 && poll (&pf, 1, 0) > 0 && (pf.revents & POLLIN);
+}
+
+/* The pipe of c's stream is done with: out of the epoll set, then
+ * closed. */
+static void pipe_close (struct sup_cmd *c, int stream)
+{
+    int fd = shim_cmd_pipe (c->s, stream);
+    if (fd < 0)
+        return;
+    (void)epoll_ctl (epfd, EPOLL_CTL_DEL, fd, NULL);
+    shim_cmd_pipe_close (c->s, stream);
+}
+
+/* c's process has exited: what its pipes hold goes to its files before
+ * its record says their sizes; then they are closed (what is left of its
+ * session is killed next, and its writes have nowhere to go). */
+static void pipes_end (struct sup_cmd *c)
+{
+    for (int i = 0; i < 2; i++) {
+        while (shim_cmd_pipe (c->s, i) >= 0 &&
+               shim_cmd_pipe_drain (c->s, i) == 0 && pipe_readable (c, i))
+            ;
+        pipe_close (c, i);
+    }
+    keeper_tell (c->s, c->execid, KEEPER_PIPE_UNPIPE);
+}
+
+/* Drain the pipes epoll says are ready. */
+static void pipes_drain (void)
+{
+    struct epoll_event ev[64];
+    int n = epoll_wait (epfd, ev, 64, 0);
+    for (int k = 0; k < n; k++) {
+        pid_t pid = (pid_t)(ev[k].data.u64 >> 1);
+        int stream = (int)(ev[k].data.u64 & 1);
+        char key[16];
+        pid_key (key, pid);
+        pthread_mutex_lock (&cmds_lock);
+        struct sup_cmd *c = hashmap_get (cmds, key);
+        pthread_mutex_unlock (&cmds_lock);
+        /* Only this thread takes commands out of cmds, and it closes
+         * their pipes first: one not found has none registered. */
+        if (c && shim_cmd_pipe_drain (c->s, stream) != 0)
+            pipe_close (c, stream);
+    }
+}
+
 /* Every command whose process has exited: kill what is left of its group
  * (of its session, after the record when some was left: cmd.h), write its
  * exit record while it is still a zombie (so that a status is never only
@@ -425,6 +524,7 @@ static void cmds_reap (void)
             (void)waitpid (si.si_pid, NULL, WNOHANG);
             continue;
         }
+        pipes_end (c);
         shim_cmd_exited (c->s);
         CRASHPOINT ("supervisor.exitfile.before");
         int code = shim_cmd_finish (c->s, shim_wait_status (&si)) < 0 ? 3 : 0;
@@ -467,6 +567,32 @@ static long long cmds_cap (void)
     }
     pthread_mutex_unlock (&cmds_lock);
     return next;
+}
+
+/* Two descriptors per live command (its pipes): raise our limit as far
+ * as we may, root to the system's most (fs.nr_open), so that a node's
+ * live commands are bounded by that, not by a service's default; each
+ * command's process takes the limit it would have had back (cmd.c
+ * child_run, shim_nofile). */
+static void nofile_raise (void)
+{
+    struct rlimit was, want;
+    char buf[32];
+
+    if (getrlimit (RLIMIT_NOFILE, &was) < 0)
+        return;
+    want = was;
+    if (shim_read_small (AT_FDCWD, "/proc/sys/fs/nr_open", buf, sizeof (buf)) >
+        0) {
+        unsigned long long most = strtoull (buf, NULL, 10);
+        if (most > want.rlim_max && setrlimit (RLIMIT_NOFILE, &(struct rlimit){
+                                                   most, most}) == 0)
+            want.rlim_max = most;
+    }
+    want.rlim_cur = want.rlim_max;
+    if (want.rlim_cur != was.rlim_cur &&
+        setrlimit (RLIMIT_NOFILE, &want) == 0)
+        shim_nofile = was;
 }
 
 /* Is cairnd's end of the socket still open? */
@@ -540,9 +666,18 @@ static bool start_one (int sock, struct request *rq, pid_t cairnd)
     shim_kill_at_drop = crashpoint_due ("shim.drop.before") ? cairnd : 0;
     starting_mark (false);
     counted = true;
+    /* Its output goes through pipes (cmd.h shim_cmd_pipes), copies of
+     * which the keeper holds from before the start (keeper_proto.h). */
+    bool piped = shim_cmd_pipes (s) == 0;
+    if (piped) {
+        keeper_tell (s, execid, KEEPER_PIPE_PIPE);
+        CRASHPOINT ("supervisor.pipes.after");
+    }
     uint64_t before = boot_ns ();
-    if (shim_cmd_start (s, rq->envp) < 0) {
+    if (!piped || shim_cmd_start (s, rq->envp) < 0) {
         /* nothing started: the exit file says why */
+        if (piped)
+            keeper_tell (s, execid, KEEPER_PIPE_UNPIPE);
         m.errnum = shim_cmd_finish (s, SHIM_STATUS_NOEXEC) < 0 ? EIO : 0;
         goto reply;
     }
@@ -569,6 +704,19 @@ static bool start_one (int sock, struct request *rq, pid_t cairnd)
     if ((pidfd = (int)syscall (SYS_pidfd_open, m.pid, 0)) >= 0) {
         pthread_mutex_lock (&cmds_lock);
         added = cmd_add (c);
+        for (int i = 0; added == 0 && i < 2; i++) {
+            struct epoll_event ev = {.events = EPOLLIN,
+                                     .data.u64 = pipe_key (m.pid, i)};
+            int fd = shim_cmd_pipe (s, i);
+            if (fd >= 0 && epoll_ctl (epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+                /* never a command whose output nobody reads */
+                for (int j = 0; j < i; j++)
+                    (void)epoll_ctl (epfd, EPOLL_CTL_DEL, shim_cmd_pipe (s, j),
+                                     NULL);
+                (void)cmd_take (m.pid);
+                added = -1;
+            }
+        }
         pthread_mutex_unlock (&cmds_lock);
         long long due = __atomic_load_n (&main_due, __ATOMIC_RELAXED);
         if (added == 0 && cap_due && (due == 0 || cap_due < due))
@@ -584,6 +732,7 @@ static bool start_one (int sock, struct request *rq, pid_t cairnd)
         shim_cmd_relay (s, SIGKILL);
         while (waitpid (m.pid, NULL, 0) < 0 && errno == EINTR)
             ;
+        keeper_tell (s, execid, KEEPER_PIPE_UNPIPE);
         m.pid = 0;
         goto reply;
     }
@@ -701,7 +850,7 @@ static void workers_start (int sock)
     pthread_attr_destroy (&attr);
 }
 
-void shim_serve (int sock, pid_t cairnd)
+void shim_serve (int sock, pid_t cairnd, int keeper)
 {
     bool orphan = false;
     sigset_t chld;
@@ -728,25 +877,33 @@ void shim_serve (int sock, pid_t cairnd)
         _exit (1);
     /* Ours alone: a command that held it could read cairnd's requests,
      * forge our messages, and keep cairnd from seeing our death. */
-    if (fcntl (sock, F_SETFD, FD_CLOEXEC) < 0)
+    if (fcntl (sock, F_SETFD, FD_CLOEXEC) < 0 ||
+        (keeper >= 0 && fcntl (keeper, F_SETFD, FD_CLOEXEC) < 0))
         _exit (1);
+    keepfd = keeper;
     shim_fresh = true;
     sigemptyset (&chld);
     sigaddset (&chld, SIGCHLD);
     if ((sigfd = signalfd (-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK)) < 0 ||
         (wakefd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
         _exit (1);
-    if (!(cmds = hashmap_create ()))
+    if (!(cmds = hashmap_create ()) ||
+        (epfd = epoll_create1 (EPOLL_CLOEXEC)) < 0)
         _exit (1);
+    /* Two descriptors per live command (its pipes): as many as we may;
+     * each command's process takes the limit it would have had back
+     * (cmd.c child_run). */
+    nofile_raise ();
     out_init (sock, wakefd);
     workers_start (sock);
     for (;;) {
         /* The workers read the socket; we only send on it (POLLOUT while
          * messages wait), and see its end close (POLLHUP). */
-        struct pollfd pf[3] = {
+        struct pollfd pf[4] = {
             {.fd = sigfd, .events = POLLIN},
             {.fd = orphan ? -1 : sock, .events = out_waiting () ? POLLOUT : 0},
-            {.fd = wakefd, .events = POLLIN}};
+            {.fd = wakefd, .events = POLLIN},
+            {.fd = epfd, .events = POLLIN}};
         long long due = cmds_cap (), ldue = lingering ? linger_look () : 0;
         if (ldue > 0 && (due == 0 || ldue < due))
             due = ldue;
@@ -769,8 +926,12 @@ void shim_serve (int sock, pid_t cairnd)
             if (none) /* cairnd is gone and every command seen through */
                 _exit (0);
         }
-        if (poll (pf, 3, timeout) < 0 && errno != EINTR)
+        if (poll (pf, 4, timeout) < 0 && errno != EINTR)
             _exit (1);
+        /* Output before ends: a command's last words are in its files
+         * before its record (pipes_end drains the rest). */
+        if (pf[3].revents & POLLIN)
+            pipes_drain ();
         if (pf[2].revents & POLLIN) {
             uint64_t v;
             (void)!read (wakefd, &v, sizeof (v));

@@ -10,6 +10,7 @@
 #define CAIRN_SHIM_H
 
 #include <stdbool.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 /* Run the command of argv (a shim's argv, argv[0] its name) with the
@@ -49,12 +50,20 @@ void shim_signals_default (void);
  * from anything and whose command dies with it. */
 extern bool shim_fresh;
 
+/* The descriptor limit each command's process starts with: the
+ * supervisor raises its own to hold two pipes per live command (serve.c)
+ * and its commands take this one back. rlim_cur RLIM_INFINITY: nothing
+ * to take back. */
+extern struct rlimit shim_nofile;
+
 /* Supervise the commands cairnd (pid cairnd, which the crash point
  * "shim.drop.before" kills) asks for on sock (shim/serve.c,
- * exec/spawner_proto.h). Once cairnd's end is closed, start nothing more
+ * exec/spawner_proto.h), telling the keeper on keeper (or -1: none) of
+ * each command's output pipes (supervise/keeper_proto.h). Once cairnd's end is closed, start nothing more
  * and exit when the last command has been seen through. Never returns:
  * exits 0 then, 1 on a broken request stream or a failed setup. */
-void shim_serve (int sock, pid_t cairnd) __attribute__ ((noreturn));
+void shim_serve (int sock, pid_t cairnd, int keeper)
+    __attribute__ ((noreturn));
 
 /* Keep the node (shim/keep.c, exec/keeper_proto.h): answer cairnd's
  * requests on sock, starting each supervisor as `shim --spawner 3 CAIRND`;

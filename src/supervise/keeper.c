@@ -39,7 +39,7 @@ keeper_exec (const char *shim, int sock, int errfd, pid_t parent)
                   (char *)shim,         NULL};
 
     snprintf (pidarg, sizeof (pidarg), "%d", (int)parent);
-    scm_child_exec (shim, av, environ, sock, errfd, parent);
+    scm_child_exec (shim, av, environ, sock, -1, errfd, parent);
 }
 
 struct keeper *keeper_create (const char *shim, struct cairn_error *err)

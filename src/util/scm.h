@@ -69,8 +69,9 @@ scm_recv (int sock, void *buf, size_t len, int *fd, int flags)
 }
 
 /* In a child just forked by parent: die with the parent until the exec
- * (exit 0 at once if it is gone already), put sock on descriptor 3 and
- * leave nothing else open past 2 (every other descriptor close-on-exec),
+ * (exit 0 at once if it is gone already), put sock on descriptor 3 (and
+ * extra, unless it is -1, on 4) and leave nothing else open past them
+ * (every other descriptor close-on-exec),
  * and exec path with av and envp. On failure the errno goes up errfd
  * (close-on-exec: the parent reads EOF once the exec succeeded) and the
  * child exits 127. Off 3 even at a low descriptor limit. System calls
@@ -80,6 +81,7 @@ scm_child_exec (const char *path,
                 char *const av[],
                 char *const envp[],
                 int sock,
+                int extra,
                 int errfd,
                 pid_t parent)
 {
@@ -87,11 +89,14 @@ scm_child_exec (const char *path,
 
     if (prctl (PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid () != parent)
         _exit (0);
-    if ((fd = fcntl (errfd, F_DUPFD_CLOEXEC, 4)) < 0)
+    if ((fd = fcntl (errfd, F_DUPFD_CLOEXEC, 5)) < 0)
         goto fail;
     errfd = fd;
-    if ((fd = fcntl (sock, F_DUPFD, 4)) < 0 || dup2 (fd, 3) < 0 ||
-        close_range (4, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+    if ((fd = fcntl (sock, F_DUPFD, 5)) < 0 || dup2 (fd, 3) < 0)
+        goto fail;
+    if (extra >= 0 && ((fd = fcntl (extra, F_DUPFD, 5)) < 0 || dup2 (fd, 4) < 0))
+        goto fail;
+    if (close_range (extra >= 0 ? 5 : 4, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
         goto fail;
     execve (path, av, envp);
 fail:

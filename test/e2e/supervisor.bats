@@ -51,6 +51,31 @@ wait_exited() {
     kill -0 "$CAIRND_PID"
 }
 
+# A command writes into a pipe the supervisor drains (issue 51); the
+# keeper holds a copy of each pipe's read end from before the command
+# starts, so a supervisor's death neither kills its writers (SIGPIPE) nor
+# stalls them on a full pipe: the keeper drains on, keeping the cap.
+@test "supervisor killed while its commands print: the keeper drains their output" {
+    cairnd_start '{"output": {"max-bytes": 1000000}}'
+    old=$(supervisor_pid)
+    cairn run -N 2 --id 8 -l -- sh -c 'echo before; sleep 1; seq 1 30000; echo after' \
+        >"$BATS_TEST_TMPDIR/out" 3>&- &
+    local runner=$!
+    wait_event 8 5 proc-spawn
+    for _ in $(seq 100); do
+        [ "$(grep -c before "$BATS_TEST_TMPDIR/out")" -eq 2 ] && break
+        sleep 0.05
+    done
+    kill -9 "$old"
+    wait_event 8 15 clean
+    wait "$runner"
+    [ "$(events_named 8 finish | jq .status)" -eq 0 ]
+    # each rank's 30,000 lines (169 KB, more than a pipe holds) and its
+    # last line
+    [ "$(grep -c '^[01]: 30000$' "$BATS_TEST_TMPDIR/out")" -eq 2 ]
+    [ "$(grep -c '^[01]: after$' "$BATS_TEST_TMPDIR/out")" -eq 2 ]
+}
+
 # The two instants the supervisor can die at while a command is a zombie:
 # before its exit record (the keeper writes it) and after (it stands).
 @test "supervisor dead before the exit record is written: the keeper writes it" {
@@ -109,21 +134,33 @@ wait_exited() {
     kill -0 "$CAIRND_PID"
 }
 
-# The supervisor caps output files by name and keeps nothing open per
-# command. It held both output files of each, so a node's live commands
-# were bounded by half its descriptor limit: 10,000 of them failed with
-# "Too many open files" under a hard limit of 20,000.
-@test "the supervisor holds no descriptor per live command" {
+# The supervisor holds the read ends of each live command's two output
+# pipes (issue 51: a command holds no file of the run dir) and nothing
+# else per command. It once held both output files of each under its
+# service's limit, so a node's live commands were bounded by half of it:
+# 10,000 of them failed with "Too many open files" under a hard limit of
+# 20,000. It now raises its limit to the system's most (fs.nr_open), and
+# its commands get the limit it was started with.
+@test "the supervisor holds two descriptors per live command, under its raised limit" {
+    ulimit -Sn 4096 # below the hard limit: the supervisor's is raised
     cairnd_start '{}'
     sup=$(supervisor_pid)
-    cairn run -N 40 --id 7 -- sh -c 'sleep 2; echo ok' >"$BATS_TEST_TMPDIR/out" 3>&- &
+    cairn run -N 40 --id 7 -- sh -c 'sleep 2; ulimit -n; echo ok' >"$BATS_TEST_TMPDIR/out" 3>&- &
     wait_event 7 10 start
     sleep 0.5
     n=$(ls "/proc/$sup/fd" | wc -l)
     echo "supervisor descriptors with 40 live commands: $n" >&2
-    [ "$n" -lt 16 ]
+    [ "$n" -ge 80 ]
+    [ "$n" -lt $((80 + 16)) ]
+    # soft raised to hard (and hard to fs.nr_open where we may: root with
+    # CAP_SYS_RESOURCE, which this sandbox may lack)
+    read -r soft_sup hard_sup < <(awk '/^Max open files/ {print $4, $5}' "/proc/$sup/limits")
+    [ "$soft_sup" = "$hard_sup" ]
+    [ "$hard_sup" -ge "$(ulimit -Hn)" ]
     wait_event 7 15 clean
     [ "$(grep -cx ok "$BATS_TEST_TMPDIR/out")" -eq 40 ]
+    # its commands get the limit cairnd was started with back
+    [ "$(grep -cx 4096 "$BATS_TEST_TMPDIR/out")" -eq 40 ]
     [ "$(events_named 7 finish | jq .status)" -eq 0 ]
 }
 
@@ -212,9 +249,10 @@ wait_exited() {
     [ -n "$new" ] && [ "$new" != "$old" ]
     [ "$(ps -o ppid= -p "$new" | tr -d ' ')" -eq "$keeper" ]
     # cairnd's only child is the keeper, whose descriptors are 0-2, its
-    # socket to cairnd, its signalfd and the exit dir: none of cairnd's
+    # socket to cairnd, its signalfd, the exit dir and the live
+    # supervisor's socket (its commands' pipes): none of cairnd's
     [ "$(pgrep -P "$CAIRND_PID" | tr '\n' ' ')" = "$keeper " ]
-    [ "$(ls "/proc/$keeper/fd" | wc -l)" -eq 6 ]
+    [ "$(ls "/proc/$keeper/fd" | wc -l)" -eq 7 ]
     run ls -l "/proc/$keeper/fd"
     [[ "$output" != *"$STATEDIR"* ]]
 }
