@@ -3,7 +3,8 @@
  *
  * The command's process is made with vfork and takes its own steps up to
  * the exec (stdio, start marker, cgroup, chdir); the supervising process
- * caps the output files (by name), kills what is left of the command's
+ * drains the command's output pipes into its files (a lone shim cuts the
+ * files the command writes, by name), kills what is left of the command's
  * group and cgroup once it has exited, and writes its exit file. With
  * --user the supervising process stays root, so that it can create the
  * start marker and write the exit file in a root-only directory; the

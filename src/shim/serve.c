@@ -4,9 +4,9 @@
  * The node's keeper starts us (shim/keep.c), from a descriptor table that
  * holds nothing a command must not inherit. We start every command cairnd asks
  * for ourselves (cmd.c: vfork, the marker, the drop to the user, exec): a
- * command costs its own exec and nothing more. We cap its output files on a
- * timer, and at its end write its exit record while it is still a zombie, reap
- * it, and tell cairnd (ENDED). So the durable facts are the same files a
+ * command costs its own exec and nothing more. We drain its output pipes
+ * into its files, keeping the cap, and at its end write its exit record
+ * while it is still a zombie, reap it, and tell cairnd (ENDED). So the durable facts are the same files a
  * per-command shim left, and a restarted cairnd reads them the same way.
  *
  * Threads. A pool of workers (workers_start) reads cairnd's requests,
