@@ -262,6 +262,37 @@ bad:
     return NULL;
 }
 
+/* limits.max-jobs holds the privileged clients' active jobs only; the
+ * users' are counted apart, all of them together at most
+ * limits.users-jobs-share of it. Were they counted together, users at
+ * their quotas would fill max-jobs and refuse root's and the resource
+ * manager's starts (issue 51); so cairnd holds at most (1 + share) x
+ * max-jobs. Counted only near a limit: the common start is not slowed. */
+static int check_max_jobs (struct cairnd *d, bool priv, struct cairn_error *err)
+{
+    size_t total = hashmap_count (d->jobs), users = 0, pos = 0;
+    size_t max = (size_t)d->cfg.max_jobs;
+    size_t share = (size_t)(d->cfg.users_jobs_share * (double)max);
+    struct jobentry *je;
+
+    if (total < (priv ? max : share))
+        return 0;
+    while ((je = hashmap_next (d->jobs, &pos, NULL)))
+        users += !job_privileged (je->job);
+    if (priv && total - users >= max)
+        return errset (err, EAGAIN,
+                       "too many active jobs of privileged clients (limit "
+                       "%zu, limits.max-jobs; users' jobs are not counted)",
+                       max);
+    if (!priv && users >= share)
+        return errset (err, EDQUOT,
+                       "start: the users' jobs together are %zu active, the "
+                       "most limits.users-jobs-share (%.2f of limits.max-jobs "
+                       "%zu) allows",
+                       users, d->cfg.users_jobs_share, max);
+    return 0;
+}
+
 static void
 req_start (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
 {
@@ -363,12 +394,12 @@ req_start (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
         json_decref (r);
         return;
     }
-    if (hashmap_count (d->jobs) >= (size_t)d->cfg.max_jobs) {
-        conn_respond_error (c, matchtag, EAGAIN,
-                            "too many active jobs (limit %d)", d->cfg.max_jobs);
+    bool priv = privileged (d, conn_uid (c));
+    if (check_max_jobs (d, priv, &err) < 0) {
+        conn_respond_error (c, matchtag, errno, "%s", err.text);
         return;
     }
-    if (!privileged (d, conn_uid (c))) {
+    if (!priv) {
         /* what its accept will take: the jobspec and R, and the config */
         size_t need = json_dumpb (jobspec, NULL, 0, JSON_COMPACT) +
                       json_dumpb (R, NULL, 0, JSON_COMPACT) + 1024;

@@ -236,6 +236,34 @@ PY
     [ "$status" -eq 0 ]
 }
 
+@test "users at their quotas leave limits.max-jobs to root: the users' jobs are counted apart" {
+    # issue 51: limits.max-jobs counted everyone's jobs, so users at their
+    # quotas refused root's (and the resource manager's) starts
+    cairnd_stop
+    cairnd_start "{\"public-socket\": \"$PUB/cairn.sock\",
+        \"limits\": {\"max-jobs\": 3, \"user-max-jobs\": 2,
+                   \"users-jobs-share\": 0.67}}"
+    CWD=/tmp as "$UA" run --detach -- sleep 60
+    CWD=/tmp as "$UA" run --detach -- sleep 60
+    # the users' part of max-jobs (0.67 of 3: 2) is full: B is refused
+    CWD=/tmp run --separate-stderr as "$UB" run -- true
+    echo "$stderr"
+    [ "$status" -eq 1 ]
+    [ "$stderr" = "cairn run: start: the users' jobs together are 2 active, the most limits.users-jobs-share (0.67 of limits.max-jobs 3) allows" ]
+    # root has its 3 whatever the users hold, and is refused past them
+    for i in 1 2 3; do
+        run cairn run --detach -- sleep 60
+        [ "$status" -eq 0 ]
+    done
+    run --separate-stderr cairn run -- true
+    echo "$stderr"
+    [ "$status" -eq 1 ]
+    [ "$stderr" = "cairn run: too many active jobs of privileged clients (limit 3, limits.max-jobs; users' jobs are not counted)" ]
+    [ "$(cairn jobs -n -o '{id}' | wc -l)" -eq 5 ]
+    for id in $(cairn jobs -n -o '{id}'); do cairn cancel "$id"; done
+    for id in $(cairn jobs -a -n -o '{id}'); do wait_event "$id" 10 clean; done
+}
+
 @test "a job whose user does not exist, or whose cwd its user cannot enter, runs nothing" {
     ! getent passwd 4242424 >/dev/null || skip "uid 4242424 exists here"
     run rpc start "$(jq -cn '{id: 4, userid: 4242424,
