@@ -995,6 +995,25 @@ static const struct {
     {"node-watch", req_node_watch, PRIVILEGED, NODE},
 };
 
+/* The jobspec flag of a start payload that makes its job wait for a
+ * `resume`, or NULL. resume is a privileged request (the resource
+ * manager's: cairn-exec.so says with it that a Flux job's shells may
+ * start), so a user's job with one would wait for ever, holding its
+ * quota, its time limit not counting until its shells start (issue 51). */
+static const char *resume_flag (json_t *payload)
+{
+    static const char *const flags[] = {"hold-start", "hold-on-shrink"};
+    json_t *cairn = NULL;
+
+    (void)json_unpack (payload, "{s:{s:{s:{s:o}}}}", "jobspec", "attributes",
+                       "system", "cairn", &cairn);
+    for (size_t i = 0; i < sizeof (flags) / sizeof (flags[0]); i++) {
+        if (json_is_true (json_object_get (cairn, flags[i])))
+            return flags[i];
+    }
+    return NULL;
+}
+
 /* May uid send this request? If not, answer EPERM and return false. A
  * request naming a job nobody knows passes: its handler says ENOENT. */
 static bool allowed (struct cairnd *d,
@@ -1047,6 +1066,17 @@ static bool allowed (struct cairnd *d,
                                 "root and cairnd's uid)",
                                 (intmax_t)json_integer_value (id),
                                 (unsigned)uid, (uintmax_t)JOBID_USER_MIN);
+            return false;
+        }
+        const char *flag = resume_flag (payload);
+        if (flag) {
+            conn_respond_error (c, matchtag, EPERM,
+                                "start: permission denied: "
+                                "attributes.system.cairn.%s is the resource "
+                                "manager's: uid %u's job would wait for ever "
+                                "for a resume, which only root, cairnd's uid "
+                                "and a Flux instance send",
+                                flag, (unsigned)uid);
             return false;
         }
         return true; /* its own (or malformed: EPROTO from req_start) */
