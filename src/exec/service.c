@@ -73,8 +73,9 @@ static bool privileged (const struct cairnd *d, uid_t uid)
 }
 
 struct submitter {
-    json_int_t uid;  /* the accept's userid, -1 if unknown */
-    bool privileged; /* not "privileged": false in the accept */
+    json_int_t uid;       /* the accept's userid, -1 if unknown */
+    bool privileged;      /* not "privileged": false in the accept */
+    json_int_t shell_uid; /* its shells start as: the IMP's, else uid */
 };
 
 static int submitter_cb (
@@ -83,9 +84,11 @@ static int submitter_cb (
     struct submitter *s = arg;
     json_t *e = json_loadb (line, len, 0, NULL);
     int priv = 1;
-    (void)json_unpack (e, "{s:{s:I s?b}}", "context", "userid", &s->uid,
-                       "privileged", &priv);
+    json_int_t imp_uid = -1;
+    (void)json_unpack (e, "{s:{s:I s?b s?{s?I}}}", "context", "userid", &s->uid,
+                       "privileged", &priv, "imp", "uid", &imp_uid);
     s->privileged = priv;
+    s->shell_uid = imp_uid >= 0 ? imp_uid : s->uid;
     json_decref (e);
     return 1; /* the accept event is enough */
 }
@@ -96,10 +99,11 @@ static struct submitter job_submitter (struct cairnd *d, uint64_t id)
 {
     struct jobentry *je = cairnd_job (d, id);
     struct cairn_error err;
-    struct submitter s = {.uid = -1, .privileged = true};
+    struct submitter s = {.uid = -1, .privileged = true, .shell_uid = -1};
     if (je) {
         s.uid = job_userid (je->job);
         s.privileged = job_privileged (je->job);
+        s.shell_uid = job_shell_uid (je->job);
         return s;
     }
     (void)journal_read_job (d->journal, id, 0, submitter_cb, &s, &err);
@@ -960,8 +964,9 @@ enum role { EXEC = 1, NODE = 2, BOTH = 3 };
 
 /* Who may send a request (SO_PEERCRED, SECURITY.md): anyone; the job's
  * owner (its userid) or a privileged uid (privileged()); a privileged uid
- * only. */
-enum access { ANYONE, OWNER, PRIVILEGED };
+ * only; a privileged uid only, about a job (payload "id"). On a job, the
+ * Flux instance's owner is held to its instance's jobs (trust.h T5). */
+enum access { ANYONE, OWNER, PRIVILEGED, PRIVILEGED_JOB };
 
 static const struct {
     const char *topic;
@@ -974,9 +979,9 @@ static const struct {
     {"kill", req_kill, OWNER, EXEC},
     {"expiration", req_expiration, OWNER, EXEC},
     {"critical-ranks", req_critical_ranks, OWNER, EXEC},
-    {"fail-ranks", req_fail_ranks, PRIVILEGED, EXEC},
-    {"resume", req_resume, PRIVILEGED, EXEC},
-    {"post", req_post, PRIVILEGED, EXEC},
+    {"fail-ranks", req_fail_ranks, PRIVILEGED_JOB, EXEC},
+    {"resume", req_resume, PRIVILEGED_JOB, EXEC},
+    {"post", req_post, PRIVILEGED_JOB, EXEC},
     {"undrain", req_undrain, PRIVILEGED, EXEC},
     {"bind", req_bind, PRIVILEGED, BOTH},
     {"list", req_list, ANYONE, BOTH},
@@ -1014,6 +1019,37 @@ static const char *resume_flag (json_t *payload)
     return NULL;
 }
 
+/* May the Flux instance's owner send this request? Any a resource manager
+ * may (a new job: trust_start), but on a job only on one its instance
+ * started (T5): not on a user's own job, nor root's. */
+static bool owner_allowed (struct cairnd *d,
+                           struct conn *c,
+                           const char *topic,
+                           int64_t matchtag,
+                           json_t *payload,
+                           enum access access)
+{
+    uid_t uid = conn_uid (c);
+    json_t *id = json_object_get (payload, "id");
+
+    if (access == PRIVILEGED ||
+        (!strcmp (topic, "start") &&
+         !json_is_true (json_object_get (payload, "reattach"))))
+        return true;
+    if (!json_is_integer (id) || json_integer_value (id) < 0)
+        return true; /* EPROTO from its handler */
+    struct submitter s = job_submitter (d, (uint64_t)json_integer_value (id));
+    if (s.uid < 0 || trust_owner_job (d, uid, s.shell_uid))
+        return true; /* unknown: ENOENT from its handler */
+    conn_respond_error (c, matchtag, EPERM,
+                        "%s: permission denied: job %jd is uid %jd's, not "
+                        "one the Flux instance started: uid %u (the "
+                        "instance's owner) acts on its instance's jobs only",
+                        topic, (intmax_t)json_integer_value (id),
+                        (intmax_t)s.uid, (unsigned)uid);
+    return false;
+}
+
 /* May uid send this request? If not, answer EPERM and return false. A
  * request naming a job nobody knows passes: its handler says ENOENT. */
 static bool allowed (struct cairnd *d,
@@ -1027,7 +1063,11 @@ static bool allowed (struct cairnd *d,
     json_t *id = json_object_get (payload, "id");
     json_int_t owner;
 
-    if (access == ANYONE || privileged (d, uid))
+    if (access == ANYONE)
+        return true;
+    if (trust_is_owner (d, uid))
+        return owner_allowed (d, c, topic, matchtag, payload, access);
+    if (privileged (d, uid))
         return true;
     if (d->uid != 0) { /* not root: it runs its own uid's jobs only */
         conn_respond_error (c, matchtag, EPERM,
@@ -1036,7 +1076,7 @@ static bool allowed (struct cairnd *d,
                             topic, (unsigned)d->uid);
         return false;
     }
-    if (access == PRIVILEGED) {
+    if (access == PRIVILEGED || access == PRIVILEGED_JOB) {
         conn_respond_error (c, matchtag, EPERM,
                             "%s: permission denied: only root and cairnd's "
                             "uid %u may do this",
