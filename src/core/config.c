@@ -353,7 +353,9 @@ static int parse_share (const struct arg *a)
     if (!json_is_number (a->v))
         return invalid (a, "must be a number from 0 to 0.9");
     d = json_number_value (a->v);
-    if (!(d >= 0 && d <= 0.9)) /* the last 10% is the full journal's */
+    /* of the journal, the last 10% is the full journal's; of max-jobs,
+     * the same bound, for one parser */
+    if (!(d >= 0 && d <= 0.9))
         return invalid (a, "must be a number from 0 to 0.9");
     *(double *)a->field = d;
     return 0;
@@ -654,6 +656,7 @@ static const struct key limits_keys[] = {
     KEYMIN ("user-max-journal-bytes", parse_size,
             CF (user_max_journal_bytes), 64 * KIB),
     KEY ("users-journal-share", parse_share, CF (users_journal_share)),
+    KEY ("users-jobs-share", parse_share, CF (users_jobs_share)),
     END,
 };
 
@@ -947,6 +950,7 @@ void config_init (struct cairn_config *cfg)
         .user_max_jobs = 1000,
         .user_max_journal_bytes = 64 * MIB,
         .users_journal_share = 0.5,
+        .users_jobs_share = 0.5,
     };
     job_config_init (&cfg->job);
 }

@@ -22,7 +22,8 @@
  *   journal  { max-size, retention }
  *   limits   { max-request-size, max-ranks, max-connections,
  *              max-user-connections, max-jobs, user-idle-timeout,
- *              user-max-jobs, user-max-journal-bytes, users-journal-share }
+ *              user-max-jobs, user-max-journal-bytes, users-journal-share,
+ *              users-jobs-share }
  *   flux     { instance-owner, imp }
  *
  * A command (prolog/epilog command, exec job-shell) may be null: not
@@ -139,7 +140,9 @@ struct cairn_config {
     int max_connections;      /* >= 1; default 256 */
     int max_user_connections; /* per uid, >= 1; default 32; root and
                                  cairnd's own uid are not counted */
-    int max_jobs;             /* active jobs, >= 1; default 10000 */
+    int max_jobs;             /* active jobs of the privileged clients
+                                 (the users' are users_jobs_share's),
+                                 >= 1; default 10000 */
     double user_idle_timeout; /* seconds a user's connection may sit idle
                                  holding nothing (no stream) before it is
                                  closed; 0 = never; default 5 min */
@@ -154,6 +157,11 @@ struct cairn_config {
                                       journal_max_size, so that privileged
                                       jobs always have the rest; 0..0.9,
                                       default 0.5 */
+    double users_jobs_share;       /* all unprivileged uids together: at
+                                      most this fraction of max_jobs
+                                      active jobs, counted apart from the
+                                      privileged clients'; 0..0.9, default
+                                      0.5 */
     /* A Flux system instance whose broker is not root (SECURITY.md):
      * the user it runs as may act as a resource manager, but runs other
      * users' job shells only through the IMP, which checks that the user

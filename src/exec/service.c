@@ -73,8 +73,9 @@ static bool privileged (const struct cairnd *d, uid_t uid)
 }
 
 struct submitter {
-    json_int_t uid;  /* the accept's userid, -1 if unknown */
-    bool privileged; /* not "privileged": false in the accept */
+    json_int_t uid;       /* the accept's userid, -1 if unknown */
+    bool privileged;      /* not "privileged": false in the accept */
+    json_int_t shell_uid; /* its shells start as: the IMP's, else uid */
 };
 
 static int submitter_cb (
@@ -83,9 +84,11 @@ static int submitter_cb (
     struct submitter *s = arg;
     json_t *e = json_loadb (line, len, 0, NULL);
     int priv = 1;
-    (void)json_unpack (e, "{s:{s:I s?b}}", "context", "userid", &s->uid,
-                       "privileged", &priv);
+    json_int_t imp_uid = -1;
+    (void)json_unpack (e, "{s:{s:I s?b s?{s?I}}}", "context", "userid", &s->uid,
+                       "privileged", &priv, "imp", "uid", &imp_uid);
     s->privileged = priv;
+    s->shell_uid = imp_uid >= 0 ? imp_uid : s->uid;
     json_decref (e);
     return 1; /* the accept event is enough */
 }
@@ -96,10 +99,11 @@ static struct submitter job_submitter (struct cairnd *d, uint64_t id)
 {
     struct jobentry *je = cairnd_job (d, id);
     struct cairn_error err;
-    struct submitter s = {.uid = -1, .privileged = true};
+    struct submitter s = {.uid = -1, .privileged = true, .shell_uid = -1};
     if (je) {
         s.uid = job_userid (je->job);
         s.privileged = job_privileged (je->job);
+        s.shell_uid = job_shell_uid (je->job);
         return s;
     }
     (void)journal_read_job (d->journal, id, 0, submitter_cb, &s, &err);
@@ -262,6 +266,37 @@ bad:
     return NULL;
 }
 
+/* limits.max-jobs holds the privileged clients' active jobs only; the
+ * users' are counted apart, all of them together at most
+ * limits.users-jobs-share of it. Were they counted together, users at
+ * their quotas would fill max-jobs and refuse root's and the resource
+ * manager's starts (issue 51); so cairnd holds at most (1 + share) x
+ * max-jobs. Counted only near a limit: the common start is not slowed. */
+static int check_max_jobs (struct cairnd *d, bool priv, struct cairn_error *err)
+{
+    size_t total = hashmap_count (d->jobs), users = 0, pos = 0;
+    size_t max = (size_t)d->cfg.max_jobs;
+    size_t share = (size_t)(d->cfg.users_jobs_share * (double)max);
+    struct jobentry *je;
+
+    if (total < (priv ? max : share))
+        return 0;
+    while ((je = hashmap_next (d->jobs, &pos, NULL)))
+        users += !job_privileged (je->job);
+    if (priv && total - users >= max)
+        return errset (err, EAGAIN,
+                       "too many active jobs of privileged clients (limit "
+                       "%zu, limits.max-jobs; users' jobs are not counted)",
+                       max);
+    if (!priv && users >= share)
+        return errset (err, EDQUOT,
+                       "start: the users' jobs together are %zu active, the "
+                       "most limits.users-jobs-share (%.2f of limits.max-jobs "
+                       "%zu) allows",
+                       users, d->cfg.users_jobs_share, max);
+    return 0;
+}
+
 static void
 req_start (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
 {
@@ -363,12 +398,12 @@ req_start (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
         json_decref (r);
         return;
     }
-    if (hashmap_count (d->jobs) >= (size_t)d->cfg.max_jobs) {
-        conn_respond_error (c, matchtag, EAGAIN,
-                            "too many active jobs (limit %d)", d->cfg.max_jobs);
+    bool priv = privileged (d, conn_uid (c));
+    if (check_max_jobs (d, priv, &err) < 0) {
+        conn_respond_error (c, matchtag, errno, "%s", err.text);
         return;
     }
-    if (!privileged (d, conn_uid (c))) {
+    if (!priv) {
         /* what its accept will take: the jobspec and R, and the config */
         size_t need = json_dumpb (jobspec, NULL, 0, JSON_COMPACT) +
                       json_dumpb (R, NULL, 0, JSON_COMPACT) + 1024;
@@ -929,8 +964,9 @@ enum role { EXEC = 1, NODE = 2, BOTH = 3 };
 
 /* Who may send a request (SO_PEERCRED, SECURITY.md): anyone; the job's
  * owner (its userid) or a privileged uid (privileged()); a privileged uid
- * only. */
-enum access { ANYONE, OWNER, PRIVILEGED };
+ * only; a privileged uid only, about a job (payload "id"). On a job, the
+ * Flux instance's owner is held to its instance's jobs (trust.h T5). */
+enum access { ANYONE, OWNER, PRIVILEGED, PRIVILEGED_JOB };
 
 static const struct {
     const char *topic;
@@ -943,9 +979,9 @@ static const struct {
     {"kill", req_kill, OWNER, EXEC},
     {"expiration", req_expiration, OWNER, EXEC},
     {"critical-ranks", req_critical_ranks, OWNER, EXEC},
-    {"fail-ranks", req_fail_ranks, PRIVILEGED, EXEC},
-    {"resume", req_resume, PRIVILEGED, EXEC},
-    {"post", req_post, PRIVILEGED, EXEC},
+    {"fail-ranks", req_fail_ranks, PRIVILEGED_JOB, EXEC},
+    {"resume", req_resume, PRIVILEGED_JOB, EXEC},
+    {"post", req_post, PRIVILEGED_JOB, EXEC},
     {"undrain", req_undrain, PRIVILEGED, EXEC},
     {"bind", req_bind, PRIVILEGED, BOTH},
     {"list", req_list, ANYONE, BOTH},
@@ -964,6 +1000,56 @@ static const struct {
     {"node-watch", req_node_watch, PRIVILEGED, NODE},
 };
 
+/* The jobspec flag of a start payload that makes its job wait for a
+ * `resume`, or NULL. resume is a privileged request (the resource
+ * manager's: cairn-exec.so says with it that a Flux job's shells may
+ * start), so a user's job with one would wait for ever, holding its
+ * quota, its time limit not counting until its shells start (issue 51). */
+static const char *resume_flag (json_t *payload)
+{
+    static const char *const flags[] = {"hold-start", "hold-on-shrink"};
+    json_t *cairn = NULL;
+
+    (void)json_unpack (payload, "{s:{s:{s:{s:o}}}}", "jobspec", "attributes",
+                       "system", "cairn", &cairn);
+    for (size_t i = 0; i < sizeof (flags) / sizeof (flags[0]); i++) {
+        if (json_is_true (json_object_get (cairn, flags[i])))
+            return flags[i];
+    }
+    return NULL;
+}
+
+/* May the Flux instance's owner send this request? Any a resource manager
+ * may (a new job: trust_start), but on a job only on one its instance
+ * started (T5): not on a user's own job, nor root's. */
+static bool owner_allowed (struct cairnd *d,
+                           struct conn *c,
+                           const char *topic,
+                           int64_t matchtag,
+                           json_t *payload,
+                           enum access access)
+{
+    uid_t uid = conn_uid (c);
+    json_t *id = json_object_get (payload, "id");
+
+    if (access == PRIVILEGED ||
+        (!strcmp (topic, "start") &&
+         !json_is_true (json_object_get (payload, "reattach"))))
+        return true;
+    if (!json_is_integer (id) || json_integer_value (id) < 0)
+        return true; /* EPROTO from its handler */
+    struct submitter s = job_submitter (d, (uint64_t)json_integer_value (id));
+    if (s.uid < 0 || trust_owner_job (d, uid, s.shell_uid))
+        return true; /* unknown: ENOENT from its handler */
+    conn_respond_error (c, matchtag, EPERM,
+                        "%s: permission denied: job %jd is uid %jd's, not "
+                        "one the Flux instance started: uid %u (the "
+                        "instance's owner) acts on its instance's jobs only",
+                        topic, (intmax_t)json_integer_value (id),
+                        (intmax_t)s.uid, (unsigned)uid);
+    return false;
+}
+
 /* May uid send this request? If not, answer EPERM and return false. A
  * request naming a job nobody knows passes: its handler says ENOENT. */
 static bool allowed (struct cairnd *d,
@@ -977,7 +1063,11 @@ static bool allowed (struct cairnd *d,
     json_t *id = json_object_get (payload, "id");
     json_int_t owner;
 
-    if (access == ANYONE || privileged (d, uid))
+    if (access == ANYONE)
+        return true;
+    if (trust_is_owner (d, uid))
+        return owner_allowed (d, c, topic, matchtag, payload, access);
+    if (privileged (d, uid))
         return true;
     if (d->uid != 0) { /* not root: it runs its own uid's jobs only */
         conn_respond_error (c, matchtag, EPERM,
@@ -986,7 +1076,7 @@ static bool allowed (struct cairnd *d,
                             topic, (unsigned)d->uid);
         return false;
     }
-    if (access == PRIVILEGED) {
+    if (access == PRIVILEGED || access == PRIVILEGED_JOB) {
         conn_respond_error (c, matchtag, EPERM,
                             "%s: permission denied: only root and cairnd's "
                             "uid %u may do this",
@@ -1016,6 +1106,17 @@ static bool allowed (struct cairnd *d,
                                 "root and cairnd's uid)",
                                 (intmax_t)json_integer_value (id),
                                 (unsigned)uid, (uintmax_t)JOBID_USER_MIN);
+            return false;
+        }
+        const char *flag = resume_flag (payload);
+        if (flag) {
+            conn_respond_error (c, matchtag, EPERM,
+                                "start: permission denied: "
+                                "attributes.system.cairn.%s is the resource "
+                                "manager's: uid %u's job would wait for ever "
+                                "for a resume, which only root, cairnd's uid "
+                                "and a Flux instance send",
+                                flag, (unsigned)uid);
             return false;
         }
         return true; /* its own (or malformed: EPROTO from req_start) */

@@ -5,8 +5,9 @@
  *
  *   jobs        a summary of each job, for everyone, as `flux jobs` shows
  *               every user's jobs; a job's command and working directory
- *               only to its owner, root and the service uid, the others
- *               get its name;
+ *               only to its owner, root and the service uid (and the
+ *               Flux instance's owner on its instance's jobs: trust.h
+ *               T5), the others get its name;
  *   job-events  one job's events as journaled, its jobspec (environment)
  *               and output among them: service.c lets only the job's
  *               owner, root and the service uid through.
@@ -234,7 +235,14 @@ static json_t *summary_json (
     const struct idset *ranks = job ? job_ranks (job)
                                 : r ? rv1_ranks (r)
                                     : NULL;
-    bool may_see = trust_privileged (d, sender) ||
+    json_t *imp_uid =
+        json_object_get (json_object_get (s->accept, "imp"), "uid");
+    json_int_t shell_uid = json_is_integer (imp_uid)
+                               ? json_integer_value (imp_uid)
+                           : json_is_integer (uid) ? json_integer_value (uid)
+                                                   : -1;
+    bool may_see = (trust_privileged (d, sender) &&
+                    trust_owner_job (d, sender, shell_uid)) ||
                    (json_is_integer (uid) &&
                     json_integer_value (uid) == (json_int_t)sender);
     double expiration = s->jt.have_expiration ? s->jt.expiration

@@ -78,6 +78,15 @@ bool trust_privileged (const struct cairnd *d, uid_t uid)
     return uid == 0 || uid == d->uid || trust_is_owner (d, uid);
 }
 
+/* T5: every job the owner's connections start runs its shells as the
+ * owner (its own, or another user's through the IMP: T1, T2), so those
+ * are its instance's jobs. A stamp (attributes.system.cairn.instance) is
+ * not asked for: a root instance's jobs carry one too, and are root's. */
+bool trust_owner_job (const struct cairnd *d, uid_t sender, int64_t shell_uid)
+{
+    return !trust_is_owner (d, sender) || shell_uid == (int64_t)sender;
+}
+
 /* Does the jobspec's attributes.system.cairn.config name a command? */
 static const char *config_command (const json_t *jobspec)
 {

@@ -22,6 +22,12 @@
  *       T4 on a node cairnd, it runs commands as itself, and as root only
  *          the node's own prolog or epilog command, with no working
  *          directory and only CAIRN_ and FLUX_JOB_ variables.
+ *       T5 it acts on, and reads, only the jobs its instance started:
+ *          those whose shells run as the owner (T1). Another user's
+ *          direct job (cairn run on the public socket) and root's are
+ *          not its: no reattach (output), job-events (environment),
+ *          exception, kill, expiration, critical-ranks, fail-ranks,
+ *          resume or post on them, and no command or cwd in `jobs`.
  *   anyone else: its own jobs only (service.c's access table).
  *
  * Each refusal is EPERM with a message naming the rule's cause; nothing
@@ -53,8 +59,14 @@ int trust_init (struct cairnd *d, struct cairn_error *err);
  * requests (ids of any range, no quotas, privileged topics). */
 bool trust_privileged (const struct cairnd *d, uid_t uid);
 
-/* The instance's owner (not root, not cairnd's uid): T1-T4 apply. */
+/* The instance's owner (not root, not cairnd's uid): T1-T5 apply. */
 bool trust_is_owner (const struct cairnd *d, uid_t uid);
+
+/* T5: may sender act on, or read, a job whose shells start as shell_uid
+ * (job_shell_uid, or the accept's imp.uid else its userid)? Always true
+ * for a sender that is not the instance's owner: the access table judges
+ * those. */
+bool trust_owner_job (const struct cairnd *d, uid_t sender, int64_t shell_uid);
 
 /* A new job's start from sender for userid: T1-T3. For T1 it calls
  * job_set_imp() on job (before its accept). Returns 0, or -1 with errno

@@ -665,6 +665,21 @@ void fjob_begin (struct fjob *job)
         fail (job, "R has no ranks, or R_lite cannot be read");
         return;
     }
+    /* Another user's job (multiuser) runs only where the instance names
+     * an IMP, as with job-exec (bulk-exec's exec_init), which fails it
+     * otherwise: a root instance's cairnd would run it as that user with
+     * no IMP to check J (issue 51). A job Flux hands over again was
+     * started under an earlier config and is left running. */
+    if (!job->jm_reattach && job->userid != getuid () && !job->ctx->conf.imp) {
+        char note[192];
+        snprintf (note, sizeof (note),
+                  "failed to initialize implementation: unable to run "
+                  "multiuser job (uid %u, the instance's %u) with no IMP "
+                  "configured",
+                  (unsigned)job->userid, (unsigned)getuid ());
+        fail (job, note);
+        return;
+    }
     if (fjob_test_held (TESTENV_HOLD_NS) &&
         (job->ns_wait = flux_timer_watcher_create (
              flux_get_reactor (job->ctx->h), 0.05, 0.05, ns_wait_cb, job)))

@@ -124,7 +124,7 @@ PY
     wait_event 407 5 start
     run cairn run -- true
     [ "$status" -ne 0 ]
-    [[ "$output" == *"too many active jobs (limit 1)"* ]]
+    [[ "$output" == *"too many active jobs of privileged clients (limit 1, limits.max-jobs; users' jobs are not counted)"* ]]
     wait_event 407 10 clean
 }
 

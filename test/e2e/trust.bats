@@ -129,6 +129,52 @@ start_req() {
     [[ "$output" == "error 1 start: permission denied: uid $UAID may start jobs of its own uid only, not $OWID" ]]
 }
 
+@test "the owner acts on its instance's jobs only: a user's direct job's environment, output and end are not its" {
+    # issue 51: the instance's owner, privileged as a resource manager,
+    # read any user's direct job (its jobspec's environment, its output)
+    # and could cancel it
+    trust_start
+    J=$((8070450532247928832 + 51))
+    # (the id put in by sed: jq would round it to a double)
+    run rpc_as "$UA" start "$(start_req 0 "$UAID" 'echo out-of-A; sleep 60' |
+        jq -c '.jobspec.attributes.system.environment = {SECRET: "s3cret"}' |
+        sed "s/^{\"id\":0,/{\"id\":$J,/")"
+    [ "$status" -eq 0 ]
+    wait_event $J 20 start
+    msg="permission denied: job $J is uid $UAID's, not one the Flux instance started: uid $OWID (the instance's owner) acts on its instance's jobs only"
+    run rpc_as "$OW" job-events "{\"id\": $J}"
+    [ "$output" = "error 1 job-events: $msg" ]
+    run rpc_as "$OW" start "{\"id\": $J, \"reattach\": true, \"output\": true}"
+    [ "$output" = "error 1 start: $msg" ]
+    run rpc_as "$OW" kill "{\"id\": $J, \"signum\": 9}"
+    [ "$output" = "error 1 kill: $msg" ]
+    run rpc_as "$OW" exception "{\"id\": $J, \"type\": \"cancel\", \"severity\": 0}"
+    [ "$output" = "error 1 exception: $msg" ]
+    run rpc_as "$OW" fail-ranks "{\"id\": $J, \"ranks\": \"0\"}"
+    [ "$output" = "error 1 fail-ranks: $msg" ]
+    # in the list: its name, not its command or cwd
+    run rpc_as "$OW" jobs "{\"ids\": [$J]}"
+    [ "$status" -eq 0 ]
+    [ "$(jq -c '.jobs[0] | [.userid, .name, .command, .cwd]' <<<"$output")" = "[$UAID,\"sh\",null,null]" ]
+    # untouched
+    [ "$(cairn jobs -n -o '{id} {state}' $J)" = "$J run" ]
+    [ -z "$(events_named $J exception)" ]
+    # a job its instance started for that user (through the IMP) is its
+    run rpc_as "$OW" start "$(start_req 52 "$UAID" 'sleep 60')"
+    [ "$status" -eq 0 ]
+    wait_event 52 20 start
+    run rpc_as "$OW" job-events '{"id": 52}'
+    [ "$status" -eq 0 ]
+    run rpc_as "$OW" jobs '{"ids": [52]}'
+    [ "$(jq -c '.jobs[0].command' <<<"$output")" = '["sh","-c","sleep 60"]' ]
+    run rpc_as "$OW" exception '{"id": 52, "type": "cancel", "severity": 0}'
+    [ "$status" -eq 0 ]
+    wait_event 52 20 clean
+    # the user's own and root's stay theirs to end
+    cairn cancel $J
+    wait_event $J 20 clean
+}
+
 @test "a job through the IMP survives cairnd's SIGKILL: the IMP runs once" {
     trust_start
     run rpc_as "$OW" start "$(start_req 49 "$UAID" "sleep 2; echo done >$OUT/shell")"

@@ -236,6 +236,56 @@ PY
     [ "$status" -eq 0 ]
 }
 
+@test "users at their quotas leave limits.max-jobs to root: the users' jobs are counted apart" {
+    # issue 51: limits.max-jobs counted everyone's jobs, so users at their
+    # quotas refused root's (and the resource manager's) starts
+    cairnd_stop
+    cairnd_start "{\"public-socket\": \"$PUB/cairn.sock\",
+        \"limits\": {\"max-jobs\": 3, \"user-max-jobs\": 2,
+                   \"users-jobs-share\": 0.67}}"
+    CWD=/tmp as "$UA" run --detach -- sleep 60
+    CWD=/tmp as "$UA" run --detach -- sleep 60
+    # the users' part of max-jobs (0.67 of 3: 2) is full: B is refused
+    CWD=/tmp run --separate-stderr as "$UB" run -- true
+    echo "$stderr"
+    [ "$status" -eq 1 ]
+    [ "$stderr" = "cairn run: start: the users' jobs together are 2 active, the most limits.users-jobs-share (0.67 of limits.max-jobs 3) allows" ]
+    # root has its 3 whatever the users hold, and is refused past them
+    for i in 1 2 3; do
+        run cairn run --detach -- sleep 60
+        [ "$status" -eq 0 ]
+    done
+    run --separate-stderr cairn run -- true
+    echo "$stderr"
+    [ "$status" -eq 1 ]
+    [ "$stderr" = "cairn run: too many active jobs of privileged clients (limit 3, limits.max-jobs; users' jobs are not counted)" ]
+    [ "$(cairn jobs -n -o '{id}' | wc -l)" -eq 5 ]
+    for id in $(cairn jobs -n -o '{id}'); do cairn cancel "$id"; done
+    for id in $(cairn jobs -a -n -o '{id}'); do wait_event "$id" 10 clean; done
+}
+
+@test "a user's job may not wait for the resource manager's resume (hold-start, hold-on-shrink)" {
+    # issue 51: a user's hold-start job waited for ever for a resume that
+    # only a privileged client sends, its time limit never armed
+    uid_a=$(id -u "$UA")
+    for flag in hold-start hold-on-shrink; do
+        js="{\"version\": 1, \"tasks\": [{\"command\": [\"true\"]}],
+             \"attributes\": {\"system\": {\"cwd\": \"/tmp\",
+             \"cairn\": {\"$flag\": true}}}}"
+        R='{"version": 1, "execution": {"R_lite": [{"rank": "0", "children": {"core": "0"}}], "nodelist": ["localhost"]}}'
+        run as_rpc "$UA" start "{\"id\": $j13, \"userid\": $uid_a, \"jobspec\": $js, \"R\": $R}"
+        echo "$output"
+        [ "$output" = "1 start: permission denied: attributes.system.cairn.$flag is the resource manager's: uid $uid_a's job would wait for ever for a resume, which only root, cairnd's uid and a Flux instance send" ]
+    done
+    # nothing journaled; false is the default, and allowed
+    [ -z "$(cairn jobs -a -n -o '{id}')" ]
+    js='{"version": 1, "tasks": [{"command": ["true"]}], "attributes": {"system": {"cwd": "/tmp", "cairn": {"hold-start": false}}}}'
+    run as_rpc "$UA" start "{\"id\": $j14, \"userid\": $uid_a, \"jobspec\": $js, \"R\": $R}"
+    echo "$output"
+    [ "$(jq -r .type <<<"$output")" = start ]
+    wait_event $j14 10 clean
+}
+
 @test "a job whose user does not exist, or whose cwd its user cannot enter, runs nothing" {
     ! getent passwd 4242424 >/dev/null || skip "uid 4242424 exists here"
     run rpc start "$(jq -cn '{id: 4, userid: 4242424,
@@ -302,6 +352,7 @@ as_rpc() {
     runuser -u "$1" -- python3 - "$PUB/cairn.sock" "$2" "$3" <<'PY'
 import json, socket, sys
 s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); f = s.makefile("rw")
+s.settimeout(10)  # no answer (a job held for ever) fails the test
 f.write(json.dumps({"topic": sys.argv[2], "matchtag": 1,
                     "payload": json.loads(sys.argv[3])}) + "\n"); f.flush()
 r = json.loads(f.readline())

@@ -15,7 +15,9 @@
 #   sysinst_setup          users, temp dir $SYSINST, munged, IMP and sign
 #                          configs (skips the test where Flux lacks security)
 #   sysinst_start [TOML]   start the instance, TOML appended to its config
-#                          (a file of its own: tables such as [exec] merge)
+#                          (a file of its own: tables such as [exec] merge);
+#                          with SYSINST_ROOT=1 a root-owned instance
+#                          (broker as root) that names no [exec] imp
 #   as_user USER CMD...    CMD as USER against the instance (clean env,
 #                          HOME, cwd the user's home, FLUX_URI set)
 #   sysinst_fx CMD...      a flux command as root, which has the owner role
@@ -224,10 +226,9 @@ sysinst_conf() {
 [access]
 allow-guest-user = true
 allow-root-owner = true
-
-[exec]
-imp = "$SYSINST_IMP"
 TOML
+    [ "${SYSINST_ROOT:-0}" = 1 ] ||
+        printf '\n[exec]\nimp = "%s"\n' "$SYSINST_IMP" >>"$SYSINST/conf/sysinst.toml"
     printf '%s\n' "${1:-}" >"$SYSINST/conf/test.toml"
     [ "${SYSINST_RESTARTABLE:-0}" = 1 ] && _sysinst_bootstrap
     chmod 0644 "$SYSINST/conf/"*.toml
@@ -251,6 +252,11 @@ sysinst_start() {
     [ -n "${SYSINST:-}" ] || { _sysinst_say "sysinst_setup first"; return 1; }
     sysinst_conf "${1:-}"
     rm -f "$SYSINST/stop" "$SYSINST/state/ready"
+    local owner=$SYSINST_OWNER
+    if [ "${SYSINST_ROOT:-0}" = 1 ]; then
+        owner=root
+        chown root "$SYSINST/run" "$SYSINST/state"
+    fi
     local size=(--test-size=1)
     [ "${SYSINST_RESTARTABLE:-0}" = 1 ] &&
         size=(--test-size=2 --test-hosts='fake[0-1]' --test-exit-mode=leader
@@ -262,7 +268,7 @@ sysinst_start() {
     ( cd "$SYSINST/state" &&
       exec setsid env -u FLUX_URI -u TMPDIR HOME="$SYSINST/state" \
         timeout "${SYSINST_TIMEOUT:-600}" \
-        runuser -u "$SYSINST_OWNER" -- "$FLUX" start "${size[@]}" \
+        runuser -u "$owner" -- "$FLUX" start "${size[@]}" \
         --test-rundir="$SYSINST/run" -Sstatedir="$SYSINST/state" \
         -Slog-stderr-level=6 -c "$SYSINST/conf" \
         sh -c "touch $SYSINST/state/ready; while [ ! -e $SYSINST/stop ]; do sleep 0.1; done"

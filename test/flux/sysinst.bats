@@ -24,7 +24,10 @@ while [ -e %s/hold-$CAIRN_PHASE ]; do sleep 0.05; done\n' \
         \"prolog\": {\"command\": [\"$SYSINST/perilog\"]},
         \"epilog\": {\"command\": [\"$SYSINST/perilog\"]}}"
     # the broker-kill test: two brokers, rank 0 restartable
-    case $BATS_TEST_DESCRIPTION in *"broker SIGKILLed"*) SYSINST_RESTARTABLE=1 ;; esac
+    case $BATS_TEST_DESCRIPTION in
+        *"broker SIGKILLed"*) SYSINST_RESTARTABLE=1 ;;
+        *"root-owned instance"*) SYSINST_ROOT=1 ;;
+    esac
     sysinst_start "[modules.job-exec]
 module = \"$B/cairn-exec.so\"
 args = [\"socket=$PUB/cairn.sock\", \"start-timeout=5\"]"
@@ -197,4 +200,40 @@ epilog 0 $u2" ]
     sysinst_fx job wait-event -t 30 "$id" clean
     [ $(($(date +%s) - t0)) -le 15 ]
     sysinst_fx job eventlog "$id" | grep -E 'exception.*type="exec".*severity=0'
+}
+
+# The exception of Flux job $1 (as "TYPE SEVERITY NOTE"), once it is
+# clean, and whether it ever started.
+root_job_end() {
+    sysinst_fx job wait-event -t 30 "$1" clean >/dev/null
+    sysinst_fx job eventlog -f json "$1" | jq -r 'select(.name == "exception")
+        | "\(.context.type) \(.context.severity) \(.context.note)"'
+    sysinst_fx job eventlog "$1" | cut -d' ' -f2 | grep -x start || echo "never started"
+}
+
+@test "a root-owned instance without an IMP: another user's job fails before it runs, as with job-exec" {
+    # issue 51: cairn ran a guest's job of a root-owned instance as that
+    # user, with no IMP to check its J; job-exec refuses a multiuser job
+    # without one
+    u1=$(id -u cairnu1)
+    [ "$(sysinst_fx getattr security.owner)" = 0 ]
+    id=$(as_user cairnu1 flux submit sh -c "touch $SYSINST/ran")
+    run root_job_end "$id"
+    echo "$output"
+    [ "${lines[0]}" = "exec 0 failed to initialize implementation: unable to run multiuser job (uid $u1, the instance's 0) with no IMP configured" ]
+    [ "${lines[1]}" = "never started" ]
+    # nothing ran, nothing reached cairnd
+    [ ! -e "$SYSINST/ran" ]
+    [ -z "$(cairn jobs -a -n -o '{id}')" ]
+    # the owner's own jobs run
+    [ "$(sysinst_fx run id -u)" = 0 ]
+    # stock job-exec in the same instance: the same end
+    sysinst_stop
+    sysinst_start ''
+    id=$(as_user cairnu1 flux submit sh -c "touch $SYSINST/ran")
+    run root_job_end "$id"
+    echo "$output"
+    [[ "${lines[0]}" == "exec 0 failed to initialize implementation"* ]]
+    [ "${lines[1]}" = "never started" ]
+    [ ! -e "$SYSINST/ran" ]
 }

@@ -53,6 +53,7 @@ static const char *all_keys[] = {
     "limits.user-max-jobs",
     "limits.user-max-journal-bytes",
     "limits.users-journal-share",
+    "limits.users-jobs-share",
     "multinode.local-ranks",
     "multinode.timeout",
     "multinode.poll",
@@ -167,6 +168,7 @@ static bool config_equal (const struct cairn_config *a,
            a->user_max_jobs == b->user_max_jobs &&
            a->user_max_journal_bytes == b->user_max_journal_bytes &&
            a->users_journal_share == b->users_journal_share &&
+           a->users_jobs_share == b->users_jobs_share &&
            a->role_node == b->role_node;
 }
 
@@ -209,6 +211,7 @@ static void test_defaults (void)
     is_int (cfg.user_max_jobs, 1000, "user-max-jobs 1000");
     is_int (cfg.user_max_journal_bytes, 64 << 20, "user-max-journal-bytes 64M");
     ok (cfg.users_journal_share == 0.5, "users-journal-share 0.5");
+    ok (cfg.users_jobs_share == 0.5, "users-jobs-share 0.5");
 
     json_t *empty = json_object ();
     struct cairn_config def;
@@ -240,7 +243,8 @@ static const char *full_file =
     " 'limits': {'max-request-size': '64K', 'max-ranks': 16,"
     "   'max-connections': 10, 'max-user-connections': 3, 'max-jobs': 20,"
     "   'user-idle-timeout': '90s', 'user-max-jobs': 5,"
-    "   'user-max-journal-bytes': '8M', 'users-journal-share': 0.25}}";
+    "   'user-max-journal-bytes': '8M', 'users-journal-share': 0.25,"
+    "   'users-jobs-share': 0.75}}";
 
 static void check_full (const struct cairn_config *c)
 {
@@ -289,6 +293,7 @@ static void check_full (const struct cairn_config *c)
     is_int (c->user_max_journal_bytes, 8 << 20,
             "limits.user-max-journal-bytes 8M");
     ok (c->users_journal_share == 0.25, "limits.users-journal-share 0.25");
+    ok (c->users_jobs_share == 0.75, "limits.users-jobs-share 0.75");
 }
 
 static void test_full (void)
@@ -417,6 +422,8 @@ static const struct bad {
     {"limits.users-journal-share", "0.95", "must be a number from 0 to 0.9"},
     {"limits.users-journal-share", "-0.1", "must be a number from 0 to 0.9"},
     {"limits.users-journal-share", "'half'", "must be a number from 0 to 0.9"},
+    {"limits.users-jobs-share", "1", "must be a number from 0 to 0.9"},
+    {"limits.users-jobs-share", "'half'", "must be a number from 0 to 0.9"},
     // Sections that are not objects.
     {"prolog", "[]", "prolog: must be an object"},
     {"epilog", "'x'", "epilog: must be an object"},
