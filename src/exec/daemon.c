@@ -701,6 +701,9 @@ static void flush (struct cairnd *d)
         }
         act (batch, acks); /* their causes are on disk already (O2) */
     }
+    /* nothing is left to stage: what the users' requests were let in for
+     * is counted as staged now (quota.h) */
+    quota_settle (d->quota);
     /* the turn's starts in one send, and the files of the ends just
      * acted on with one wake-up */
     procs_send (d->procs);
