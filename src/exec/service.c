@@ -938,6 +938,10 @@ req_stats (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
     if (r)
         json_object_set_new (r, "kills-waiting",
                              json_integer ((json_int_t)killwait_count (d)));
+    /* jobs requests whose summaries are being made (service_views.c) */
+    if (r)
+        json_object_set_new (r, "views-waiting",
+                             json_integer ((json_int_t)views_pending (d)));
     conn_respond (c, matchtag, r);
     json_decref (r);
 }
