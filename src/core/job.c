@@ -1070,6 +1070,18 @@ bool job_finished (const struct job *job)
     return job->finished;
 }
 
+bool job_fatal (const struct job *job)
+{
+    return job->fatal;
+}
+
+size_t job_procs_live (const struct job *job)
+{
+    return (size_t)job->nactive[PHASE_PROLOG] +
+           (size_t)job->nactive[PHASE_SHELL] +
+           (size_t)job->nactive[PHASE_EPILOG];
+}
+
 bool job_shells_starting (const struct job *job)
 {
     if (job->state != JOB_RUN || job->nactive[PHASE_SHELL] == 0)

@@ -505,6 +505,12 @@ bool job_finished (const struct job *job);
 /* Is the job running with a shell whose start is journaled and not yet
  * made (proc-intent, no proc-spawn)? A `kill` then waits for it. */
 bool job_shells_starting (const struct job *job);
+/* Was a fatal (severity 0) exception raised? The job is then on its way
+ * to its end, and a second one ends nothing. */
+bool job_fatal (const struct job *job);
+/* Its processes not done yet, of every phase: an upper bound of the
+ * proc-signal events one decision can emit for it (a kill, a cancel). */
+size_t job_procs_live (const struct job *job);
 int job_finish_status (const struct job *job); /* valid once finished */
 double job_t_accept (const struct job *job);
 double job_t_clean (const struct job *job);

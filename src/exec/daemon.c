@@ -28,6 +28,7 @@
 #include "exec/daemon_private.h"
 #include "journal/outbox.h"
 #include "exec/runner.h"
+#include "exec/service_views.h"
 #include "util/dircheck.h"
 #include "util/log.h"
 #include "util/notify.h"
@@ -260,6 +261,7 @@ void cairnd_conn_gone (struct cairnd *d, struct conn *c)
 {
     remote_conn_gone (d, c);
     killwait_conn_gone (d, c);
+    views_conn_gone (d, c);
     node_conn_gone (d->node, c);
     bind_conn_gone (d, c);
     for (struct ack *a = d->acks; a; a = a->next)
@@ -701,6 +703,9 @@ static void flush (struct cairnd *d)
         }
         act (batch, acks); /* their causes are on disk already (O2) */
     }
+    /* nothing is left to stage: what the users' requests were let in for
+     * is counted as staged now (quota.h) */
+    quota_settle (d->quota);
     /* the turn's starts in one send, and the files of the ends just
      * acted on with one wake-up */
     procs_send (d->procs);
@@ -1235,6 +1240,7 @@ void cairnd_destroy (struct cairnd *d)
         hashmap_destroy (d->jobs);
     }
     if (d->loop) {
+        views_destroy (d);
         remote_destroy (d);
         node_destroy (d->node);
         d->node = NULL;

@@ -133,6 +133,7 @@ struct cairnd {
     unsigned char idpool[16 * CAIRND_IDPOOL];
     size_t idpool_left;
     struct quota *quota; /* the unprivileged clients' usage (quota.h) */
+    struct views *views; /* jobs requests being answered (service_views.c) */
 };
 
 /* daemon.c */

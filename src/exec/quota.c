@@ -21,6 +21,16 @@
  * (`cairn purge` while cairnd runs) changes the number of job records,
  * and the next unprivileged start then counts again.
  *
+ * Quotas checked only at a start left a running job's owner free to
+ * journal without bound (issue 51: non-fatal exceptions with 1 MiB
+ * notes, kills on a job of many ranks filled a 64 MiB journal in 1.5 s,
+ * and cairnd exited). Every request of a user that journals is now
+ * checked too (quota_check_request), with an estimate of what it will
+ * stage. Its events are staged only when the turn ends, so what the
+ * checks let in during a turn is promised, and counts with the journaled
+ * bytes until cairnd has staged it (quota_settle): a user's many
+ * requests in one turn cannot each be measured against the same count.
+ *
  * Nothing here writes the journal: no crash points.
  */
 #include <errno.h>
@@ -41,11 +51,20 @@
 struct quota {
     struct journal *journal;
     const struct cairn_config *cfg;
-    struct hashmap *ujobs;  /* decimal id -> their jobs in the journal */
-    struct hashmap *uusage; /* decimal uid -> bytes, active jobs */
-    size_t users_bytes;     /* all their jobs' bytes */
-    size_t njobs;           /* job records the journal should have */
-    bool stale;             /* the last count failed: count again */
+    struct hashmap *ujobs;    /* decimal id -> their jobs in the journal */
+    struct hashmap *uusage;   /* decimal uid -> bytes, active jobs */
+    size_t users_bytes;       /* all their jobs' bytes */
+    size_t njobs;             /* job records the journal should have */
+    bool stale;               /* the last count failed: count again */
+    struct hashmap *promised; /* decimal uid -> struct promise */
+    size_t users_promised;    /* all their promised bytes */
+    size_t jobs_promised;     /* all their promised jobs */
+};
+
+/* What the checks let in and cairnd has not staged yet (quota_settle) */
+struct promise {
+    size_t bytes;
+    size_t jobs; /* starts */
 };
 
 struct ujob {
@@ -79,7 +98,8 @@ struct quota *quota_create (struct journal *j, const struct cairn_config *cfg)
     struct quota *q = calloc (1, sizeof (*q));
 
     if (!q || !(q->ujobs = hashmap_create ()) ||
-        !(q->uusage = hashmap_create ())) {
+        !(q->uusage = hashmap_create ()) ||
+        !(q->promised = hashmap_create ())) {
         quota_destroy (q);
         errno = ENOMEM;
         return NULL;
@@ -100,6 +120,10 @@ void quota_destroy (struct quota *q)
     if (q->uusage) {
         map_clear (q->uusage);
         hashmap_destroy (q->uusage);
+    }
+    if (q->promised) {
+        map_clear (q->promised);
+        hashmap_destroy (q->promised);
     }
     free (q);
 }
@@ -265,59 +289,89 @@ int quota_count (struct quota *q, struct cairn_error *err)
     return 0;
 }
 
-/* ---- the check ---- */
+/* ---- the checks ---- */
+
+size_t quota_need (size_t nevents, size_t len)
+{
+    return len + nevents * QUOTA_OVERHEAD;
+}
+
+void quota_settle (struct quota *q)
+{
+    map_clear (q->promised);
+    q->users_promised = 0;
+    q->jobs_promised = 0;
+}
 
 static void mib (char *buf, size_t len, size_t n)
 {
     snprintf (buf, len, "%.1f MiB", (double)n / (1 << 20));
 }
 
-int quota_check (struct quota *q,
-                 uid_t uid,
-                 size_t need,
-                 struct cairn_error *err)
+/* Count again if another process purged jobs (cairn purge), or the last
+ * count failed: nothing of a user's is let in uncounted. The journal's
+ * number of jobs is comparable with ours only while nothing staged is
+ * unwritten: a batch pending or in flight has new jobs (or purges) in our
+ * count and not yet in the journal's, and a count made from the journal
+ * then would drop their bytes. Now that every request of a user is
+ * checked, that would also be a full count per request while a commit
+ * is in flight. */
+static int recount (struct quota *q, struct cairn_error *err)
 {
     struct journal_stats st = {0};
     struct cairn_error cerr;
-    char have[32], lim[32];
 
-    /* another process purged jobs (cairn purge), or the last count
-     * failed: count again; a user's job is not started uncounted */
-    if (q->stale ||
-        (journal_stats (q->journal, &st) == 0 && st.njobs != q->njobs)) {
-        log_msg (LOG_INFO,
-                 "quota: counting the users' jobs again (%zu job records, "
-                 "%zu expected)",
-                 st.njobs, q->njobs);
-        if (quota_count (q, &cerr) < 0) {
-            log_msg (LOG_ERR, "quota: %s", cerr.text);
-            return errset (err, errno, "%s", cerr.text);
-        }
+    if (!q->stale &&
+        (journal_pending (q->journal) > 0 || journal_committing (q->journal)))
+        return 0;
+    if (!q->stale &&
+        (journal_stats (q->journal, &st) < 0 || st.njobs == q->njobs))
+        return 0;
+    log_msg (LOG_INFO,
+             "quota: counting the users' jobs again (%zu job records, "
+             "%zu expected)",
+             st.njobs, q->njobs);
+    if (quota_count (q, &cerr) < 0) {
+        log_msg (LOG_ERR, "quota: %s", cerr.text);
+        return errset (err, errno, "%s", cerr.text);
     }
+    return 0;
+}
+
+/* The byte limits for uid, need more bytes for `what` ("this one": a new
+ * job, counted as a promised job; "this request"). Promised, if within
+ * them. */
+static int check_bytes (struct quota *q,
+                        uid_t uid,
+                        size_t need,
+                        bool job,
+                        const char *what,
+                        struct cairn_error *err)
+{
+    char key[24], have[32], lim[32];
     struct uusage *u = usage_of (q, (uint32_t)uid, false);
-    size_t active = u ? u->active : 0, bytes = u ? u->bytes : 0;
-    if (active >= (size_t)q->cfg->user_max_jobs)
-        return errset (err, EDQUOT,
-                       "uid %u has %zu active jobs, the most "
-                       "limits.user-max-jobs (%d) allows",
-                       (unsigned)uid, active, q->cfg->user_max_jobs);
+    struct promise *p;
+
+    key_of (key, sizeof (key), (uint32_t)uid);
+    p = hashmap_get (q->promised, key);
+    size_t bytes = (u ? u->bytes : 0) + (p ? p->bytes : 0);
     if (bytes + need > q->cfg->user_max_journal_bytes) {
         mib (have, sizeof (have), bytes);
         mib (lim, sizeof (lim), q->cfg->user_max_journal_bytes);
         return errset (err, EDQUOT,
-                       "uid %u's jobs hold %s of the journal, and this one "
+                       "uid %u's jobs hold %s of the journal, and %s "
                        "needs %zu bytes more: limits.user-max-journal-bytes "
                        "is %s (finished jobs count until purged)",
-                       (unsigned)uid, have, need, lim);
+                       (unsigned)uid, have, what, need, lim);
     }
     /* all users together, with what their running jobs may still write
      * (as cairnd_journal_full() reserves it) */
-    size_t nactive = 0, pos = 0;
+    size_t nactive = q->jobs_promised, pos = 0;
     struct uusage *v;
     while ((v = hashmap_next (q->uusage, &pos, NULL)))
         nactive += v->active;
     size_t per_job = 3 * q->cfg->job.output_max_bytes + (64 << 10);
-    size_t users = q->users_bytes + nactive * per_job;
+    size_t users = q->users_bytes + q->users_promised + nactive * per_job;
     size_t share = (size_t)(q->cfg->users_journal_share *
                             (double)q->cfg->journal_max_size);
     if (users + need > share) {
@@ -330,5 +384,47 @@ int quota_check (struct quota *q,
                        "the rest is kept for root's and cairnd's uid's jobs",
                        have, lim, q->cfg->users_journal_share);
     }
+    if (!p) {
+        if (!(p = calloc (1, sizeof (*p))) ||
+            hashmap_put (q->promised, key, p) < 0) {
+            free (p);
+            return errset (err, ENOMEM, "out of memory");
+        }
+    }
+    p->bytes += need;
+    p->jobs += job;
+    q->users_promised += need;
+    q->jobs_promised += job;
     return 0;
+}
+
+int quota_check (struct quota *q,
+                 uid_t uid,
+                 size_t need,
+                 struct cairn_error *err)
+{
+    char key[24];
+
+    if (recount (q, err) < 0)
+        return -1;
+    key_of (key, sizeof (key), (uint32_t)uid);
+    struct uusage *u = usage_of (q, (uint32_t)uid, false);
+    struct promise *p = hashmap_get (q->promised, key);
+    size_t active = (u ? u->active : 0) + (p ? p->jobs : 0);
+    if (active >= (size_t)q->cfg->user_max_jobs)
+        return errset (err, EDQUOT,
+                       "uid %u has %zu active jobs, the most "
+                       "limits.user-max-jobs (%d) allows",
+                       (unsigned)uid, active, q->cfg->user_max_jobs);
+    return check_bytes (q, uid, need, true, "this one", err);
+}
+
+int quota_check_request (struct quota *q,
+                         uid_t uid,
+                         size_t need,
+                         struct cairn_error *err)
+{
+    if (recount (q, err) < 0)
+        return -1;
+    return check_bytes (q, uid, need, false, "this request", err);
 }

@@ -5,7 +5,8 @@
  * owner: service.c's privileged()) has at most limits.user-max-jobs
  * active jobs and limits.user-max-journal-bytes of journal; all such
  * users together at most limits.users-journal-share of
- * journal.max-size. The count lives in memory, fed by what cairnd
+ * journal.max-size: at a start, and at every request of theirs that
+ * journals (issue 51). The count lives in memory, fed by what cairnd
  * stages and purges; nothing here writes the journal (no crash points).
  */
 #ifndef CAIRN_QUOTA_H
@@ -43,10 +44,29 @@ void quota_purged (struct quota *q, uint64_t id);
 /* May unprivileged uid start a job whose accept takes about need bytes?
  * 0, or -1 with EDQUOT and the limit named in err: limits.user-max-jobs,
  * limits.user-max-journal-bytes, or limits.users-journal-share; or with
- * the errno of a count that could not be made again (quota_count). */
+ * the errno of a count that could not be made again (quota_count). On 0
+ * the job and its bytes are promised: they count until quota_settle(). */
 int quota_check (struct quota *q,
                  uid_t uid,
                  size_t need,
                  struct cairn_error *err);
+/* May unprivileged uid's request on a job it has (an exception, a kill,
+ * an expiration, critical ranks) have about need more bytes journaled
+ * (quota_need)? As quota_check, without the count of active jobs: 0, or
+ * -1 with EDQUOT and limits.user-max-journal-bytes or
+ * limits.users-journal-share named in err ("... and this request needs
+ * N bytes more ..."), or the errno of a count that could not be made
+ * again. On 0 the bytes are promised until quota_settle(). */
+int quota_check_request (struct quota *q,
+                         uid_t uid,
+                         size_t need,
+                         struct cairn_error *err);
+/* What nevents events whose lines total len bytes count for (each one's
+ * key and LMDB's bookkeeping too), for quota_check_request. */
+size_t quota_need (size_t nevents, size_t len);
+/* Everything the checks let in was staged (quota_staged counted it) or
+ * never will be: forget the promises. cairnd calls it when nothing is
+ * left to stage. */
+void quota_settle (struct quota *q);
 
 #endif /* CAIRN_QUOTA_H */

@@ -22,6 +22,7 @@
 #include "journal/outbox.h"
 #include "util/log.h"
 #include "exec/service_views.h"
+#include "exec/usercost.h"
 
 typedef void (*handler_f) (struct cairnd *d,
                            struct conn *c,
@@ -520,6 +521,26 @@ static void req_exception (struct cairnd *d,
                             INT_MAX, ws);
         return;
     }
+    if (!privileged (d, conn_uid (c)) && strlen (note) > USERCOST_NOTE_MAX) {
+        conn_respond_error (c, matchtag, EINVAL,
+                            "exception: note: %zu bytes, more than the %d a "
+                            "user's exception may carry",
+                            strlen (note), USERCOST_NOTE_MAX);
+        return;
+    }
+    /* Weighed against the user's quota (usercost.h), but for the first
+     * fatal one: it ends the job (a cancel), and what it writes is the
+     * job's end, which the journal keeps room for (cairnd_journal_full),
+     * with a bounded note; a user over its quota may still cancel. */
+    size_t type_len = json_dumpb (json_object_get (payload, "type"), NULL, 0,
+                                  JSON_ENCODE_ANY);
+    size_t note_len = json_dumpb (json_object_get (payload, "note"), NULL, 0,
+                                  JSON_ENCODE_ANY);
+    if ((severity != 0 || job_fatal (je->job)) &&
+        !usercost_admit (
+            d, c, matchtag, "exception",
+            usercost_exception (je->job, (int)severity, type_len, note_len)))
+        return;
     cairnd_ctx (d, &ctx);
     errno = 0;
     int rc = job_raise (je->job, &ctx, type, (int)severity, note,
@@ -536,6 +557,9 @@ void service_kill (struct cairnd *d,
     struct cairn_error err = {{0}};
     struct job_ctx ctx;
 
+    /* weighed now, when its signals are staged: a held kill too */
+    if (!usercost_admit (d, c, matchtag, "kill", usercost_kill (je->job)))
+        return;
     cairnd_ctx (d, &ctx);
     errno = 0;
     int rc = job_kill (je->job, &ctx, signum, je->pending, &err);
@@ -564,6 +588,9 @@ req_kill (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
     /* A shell whose start is journaled but not made has nothing to
      * signal yet: the kill waits for it (killwait.c). */
     if (job_shells_starting (je->job)) {
+        /* weighed before it is held, and again when it is carried out */
+        if (!usercost_admit (d, c, matchtag, "kill", usercost_kill (je->job)))
+            return;
         if (killwait_add (je, c, matchtag, (int)signum) == 0)
             return;
         if (errno == EAGAIN)
@@ -614,6 +641,9 @@ static void req_expiration (struct cairnd *d,
                             (unsigned)d->uid);
         return;
     }
+    if (!usercost_admit (d, c, matchtag, "expiration",
+                         usercost_expiration (je->job)))
+        return;
     cairnd_ctx (d, &ctx);
     errno = 0;
     int rc = job_set_expiration (je->job, &ctx, expiration, je->pending, &err);
@@ -652,6 +682,18 @@ static void req_critical_ranks (struct cairnd *d,
 
     if (!je || !(ranks = get_ranks (c, matchtag, payload)))
         return;
+    char *enc = idset_encode (ranks); /* as the event will carry them */
+    if (!enc) {
+        conn_respond_error (c, matchtag, ENOMEM, "out of memory");
+        idset_destroy (ranks);
+        return;
+    }
+    size_t need = usercost_critical (je->job, strlen (enc));
+    free (enc);
+    if (!usercost_admit (d, c, matchtag, "critical-ranks", need)) {
+        idset_destroy (ranks);
+        return;
+    }
     cairnd_ctx (d, &ctx);
     errno = 0;
     int rc = job_set_critical (je->job, &ctx, ranks, je->pending, &err);
@@ -931,6 +973,10 @@ req_stats (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
     if (r)
         json_object_set_new (r, "kills-waiting",
                              json_integer ((json_int_t)killwait_count (d)));
+    /* jobs requests whose summaries are being made (service_views.c) */
+    if (r)
+        json_object_set_new (r, "views-waiting",
+                             json_integer ((json_int_t)views_pending (d)));
     conn_respond (c, matchtag, r);
     json_decref (r);
 }

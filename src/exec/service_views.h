@@ -6,6 +6,7 @@
 #define CAIRN_EXEC_SERVICE_VIEWS_H
 
 #include <jansson.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct cairnd;
@@ -29,5 +30,13 @@ void req_job_events (struct cairnd *d,
                      struct conn *c,
                      int64_t matchtag,
                      json_t *payload);
+
+/* A jobs request's summaries are made a slice at a time, from an idle
+ * watcher (service_views.c). c went away: its requests are dropped. */
+void views_conn_gone (struct cairnd *d, struct conn *c);
+/* The jobs requests still being answered (stats' "views-waiting"). */
+size_t views_pending (const struct cairnd *d);
+/* At the end: drop them all, unanswered. */
+void views_destroy (struct cairnd *d);
 
 #endif /* CAIRN_EXEC_SERVICE_VIEWS_H */
