@@ -86,7 +86,7 @@ static void spawner_replace (struct procs *p)
     spawner_destroy (p->spawner);
     log_msg (LOG_ERR,
              "the supervisor (pid %d) died; the keeper sees its %zu "
-             "command(s) through (their output is no longer capped); "
+             "command(s) through (and drains their output); "
              "starting a new supervisor",
              (int)old, n);
     if (!(p->spawner = spawner_create (p->keeper, &err))) {

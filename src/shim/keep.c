@@ -17,9 +17,13 @@
  * socket, journal and pidfds exist (exec/spawner.h).
  *
  * It is small on purpose: no request of a user reaches it, it starts no
- * command, and it holds nothing but its socket, its signalfd and the exit
- * dir. It outlives cairnd until every supervisor it started has exited and
- * no process it inherited is a command still running.
+ * command, and it holds nothing but its socket, its signalfd, the exit
+ * dir, a socket per live supervisor and the copies of the commands' output
+ * pipes each sends (keeper_proto.h): it reads none of them while their
+ * supervisor lives, and drains a dead supervisor's into their files until
+ * each command's end, so that its death neither SIGPIPEs nor stalls a
+ * command's writes. It outlives cairnd until every supervisor it started
+ * has exited and no process it inherited is a command still running.
  *
  * Crash points (counted here, carried out on ourselves):
  * "keeper.record.before" (an inherited command a zombie, no record yet)
