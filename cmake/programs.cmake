@@ -9,7 +9,7 @@ set(CRASHTEST ${CMAKE_SOURCE_DIR}/src/crashtest)
 # supervises every process, and is cairnd's spawner (shim/shim.h).
 if(EXISTS ${SHIM}/cairn-shim.c)
   add_executable(cairn-shim ${SHIM}/main.c ${SHIM}/cairn-shim.c ${SHIM}/cmd.c ${SHIM}/serve.c ${SHIM}/keep.c ${SHIM}/drop.c
-                 ${SHIM}/serve_out.c ${SHIM}/session.c ${CMAKE_SOURCE_DIR}/src/util/hashmap.c
+                 ${SHIM}/serve_out.c ${SHIM}/session.c ${SHIM}/outpipe.c ${CMAKE_SOURCE_DIR}/src/util/hashmap.c
                  ${CMAKE_SOURCE_DIR}/src/journal/crashpoint.c)
   # Static: no dynamic loader work on each of the many shim starts (measured
   # 1.7x the cost of a bare spawn, against 2.2x dynamic). Sanitizer runtimes

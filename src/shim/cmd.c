@@ -34,6 +34,7 @@
 #include "supervise/shim_proto.h"
 #include "journal/crashpoint.h"
 #include "shim/cmd.h"
+#include "shim/outpipe.h"
 #include "shim/shim.h"
 #include "shim/userdb.h"
 
@@ -86,7 +87,6 @@ struct shim {
                                     * stdout and stderr pipes, or -1 (a lone
                                     * shim's command writes its files) */
     int pipe_wr[2];                /* the command's ends, until its start */
-    unsigned long long kept[2];    /* bytes drained into each file */
     pid_t child;                   /* the command's process, or 0 */
     bool marked;                   /* it got past making its marker: the
                                       record goes there (shim_proto.h) */
@@ -1220,60 +1220,14 @@ int shim_cmd_pipe (const struct shim *s, int stream)
     return stream == 0 || stream == 1 ? s->pipe_rd[stream] : -1;
 }
 
-/* Append len bytes of buf to the output file of stream, as far as the cap
- * leaves room; the rest is dropped. The file is opened for each batch: we
- * hold no descriptor per command but its pipes. */
-static void output_keep (struct shim *s, int stream, const char *buf, size_t len)
-{
-    unsigned long long room = ULLONG_MAX;
-    const char *name = stream == 0 ? s->name_out : s->name_err;
-    int fd;
-
-    if (s->max_output > 0)
-        room = s->max_output + 1 > s->kept[stream]
-                   ? s->max_output + 1 - s->kept[stream]
-                   : 0;
-    if (room == 0)
-        return;
-    if (len > room)
-        len = (size_t)room;
-    if ((fd = openat (s->dirfd, name,
-                      O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC)) < 0)
-        return;
-    while (len > 0) {
-        ssize_t n = write (fd, buf, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        s->kept[stream] += (unsigned long long)n;
-        buf += n;
-        len -= (size_t)n;
-    }
-    close (fd);
-}
-
 int shim_cmd_pipe_drain (struct shim *s, int stream)
 {
-    char buf[65536];
     int fd = shim_cmd_pipe (s, stream);
 
     if (fd < 0)
-        return 1;
-    /* At most a few pipefuls a call: one chatty command must not keep
-     * the supervisor from the others (the pipe stays readable: we are
-     * called again). */
-    for (int round = 0; round < 4; round++) {
-        ssize_t n = read (fd, buf, sizeof (buf));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return errno == EAGAIN ? 0 : 1;
-        if (n == 0)
-            return 1;
-        output_keep (s, stream, buf, (size_t)n);
-    }
-    return 0;
+        return OUTPIPE_END;
+    return outpipe_drain (fd, s->dirfd, stream ? s->name_err : s->name_out,
+                          s->max_output);
 }
 
 void shim_cmd_pipe_close (struct shim *s, int stream)

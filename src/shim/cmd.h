@@ -83,8 +83,8 @@ int shim_cmd_pipe (const struct shim *s, int stream);
 
 /* Read what the pipe of stream holds (a few pipefuls at most) into its
  * output file, keeping at most the cap + 1 bytes there and dropping the
- * rest. Returns 0 when it would block (more may come), 1 at its end (every
- * writer gone) or on an error: close it then (shim_cmd_pipe_close). */
+ * rest (outpipe.h). An enum outpipe_state: at OUTPIPE_END (every writer
+ * gone, an error, or no pipe) close it (shim_cmd_pipe_close). */
 int shim_cmd_pipe_drain (struct shim *s, int stream);
 
 /* Close the pipe of stream (its last writer's next write gets SIGPIPE or

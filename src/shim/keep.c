@@ -41,7 +41,6 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -51,6 +50,7 @@
 #include "util/scm.h"
 #include "supervise/shim_proto.h"
 #include "journal/crashpoint.h"
+#include "shim/outpipe.h"
 #include "shim/shim.h"
 
 static int exitdir = -1;
@@ -126,43 +126,15 @@ static void held_drop (size_t i)
     held[i] = held[--nheld];
 }
 
-/* Append what h's pipe holds (a few pipefuls at most) to its command's
- * output file, keeping the cap as the supervisor does (cmd.c). 1 at the
- * pipe's end (every writer gone) or on an error, 0 once it is empty, 2
- * when more may be there. */
-static int held_drain (struct held *h)
+/* Drain h's pipe into its command's output file, as the supervisor
+ * does (outpipe.h). */
+static enum outpipe_state held_drain (const struct held *h)
 {
-    char buf[65536], name[SHIM_NAME_MAX];
+    char name[SHIM_NAME_MAX];
+
     snprintf (name, sizeof (name), "%s%s", h->execid,
               h->stream ? SHIM_SUFFIX_ERR : SHIM_SUFFIX_OUT);
-    for (int round = 0; round < 4; round++) {
-        ssize_t n = read (h->fd, buf, sizeof (buf));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return n == 0 || errno != EAGAIN ? 1 : 0;
-        int fd = exitdir < 0 ? -1
-                             : openat (exitdir, name,
-                                       O_WRONLY | O_APPEND | O_NOFOLLOW |
-                                           O_CLOEXEC);
-        struct stat st;
-        if (fd < 0 || fstat (fd, &st) < 0) {
-            if (fd >= 0)
-                close (fd);
-            continue; /* no file: dropped, the pipe still drained */
-        }
-        size_t len = (size_t)n;
-        if (h->cap > 0) {
-            unsigned long long have = (unsigned long long)st.st_size;
-            unsigned long long room = have < h->cap + 1 ? h->cap + 1 - have : 0;
-            if (len > room)
-                len = (size_t)room;
-        }
-        if (len > 0)
-            (void)!write (fd, buf, len);
-        close (fd);
-    }
-    return 2;
+    return outpipe_drain (h->fd, exitdir, name, h->cap);
 }
 
 /* Drain and close what we hold of execid (its command ended). */
@@ -174,7 +146,7 @@ static void held_end (const char *execid)
             continue;
         }
         if (held[i].draining)
-            while (held_drain (&held[i]) == 2)
+            while (held_drain (&held[i]) == OUTPIPE_MORE)
                 ;
         held_drop (i);
     }
@@ -539,9 +511,11 @@ void shim_keep (int sock, pid_t cairnd_pid, const char *shim_path)
         /* output first: an inherited command's last words go into its
          * files before its record (inherited_end drains the rest) */
         size_t nk = nksocks;
-        for (size_t i = nheld; i-- > 0;)
-            if (pf[2 + nk + i].revents && held_drain (&held[i]) == 1)
+        for (size_t i = nheld; i-- > 0;) {
+            if (pf[2 + nk + i].revents &&
+                held_drain (&held[i]) == OUTPIPE_END)
                 held_drop (i);
+        }
         for (size_t i = nk; i-- > 0;)
             if (pf[2 + i].revents && !ksock_read (ksocks[i])) {
                 close (ksocks[i]);

@@ -63,6 +63,7 @@
 #include "supervise/spawner_proto.h"
 #include "journal/crashpoint.h"
 #include "shim/cmd.h"
+#include "shim/outpipe.h"
 #include "shim/serve_out.h"
 #include "shim/shim.h"
 #include "util/scm.h"
@@ -446,13 +447,6 @@ static long long linger_look (void)
     return next;
 }
 
-/* Does c's pipe of stream hold more? */
-static bool pipe_readable (const struct sup_cmd *c, int stream)
-{
-    struct pollfd pf = {.fd = shim_cmd_pipe (c->s, stream), .events = POLLIN};
-    return pf.fd >= 0 && poll (&pf, 1, 0) > 0 && (pf.revents & POLLIN);
-}
-
 /* The pipe of c's stream is done with: out of the epoll set, then
  * closed. */
 static void pipe_close (struct sup_cmd *c, int stream)
@@ -470,8 +464,7 @@ static void pipe_close (struct sup_cmd *c, int stream)
 static void pipes_end (struct sup_cmd *c)
 {
     for (int i = 0; i < 2; i++) {
-        while (shim_cmd_pipe (c->s, i) >= 0 &&
-               shim_cmd_pipe_drain (c->s, i) == 0 && pipe_readable (c, i))
+        while (shim_cmd_pipe_drain (c->s, i) == OUTPIPE_MORE)
             ;
         pipe_close (c, i);
     }
@@ -493,7 +486,7 @@ static void pipes_drain (void)
         pthread_mutex_unlock (&cmds_lock);
         /* Only this thread takes commands out of cmds, and it closes
          * their pipes first: one not found has none registered. */
-        if (c && shim_cmd_pipe_drain (c->s, stream) != 0)
+        if (c && shim_cmd_pipe_drain (c->s, stream) == OUTPIPE_END)
             pipe_close (c, stream);
     }
 }
