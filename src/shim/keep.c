@@ -107,11 +107,14 @@ static size_t nheld, heldroom;
 static int *ksocks;
 static size_t nksocks, ksockroom;
 
+/* Room in *v (of *room elements of size bytes) for more than n. */
 static bool grow (void **v, size_t *room, size_t n, size_t size)
 {
     if (n < *room)
         return true;
-    size_t r = *room ? *room * 2 : 16;
+    size_t r = *room ? *room : 16;
+    while (r <= n)
+        r *= 2;
     void *nv = realloc (*v, r * size);
     if (!nv)
         return false;

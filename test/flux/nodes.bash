@@ -121,14 +121,24 @@ NODES_URI=local:///run/flux/local-0     # rank 0's socket, inside node0
 
 _nodes_say() { echo "nodes: $*" >&2; }
 
-# The init of a node (bash -c; $1 hostname, $2 $NODES, $3 lifetime).
+# The init of a node (bash -c; $1 hostname, $2 $NODES, $3 lifetime, $4
+# the directory under /tmp that holds the checkout and the build, or "":
+# it is bound back over the node's own /tmp, so that a clone under /tmp
+# runs its nodes' cairnd as one anywhere else does).
 # PID 1 of its PID namespace: SIGTERM only acts through the trap; SIGKILL
 # from the host kills it and so every process of the namespace.
 # shellcheck disable=SC2016
 _NODES_INIT='
 hostname "$1" || exit 1
+if [ -n "$4" ]; then
+    mkdir -p "$2/keep.$1" && mount --bind "$4" "$2/keep.$1" || exit 1
+fi
 mount -t tmpfs -o mode=0755 "tmpfs-$1" /run || exit 1
 mount -t tmpfs -o mode=1777 "tmpfs-$1" /tmp || exit 1
+if [ -n "$4" ]; then
+    mkdir -p "$4" && mount --bind "$2/keep.$1" "$4" &&
+        umount "$2/keep.$1" || exit 1
+fi
 [ -e "$2/hosts" ] && { mount --bind "$2/hosts" /etc/hosts || exit 1; }
 ip link set lo up || exit 1
 cd / || exit 1
@@ -184,6 +194,18 @@ _nodes_kill_listed() {
     return 0
 }
 
+# The top directory under /tmp of the build ($B) and of the checkout, or
+# nothing when neither is under /tmp (the nodes mount a /tmp of their own).
+_nodes_tmp_keep() {
+    local p
+    for p in "$B" "$BATS_TEST_DIRNAME"; do
+        p=$(realpath -m "$p")
+        case $p in
+        /tmp/?*) p=${p#/tmp/}; echo "/tmp/${p%%/*}"; return ;;
+        esac
+    done
+}
+
 # Start a namespace init named $1; sets _NODES_U (unshare's PID, in the
 # host's PID namespace and our child) and _NODES_P (the init's host PID).
 _nodes_spawn() {
@@ -191,6 +213,7 @@ _nodes_spawn() {
     rm -f "$NODES/ready.$name"
     unshare --pid --fork --kill-child --mount-proc --mount --uts --net \
         bash -c "$_NODES_INIT" "nodes-init" "$name" "$NODES" "$NODES_LIFETIME" \
+        "$(_nodes_tmp_keep)" \
         </dev/null >>"$NODES/init.log" 2>&1 3>&- &
     _NODES_U=$!
     _NODES_P=
