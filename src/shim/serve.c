@@ -6,8 +6,9 @@
  * for ourselves (cmd.c: vfork, the marker, the drop to the user, exec): a
  * command costs its own exec and nothing more. We drain its output pipes
  * into its files, keeping the cap, and at its end write its exit record
- * while it is still a zombie, reap it, and tell cairnd (ENDED). So the durable facts are the same files a
- * per-command shim left, and a restarted cairnd reads them the same way.
+ * while it is still a zombie, reap it, and tell cairnd (ENDED). So the
+ * durable facts are the same files a per-command shim left, and a
+ * restarted cairnd reads them the same way.
  *
  * Threads. A pool of workers (workers_start) reads cairnd's requests,
  * taking turns at the socket, and starts the commands; the main thread
