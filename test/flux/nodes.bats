@@ -90,7 +90,7 @@ node_clear() {
     # the node's init
     node_exec 1 touch /tmp/mine
     run nodes_fx run -N4 -n4 sh -c \
-        'echo "$(hostname) $(ls /tmp/mine 2>/dev/null | wc -l) $(tr "\0" "\n" </proc/1/cmdline | tail -n 4 | head -n 2 | paste -sd" " -)"'
+        'echo "$(hostname) $(ls /tmp/mine 2>/dev/null | wc -l) $(tr "\0" "\n" </proc/1/cmdline | tail -n 5 | head -n 2 | paste -sd" " -)"'
     echo "$output"
     [ "$status" -eq 0 ]
     [ "$(sort <<<"$output" | paste -sd,)" = \
