@@ -54,6 +54,7 @@ struct quota {
     struct hashmap *ujobs;    /* decimal id -> their jobs in the journal */
     struct hashmap *uusage;   /* decimal uid -> bytes, active jobs */
     size_t users_bytes;       /* all their jobs' bytes */
+    size_t users_active;      /* all their active jobs */
     size_t njobs;             /* job records the journal should have */
     bool stale;               /* the last count failed: count again */
     struct hashmap *promised; /* decimal uid -> struct promise */
@@ -143,6 +144,16 @@ static struct uusage *usage_of (struct quota *q, uint32_t uid, bool create)
     return u;
 }
 
+/* uid's job ended (its clean): one active job fewer. */
+static void ended (struct quota *q, uint32_t uid)
+{
+    struct uusage *u = usage_of (q, uid, false);
+    if (u && u->active > 0)
+        u->active--;
+    if (q->users_active > 0)
+        q->users_active--;
+}
+
 /* job id (of uid) has len more bytes in the journal. A job new to the
  * count is active. */
 static void add (struct quota *q, uint64_t id, uint32_t uid, size_t len)
@@ -162,6 +173,7 @@ static void add (struct quota *q, uint64_t id, uint32_t uid, size_t len)
         j->uid = uid;
         if (u)
             u->active++;
+        q->users_active++;
     }
     j->bytes += len + QUOTA_OVERHEAD;
     if (u)
@@ -180,11 +192,8 @@ void quota_staged (struct quota *q,
     if (job_privileged (job))
         return;
     add (q, job_id (job), job_userid (job), len);
-    if (!strcmp (name, "clean")) {
-        struct uusage *u = usage_of (q, job_userid (job), false);
-        if (u && u->active > 0)
-            u->active--;
-    }
+    if (!strcmp (name, "clean"))
+        ended (q, job_userid (job));
 }
 
 void quota_purged (struct quota *q, uint64_t id)
@@ -262,11 +271,8 @@ static int scan_job (const struct journal_jobinfo *info, void *arg)
     s->user = false;
     if (journal_read_job (s->q->journal, info->id, 0, scan_event, s, &err) < 0)
         return -1;
-    if (s->user && !info->active) {
-        struct uusage *u = usage_of (s->q, s->uid, false);
-        if (u && u->active > 0)
-            u->active--;
-    }
+    if (s->user && !info->active)
+        ended (s->q, s->uid);
     return 0;
 }
 
@@ -279,6 +285,7 @@ int quota_count (struct quota *q, struct cairn_error *err)
     map_clear (q->ujobs);
     map_clear (q->uusage);
     q->users_bytes = 0;
+    q->users_active = 0;
     if (journal_foreach_job (q->journal, false, scan_job, &s, err) < 0)
         return errprefix (err, "counting the users' jobs");
     if (journal_stats (q->journal, &st) < 0)
@@ -294,6 +301,11 @@ int quota_count (struct quota *q, struct cairn_error *err)
 size_t quota_need (size_t nevents, size_t len)
 {
     return len + nevents * QUOTA_OVERHEAD;
+}
+
+size_t quota_users_active (const struct quota *q)
+{
+    return q->users_active + q->jobs_promised;
 }
 
 void quota_settle (struct quota *q)
@@ -366,10 +378,7 @@ static int check_bytes (struct quota *q,
     }
     /* all users together, with what their running jobs may still write
      * (as cairnd_journal_full() reserves it) */
-    size_t nactive = q->jobs_promised, pos = 0;
-    struct uusage *v;
-    while ((v = hashmap_next (q->uusage, &pos, NULL)))
-        nactive += v->active;
+    size_t nactive = quota_users_active (q);
     size_t per_job = 3 * q->cfg->job.output_max_bytes + (64 << 10);
     size_t users = q->users_bytes + q->users_promised + nactive * per_job;
     size_t share = (size_t)(q->cfg->users_journal_share *

@@ -64,6 +64,10 @@ int quota_check_request (struct quota *q,
 /* What nevents events whose lines total len bytes count for (each one's
  * key and LMDB's bookkeeping too), for quota_check_request. */
 size_t quota_need (size_t nevents, size_t len);
+/* All unprivileged users' active jobs: accepted and not clean, and the
+ * starts let in (quota_check) and not staged yet. Kept as a count: no
+ * walk over the users or the jobs. */
+size_t quota_users_active (const struct quota *q);
 /* Everything the checks let in was staged (quota_staged counted it) or
  * never will be: forget the promises. cairnd calls it when nothing is
  * left to stage. */

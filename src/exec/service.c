@@ -85,11 +85,10 @@ static int submitter_cb (
     struct submitter *s = arg;
     json_t *e = json_loadb (line, len, 0, NULL);
     int priv = 1;
-    json_int_t imp_uid = -1;
-    (void)json_unpack (e, "{s:{s:I s?b s?{s?I}}}", "context", "userid", &s->uid,
-                       "privileged", &priv, "imp", "uid", &imp_uid);
+    (void)json_unpack (e, "{s:{s:I s?b}}", "context", "userid", &s->uid,
+                       "privileged", &priv);
     s->privileged = priv;
-    s->shell_uid = imp_uid >= 0 ? imp_uid : s->uid;
+    s->shell_uid = trust_shell_uid (json_object_get (e, "context"));
     json_decref (e);
     return 1; /* the accept event is enough */
 }
@@ -272,18 +271,17 @@ bad:
  * limits.users-jobs-share of it. Were they counted together, users at
  * their quotas would fill max-jobs and refuse root's and the resource
  * manager's starts (issue 51); so cairnd holds at most (1 + share) x
- * max-jobs. Counted only near a limit: the common start is not slowed. */
+ * max-jobs. The users' jobs are the quotas' count (quota.h): no walk
+ * over the jobs at a start, however many are active. */
 static int check_max_jobs (struct cairnd *d, bool priv, struct cairn_error *err)
 {
-    size_t total = hashmap_count (d->jobs), users = 0, pos = 0;
+    size_t total = hashmap_count (d->jobs);
+    size_t users = quota_users_active (d->quota);
     size_t max = (size_t)d->cfg.max_jobs;
     size_t share = (size_t)(d->cfg.users_jobs_share * (double)max);
-    struct jobentry *je;
 
-    if (total < (priv ? max : share))
-        return 0;
-    while ((je = hashmap_next (d->jobs, &pos, NULL)))
-        users += !job_privileged (je->job);
+    if (users > total)
+        users = total;
     if (priv && total - users >= max)
         return errset (err, EAGAIN,
                        "too many active jobs of privileged clients (limit "

@@ -237,14 +237,8 @@ static json_t *summary_json (
     const struct idset *ranks = job ? job_ranks (job)
                                 : r ? rv1_ranks (r)
                                     : NULL;
-    json_t *imp_uid =
-        json_object_get (json_object_get (s->accept, "imp"), "uid");
-    json_int_t shell_uid = json_is_integer (imp_uid)
-                               ? json_integer_value (imp_uid)
-                           : json_is_integer (uid) ? json_integer_value (uid)
-                                                   : -1;
     bool may_see = (trust_privileged (d, sender) &&
-                    trust_owner_job (d, sender, shell_uid)) ||
+                    trust_owner_job (d, sender, trust_shell_uid (s->accept))) ||
                    (json_is_integer (uid) &&
                     json_integer_value (uid) == (json_int_t)sender);
     double expiration = s->jt.have_expiration ? s->jt.expiration

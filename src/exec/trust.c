@@ -87,6 +87,16 @@ bool trust_owner_job (const struct cairnd *d, uid_t sender, int64_t shell_uid)
     return !trust_is_owner (d, sender) || shell_uid == (int64_t)sender;
 }
 
+json_int_t trust_shell_uid (const json_t *accept)
+{
+    json_t *imp = json_object_get (json_object_get (accept, "imp"), "uid");
+    json_t *uid = json_object_get (accept, "userid");
+
+    return json_is_integer (imp)   ? json_integer_value (imp)
+           : json_is_integer (uid) ? json_integer_value (uid)
+                                   : -1;
+}
+
 /* Does the jobspec's attributes.system.cairn.config name a command? */
 static const char *config_command (const json_t *jobspec)
 {

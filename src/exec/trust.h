@@ -68,6 +68,10 @@ bool trust_is_owner (const struct cairnd *d, uid_t uid);
  * those. */
 bool trust_owner_job (const struct cairnd *d, uid_t sender, int64_t shell_uid);
 
+/* The uid a job's shells start as, from its accept's context: the IMP's
+ * caller (imp.uid, T1), else its userid; -1 if it says neither. */
+json_int_t trust_shell_uid (const json_t *accept);
+
 /* A new job's start from sender for userid: T1-T3. For T1 it calls
  * job_set_imp() on job (before its accept). Returns 0, or -1 with errno
  * (EPERM, ENOMEM) and a message.

@@ -30,39 +30,37 @@
 /* "ranks":"..." besides the idset's encoding */
 #define CRITICAL_LINE (FRAME + 10)
 
-/* The signals a decision that ends the job emits: one per live process
- * of the phase it is in (terminate_phase), at most one per process. */
-static size_t end_signals (const struct job *job)
-{
-    return job_procs_live (job);
-}
-
 size_t usercost_exception (const struct job *job,
                            int severity,
                            size_t type_len,
                            size_t note_len)
 {
-    size_t n = severity == 0 ? end_signals (job) : 0;
+    size_t n = severity == 0 ? job_procs_live (job) : 0;
     return quota_need (1 + n,
                        EXCEPTION_LINE + type_len + note_len + n * SIGNAL_LINE);
 }
 
 size_t usercost_kill (const struct job *job)
 {
-    size_t n = end_signals (job);
+    size_t n = job_procs_live (job);
     return quota_need (n, n * SIGNAL_LINE);
 }
 
 size_t usercost_expiration (const struct job *job)
 {
-    size_t n = end_signals (job);
+    size_t n = job_procs_live (job);
     return quota_need (2 + n, EXPIRATION_LINE + TIMEOUT_LINE + n * SIGNAL_LINE);
 }
 
 size_t usercost_critical (const struct job *job, size_t ranks_len)
 {
-    (void)job; /* critical ranks are weighed at a loss, not here */
-    return quota_need (1, CRITICAL_LINE + ranks_len);
+    /* a rank made critical that has failed already ends the job at once
+     * (job_set_critical steps the job): an exception of cairn's own (a
+     * note of at most 200 bytes, job_decide.c, and the ranks, a subset
+     * of these) and the end's signals */
+    size_t n = job_procs_live (job);
+    return quota_need (2 + n, CRITICAL_LINE + EXCEPTION_LINE + 256 +
+                                  2 * ranks_len + n * SIGNAL_LINE);
 }
 
 bool usercost_admit (struct cairnd *d,

@@ -45,7 +45,7 @@ size_t usercost_kill (const struct job *job);
 /* The weight of an expiration on job (it may end the job). */
 size_t usercost_expiration (const struct job *job);
 /* The weight of critical ranks on job, ranks_len the encoded idset's
- * length (it may end the job). */
+ * length (it may end the job: a rank made critical that failed). */
 size_t usercost_critical (const struct job *job, size_t ranks_len);
 
 /* May c's sender have need bytes (a usercost_*) journaled by its request

@@ -665,12 +665,16 @@ void fjob_begin (struct fjob *job)
         fail (job, "R has no ranks, or R_lite cannot be read");
         return;
     }
-    /* Another user's job (multiuser) runs only where the instance names
-     * an IMP, as with job-exec (bulk-exec's exec_init), which fails it
-     * otherwise: a root instance's cairnd would run it as that user with
-     * no IMP to check J (issue 51). A job Flux hands over again was
-     * started under an earlier config and is left running. */
-    if (!job->jm_reattach && job->userid != getuid () && !job->ctx->conf.imp) {
+    /* In a root instance, another user's job (multiuser) runs only where
+     * the instance names an IMP, as with job-exec (bulk-exec's exec_init),
+     * which fails it otherwise: cairnd trusts a root client with any uid,
+     * and would run it as that user with no IMP to check J (issue 51). An
+     * unprivileged instance's multiuser jobs go through cairnd's own
+     * flux.imp (trust.h T1), whatever [exec] imp says (README, the system
+     * instance). A job Flux hands over again was started under an earlier
+     * config and is left running. */
+    if (!job->jm_reattach && getuid () == 0 && job->userid != 0 &&
+        !job->ctx->conf.imp) {
         char note[192];
         snprintf (note, sizeof (note),
                   "failed to initialize implementation: unable to run "

@@ -115,13 +115,15 @@ static char **build_env (struct procs *p, json_t *add, bool inherit)
 }
 
 /* The user's entry through NSS (what the static shim cannot use): its
- * groups, the primary one first, into *groups (malloc'd), and HOME, USER,
- * LOGNAME and SHELL into env unless it has them. -1 with err: no such user
- * here, or out of memory. */
+ * groups, the primary one first, into *groups (malloc'd), HOME, USER,
+ * LOGNAME and SHELL into env unless it has them, and, where home is not
+ * NULL, its home directory into *home (malloc'd, NULL if it has none).
+ * -1 with err: no such user here, or out of memory. */
 static int user_lookup (uid_t uid,
                         json_t *env,
                         gid_t **groups,
                         size_t *ngroups,
+                        char **home,
                         struct cairn_error *err)
 {
     struct passwd pw, *res = NULL;
@@ -152,6 +154,10 @@ static int user_lookup (uid_t uid,
     for (int i = 0; i < n; i++)
         if (g[1 + i] != pw.pw_gid)
             g[k++] = g[1 + i];
+    if (home && pw.pw_dir && *pw.pw_dir && !(*home = strdup (pw.pw_dir))) {
+        free (g);
+        return errprintf (err, "out of memory");
+    }
     *groups = g;
     *ngroups = k;
     const char *vars[][2] = {
@@ -347,14 +353,17 @@ int procs_start (struct procs *p,
     char cg[4096];
     int rc;
 
-    *out = (struct procs_started){.pidfd = -1};
-    if (as_user && user_lookup ((uid_t)user, env, &groups, &ngroups, err) < 0)
-        return -1;
     /* No cwd: never cairnd's own. A job's command starts in its user's
      * home, as a login and Slurm's default do (the shim falls back to /
      * if the user cannot enter it); a prolog or epilog, the site's
-     * scripts, in /. */
-    char *home = !cwd && user >= 0 ? home_lookup ((uid_t)user) : NULL;
+     * scripts, in /. One lookup of the user: its groups and its home. */
+    char *home = NULL;
+    *out = (struct procs_started){.pidfd = -1};
+    if (as_user && user_lookup ((uid_t)user, env, &groups, &ngroups,
+                                cwd ? NULL : &home, err) < 0)
+        return -1;
+    if (!as_user && !cwd && user >= 0)
+        home = home_lookup ((uid_t)user);
     if (!cwd && !home)
         cwd = "/";
     /* user < 0: a prolog or epilog, run as cairnd's own user */

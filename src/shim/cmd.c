@@ -87,6 +87,7 @@ struct shim {
                                     * stdout and stderr pipes, or -1 (a lone
                                     * shim's command writes its files) */
     int pipe_wr[2];                /* the command's ends, until its start */
+    bool piped;                    /* shim_cmd_pipes: output through them */
     pid_t child;                   /* the command's process, or 0 */
     bool marked;                   /* it got past making its marker: the
                                       record goes there (shim_proto.h) */
@@ -581,8 +582,9 @@ static int open_output (struct shim *s, const char *name)
  * supervisor (serve.c) drains it into the file, keeping at most the cap.
  * The files are still made empty by start(); the write ends go to the
  * command's 1 and 2, the read ends stay with us, non-blocking. */
-static int pipes_open (struct shim *s)
+int shim_cmd_pipes (struct shim *s)
 {
+    s->piped = true;
     for (int i = 0; i < 2; i++) {
         int p[2];
         if (pipe2 (p, O_CLOEXEC) < 0)
@@ -912,7 +914,7 @@ static int start (struct shim *s)
     if (user_prepare (s) < 0 || drop_prepare (s, f.shim) < 0 ||
         cgroup_prepare (s) < 0 || script_prepare (s) < 0)
         goto done;
-    if (s->pipe_wr[0] >= 0 && s->pipe_wr[1] >= 0) { /* shim_cmd_pipes */
+    if (s->piped) { /* shim_cmd_pipes */
         f.out = s->pipe_wr[0];
         f.err = s->pipe_wr[1];
         s->pipe_wr[0] = s->pipe_wr[1] = -1; /* closed below, as files were */
@@ -1202,12 +1204,7 @@ void shim_cmd_relay (struct shim *s, int sig)
 
 bool shim_cmd_capped (const struct shim *s)
 {
-    return s->max_output > 0 && s->pipe_rd[0] < 0 && s->pipe_rd[1] < 0;
-}
-
-int shim_cmd_pipes (struct shim *s)
-{
-    return pipes_open (s);
+    return s->max_output > 0 && !s->piped;
 }
 
 unsigned long long shim_cmd_max_output (const struct shim *s)

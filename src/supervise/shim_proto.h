@@ -39,7 +39,7 @@
  * --max-output N (N > 0) keeps each output file at most N + 1 bytes on disk
  * while the command runs. Under the supervisor the command writes into
  * pipes the supervisor drains into the files, keeping the first N + 1
- * bytes (shim/cmd.c pipes_open); a lone shim looks every 2 ms to 30 s
+ * bytes (shim/cmd.c shim_cmd_pipes); a lone shim looks every 2 ms to 30 s
  * (more often while the command writes past the cap) and cuts the file
  * back to its first N + 1 bytes. A file longer than N therefore means
  * "there was more"; what is past N is lost. Without it the files grow

@@ -167,6 +167,32 @@ test_uncommitted (struct quota *q, struct cairn_config *cfg, struct journal *j)
     job_destroy (job);
 }
 
+/* The users' active jobs, which limits.users-jobs-share holds against
+ * limits.max-jobs (service.c), are a count, not a walk: a promised start,
+ * a staged accept, a clean, a recount. After test_staged and
+ * test_uncommitted: jobs 77 and 78 of uid 0, active. */
+static void test_active (struct quota *q)
+{
+    struct cairn_error err = {{0}};
+    struct job *job = job_create (77);
+
+    if (!job)
+        BAIL_OUT ("job_create");
+    job_set_unprivileged (job);
+    is_int (quota_users_active (q), 2, "two users' jobs staged: 2 active");
+    ok (quota_check (q, 4000, 100, &err) == 0, "a user's start let in");
+    is_int (quota_users_active (q), 3, "... counts as active while promised");
+    quota_settle (q);
+    is_int (quota_users_active (q), 2, "... and not once forgotten");
+    quota_staged (q, job, 5, "clean", 60);
+    is_int (quota_users_active (q), 1, "job 77's clean: 1 active");
+    ok (quota_count (q, &err) == 0, "a recount from the journal");
+    is_int (quota_users_active (q), 2,
+            "a recount reads the journal, where neither job has ended (77's "
+            "clean was never journaled here), counted afresh: 2");
+    job_destroy (job);
+}
+
 int main (void)
 {
     char *dir = tmpdir_create_as ("t_quota");
@@ -187,6 +213,7 @@ int main (void)
     test_starts (q, &cfg);
     test_staged (q, &cfg, j);
     test_uncommitted (q, &cfg, j);
+    test_active (q);
 
     quota_destroy (q);
     config_free (&cfg);
