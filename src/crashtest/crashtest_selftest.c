@@ -171,14 +171,15 @@ static void result (bool pass, const char *what, const json_t *v)
     }
 }
 
-static ssize_t find (json_t *events, const char *name, int nth)
+/* The index of the nth (from 0) event ev of events, or -1. */
+static ssize_t find (json_t *events, enum job_event ev, int nth)
 {
     size_t i;
     json_t *e;
     json_array_foreach (events, i, e)
     {
         const char *n = json_string_value (json_object_get (e, "name"));
-        if (n && strcmp (n, name) == 0 && nth-- == 0)
+        if (n && job_event_of (n) == ev && nth-- == 0)
             return (ssize_t)i;
     }
     return -1;
@@ -197,24 +198,24 @@ typedef void (*mutate_f) (struct fixture *f);
 static void m_noclean (struct fixture *f)
 {
     json_t *e = events_of (f);
-    json_array_remove (e, (size_t)find (e, "clean", 0));
+    json_array_remove (e, (size_t)find (e, JOB_EV_CLEAN, 0));
 }
 
 static void m_release_twice (struct fixture *f)
 {
     json_t *e = events_of (f);
     json_array_insert_new (
-        e, (size_t)find (e, "release", 0),
+        e, (size_t)find (e, JOB_EV_RELEASE, 0),
         ev ("release", "{\"ranks\":\"%s\",\"final\":false}", "1"));
 }
 
 static void m_final_first (struct fixture *f)
 {
     json_t *e = events_of (f);
-    ssize_t fi = find (e, "finish", 0);
+    ssize_t fi = find (e, JOB_EV_FINISH, 0);
     json_t *fin = json_incref (json_array_get (e, (size_t)fi));
     json_array_remove (e, (size_t)fi);
-    json_array_insert_new (e, (size_t)find (e, "clean", 0), fin);
+    json_array_insert_new (e, (size_t)find (e, JOB_EV_CLEAN, 0), fin);
 }
 
 static void m_dup_response (struct fixture *f)
@@ -249,7 +250,7 @@ static void m_ran_twice (struct fixture *f)
 static void m_status_invented (struct fixture *f)
 {
     json_t *e = events_of (f);
-    json_t *x = json_array_get (e, (size_t)find (e, "proc-exit", 1));
+    json_t *x = json_array_get (e, (size_t)find (e, JOB_EV_PROC_EXIT, 1));
     json_object_set_new (json_object_get (x, "context"), "status",
                          json_integer (5 << 8));
 }
@@ -257,7 +258,7 @@ static void m_status_invented (struct fixture *f)
 static void m_needless_loss (struct fixture *f)
 {
     json_t *e = events_of (f);
-    json_t *x = json_array_get (e, (size_t)find (e, "proc-exit", 0));
+    json_t *x = json_array_get (e, (size_t)find (e, JOB_EV_PROC_EXIT, 0));
     json_object_set_new (x, "name", json_string ("proc-lost"));
     json_object_set_new (json_object_get (x, "context"), "note",
                          json_string ("lost while cairnd was down"));
@@ -267,7 +268,7 @@ static void m_drain_unexplained (struct fixture *f)
 {
     json_t *e = events_of (f);
     json_array_insert_new (
-        e, (size_t)find (e, "clean", 0),
+        e, (size_t)find (e, JOB_EV_CLEAN, 0),
         ev ("drain", "{\"ranks\":\"%s\",\"reason\":\"x\"}", "1"));
 }
 
@@ -277,16 +278,15 @@ static void m_drain_unexplained (struct fixture *f)
 static void prolog_drain (struct fixture *f, bool timeout, int status)
 {
     json_t *e = events_of (f);
-    json_t *x = json_array_get (e, (size_t)find (e, "proc-exit", 0));
-    const char *execid =
-        json_string_value (json_object_get (json_object_get (x, "context"),
-                                            "execid"));
-    json_t *in = json_array_get (e, (size_t)find (e, "proc-intent", 0));
+    json_t *x = json_array_get (e, (size_t)find (e, JOB_EV_PROC_EXIT, 0));
+    const char *execid = json_string_value (
+        json_object_get (json_object_get (x, "context"), "execid"));
+    json_t *in = json_array_get (e, (size_t)find (e, JOB_EV_PROC_INTENT, 0));
     json_object_set_new (json_object_get (in, "context"), "phase",
                          json_string ("prolog"));
     json_object_set_new (json_object_get (x, "context"), "status",
                          json_integer (timeout ? SIGKILL : status));
-    size_t at = (size_t)find (e, "proc-exit", 0);
+    size_t at = (size_t)find (e, JOB_EV_PROC_EXIT, 0);
     json_array_insert_new (
         e, at + 1, ev ("drain", "{\"ranks\":\"%s\",\"reason\":\"x\"}", "0"));
     if (timeout)
@@ -303,20 +303,19 @@ static void prolog_drain (struct fixture *f, bool timeout, int status)
 static void respawned_signal (struct fixture *f, bool again)
 {
     json_t *e = events_of (f);
-    size_t at = (size_t)find (e, "proc-spawn", 0);
+    size_t at = (size_t)find (e, JOB_EV_PROC_SPAWN, 0);
     json_t *sp = json_array_get (e, at);
     const char *execid = json_string_value (
         json_object_get (json_object_get (sp, "context"), "execid"));
     json_t *resp = json_deep_copy (sp);
-    json_array_insert_new (e, at + 1,
-                           ev ("proc-unstarted", "{\"execid\":\"%s\"}",
-                               execid));
+    json_array_insert_new (
+        e, at + 1, ev ("proc-unstarted", "{\"execid\":\"%s\"}", execid));
     if (again)
         json_array_insert_new (e, at + 2, resp);
     else
         json_decref (resp);
     json_array_insert_new (
-        e, (size_t)find (e, "proc-exit", 0),
+        e, (size_t)find (e, JOB_EV_PROC_EXIT, 0),
         ev ("proc-signal", "{\"execid\":\"%s\",\"signum\":15}", execid));
 }
 
@@ -324,11 +323,12 @@ static void m_signal_after_end (struct fixture *f)
 {
     json_t *e = events_of (f);
     const char *execid = json_string_value (json_object_get (
-        json_object_get (json_array_get (e, (size_t)find (e, "proc-exit", 0)),
-                         "context"),
+        json_object_get (
+            json_array_get (e, (size_t)find (e, JOB_EV_PROC_EXIT, 0)),
+            "context"),
         "execid"));
     json_array_insert_new (
-        e, (size_t)find (e, "clean", 0),
+        e, (size_t)find (e, JOB_EV_CLEAN, 0),
         ev ("proc-signal", "{\"execid\":\"%s\",\"signum\":15}", execid));
 }
 
@@ -379,7 +379,8 @@ int ct_selftest (void)
     struct fixture f;
     json_t *v, *d;
 
-    printf ("1..%zu\n", sizeof (cases) / sizeof (cases[0]) + 8);
+    /* the cases, and the 9 tests below them */
+    printf ("1..%zu\n", sizeof (cases) / sizeof (cases[0]) + 9);
     if (fixture_init (&f) < 0) {
         printf ("Bail out! cannot build the fixture\n");
         return 1;
@@ -405,8 +406,9 @@ int ct_selftest (void)
     m_needless_loss (&f);
     json_t *e = events_of (&f);
     const char *execid = json_string_value (json_object_get (
-        json_object_get (json_array_get (e, (size_t)find (e, "proc-lost", 0)),
-                         "context"),
+        json_object_get (
+            json_array_get (e, (size_t)find (e, JOB_EV_PROC_LOST, 0)),
+            "context"),
         "execid"));
     json_t *killed = json_pack ("{s:b}", execid, 1);
     v = check (&f, killed, NULL, &d);
