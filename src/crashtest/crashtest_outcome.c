@@ -532,6 +532,21 @@ static void check_drains (const struct ct_check_input *in,
              explained ? " (a lost process, a fault or an early undrain)" : "");
 }
 
+/* What may make a job end unlike its scenario's expected outcome, as it
+ * may make it end unlike the clean run (ct_compare): a process lost or
+ * not started, or the client's requests landing in other phases than in
+ * the clean run (ref, NULL for the clean run itself). NULL if nothing. */
+static const char *unexpected_why (const json_t *ref, const json_t *got)
+{
+    if (json_integer_value (json_object_get (got, "lost")) > 0 ||
+        json_integer_value (json_object_get (got, "failed-starts")) > 0)
+        return "lost or failed processes";
+    if (ref && !json_equal (json_object_get (ref, "actions"),
+                            json_object_get (got, "actions")))
+        return "the client's requests landing in other phases";
+    return NULL;
+}
+
 void ct_check (const struct ct_check_input *in,
                json_t *violations,
                json_t *diverged,
@@ -582,6 +597,11 @@ void ct_check (const struct ct_check_input *in,
         else if (refjobs && json_object_get (refjobs, key))
             ct_compare (id, json_object_get (refjobs, key), sum, violations,
                         diverged);
+        ct_expect_check (
+            id, in->sc->jobs[i].expect, sum,
+            unexpected_why (refjobs ? json_object_get (refjobs, key) : NULL,
+                            sum),
+            violations, diverged);
     }
     const char *k;
     json_t *x;

@@ -6,6 +6,7 @@
  * breaks it in one way at a time and checks that the right violation is
  * reported. Output is TAP.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <signal.h>
@@ -112,6 +113,7 @@ static int fixture_init (struct fixture *f)
 
 static void fixture_free (struct fixture *f)
 {
+    json_decref (f->job.expect);
     json_decref (f->events);
     json_decref (f->transcript);
     json_decref (f->ref);
@@ -350,6 +352,94 @@ static void m_unknown_command (struct fixture *f)
                                 "0077 3000 start");
 }
 
+/* Give the fixture's job the expectation s (a JSON text); false if it
+ * does not parse. */
+static bool expect (struct fixture *f, const char *s)
+{
+    struct cairn_error err = {{0}};
+    json_t *o = json_loads (s, 0, NULL);
+    int rc = ct_expect_parse (o, &f->job.expect, "expect", &err);
+    json_decref (o);
+    return rc == 0;
+}
+
+/* A scenario's expected outcome (crashtest_expect.c): read as the
+ * summary writes it, held against every run, excused only as a
+ * difference from the clean run is. */
+static void test_expect (void)
+{
+    static const char *const bad[] = {
+        "{}",
+        "{\"finish\": \"0\"}",
+        "{\"finish\": -1}",
+        "{\"state\": \"done\"}",
+        "{\"ran\": \"shell.0\"}",
+        "{\"exceptions\": [1]}",
+        "{\"released\": \"x\"}",
+        "{\"lost\": 0}",
+    };
+    struct fixture f;
+    json_t *v, *d;
+    int refused = 0;
+
+    for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); i++) {
+        fixture_init (&f);
+        if (!expect (&f, bad[i]) && errno == EINVAL)
+            refused++;
+        else
+            printf ("#   not refused: %s\n", bad[i]);
+        fixture_free (&f);
+    }
+    result (refused == (int)(sizeof (bad) / sizeof (bad[0])),
+            "an expectation with a bad key or value is refused (EINVAL)", NULL);
+
+    /* the good run's outcome, written in another order and notation */
+    fixture_init (&f);
+    bool parsed =
+        expect (&f, "{\"state\": \"clean\", \"finish\": 768, "
+                    "\"exceptions\": [], \"released\": \"0,1\", "
+                    "\"drained\": \"\", "
+                    "\"ran\": [\"shell.1\", \"shell.0\", \"shell.1\"]}");
+    v = check (&f, NULL, NULL, &d);
+    result (parsed && json_array_size (v) == 0 && json_array_size (d) == 0,
+            "the good run meets the outcome it states", v);
+    json_decref (v);
+    json_decref (d);
+    fixture_free (&f);
+
+    fixture_init (&f);
+    parsed = expect (&f, "{\"finish\": 0, \"ran\": [\"shell.0\"]}");
+    v = check (&f, NULL, NULL, NULL);
+    result (parsed && has (v, "unlike the scenario's expected outcome: "
+                              "finish: expected 0, this run 768; ran: "),
+            "caught: an outcome unlike the one the scenario states", v);
+    json_decref (v);
+    fixture_free (&f);
+
+    /* the clean run itself (no reference) is held to it too */
+    fixture_init (&f);
+    parsed = expect (&f, "{\"finish\": 0}");
+    json_decref (f.ref);
+    f.ref = NULL;
+    v = check (&f, NULL, NULL, NULL);
+    result (parsed && has (v, "finish: expected 0"),
+            "caught: a clean run unlike the outcome stated", v);
+    json_decref (v);
+    fixture_free (&f);
+
+    /* a loss explains a difference, as it does one from the clean run */
+    fixture_init (&f);
+    parsed = expect (&f, "{\"finish\": 0}");
+    m_needless_loss (&f);
+    v = check (&f, NULL, NULL, &d);
+    result (parsed && !has (v, "expected outcome") &&
+                has (d, "expected outcome, explained by lost"),
+            "a loss explains an outcome unlike the one stated", v);
+    json_decref (v);
+    json_decref (d);
+    fixture_free (&f);
+}
+
 int ct_selftest (void)
 {
     static const struct {
@@ -379,8 +469,8 @@ int ct_selftest (void)
     struct fixture f;
     json_t *v, *d;
 
-    /* the cases, and the 9 tests below them */
-    printf ("1..%zu\n", sizeof (cases) / sizeof (cases[0]) + 9);
+    /* the cases, and 14 tests below them (5 of them test_expect's) */
+    printf ("1..%zu\n", sizeof (cases) / sizeof (cases[0]) + 14);
     if (fixture_init (&f) < 0) {
         printf ("Bail out! cannot build the fixture\n");
         return 1;
@@ -468,6 +558,8 @@ int ct_selftest (void)
     json_decref (v);
     json_decref (refused);
     fixture_free (&f);
+
+    test_expect ();
 
     printf ("# %d of %d failed\n", nfailed, ntests);
     return nfailed ? 1 : 0;
