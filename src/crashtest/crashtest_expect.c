@@ -14,10 +14,6 @@
 #include "core/idset.h"
 #include "crashtest/crashtest.h"
 
-/* The fields an expectation may state: those ct_compare compares. */
-static const char *const fields[] = {
-    "state", "finish", "exceptions", "released", "drained", "ran", NULL};
-
 /* An array of strings, sorted and each once, as ct_summary makes them:
  * a new reference, or NULL. */
 static json_t *sorted_strings (const json_t *a)
@@ -62,6 +58,42 @@ static json_t *ranks (const json_t *v)
     return out;
 }
 
+/* "clean" or "active", as ct_summary's state. */
+static json_t *state (const json_t *v)
+{
+    const char *s = json_string_value (v);
+    if (s && (strcmp (s, "clean") == 0 || strcmp (s, "active") == 0))
+        return json_incref ((json_t *)v);
+    return NULL;
+}
+
+/* A wait status, or null: the job never finished. */
+static json_t *status (const json_t *v)
+{
+    if (json_is_null (v) ||
+        (json_is_integer (v) && json_integer_value (v) >= 0))
+        return json_incref ((json_t *)v);
+    return NULL;
+}
+
+/* The fields an expectation may state: those ct_compare compares, each
+ * with what reads it as ct_summary writes it (a new reference, NULL if
+ * it is not what `want` says). */
+static const struct {
+    const char *key;
+    json_t *(*read) (const json_t *v);
+    const char *want;
+} fields[] = {
+    {"state", state, "\"clean\" or \"active\""},
+    {"finish", status, "a wait status (an integer), or null (no finish)"},
+    {"exceptions", sorted_strings, "an array of \"TYPE/SEVERITY\""},
+    {"released", ranks, "a rank set (\"0-2\", \"\" for none)"},
+    {"drained", ranks, "a rank set (\"0-2\", \"\" for none)"},
+    {"ran", sorted_strings, "an array of \"PHASE.RANK\" (or \"PHASE.all\")"},
+};
+
+#define NFIELDS (sizeof (fields) / sizeof (fields[0]))
+
 int ct_expect_parse (const json_t *o,
                      json_t **expect,
                      const char *where,
@@ -81,40 +113,21 @@ int ct_expect_parse (const json_t *o,
     }
     json_object_foreach ((json_t *)o, key, v)
     {
-        json_t *n = NULL;
-        const char *bad = NULL;
-        if (strcmp (key, "state") == 0) {
-            const char *s = json_string_value (v);
-            if (s && (strcmp (s, "clean") == 0 || strcmp (s, "active") == 0))
-                n = json_incref (v);
-            else
-                bad = "\"clean\" or \"active\"";
-        } else if (strcmp (key, "finish") == 0) {
-            if (json_is_null (v) ||
-                (json_is_integer (v) && json_integer_value (v) >= 0))
-                n = json_incref (v);
-            else
-                bad = "a wait status (an integer), or null (no finish)";
-        } else if (strcmp (key, "exceptions") == 0 ||
-                   strcmp (key, "ran") == 0) {
-            if (!(n = sorted_strings (v)))
-                bad = strcmp (key, "ran") == 0
-                          ? "an array of \"PHASE.RANK\" (or \"PHASE.all\")"
-                          : "an array of \"TYPE/SEVERITY\"";
-        } else if (strcmp (key, "released") == 0 ||
-                   strcmp (key, "drained") == 0) {
-            if (!(n = ranks (v)))
-                bad = "a rank set (\"0-2\", \"\" for none)";
-        } else {
+        size_t f = 0;
+        while (f < NFIELDS && strcmp (key, fields[f].key) != 0)
+            f++;
+        if (f == NFIELDS) {
             json_decref (e);
             return errset (err, EINVAL,
                            "%s: unknown key '%s' (state, finish, exceptions, "
                            "released, drained, ran)",
                            where, key);
         }
-        if (bad) {
+        json_t *n = fields[f].read (v);
+        if (!n) {
             json_decref (e);
-            return errset (err, EINVAL, "%s.%s: must be %s", where, key, bad);
+            return errset (err, EINVAL, "%s.%s: must be %s", where, key,
+                           fields[f].want);
         }
         if (json_object_set_new (e, key, n) < 0) {
             json_decref (e);
@@ -136,9 +149,9 @@ void ct_expect_check (uint64_t id,
 
     if (!expect)
         return;
-    for (size_t i = 0; fields[i]; i++) {
-        json_t *want = json_object_get (expect, fields[i]);
-        json_t *have = json_object_get (got, fields[i]);
+    for (size_t i = 0; i < NFIELDS; i++) {
+        json_t *want = json_object_get (expect, fields[i].key);
+        json_t *have = json_object_get (got, fields[i].key);
         if (!want || json_equal (want, have))
             continue;
         char *sw = json_dumps (want, JSON_COMPACT | JSON_ENCODE_ANY);
@@ -146,8 +159,8 @@ void ct_expect_check (uint64_t id,
             have ? json_dumps (have, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
         size_t used = strlen (diff);
         snprintf (diff + used, sizeof (diff) - used,
-                  "%s%s: expected %s, this run %s", used ? "; " : "", fields[i],
-                  sw ? sw : "?", sh ? sh : "nothing");
+                  "%s%s: expected %s, this run %s", used ? "; " : "",
+                  fields[i].key, sw ? sw : "?", sh ? sh : "nothing");
         free (sw);
         free (sh);
     }
