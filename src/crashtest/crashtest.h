@@ -126,30 +126,6 @@ enum ct_fault {
     CT_FAULT_FULL,    /* the scenario fills its small journal */
 };
 
-struct ct_case {
-    const struct ct_scenario *sc;
-    const json_t *ref; /* the reference run's result; NULL for it */
-    enum ct_kind kind;
-    char crash[CT_MAX_GENS][96]; /* CAIRN_CRASH_AT per daemon generation */
-    enum ct_fault fault;
-    char fault_env[96]; /* CAIRN_FAULT for generation 0 */
-    char target[64];    /* supervisor-kill*: "PHASE JOBID RANK" */
-    int nkills;         /* random: kill times, seconds from the start */
-    double kills[CT_MAX_KILLS];
-    bool count; /* CAIRN_CRASH_COUNT in every generation */
-    char dir[256];
-    char label[256];
-    char repro[1024];
-    const char *cairnd;
-};
-
-/* Run one case; call it in a fresh child process. Returns its result:
- *   {"label", "repro", "kind", "reached", "kills", "generations",
- *    "violations": [s], "diverged": [s], "jobs": {id: summary},
- *    "counts": [{point: n}] per generation, "elapsed", "duration",
- *    "exits": [s]}
- * or NULL (ENOMEM). */
-json_t *ct_case_run (const struct ct_case *cs);
 
 /* ---- daemon processes (crashtest_proc.c) ---- */
 
