@@ -26,9 +26,11 @@ if(TARGET cairn_exec AND EXISTS ${CLI}/cairnd.c)
   install(TARGETS cairnd DESTINATION ${CMAKE_INSTALL_SBINDIR})
 endif()
 
+# cairn: the entry (cairn.c), what its subcommands share (cli.c,
+# jobwatch.c) and the subcommands, one cmd_*.c each (and their parts).
 file(GLOB CAIRN_CMD_SRC CONFIGURE_DEPENDS ${CLI}/cmd_*.c)
 if(TARGET cairn_exec AND EXISTS ${CLI}/cairn.c)
-  add_executable(cairn ${CLI}/cairn.c ${CAIRN_CMD_SRC})
+  add_executable(cairn ${CLI}/cairn.c ${CLI}/cli.c ${CLI}/jobwatch.c ${CAIRN_CMD_SRC})
   target_link_libraries(cairn PRIVATE cairn_exec)
   install(TARGETS cairn DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()

@@ -1,8 +1,10 @@
-/* cli.h - what the files of the `cairn` command share.
+/* cli.h - what the subcommands of the `cairn` command share (cli.c).
  *
  * `cairn [--statedir DIR] [-c CONFIG] SUBCOMMAND [ARGS]`: cairn.c parses the
  * global options, finds SUBCOMMAND in its table and calls it. Each
- * subcommand lives in its own src/cli/cmd_*.c (the build globs them).
+ * subcommand lives in its own src/cli/cmd_*.c (the build globs them) and
+ * calls down into cli.c for its messages, the state directory and its
+ * connection to cairnd; nothing here knows a subcommand.
  *
  * Adding a subcommand "foo":
  *   1. in src/cli/cmd_foo.c write the function and its table entry:
@@ -30,7 +32,8 @@
  *            "  --bar X   what bar means\n",
  *        };
  *
- *   2. declare `extern const struct cli_command cli_cmd_foo;` below;
+ *   2. declare `extern const struct cli_command cli_cmd_foo;` in
+ *      commands.h (and include it in cmd_foo.c);
  *   3. add `&cli_cmd_foo` to the commands[] table in cairn.c.
  *
  * The function gets argv[0] = the subcommand's name, and getopt's state
@@ -50,7 +53,6 @@
 #include <stdint.h>
 
 #include "core/error.h"
-#include "core/streamtype.h"
 #include "client/client.h"
 
 struct cli;
@@ -73,17 +75,6 @@ struct cli {
     const struct cli_command *cmd; /* the running subcommand */
 };
 
-/* The subcommands (one per cmd_*.c entry). */
-extern const struct cli_command cli_cmd_run;
-extern const struct cli_command cli_cmd_attach;
-extern const struct cli_command cli_cmd_cancel;
-extern const struct cli_command cli_cmd_kill;
-extern const struct cli_command cli_cmd_post;
-extern const struct cli_command cli_cmd_drain;
-extern const struct cli_command cli_cmd_undrain;
-extern const struct cli_command cli_cmd_list;
-extern const struct cli_command cli_cmd_demo;
-
 /* Options every subcommand accepts; put them in its getopt tables. */
 enum { CLI_OPT_STATEDIR = 0x1000 };
 // clang-format off
@@ -93,6 +84,14 @@ enum { CLI_OPT_STATEDIR = 0x1000 };
     {"config", required_argument, NULL, 'c'},                                  \
     {"help", no_argument, NULL, 'h'}
 // clang-format on
+
+/* The help lines of the common options, for `cairn --help` and each
+ * subcommand's. */
+extern const char cli_common_options_help[];
+
+/* Make cmd the running subcommand (cli->cmd), before it runs: from then on
+ * cli_error() names it, for callers with no struct cli at hand too. */
+void cli_set_command (struct cli *cli, const struct cli_command *cmd);
 
 /* Handle an option that the subcommand's own switch did not: a common
  * option is stored in cli (or --help prints the subcommand's usage and
@@ -170,67 +169,8 @@ json_t *cli_rpc (struct cli *cli,
 /* Seconds on the monotonic clock. */
 double cli_monotime (void);
 
-/* Following the responses to one `start` request (cmd_run.c; the demo uses
- * it too). */
-struct jobwatch {
-    uint64_t id;
-    int64_t matchtag;
-    bool events;         /* the stream asked for "events" (set it after
-                            jobwatch_init): then nresp counts start and the
-                            progress events too */
-    int nresp;           /* release/exception/finish responses seen: the
-                            `since` of a reattach (start is not counted,
-                            nor accepted and reattached) */
-    bool accepted;       /* cairnd has the job: an `accepted` (events
-                            only) or a `reattached` response came */
-    bool started;        /* a `start` response came */
-    bool finished;       /* a `finish` response came */
-    int status;          /* its wait status */
-    bool fatal;          /* a severity-0 exception came */
-    char fatal_type[32]; /* the type of the first one */
-    bool final;          /* the final release came: the stream is over */
-    json_t *releases;    /* the ranks of each release, in order (strings) */
-    json_t *exceptions;  /* the data of each exception, in order */
-};
-
-/* Set up jw for job id (zeroes it). Returns 0, or -1 with errno = ENOMEM.
- * Free with jobwatch_clear(). */
-int jobwatch_init (struct jobwatch *jw, uint64_t id, int64_t matchtag);
-void jobwatch_clear (struct jobwatch *jw);
-
-/* One response payload of a `start` stream, decoded once: what follows
- * switches on sr and never compares the name again. */
-struct jobwatch_resp {
-    struct stream_resp sr; /* its type (stream_resp_of) */
-    const char *name;      /* the type as sent, for printing (borrowed) */
-    json_t *data;          /* its data object (borrowed), or NULL */
-};
-
-/* Decode payload into r. Returns 0, or -1 with errno = EPROTO and a
- * message in err when it has no "type" string or its "data" is not an
- * object. r borrows from payload. */
-int jobwatch_decode (const json_t *payload,
-                     struct jobwatch_resp *r,
-                     struct cairn_error *err);
-
-/* Take one decoded response of the job's stream into jw. Returns 0, or -1
- * with errno = EPROTO and a message in err when a response of the exec
- * protocol lacks what its type carries (jw is unchanged then). */
-int jobwatch_update (struct jobwatch *jw,
-                     const struct jobwatch_resp *r,
-                     struct cairn_error *err);
-
-/* Describe a decoded response in one human line (no newline), e.g.
- * "exception prolog (severity 2): note" or "finish status 768 (exit 3)". */
-void jobwatch_describe (const struct jobwatch_resp *r, char *buf, size_t len);
-
 /* Describe a wait status: "exit 3", "killed by SIGKILL". */
 void cli_wait_status_str (int status, char *buf, size_t len);
-
-/* The exit code a shell would give the job: WEXITSTATUS of the finish
- * status, 128 + signal for a signaled one; 1 when the job never finished,
- * or got a fatal exception and its status says success. */
-int jobwatch_exit_code (const struct jobwatch *jw);
 
 /* A fresh job id: milliseconds since 2020-01-01 in the high bits, the pid
  * and random bits in the low 20; for a caller other than root, in the

@@ -11,6 +11,7 @@
 
 #include "cli/cli.h"
 #include "cli/cmd_journal.h" /* jcli_duration */
+#include "cli/commands.h"
 #include "core/jobid.h"
 #include "core/signame.h"
 

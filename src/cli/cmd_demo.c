@@ -4,7 +4,8 @@
  * epilog as it happens, then check that each job ended as it should.
  *
  * This file owns the temporary directory, the scripts, the config and
- * cairnd's life; cmd_demo_jobs.c runs the jobs.
+ * cairnd's life; cmd_demo_jobs.c runs the jobs, and is called, never
+ * calls back.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,7 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/demo.h"
+#include "cli/cmd_demo_jobs.h"
+#include "cli/commands.h"
 
 #define SOCKET_WAIT 10. /* seconds for cairnd to listen */
 
@@ -44,30 +46,11 @@ static const char epilog_sh[] =
     "echo \"$CAIRN_JOB_ID epilog on rank $CAIRN_RANK\" >>\"$D/trace\"\n"
     "if [ \"$CAIRN_RANK\" = 2 ]; then sleep 2; else sleep 0.2; fi\n";
 
-volatile sig_atomic_t demo_interrupted;
 static bool interrupted_by_user; /* cairnd's log would not help then */
 
 static void on_signal (int sig)
 {
     demo_interrupted = sig;
-}
-
-int demo_write_file (const char *dir, const char *name, const char *text)
-{
-    char *path;
-    FILE *f;
-
-    if (asprintf (&path, "%s/%s", dir, name) < 0) {
-        cli_error ("out of memory");
-        return -1;
-    }
-    if (!(f = fopen (path, "w")) || fputs (text, f) < 0 || fclose (f) != 0) {
-        cli_error ("%s: %s", path, strerror (errno));
-        free (path);
-        return -1;
-    }
-    free (path);
-    return 0;
 }
 
 /* cairnd finds its cairn-shim by itself (next to its executable). */

@@ -1,4 +1,4 @@
-/* cmd_demo_jobs.c - the four jobs of `cairn demo` (see demo.h): what
+/* cmd_demo_jobs.c - the four jobs of `cairn demo` (cmd_demo_jobs.h): what
  * they run, following their responses and the scripts' trace, and checking
  * that each ended as it should.
  *
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/demo.h"
+#include "cli/cmd_demo_jobs.h"
 #include "core/idset.h"
 #include "core/jobid.h"
 #include "core/jobspec.h"
@@ -46,6 +46,26 @@ static const struct {
      "echo \"$CAIRN_JOB_ID rank $CAIRN_RANK sleeps 30s\" >>\"$T\"; "
      "exec sleep 30"},
 };
+
+volatile sig_atomic_t demo_interrupted;
+
+int demo_write_file (const char *dir, const char *name, const char *text)
+{
+    char *path;
+    FILE *f;
+
+    if (asprintf (&path, "%s/%s", dir, name) < 0) {
+        cli_error ("out of memory");
+        return -1;
+    }
+    if (!(f = fopen (path, "w")) || fputs (text, f) < 0 || fclose (f) != 0) {
+        cli_error ("%s: %s", path, strerror (errno));
+        free (path);
+        return -1;
+    }
+    free (path);
+    return 0;
+}
 
 void demo_say (struct demo *d, const char *label, const char *fmt, ...)
 {

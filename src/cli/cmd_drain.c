@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/cmd_journal.h"
+#include "cli/commands.h"
 #include "core/jobid.h"
 
 struct drains {

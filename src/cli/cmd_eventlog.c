@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli/cmd_journal.h"
+#include "cli/commands.h"
 #include "core/eventlog.h"
 #include "core/idset.h"
 #include "core/job.h"

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/cmd_journal.h"
+#include "cli/commands.h"
 #include "core/jobid.h"
 
 /* COMMAND's width when the output is no terminal (and COLUMNS unset). */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cmd_journal.h"
+#include "cli/commands.h"
 #include "core/eventlog.h"
 
 /* ---- ranks ---- */

@@ -2,7 +2,8 @@
  * (jobs in cmd_jobs.c, with its fields in cmd_jobs_view.c and its -o
  * formats in cmd_jobs_format.c; show in cmd_show.c; eventlog in
  * cmd_eventlog.c; ranks in cmd_journal.c; procs in cmd_procs.c; verify,
- * dump, stats, purge in cmd_verify.c; the helpers in cmd_jutil.c).
+ * dump, stats, purge in cmd_verify.c; the helpers in cmd_jutil.c, which
+ * call none of the others).
  *
  * These commands read the journal directly, never through cairnd: they
  * work while cairnd runs (LMDB readers never block its writer, and every
@@ -13,8 +14,8 @@
  * But for a user who may not read the journal (a root cairnd's state dir
  * is 0700), jobs, show, eventlog and ranks ask cairnd instead, through the
  * socket cli_public_socket() finds (cmd_jremote.c): jcli_open_view()
- * decides, and jcli_read(), jcli_events() and jcli_job_info() read from
- * either. cairnd answers them from the same journal.
+ * decides, and jcli_read(), jcli_events(), jcli_load() and jcli_job_info()
+ * read from either. cairnd answers them from the same journal.
  */
 #ifndef CAIRN_CLI_CMD_JOURNAL_H
 #define CAIRN_CLI_CMD_JOURNAL_H
@@ -29,17 +30,6 @@
 #include "core/job.h"
 #include "core/rv1.h"
 #include "journal/journal.h"
-
-extern const struct cli_command cli_cmd_jobs;
-extern const struct cli_command cli_cmd_show;
-extern const struct cli_command cli_cmd_eventlog;
-extern const struct cli_command cli_cmd_ranks;
-extern const struct cli_command cli_cmd_procs;
-extern const struct cli_command cli_cmd_verify;
-extern const struct cli_command cli_cmd_dump;
-extern const struct cli_command cli_cmd_export;
-extern const struct cli_command cli_cmd_stats;
-extern const struct cli_command cli_cmd_purge;
 
 struct table; /* aligned columns, below */
 

@@ -4,13 +4,19 @@
  * (SECURITY.md). cairnd answers from the same journal ("jobs" and
  * "job-events", cairn-protocol(7)), so the commands print the same as
  * they would from the journal; only cairnd judges what a user may see.
+ *
+ * Here too the readers of a job that work either way (jcli_open_view,
+ * jcli_read, jcli_events, jcli_load, jcli_one_job): the commands call
+ * them, and they call down into cmd_jutil.c, never the other way round.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cmd_journal.h"
+#include "core/eventlog.h"
 
 int jcli_open_view (struct jcli *jc, struct cli *cli)
 {
@@ -153,6 +159,90 @@ int jcli_job_info (struct jcli *jc, uint64_t id, struct journal_jobinfo *info)
     info->id = id;
     info->active = jc->last_active;
     return 0;
+}
+
+/* ---- a job read either way: the journal, or cairnd (jcli_read) ---- */
+
+struct readarg {
+    json_t *events;
+    bool bad;
+};
+
+static int
+read_cb (uint64_t id, uint32_t seq, const char *line, size_t len, void *arg)
+{
+    struct readarg *ra = arg;
+    json_t *entry = eventlog_entry_decode (line, len, NULL);
+    json_t *o;
+
+    if (!entry) {
+        if (errno == ENOMEM)
+            return -1;
+        ra->bad = true;
+        entry = json_stringn_nocheck (line, len);
+    }
+    if (!(o = json_pack ("{s:I s:o}", "seq", (json_int_t)seq, "event",
+                         entry)) ||
+        json_array_append_new (ra->events, o) < 0) {
+        errno = ENOMEM;
+        return -1;
+    }
+    return 0;
+}
+
+json_t *jcli_events (struct jcli *jc, uint64_t id, uint32_t from, bool *bad)
+{
+    struct cairn_error err = {{0}};
+    struct readarg ra = {.events = json_array ()};
+
+    if (!ra.events) {
+        cli_error ("out of memory");
+        return NULL;
+    }
+    if (jcli_read (jc, id, from, read_cb, &ra, &err) < 0) {
+        jcli_read_error (jc, id, &err);
+        json_decref (ra.events);
+        return NULL;
+    }
+    if (bad)
+        *bad = ra.bad;
+    return ra.events;
+}
+
+struct job *jcli_one_job (struct jcli *jc,
+                          struct cli *cli,
+                          int argc,
+                          char **argv,
+                          bool *json,
+                          uint64_t *id,
+                          json_t **events)
+{
+    *events = NULL;
+    *json = jcli_json_option (cli, argc, argv);
+    if (argc - optind != 1)
+        cli_usage_error (cli, "expected one JOBID");
+    if (cli_parse_jobid (cli, argv[optind], id) < 0 ||
+        jcli_open_view (jc, cli) < 0)
+        return NULL;
+    return jcli_load (jc, *id, events);
+}
+
+struct job *jcli_load (struct jcli *jc, uint64_t id, json_t **eventsp)
+{
+    struct cairn_error err = {{0}};
+    json_t *events = jcli_events (jc, id, 0, NULL);
+    struct job *job;
+
+    if (!events)
+        return NULL;
+    if (!(job = jcli_fold (id, events, &err)))
+        cli_error ("job %ju in %s: %s (run cairn verify)", (uintmax_t)id,
+                   jc->c ? jc->sockpath : jc->statedir, err.text);
+    if (eventsp && job)
+        *eventsp = events;
+    else
+        json_decref (events);
+    return job;
 }
 
 /* ---- jobs ---- */

@@ -1,5 +1,7 @@
 /* cmd_jutil.c - helpers of the journal-reading subcommands (see
- * cmd_journal.h).
+ * cmd_journal.h): opening the journal itself, folding events, words and
+ * tables for people. The bottom of the journal commands: it calls none of
+ * their other files (a job read either way is cmd_jremote.c's).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -130,52 +132,6 @@ void jcli_no_job (struct jcli *jc, uint64_t id)
                    jc->statedir);
 }
 
-struct readarg {
-    json_t *events;
-    bool bad;
-};
-
-static int
-read_cb (uint64_t id, uint32_t seq, const char *line, size_t len, void *arg)
-{
-    struct readarg *ra = arg;
-    json_t *entry = eventlog_entry_decode (line, len, NULL);
-    json_t *o;
-
-    if (!entry) {
-        if (errno == ENOMEM)
-            return -1;
-        ra->bad = true;
-        entry = json_stringn_nocheck (line, len);
-    }
-    if (!(o = json_pack ("{s:I s:o}", "seq", (json_int_t)seq, "event",
-                         entry)) ||
-        json_array_append_new (ra->events, o) < 0) {
-        errno = ENOMEM;
-        return -1;
-    }
-    return 0;
-}
-
-json_t *jcli_events (struct jcli *jc, uint64_t id, uint32_t from, bool *bad)
-{
-    struct cairn_error err = {{0}};
-    struct readarg ra = {.events = json_array ()};
-
-    if (!ra.events) {
-        cli_error ("out of memory");
-        return NULL;
-    }
-    if (jcli_read (jc, id, from, read_cb, &ra, &err) < 0) {
-        jcli_read_error (jc, id, &err);
-        json_decref (ra.events);
-        return NULL;
-    }
-    if (bad)
-        *bad = ra.bad;
-    return ra.events;
-}
-
 struct job *
 jcli_fold (uint64_t id, const json_t *events, struct cairn_error *err)
 {
@@ -225,42 +181,6 @@ bool jcli_json_option (struct cli *cli, int argc, char **argv)
             cli_common_option (cli, opt, optarg);
     }
     return json;
-}
-
-struct job *jcli_one_job (struct jcli *jc,
-                          struct cli *cli,
-                          int argc,
-                          char **argv,
-                          bool *json,
-                          uint64_t *id,
-                          json_t **events)
-{
-    *events = NULL;
-    *json = jcli_json_option (cli, argc, argv);
-    if (argc - optind != 1)
-        cli_usage_error (cli, "expected one JOBID");
-    if (cli_parse_jobid (cli, argv[optind], id) < 0 ||
-        jcli_open_view (jc, cli) < 0)
-        return NULL;
-    return jcli_load (jc, *id, events);
-}
-
-struct job *jcli_load (struct jcli *jc, uint64_t id, json_t **eventsp)
-{
-    struct cairn_error err = {{0}};
-    json_t *events = jcli_events (jc, id, 0, NULL);
-    struct job *job;
-
-    if (!events)
-        return NULL;
-    if (!(job = jcli_fold (id, events, &err)))
-        cli_error ("job %ju in %s: %s (run cairn verify)", (uintmax_t)id,
-                   jc->c ? jc->sockpath : jc->statedir, err.text);
-    if (eventsp && job)
-        *eventsp = events;
-    else
-        json_decref (events);
-    return job;
 }
 
 const char *jcli_last_event (const json_t *events, double *t)

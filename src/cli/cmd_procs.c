@@ -20,6 +20,7 @@
 
 #include "core/testenv.h"
 #include "cli/cmd_journal.h"
+#include "cli/commands.h"
 #include "core/jobid.h"
 #include "supervise/procfs.h"
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli/cmd_journal.h"
+#include "cli/commands.h"
 #include "core/eventlog.h"
 #include "core/job.h"
 

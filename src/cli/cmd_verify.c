@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "cli/cmd_journal.h"
+#include "cli/commands.h"
 #include "client/client.h"
 #include "util/statedir.h"
 #include "core/fsd.h"

@@ -1,8 +1,6 @@
 /* escalate.c - the kill escalation's schedule (escalate.h). */
 #include "core/escalate.h"
 
-#include "core/job.h"
-
 /* job-exec's cap on the interval between a shell's direct kills. */
 #define ESC_MAX_INTERVAL 300.
 
@@ -35,22 +33,22 @@ double escalate_give_up_after (const struct exec_config *x)
     return total;
 }
 
-bool escalate_spent (const struct exec_config *x, const struct job_proc *p)
+bool escalate_spent (const struct exec_config *x, const struct esc_signals *sig)
 {
-    return x->max_kill_timeout <= 0 && p->nshell_kills >= x->max_kill_count;
+    return x->max_kill_timeout <= 0 && sig->nshell_kills >= x->max_kill_count;
 }
 
 static struct esc_step shell_next (const struct exec_config *x,
-                                   const struct job_proc *p)
+                                   const struct esc_signals *sig)
 {
     double kt = x->kill_timeout;
     struct esc_step s;
 
-    if (escalate_spent (x, p))
-        return (struct esc_step){p->t_signal, ESC_GIVE_UP};
-    if (p->nshell_kills == 0) {
-        double shell_at = p->t_term + ESC_SHELL_AFTER * kt;
-        double kill_at = p->t_signal + kt;
+    if (escalate_spent (x, sig))
+        return (struct esc_step){sig->t_signal, ESC_GIVE_UP};
+    if (sig->nshell_kills == 0) {
+        double shell_at = sig->t_term + ESC_SHELL_AFTER * kt;
+        double kill_at = sig->t_signal + kt;
         /* half an interval's slack: five sums of kt and 5 x kt may differ
          * in the last bit */
         if (kill_at < shell_at - kt / 2)
@@ -58,23 +56,23 @@ static struct esc_step shell_next (const struct exec_config *x,
         else
             s = (struct esc_step){shell_at, ESC_KILL_SHELL};
     } else {
-        s = (struct esc_step){p->t_signal +
-                                  escalate_interval (x, p->nshell_kills),
+        s = (struct esc_step){sig->t_signal +
+                                  escalate_interval (x, sig->nshell_kills),
                               ESC_KILL_SHELL};
     }
-    if (x->max_kill_timeout > 0 && p->t_term + x->max_kill_timeout <= s.due)
-        s = (struct esc_step){p->t_term + x->max_kill_timeout, ESC_GIVE_UP};
+    if (x->max_kill_timeout > 0 && sig->t_term + x->max_kill_timeout <= s.due)
+        s = (struct esc_step){sig->t_term + x->max_kill_timeout, ESC_GIVE_UP};
     return s;
 }
 
 struct esc_step escalate_next (const struct exec_config *x,
                                bool shell,
                                double kill_timeout,
-                               const struct job_proc *p)
+                               const struct esc_signals *sig)
 {
     if (shell)
-        return shell_next (x, p);
-    return (struct esc_step){p->t_signal + kill_timeout,
-                             p->nkills >= x->max_kill_count ? ESC_GIVE_UP
-                                                            : ESC_KILL};
+        return shell_next (x, sig);
+    return (struct esc_step){sig->t_signal + kill_timeout,
+                             sig->nkills >= x->max_kill_count ? ESC_GIVE_UP
+                                                              : ESC_KILL};
 }

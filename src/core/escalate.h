@@ -26,7 +26,15 @@
 
 #include "core/config.h"
 
-struct job_proc;
+/* What the schedule reads of a process: the journaled facts of its
+ * signals (job.h's struct job_proc keeps them; the caller copies them in,
+ * so the schedule knows nothing of jobs and job.c may call it freely). */
+struct esc_signals {
+    double t_term;    /* first termination signal: the schedule's start */
+    double t_signal;  /* last termination signal */
+    int nkills;       /* kill-signal deliveries, of either kind */
+    int nshell_kills; /* of them, a shell's direct kills ("kill-shell") */
+};
 
 enum esc_action {
     ESC_KILL,       /* the kill signal ("kill") */
@@ -39,16 +47,17 @@ struct esc_step {
     enum esc_action action;
 };
 
-/* The next step for p, which must be terminating: a job shell (shell
- * true) under x, or a prolog or epilog with its kill_timeout. */
+/* The next step for a terminating process whose signals so far are s: a
+ * job shell (shell true) under x, or a prolog or epilog with its
+ * kill_timeout. */
 struct esc_step escalate_next (const struct exec_config *x,
                                bool shell,
                                double kill_timeout,
-                               const struct job_proc *p);
+                               const struct esc_signals *s);
 
-/* After p's last kill-shell: is it given up at once (the max-kill-count-th,
- * with no max-kill-timeout)? */
-bool escalate_spent (const struct exec_config *x, const struct job_proc *p);
+/* After a process's last kill-shell (its signals s): is it given up at
+ * once (the max-kill-count-th, with no max-kill-timeout)? */
+bool escalate_spent (const struct exec_config *x, const struct esc_signals *s);
 
 /* The interval before a shell's next direct kill after nshell_kills of
  * them: job-exec's per-job kill_timeout stat. */

@@ -200,13 +200,30 @@ static const char *rank_word (const struct idset *ranks)
 
 /* ---- termination and escalation ---- */
 
+/* What the escalation's schedule reads of p (escalate.h knows no job). */
+static struct esc_signals esc_signals_of (const struct job_proc *p)
+{
+    return (struct esc_signals){.t_term = p->t_term,
+                                .t_signal = p->t_signal,
+                                .nkills = p->nkills,
+                                .nshell_kills = p->nshell_kills};
+}
+
 /* A terminating process's next escalation step (escalate.h). */
 static struct esc_step esc_next (const struct job *job,
                                  const struct job_proc *p)
 {
     double kt = p->phase == PHASE_PROLOG ? job->cfg.prolog.kill_timeout
                                          : job->cfg.epilog.kill_timeout;
-    return escalate_next (&job->cfg.exec, p->phase == PHASE_SHELL, kt, p);
+    struct esc_signals sig = esc_signals_of (p);
+    return escalate_next (&job->cfg.exec, p->phase == PHASE_SHELL, kt, &sig);
+}
+
+/* After p's last kill-shell, as journaled: given up at once? */
+static bool esc_spent (const struct exec_config *x, const struct job_proc *p)
+{
+    struct esc_signals sig = esc_signals_of (p);
+    return escalate_spent (x, &sig);
 }
 
 static double proc_deadline (const struct job *job, const struct job_proc *p)
@@ -296,7 +313,7 @@ static int proc_timers (struct job *job, const struct job_ctx *ctx, json_t *out)
             /* the max-kill-count-th is the last: job-exec gives up with it */
             if (emit_signal (job, ctx, out, p, x->kill_signal, "kill-shell",
                              true) < 0 ||
-                (escalate_spent (x, p) && give_up (job, ctx, out, p) < 0))
+                (esc_spent (x, p) && give_up (job, ctx, out, p) < 0))
                 return -1;
             break;
         }

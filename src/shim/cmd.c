@@ -34,8 +34,9 @@
 #include "supervise/shim_proto.h"
 #include "journal/crashpoint.h"
 #include "shim/cmd.h"
+#include "shim/drop.h"
 #include "shim/outpipe.h"
-#include "shim/shim.h"
+#include "shim/session.h"
 #include "shim/userdb.h"
 
 /* What the command's process failed to do before exec. It shares our

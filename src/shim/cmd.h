@@ -18,12 +18,46 @@
 #define CAIRN_SHIM_CMD_H
 
 #include <stdbool.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 struct shim;
 
 /* When an output cap is first applied after the start (shim_cmd_cap). */
 #define SHIM_CAP_FIRST_NS (100LL * 1000 * 1000)
+
+/* ---- how each command's process starts ----
+ * One setting per process (per thread for the crash point), kept here
+ * with the start that reads them; the supervisor (serve.c) sets them
+ * before its first start, a lone shim leaves them as they are. */
+
+/* Set by the supervisor (serve.c) for every command it starts: it has
+ * default dispositions, exactly shim_sigset() blocked, its own session and
+ * 0-2 on /dev/null already, so a command's process does not set them up
+ * again; and a command outlives its supervisor (no death signal: the
+ * keeper, a subreaper, inherits it). False in an exec'd shim, which may start
+ * from anything and whose command dies with it. */
+extern bool shim_fresh;
+
+/* The descriptor limit each command's process starts with: the
+ * supervisor raises its own to hold two pipes per live command (serve.c)
+ * and its commands take this one back. rlim_cur RLIM_INFINITY: nothing
+ * to take back. */
+extern struct rlimit shim_nofile;
+
+/* For the crash harness only: when > 0, the command's process SIGKILLs
+ * this pid (cairnd) right after making its start marker, before it joins
+ * its cgroup and drops to --user: the crash point "shim.drop.before",
+ * counted by the supervisor at each start and carried out by the
+ * command's process (serve.c). One per thread: each of the supervisor's
+ * workers starts its own commands. */
+extern _Thread_local pid_t shim_kill_at_drop;
+
+/* Give every signal but SIGKILL and SIGSTOP the default disposition, the
+ * two glibc keeps for itself included (its sigaction() refuses them, yet
+ * its posix_spawn() leaves them ignored in the process it starts: the raw
+ * system call resets them). System calls only: safe in a vfork child. */
+void shim_signals_default (void);
 
 /* Once per process, before any start: open our own executable (for the
  * commands that run as a user: drop.c). Returns 0, or -1 with errno (then

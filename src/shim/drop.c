@@ -1,5 +1,5 @@
 /* drop.c - `cairn-shim --drop ...`: the last steps of a command that runs
- * as a user (shim.h), in the command's own process, after one exec.
+ * as a user (drop.h), in the command's own process, after one exec.
  *
  * Why a second exec: the supervisor starts a command with vfork, which
  * suspends the starting thread until the command's process execs or
@@ -34,7 +34,7 @@
  * static program still reads some variables at its start (glibc's
  * tunables, GLIBC_TUNABLES and the MALLOC_* aliases, LD_LIBRARY_PATH for
  * dlopen), which are the job's user's to set. So every entry starts with
- * SHIM_DROP_ENV_MARK (shim.h), a byte that starts no name any libc looks
+ * SHIM_DROP_ENV_MARK (drop.h), a byte that starts no name any libc looks
  * up: none of them matches, and we skip the byte here. (The other
  * way, a memfd the supervisor fills and we inherit, costs the supervisor
  * a create, a write and a descriptor per start on its serial path, and
@@ -69,7 +69,7 @@
 
 #include "core/testenv.h"
 #include "supervise/shim_proto.h"
-#include "shim/shim.h"
+#include "shim/drop.h"
 
 /* The uid and gid system calls, called raw: glibc's wrappers would make
  * every thread change its ids through bookkeeping that does not matter

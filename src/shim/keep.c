@@ -51,6 +51,7 @@
 #include "supervise/shim_proto.h"
 #include "journal/crashpoint.h"
 #include "shim/outpipe.h"
+#include "shim/session.h"
 #include "shim/shim.h"
 
 static int exitdir = -1;

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shim/drop.h"
 #include "shim/shim.h"
 
 /* A number in [min, max], or -1. */

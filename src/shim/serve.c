@@ -66,6 +66,7 @@
 #include "shim/cmd.h"
 #include "shim/outpipe.h"
 #include "shim/serve_out.h"
+#include "shim/session.h"
 #include "shim/shim.h"
 #include "util/scm.h"
 

@@ -1,5 +1,5 @@
 /* session.c - what is left of a command's session once its process has
- * ended (shim.h: shim_session_maybe, shim_session_left,
+ * ended (session.h: shim_session_maybe, shim_session_left,
  * shim_session_drain, shim_session_linger).
  *
  * Each command leads a session of its own (cmd.c). A job shell puts each
@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 #include "journal/crashpoint.h"
-#include "shim/shim.h"
+#include "shim/session.h"
 
 /* The state and session of pid from /proc/PID/stat, or -1 (gone). The
  * fields after the last ')' (the name may hold anything): state, ppid,

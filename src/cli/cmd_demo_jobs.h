@@ -1,15 +1,16 @@
-/* demo.h - what the two files of `cairn demo` share: cmd_demo.c (the
- * command: files, cairnd's life, cleanup) and cmd_demo_jobs.c (the four
- * jobs: submit, follow, check).
+/* cmd_demo_jobs.h - the four jobs of `cairn demo` (cmd_demo_jobs.c:
+ * submit, follow, check), for the command (cmd_demo.c: files, cairnd's
+ * life, cleanup), which owns the struct demo and calls down here.
  */
-#ifndef CAIRN_CLI_DEMO_H
-#define CAIRN_CLI_DEMO_H
+#ifndef CAIRN_CLI_CMD_DEMO_JOBS_H
+#define CAIRN_CLI_CMD_DEMO_JOBS_H
 
 #include <signal.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
 #include "cli/cli.h"
+#include "cli/jobwatch.h"
 
 #define DEMO_NJOBS 4
 
@@ -27,7 +28,8 @@ struct demo {
     struct jobwatch jw[DEMO_NJOBS]; /* .releases NULL: not submitted */
 };
 
-/* The signal that interrupted the demo (SIGINT...), 0 if none. */
+/* The signal that interrupted the demo (SIGINT...), 0 if none: set by
+ * cmd_demo.c's handler, read by the jobs' loops. */
 extern volatile sig_atomic_t demo_interrupted;
 
 /* Print one line: time since d->t0, the job's label, the text. */
@@ -51,4 +53,4 @@ void demo_cancel_rest (struct demo *d);
 /* Print each job's outcome. Returns 0 if every job ended as expected. */
 int demo_summary (struct demo *d);
 
-#endif /* CAIRN_CLI_DEMO_H */
+#endif /* CAIRN_CLI_CMD_DEMO_JOBS_H */
