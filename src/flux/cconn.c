@@ -31,6 +31,7 @@ struct cconn {
     json_t *hello;     /* its payload */
     int64_t hello_tag; /* its matchtag while it waits for the answer, or 0 */
     char *refused;     /* the last refusal's text, said once */
+    struct creply *replies; /* cconn_rpc's, until answered */
 };
 
 static void io_cb (flux_reactor_t *r, flux_watcher_t *w, int revents, void *arg);
@@ -77,6 +78,8 @@ static void reconnect_in (struct cconn *cc, double delay)
     cc->up = false;
     cc->hello_tag = 0;
     cc->inlen = cc->outlen = 0;
+    /* the cairnd that would have answered is gone */
+    creply_clear (cc->replies);
     flux_timer_watcher_reset (cc->retry, delay, 0);
     flux_watcher_start (cc->retry);
 }
@@ -161,8 +164,12 @@ static void dispatch_lines (struct cconn *cc)
         json_t *msg = json_loadb (start, n, 0, &jerr);
         if (msg && json_is_object (msg) && cc->hello_tag)
             hello_answer (cc, msg);
-        else if (msg && json_is_object (msg))
-            cc->ops.message (cc, msg, cc->arg);
+        else if (msg && json_is_object (msg)) {
+            json_int_t mt = 0;
+            (void)json_unpack (msg, "{s?I}", "matchtag", &mt);
+            if (!creply_dispatch (cc->replies, mt, msg))
+                cc->ops.message (cc, msg, cc->arg);
+        }
         else
             flux_log (cc->h, LOG_ERR, "cairnd sent a line that is not a JSON "
                                       "object: %s", jerr.text);
@@ -268,7 +275,7 @@ struct cconn *cconn_create (flux_t *h,
     cc->arg = arg;
     cc->delay = RETRY_MIN;
     cc->next_matchtag = 1;
-    if (!(cc->path = strdup (path)) ||
+    if (!(cc->path = strdup (path)) || !(cc->replies = creply_create ()) ||
         !(cc->retry = flux_timer_watcher_create (flux_get_reactor (h), 0, 0,
                                                  retry_cb, cc))) {
         cconn_destroy (cc);
@@ -361,6 +368,31 @@ int64_t cconn_matchtag (struct cconn *cc)
     return cc->next_matchtag++;
 }
 
+int64_t cconn_rpc (struct cconn *cc,
+                   const char *topic,
+                   const json_t *payload,
+                   int flags,
+                   creply_f cb,
+                   void *arg)
+{
+    int64_t mt = cconn_matchtag (cc);
+
+    /* waiting before it is sent: a reply cannot come before the reactor
+     * reads again, but a failed send must leave no entry behind */
+    if (creply_add (cc->replies, mt, flags, cb, arg) < 0)
+        return -1;
+    if (cconn_send (cc, topic, mt, payload) < 0) {
+        creply_remove (cc->replies, mt);
+        return -1;
+    }
+    return mt;
+}
+
+void cconn_rpc_cancel (struct cconn *cc, int64_t matchtag)
+{
+    creply_remove (cc->replies, matchtag);
+}
+
 bool cconn_up (const struct cconn *cc)
 {
     return cc->up;
@@ -391,6 +423,7 @@ void cconn_destroy (struct cconn *cc)
     free (cc->hello_topic);
     json_decref (cc->hello);
     free (cc->refused);
+    creply_destroy (cc->replies);
     free (cc);
     errno = saved;
 }

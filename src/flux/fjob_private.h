@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "flux/fjob.h"
+#include "flux/fjobstate.h"
 
 struct relay {
     int64_t matchtag;
@@ -22,6 +23,8 @@ struct relay {
 
 struct fjob {
     struct fctx *ctx;
+    struct fjob_ops ops; /* the module's, with arg (fjob.h) */
+    void *arg;
     const flux_msg_t *req; /* the job-manager's start request */
     flux_jobid_t id;
     uint32_t userid;
@@ -29,8 +32,8 @@ struct fjob {
     char f58[32];
     uint32_t *ranks; /* broker ranks of R, ascending */
     size_t nranks;
+    enum fjob_state state; /* fjobstate.h; moved by fjob_move() only */
     bool jm_reattach;     /* the job-manager's request had reattach */
-    bool attached;        /* cairnd accepted or reattached this job */
     bool fresh;           /* our stream is a fresh start (not a reattach) */
     bool relayed_start;   /* `start` or `reattached` went to the job-manager */
     int64_t matchtag;     /* current cairnd stream, 0 = none */
@@ -54,13 +57,10 @@ struct fjob {
     size_t nrelays;
     bool skip_pending; /* the first `reattached`: read the eventlog */
     bool has_ns;       /* the guest namespace exists */
-    bool ready;        /* cairnd may be asked: a new job's brokers' URIs
-                          are known, a restarted job's namespace done */
     bool asked;        /* cairnd was asked whether it has the job */
-    bool failed;       /* given up: cairnd is not asked again */
-    bool conflict;     /* cairnd's job of this id is not this one (adopt.h):
-                          nothing of the Flux job's may reach it */
-    bool released;
+    bool conflict;     /* why it failed: cairnd's job of this id is not this
+                          one (adopt.h), nothing of the Flux job's may
+                          reach it */
     json_t *final;           /* data of the final release being sent */
     flux_watcher_t *hold;    /* tests: the final release held (final_cb) */
     struct idset *shells;    /* broker ranks running a shell: shell rank i is
@@ -77,6 +77,19 @@ struct fjob {
                                 not asked for (a reattach after a module
                                 load, which knows not what was posted) */
 };
+
+/* fjob.c: move the job by ev (fjobstate.h's table). Returns true, or
+ * false with a line in the log and the state left alone when the table
+ * has no such move: the caller then does nothing of what the move was
+ * for. */
+bool fjob_move (struct fjob *job, enum fjob_event ev);
+
+/* Has cairnd's stream for the job opened (running, or releasing after
+ * it)? A failed job may have been; it is asked nothing more either way. */
+static inline bool fjob_attached (const struct fjob *job)
+{
+    return job->state == FJOB_RUNNING || job->state == FJOB_RELEASING;
+}
 
 /* fjob.c: answers to the job-manager's start request (data_new stolen;
  * NULL: {}). */

@@ -7,6 +7,7 @@
 #include "core/idset.h"
 #include "flux/fctx.h"
 #include "flux/fjob.h"
+#include "flux/fjobs.h"
 #include "flux/orphan.h"
 
 struct orphan {
@@ -184,7 +185,7 @@ static void consider (struct fctx *ctx, json_t *job, json_t *running)
                      &privileged) < 0 ||
         !client || strcmp (client, FJOB_CLIENT) != 0 || /* not ours */
         !privileged || /* a user's, whatever its jobspec says (adopt.h) */
-        fctx_job_find (ctx, (flux_jobid_t)id))
+        fjobs_find (ctx->jobs, (flux_jobid_t)id))
         return;
     for (o = ctx->orphans; o; o = o->next)
         if (o->id == (flux_jobid_t)id)

@@ -7,6 +7,8 @@
 #include "flux/adopt.h"
 #include "flux/fctx.h"
 #include "flux/fjob.h"
+#include "flux/fjobs.h"
+#include "flux/fshell.h"
 #include "flux/guest.h"
 #include "flux/jmevent.h"
 #include "flux/resync.h"
@@ -320,7 +322,7 @@ static void resync_job (struct fctx *ctx,
     struct resync *r;
     flux_future_t *f = NULL;
 
-    if (fctx_job_find (ctx, id) || resync_has (ctx, id))
+    if (fjobs_find (ctx->jobs, id) || resync_has (ctx, id))
         return; /* a start stream, or already being looked at */
     if (!(r = calloc (1, sizeof (*r))) || !(r->queue = json_array ()) ||
         !(r->seen = json_object ())) {
@@ -420,7 +422,7 @@ void resync_hand_barriers (struct fctx *ctx, struct fjob *job)
         }
         ctx->early[i] = ctx->early[--ctx->nearly];
         if (flux_msg_authorize (e.msg, fjob_userid (job)) < 0)
-            fjob_barrier_reply (ctx->h, e.msg, EPERM);
+            fshell_barrier_reply (ctx->h, e.msg, EPERM);
         else
             fjob_barrier (job, e.msg, e.rank);
         flux_msg_decref (e.msg);
@@ -430,7 +432,7 @@ void resync_hand_barriers (struct fctx *ctx, struct fjob *job)
 void resync_drop_barriers (struct fctx *ctx)
 {
     for (size_t i = 0; i < ctx->nearly; i++) {
-        fjob_barrier_reply (ctx->h, ctx->early[i].msg, EIO);
+        fshell_barrier_reply (ctx->h, ctx->early[i].msg, EIO);
         flux_msg_decref (ctx->early[i].msg);
     }
     free (ctx->early);
