@@ -64,19 +64,6 @@ static const struct fjob_ops job_ops = {
 
 static void stats_flush (struct fctx *ctx);
 
-static void cairnd_message (struct cconn *cc, const json_t *msg, void *arg)
-{
-    struct fctx *ctx = arg;
-    if (noderelay_cairnd_message (ctx->relay, msg) ||
-        nodewatch_cairnd_message (ctx->nodewatch, msg) ||
-        drainsync_cairnd_message (ctx->drainsync, msg))
-        return;
-    /* a job's stream and requests are answered through their own
-     * callbacks (cconn_rpc): what comes here is nobody's in particular */
-    if (!resync_cairnd_message (ctx, msg))
-        (void)orphan_cairnd_message (ctx, msg);
-}
-
 static void cairnd_state (struct cconn *cc, bool up, void *arg)
 {
     struct fctx *ctx = arg;
@@ -649,7 +636,9 @@ mod_main (flux_t *h, int argc, char **argv)
     if (cairnd_where (h, rank, argc, argv, &dir, &sock) < 0)
         goto done;
     ctx.partial = partial_release (h);
-    struct cconn_ops ops = {.message = cairnd_message, .state = cairnd_state};
+    /* no .message: every request's answer goes to its own callback
+     * (cconn_rpc), and what is nobody's is dropped */
+    struct cconn_ops ops = {.state = cairnd_state};
     if (!(ctx.cc = cconn_create (h, sock, &ops, &ctx))) {
         flux_log_error (h, "cairnd socket %s", sock);
         goto done;

@@ -115,6 +115,7 @@ static int queue_request (struct cconn *cc,
                           const char *topic,
                           int64_t matchtag,
                           const json_t *payload);
+static int64_t new_matchtag (struct cconn *cc);
 
 static void up (struct cconn *cc)
 {
@@ -167,7 +168,7 @@ static void dispatch_lines (struct cconn *cc)
         else if (msg && json_is_object (msg)) {
             json_int_t mt = 0;
             (void)json_unpack (msg, "{s?I}", "matchtag", &mt);
-            if (!creply_dispatch (cc->replies, mt, msg))
+            if (!creply_dispatch (cc->replies, mt, msg) && cc->ops.message)
                 cc->ops.message (cc, msg, cc->arg);
         }
         else
@@ -248,7 +249,7 @@ static void retry_cb (flux_reactor_t *r,
         up (cc);
         return;
     }
-    cc->hello_tag = cconn_matchtag (cc);
+    cc->hello_tag = new_matchtag (cc);
     if (queue_request (cc, cc->hello_topic, cc->hello_tag, cc->hello) < 0) {
         lost (cc);
         return;
@@ -317,10 +318,12 @@ int cconn_set_hello (struct cconn *cc, const char *topic, const json_t *payload)
     return 0;
 }
 
-int cconn_send (struct cconn *cc,
-                const char *topic,
-                int64_t matchtag,
-                const json_t *payload)
+/* Queue a request. Returns 0, or -1 with errno ENOTCONN (not up: nothing
+ * queued), ENOMEM. */
+static int send_request (struct cconn *cc,
+                         const char *topic,
+                         int64_t matchtag,
+                         const json_t *payload)
 {
     if (!cc->up) {
         errno = ENOTCONN;
@@ -363,7 +366,7 @@ done:
     return rc;
 }
 
-int64_t cconn_matchtag (struct cconn *cc)
+static int64_t new_matchtag (struct cconn *cc)
 {
     return cc->next_matchtag++;
 }
@@ -375,13 +378,13 @@ int64_t cconn_rpc (struct cconn *cc,
                    creply_f cb,
                    void *arg)
 {
-    int64_t mt = cconn_matchtag (cc);
+    int64_t mt = new_matchtag (cc);
 
     /* waiting before it is sent: a reply cannot come before the reactor
      * reads again, but a failed send must leave no entry behind */
     if (creply_add (cc->replies, mt, flags, cb, arg) < 0)
         return -1;
-    if (cconn_send (cc, topic, mt, payload) < 0) {
+    if (send_request (cc, topic, mt, payload) < 0) {
         creply_remove (cc->replies, mt);
         return -1;
     }

@@ -1,4 +1,8 @@
-/* fctx.h - what the cairn-exec module shares with its jobs. */
+/* fctx.h - what the cairn-exec module lends its rooms: the broker, the
+ * connection to cairnd, the settings, and each room's own state (the
+ * fields name their owner). A data struct only: no function here, so
+ * that what includes it calls nothing up in cairn_exec.c; a job gets the
+ * rest through fjob_ops (fjob.h). */
 #ifndef CAIRN_FLUX_FCTX_H
 #define CAIRN_FLUX_FCTX_H
 
@@ -10,6 +14,7 @@
 #include "flux/shellconf.h"
 
 struct fjob;
+struct fjobs;
 struct resync;
 struct orphan;
 struct lookup;

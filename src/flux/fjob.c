@@ -1,6 +1,8 @@
 /* fjob.c - see fjob.h. The start path (guest namespace, cairnd's start
  * or reattach), the requests of the job-manager and the shells, and
- * cairnd's stream taken in; its responses are handled in fjob_stream.c.
+ * cairnd's stream taken in (stream_cb, the callback of the job's `start`
+ * request); its responses are handled in fjob_stream.c, and what the job
+ * says is in fjob_say.c. The job moves through fjobstate.h's table.
  *
  * Attaching to cairnd. A job the module has not attached yet is first
  * *reattached* (`start` with reattach, since 0): the job-manager may hand
@@ -43,42 +45,6 @@ flux_jobid_t fjob_id (const struct fjob *job)
 uint32_t fjob_userid (const struct fjob *job)
 {
     return job->userid;
-}
-
-bool fjob_move (struct fjob *job, enum fjob_event ev)
-{
-    enum fjob_state to;
-
-    if (fjob_state_next (job->state, ev, &to) < 0) {
-        flux_log (job->ctx->h, LOG_ERR, "job %s: %s in state %s refused",
-                  job->f58, fjob_event_name (ev), fjob_state_name (job->state));
-        return false;
-    }
-    job->state = to;
-    return true;
-}
-
-/* ---- answers to the job-manager ---- */
-
-void fjob_jm_respond (struct fjob *job, const char *type, json_t *data_new)
-{
-    flux_t *h = job->ctx->h;
-    if (!data_new)
-        data_new = json_object ();
-    if (flux_respond_pack (h, job->req, "{s:I s:s s:o}", "id",
-                           (json_int_t)job->id, "type", type, "data",
-                           data_new) < 0)
-        flux_log_error (h, "job %s: respond %s", job->f58, type);
-}
-
-void fjob_jm_exception (struct fjob *job,
-                        int severity,
-                        const char *type,
-                        const char *note)
-{
-    fjob_jm_respond (job, "exception",
-                     json_pack ("{s:i s:s s:s}", "severity", severity, "type",
-                                type, "note", note ? note : ""));
 }
 
 /* ---- the cairnd side ---- */
@@ -201,64 +167,6 @@ static void cairnd_send_start (struct fjob *job, bool reattach, int since)
     json_decref (p);
 }
 
-/* cairnd's answer to the `resume` after a shrink. */
-static void resume_cb (const json_t *msg, void *arg)
-{
-    struct fjob *job = arg;
-    struct cconn_msg m;
-
-    cconn_msg_split (msg, &m);
-    if (m.errnum)
-        flux_log (job->ctx->h, LOG_ERR, "job %s: resume: %s", job->f58,
-                  m.errstr ? m.errstr : strerror ((int)m.errnum));
-    job->resume_pending = false;
-    job->resume_mt = 0;
-}
-
-/* cairnd's answer to the word that the namespace is there. */
-static void ready_cb (const json_t *msg, void *arg)
-{
-    struct fjob *job = arg;
-    struct cconn_msg m;
-
-    cconn_msg_split (msg, &m);
-    /* ENOENT: the word beat the start; say_ready says it again */
-    if (m.errnum && m.errnum != ENOENT)
-        flux_log (job->ctx->h, LOG_ERR, "job %s: resume (ready): %s",
-                  job->f58, m.errstr ? m.errstr : strerror ((int)m.errnum));
-    job->ready_pending = false;
-    job->ready_mt = 0;
-}
-
-/* A `resume` (ready: the word that the namespace is there) to cairnd, in
- * place of the one *mtp names (whose answer no longer counts); *mtp is
- * its matchtag, 0 if it could not go out. */
-static void send_resume (struct fjob *job, bool ready, int64_t *mtp)
-{
-    json_t *p =
-        json_pack ("{s:I s:b}", "id", (json_int_t)job->id, "ready", ready);
-    int64_t mt;
-
-    cconn_rpc_cancel (job->ctx->cc, *mtp);
-    mt = p ? cconn_rpc (job->ctx->cc, "resume", p, 0,
-                        ready ? ready_cb : resume_cb, job)
-           : -1;
-    if (mt < 0) {
-        if (errno != ENOTCONN)
-            flux_log_error (job->ctx->h, "job %s: resume", job->f58);
-        mt = 0;
-    }
-    json_decref (p);
-    *mtp = mt;
-}
-
-/* Tell cairnd the job's R is shrunk. Sent again after a reconnect until
- * answered: cairnd's `resume` is idempotent. */
-void fjob_send_resume (struct fjob *job)
-{
-    send_resume (job, false, &job->resume_mt);
-}
-
 void fjob_cairnd_state (struct fjob *job, bool up)
 {
     if (!up) {
@@ -272,7 +180,7 @@ void fjob_cairnd_state (struct fjob *job, bool up)
         return; /* not that far yet, or nothing to ask */
     cairnd_send_start (job, true, job->state == FJOB_RUNNING ? job->nresp : 0);
     if (job->ready_pending)
-        send_resume (job, true, &job->ready_mt);
+        fjob_send_ready (job);
     if (job->resume_pending)
         fjob_send_resume (job);
 }
@@ -311,7 +219,7 @@ static void say_ready (struct fjob *job)
         (job->state != FJOB_ASKING && job->state != FJOB_RUNNING))
         return;
     job->ready_pending = true;
-    send_resume (job, true, &job->ready_mt);
+    fjob_send_ready (job);
 }
 
 static void cairnd_error (struct fjob *job, int errnum, const char *errstr)
@@ -656,11 +564,6 @@ bound_cb (flux_reactor_t *r, flux_watcher_t *w, int revents, void *arg)
     fail (job, note);
 }
 
-bool fjob_ns_pending (const struct fjob *job)
-{
-    return job->ns || job->ns_wait;
-}
-
 static int make_ns (struct fjob *job)
 {
     if (!(job->ns = guest_create (job->ctx->h, job->id, job->userid,
@@ -672,12 +575,6 @@ static int make_ns (struct fjob *job)
         return -1;
     }
     return 0;
-}
-
-bool fjob_test_held (const char *env)
-{
-    const char *hold = getenv (env);
-    return hold && *hold && access (hold, F_OK) == 0;
 }
 
 /* Tests: the namespace waits while the file TESTENV_HOLD_NS names exists. */

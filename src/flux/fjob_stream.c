@@ -55,38 +55,6 @@ static void reattached_done (struct fjob *job)
     fjob_process (job);
 }
 
-/* Send cairnd a fatal exec exception for the job; with echo, its copy on
- * the stream is dropped (Flux has it already). */
-static void raise_to_cairnd (struct fjob *job, const char *note, bool echo)
-{
-    json_t *p = json_pack ("{s:I s:s s:i s:s}", "id", (json_int_t)job->id,
-                           "type", "exec", "severity", 0, "note", note);
-
-    flux_log (job->ctx->h, LOG_ERR, "job %s: %s", job->f58, note);
-    if (!p || cconn_rpc (job->ctx->cc, "exception", p, 0, NULL, NULL) < 0)
-        flux_log_error (job->ctx->h, "job %s: exception", job->f58);
-    else if (echo)
-        json_array_append_new (job->echo, json_string ("exec"));
-    json_decref (p);
-}
-
-/* End the job with a fatal exec exception, through cairnd, which journals
- * it, stops what runs and sends it back on the stream: that copy is the
- * one Flux gets. */
-void fjob_raise_fatal (struct fjob *job, const char *note)
-{
-    raise_to_cairnd (job, note, false);
-}
-
-/* fshell.h's verdicts: fatal through cairnd, like the module's own. */
-void fjob_shell_fatal (void *arg, const char *note)
-{
-    struct fjob *job = arg;
-
-    fshell_stop (job->watch);
-    fjob_raise_fatal (job, note);
-}
-
 /* Shells block in their start barriers on requests only the module that
  * received them can answer; a reload loses those (as with job-exec, whose
  * jobs are "not recoverable" before the second barrier). A job whose
@@ -185,7 +153,7 @@ static bool echo_of_ours (struct fjob *job, const json_t *data)
 /* Send the job-manager the final release (data), after exec.eventlog's
  * `done` and the guest namespace's removal when there is one: returns
  * that step's future (final_cb ends it), or NULL if the release went out
- * at once (job->released). */
+ * at once (the job is done) or the table refused the move. */
 static flux_future_t *final_release (struct fjob *job, json_t *data)
 {
     flux_future_t *f;
@@ -330,7 +298,7 @@ static void lost_contact (struct fjob *job, const json_t *data)
     /* Flux first, before the finish that follows in the queue: the job
      * may be over in cairnd before an exception through it would be */
     fjob_jm_exception (job, 0, "exec", note);
-    raise_to_cairnd (job, note, true);
+    fjob_raise (job, note, true);
 }
 
 /* ---- one handler per response type ----
