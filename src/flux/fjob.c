@@ -738,6 +738,9 @@ void fjob_destroy (struct fjob *job)
         return;
     int saved = errno;
     fshell_destroy (job->watch);
+    /* a job that failed while its brokers were asked is freed before
+     * they answer */
+    uris_cancel (job->ctx, job);
     /* nothing cairnd says after this may reach the job */
     cconn_rpc_cancel (job->ctx->cc, job->matchtag);
     cconn_rpc_cancel (job->ctx->cc, job->resume_mt);

@@ -106,6 +106,20 @@ void uris_ensure (
     ctx->uriwaits = w;
 }
 
+void uris_cancel (struct fctx *ctx, void *arg)
+{
+    struct uriwait **pp = &ctx->uriwaits;
+
+    while (*pp) {
+        struct uriwait *w = *pp;
+        if (w->arg == arg) {
+            *pp = w->next;
+            uriwait_destroy (w);
+        } else
+            pp = &w->next;
+    }
+}
+
 void uris_cancel_all (struct fctx *ctx)
 {
     while (ctx->uriwaits) {

@@ -18,6 +18,10 @@ typedef void (*uris_f) (struct fctx *ctx, int rc, void *arg);
 void uris_ensure (
     struct fctx *ctx, const uint32_t *ranks, size_t n, uris_f cb, void *arg);
 
+/* Drop the uris_ensure calls still waiting for arg (its owner goes
+ * away); their callbacks are not called. */
+void uris_cancel (struct fctx *ctx, void *arg);
+
 /* Drop every uris_ensure still waiting; their callbacks are not called. */
 void uris_cancel_all (struct fctx *ctx);
 

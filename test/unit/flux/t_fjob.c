@@ -45,6 +45,8 @@ static struct harness {
     int released;              /* fjob_ops.released calls */
     const char *eventlog;      /* the job's eventlog, for kvs.lookup */
     const char *exec_eventlog; /* its exec.eventlog */
+    bool park_attr;            /* attr.get is not answered, but kept */
+    flux_msg_t *parked;
     flux_msg_handler_t *mh[2];
 } H;
 
@@ -154,6 +156,11 @@ static void flux_req_cb (flux_t *h,
     const char *topic = NULL, *key = NULL;
 
     (void)flux_msg_get_topic (msg, &topic);
+    if (topic && !strcmp (topic, "attr.get") && H.park_attr) {
+        flux_msg_decref (H.parked);
+        H.parked = flux_msg_copy (msg, true);
+        return;
+    }
     if (topic && !strcmp (topic, "kvs.lookup") &&
         flux_request_unpack (msg, NULL, "{s:s}", "key", &key) == 0) {
         const char *v = strstr (key, "exec.eventlog") ? H.exec_eventlog
@@ -299,14 +306,14 @@ static int logged (const char *needle)
     return n;
 }
 
-/* A job of one rank (rank 0), handed in as the job-manager would. */
-static struct fjob *job_start (bool reattach)
+/* A job of one broker rank, handed in as the job-manager would. */
+static struct fjob *job_start_on (bool reattach, const char *rank)
 {
     json_t *jobspec = json_pack ("{s:i s:[] s:[] s:{s:{}}}", "version", 1,
                                  "resources", "tasks", "attributes", "system");
     json_t *R =
         json_pack ("{s:i s:{s:[{s:s s:{s:s}}]}}", "version", 1, "execution",
-                   "R_lite", "rank", "0", "children", "core", "0");
+                   "R_lite", "rank", rank, "children", "core", "0");
     flux_msg_t *msg = flux_request_encode ("job-exec.start", "{}");
     struct fjob *job;
 
@@ -324,6 +331,12 @@ static struct fjob *job_start (bool reattach)
     json_decref (R);
     fjob_begin (job);
     return job;
+}
+
+/* A job of rank 0, whose URI is known. */
+static struct fjob *job_start (bool reattach)
+{
+    return job_start_on (reattach, "0");
 }
 
 static const char *state_of (struct fjob *job)
@@ -485,6 +498,36 @@ static void reattach_path (void)
     H.eventlog = H.exec_eventlog = NULL;
 }
 
+/* A job that fails while its broker's URI is asked: freed before the
+ * broker answers, it must leave no wait behind (the answer would reach
+ * a freed job). */
+static void uri_wait_path (void)
+{
+    H.park_attr = true;
+    H.ctx.start_timeout = 0.1;
+    (void)job_start_on (false, "1"); /* rank 1: its URI not known yet */
+    H.ctx.start_timeout = 0;
+    want_released = 1;
+    ok (run_until (have_released),
+        "a job cairnd is not asked for in time is released");
+    ok (H.parked != NULL, "while its broker's URI was still asked");
+    is_str (jm_types (), "exception,release", "with an exception");
+    like (json_string_value (json_object_get (
+              json_object_get (json_array_get (H.jm, 0), "data"), "note")),
+          "did not take the job within", "saying why");
+    ok (H.ctx.uriwaits == NULL, "and no wait for the URI is left behind");
+    is_int (json_array_size (H.reqs), 0, "cairnd was never asked");
+    H.park_attr = false;
+    if (H.parked) { /* the broker answers late: nobody is there */
+        (void)flux_respond_pack (H.h, H.parked, "{s:s}", "value",
+                                 "local:///tmp/b1");
+        flux_msg_decref (H.parked);
+        H.parked = NULL;
+    }
+    flux_reactor_run (flux_get_reactor (H.h), FLUX_REACTOR_NOWAIT);
+    is_int (json_array_size (H.reqs), 0, "nor is it after the answer");
+}
+
 int main (void)
 {
     plan (NO_PLAN);
@@ -510,8 +553,8 @@ int main (void)
         BAIL_OUT ("loop://: %s", strerror (errno));
     /* what libflux would ask a broker for, synchronously */
     if (flux_attr_set_cacheonly (H.h, "rank", "0") < 0 ||
-        flux_attr_set_cacheonly (H.h, "size", "1") < 0 ||
-        flux_attr_set_cacheonly (H.h, "hostlist", "node0") < 0 ||
+        flux_attr_set_cacheonly (H.h, "size", "2") < 0 ||
+        flux_attr_set_cacheonly (H.h, "hostlist", "node[0-1]") < 0 ||
         flux_attr_set_cacheonly (H.h, "content.hash", "sha1") < 0)
         BAIL_OUT ("attributes: %s", strerror (errno));
     flux_log_set_redirect (H.h, log_cb, NULL);
@@ -529,8 +572,8 @@ int main (void)
 
     /* the module's context, as mod_main makes it */
     H.ctx.h = H.h;
-    H.ctx.size = 1;
-    H.ctx.uris = calloc (1, sizeof (char *));
+    H.ctx.size = 2;
+    H.ctx.uris = calloc (2, sizeof (char *));
     H.ctx.env = json_object ();
     H.ctx.exec_over = json_object ();
     H.ctx.jobs = fjobs_create ();
@@ -549,10 +592,12 @@ int main (void)
     refused_path ();
     exception_path ();
     reattach_path ();
+    uri_wait_path ();
 
     fjobs_destroy (H.ctx.jobs);
     cconn_destroy (H.ctx.cc);
     free (H.ctx.uris[0]);
+    free (H.ctx.uris[1]);
     free (H.ctx.uris);
     free (H.ctx.conf.job_shell);
     json_decref (H.ctx.env);
