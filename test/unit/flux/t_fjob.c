@@ -8,10 +8,12 @@
  * every answer to the job-manager's start request is recorded, and the
  * module's log is captured. Then, one job each: the normal path (accept,
  * start, finish, release), cairnd refusing the job and an exception that
- * cairnd raises (both end the job with an exception and a release), and a
+ * cairnd raises (both end the job with an exception and a release), a
  * job the job-manager hands over again (reattach: what the eventlog holds
- * is not sent twice). Each checks the exact responses, what cairnd was
- * asked, and that the job went through its states without a refused move.
+ * is not sent twice), cairnd restarting under a running job (a reattach
+ * `since` what was received), and a job that fails while its broker's URI
+ * is asked. Each checks the exact responses, what cairnd was asked, and
+ * that the job went through its states without a refused move.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -498,6 +500,56 @@ static void reattach_path (void)
     H.eventlog = H.exec_eventlog = NULL;
 }
 
+static bool is_down (void)
+{
+    return !H.up;
+}
+
+/* cairnd restarts under a running job: the job reattaches, asking only
+ * for what came after the responses it had (`since`), and the job-manager
+ * gets nothing twice. */
+static void reconnect_path (void)
+{
+    struct fjob *job = job_start (false);
+
+    want_reqs = 1;
+    ok (run_until (have_reqs), "a job for a cairnd that will restart");
+    int64_t mt = mt_of (req_nth ("start", 0));
+    stream_say (mt, "accepted", NULL);
+    stream_say (mt, "start", NULL);
+    stream_say (mt, "output", json_object ()); /* a notice: not counted */
+    want_jm = 1;
+    ok (run_until (have_jm), "it runs");
+
+    /* cairnd goes away */
+    flux_watcher_destroy (H.cw);
+    H.cw = NULL;
+    close (H.cfd);
+    H.cfd = -1;
+    ok (run_until (is_down), "the module sees cairnd gone");
+    is_str (state_of (job), "running", "the job still runs");
+    json_array_clear (H.reqs);
+    want_reqs = 1;
+    ok (run_until (is_up) && run_until (have_reqs),
+        "cairnd is back: the job asks again");
+    json_t *p = json_object_get (req_nth ("start", 0), "payload");
+    ok (json_is_true (json_object_get (p, "reattach")), "a reattach");
+    is_int (json_integer_value (json_object_get (p, "since")), 1,
+            "since the one event received (not the opening, not output)");
+    mt = mt_of (req_nth ("start", 0));
+    stream_say (
+        mt, "reattached",
+        json_pack ("{s:i s:b}", "userid", (int)getuid (), "privileged", 1));
+    stream_say (mt, "finish", json_pack ("{s:i}", "status", 0));
+    stream_say (mt, "release",
+                json_pack ("{s:s s:b}", "ranks", "0", "final", 1));
+    want_released = 1;
+    ok (run_until (have_released), "then released");
+    is_str (jm_types (), "start,finish,release",
+            "the job-manager got each response once");
+    is_int (logged ("in state"), 0, "no state move was refused");
+}
+
 /* A job that fails while its broker's URI is asked: freed before the
  * broker answers, it must leave no wait behind (the answer would reach
  * a freed job). */
@@ -592,6 +644,7 @@ int main (void)
     refused_path ();
     exception_path ();
     reattach_path ();
+    reconnect_path ();
     uri_wait_path ();
 
     fjobs_destroy (H.ctx.jobs);
