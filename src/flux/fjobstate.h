@@ -1,23 +1,23 @@
 /* fjobstate.h - the lifecycle of a Flux job in the module (fjob.h), as a
  * table: which event may move a job in which state, and where to.
  *
- *   new --begin--> preparing --ready--> asking --attach--> running
- *                      |                 |  ^ready            |
- *                      |                 |                    | final
- *                      +------fail-------+------fail----------+   v
- *                                        v                   releasing
- *                                      failed --final---------^   |
- *                                                          released
- *                                                                 v
- *                                                               done
+ *   new
+ *    | begin
+ *    v
+ *   preparing --ready--> asking --attach--> running --final--> releasing
+ *    |                    |  ^ ready          |                  ^   |
+ *    |                    +--+                |                  |   | released
+ *    |                    |                   |                  |   v
+ *    +-------fail---------+-------fail--------+--> failed -final-+  done
  *
  * preparing  begun: a new job's broker URIs are asked for, or a job Flux
  *            hands over again waits for its guest namespace; cairnd is not
  *            asked yet
  * asking     cairnd may be asked (a `start`, fresh or reattach, sent or
  *            waiting for the connection); its stream has not opened. A
- *            fresh start refused as unknown goes back for the URIs and is
- *            ready again (asking -ready-> asking).
+ *            reattach cairnd answers ENOENT (it never had the job) goes
+ *            for the URIs and is ready again, for a fresh start
+ *            (asking -ready-> asking).
  * running    cairnd's stream opened (`accepted` or `reattached`): its
  *            responses are relayed. A lost connection leaves the job here;
  *            the reattach that follows asks for what came after `since`.
