@@ -29,6 +29,8 @@
 #include "flux/execconf.h"
 #include "flux/fctx.h"
 #include "flux/fjob.h"
+#include "flux/fjobs.h"
+#include "flux/fshell.h"
 #include "flux/instance.h"
 #include "flux/fversion.h"
 #include "flux/nodeagent.h"
@@ -36,154 +38,31 @@
 #include "flux/nodewatch.h"
 #include "flux/orphan.h"
 #include "flux/resync.h"
+#include "flux/uris.h"
 
 extern char **environ;
 
-struct uriwait {
-    struct fctx *ctx;
-    fctx_uris_f cb;
-    void *arg;
-    size_t pending;
-    int errnum;
-    flux_future_t **fs;
-    size_t nfs;
-    struct uriwait *next;
+/* ---- jobs: what the module lends each (fjob_ops) ---- */
+
+static void job_released (struct fjob *job, void *arg)
+{
+    struct fctx *ctx = arg;
+    fjobs_remove (ctx->jobs, job);
+}
+
+static json_t *job_seen (flux_jobid_t id, void *arg)
+{
+    return resync_take_seen (arg, id);
+}
+
+static const struct fjob_ops job_ops = {
+    .released = job_released,
+    .seen = job_seen,
 };
-
-/* ---- jobs ---- */
-
-struct fjob *fctx_job_find (struct fctx *ctx, flux_jobid_t id)
-{
-    for (size_t i = 0; i < ctx->njobs; i++)
-        if (fjob_id (ctx->jobs[i]) == id)
-            return ctx->jobs[i];
-    return NULL;
-}
-
-void fctx_job_done (struct fctx *ctx, struct fjob *job)
-{
-    for (size_t i = 0; i < ctx->njobs; i++) {
-        if (ctx->jobs[i] == job) {
-            ctx->jobs[i] = ctx->jobs[--ctx->njobs];
-            break;
-        }
-    }
-    fjob_destroy (job);
-}
-
-/* ---- URIs of the brokers ---- */
-
-static void uriwait_destroy (struct uriwait *w)
-{
-    for (size_t i = 0; i < w->nfs; i++)
-        flux_future_destroy (w->fs[i]);
-    free (w->fs);
-    free (w);
-}
-
-static void uriwait_unlink (struct fctx *ctx, struct uriwait *w)
-{
-    for (struct uriwait **p = &ctx->uriwaits; *p; p = &(*p)->next) {
-        if (*p == w) {
-            *p = w->next;
-            return;
-        }
-    }
-}
-
-static void uri_cb (flux_future_t *f, void *arg)
-{
-    struct uriwait *w = arg;
-    struct fctx *ctx = w->ctx;
-    uint32_t rank = (uint32_t)(uintptr_t)flux_future_aux_get (f, "rank");
-    const char *uri;
-
-    if (flux_rpc_get_unpack (f, "{s:s}", "value", &uri) < 0) {
-        if (!w->errnum)
-            w->errnum = errno;
-        flux_log_error (ctx->h, "attr.get local-uri on rank %u",
-                        (unsigned)rank);
-    } else if (!ctx->uris[rank] && !(ctx->uris[rank] = strdup (uri)) &&
-               !w->errnum)
-        w->errnum = ENOMEM;
-    if (--w->pending > 0)
-        return;
-    uriwait_unlink (ctx, w);
-    errno = w->errnum;
-    w->cb (ctx, w->errnum ? -1 : 0, w->arg);
-    uriwait_destroy (w);
-}
-
-void fctx_uris (struct fctx *ctx,
-                const uint32_t *ranks,
-                size_t n,
-                fctx_uris_f cb,
-                void *arg)
-{
-    struct uriwait *w = calloc (1, sizeof (*w));
-
-    if (!w || !(w->fs = calloc (n ? n : 1, sizeof (*w->fs)))) {
-        free (w);
-        errno = ENOMEM;
-        cb (ctx, -1, arg);
-        return;
-    }
-    w->ctx = ctx;
-    w->cb = cb;
-    w->arg = arg;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t r = ranks[i];
-        if (r >= ctx->size) {
-            uriwait_destroy (w);
-            errno = EINVAL;
-            cb (ctx, -1, arg);
-            return;
-        }
-        if (ctx->uris[r])
-            continue;
-        flux_future_t *f = flux_rpc_pack (ctx->h, "attr.get", r, 0, "{s:s}",
-                                          "name", "local-uri");
-        if (!f || flux_future_aux_set (f, "rank", (void *)(uintptr_t)r,
-                                       NULL) < 0 ||
-            flux_future_then (f, -1, uri_cb, w) < 0) {
-            flux_future_destroy (f);
-            uriwait_destroy (w);
-            cb (ctx, -1, arg);
-            return;
-        }
-        w->fs[w->nfs++] = f;
-        w->pending++;
-    }
-    if (w->pending == 0) {
-        uriwait_destroy (w);
-        cb (ctx, 0, arg);
-        return;
-    }
-    w->next = ctx->uriwaits;
-    ctx->uriwaits = w;
-}
 
 /* ---- cairnd ---- */
 
-static bool stats_answer (struct fctx *ctx, const json_t *msg);
 static void stats_flush (struct fctx *ctx);
-
-static void cairnd_message (struct cconn *cc, const json_t *msg, void *arg)
-{
-    struct fctx *ctx = arg;
-    if (noderelay_cairnd_message (ctx->relay, msg) ||
-        nodewatch_cairnd_message (ctx->nodewatch, msg) ||
-        drainsync_cairnd_message (ctx->drainsync, msg) ||
-        stats_answer (ctx, msg))
-        return;
-    /* the job whose stream or relayed request this answers (it may be
-     * released and freed by the call) */
-    for (size_t i = 0; i < ctx->njobs; i++)
-        if (fjob_cairnd_message (ctx->jobs[i], msg))
-            return;
-    if (!resync_cairnd_message (ctx, msg))
-        (void)orphan_cairnd_message (ctx, msg);
-}
 
 static void cairnd_state (struct cconn *cc, bool up, void *arg)
 {
@@ -195,8 +74,8 @@ static void cairnd_state (struct cconn *cc, bool up, void *arg)
     noderelay_cairnd_state (ctx->relay, up);
     nodewatch_cairnd_state (ctx->nodewatch, up);
     drainsync_cairnd_state (ctx->drainsync, up);
-    for (size_t i = 0; i < ctx->njobs; i++)
-        fjob_cairnd_state (ctx->jobs[i], up);
+    for (size_t i = 0; i < fjobs_count (ctx->jobs); i++)
+        fjob_cairnd_state (fjobs_nth (ctx->jobs, i), up);
     if (up) {
         resync_run (ctx);
         orphan_run (ctx);
@@ -231,23 +110,18 @@ static void start_cb (flux_t *h,
             flux_log_error (h, "start: respond");
         return;
     }
-    if (fctx_job_find (ctx, (flux_jobid_t)id)) {
+    if (fjobs_find (ctx->jobs, (flux_jobid_t)id)) {
         flux_log (h, LOG_ERR, "job %ju: a second start while one is in "
                               "flight; ignored", (uintmax_t)id);
         return;
     }
-    if (ctx->njobs == ctx->jobs_cap) {
-        size_t cap = ctx->jobs_cap ? ctx->jobs_cap * 2 : 64;
-        struct fjob **j = realloc (ctx->jobs, cap * sizeof (*j));
-        if (!j)
-            goto nomem;
-        ctx->jobs = j;
-        ctx->jobs_cap = cap;
-    }
-    if (!(job = fjob_create (ctx, msg, (flux_jobid_t)id, (uint32_t)userid,
-                             jobspec, R, reattach)))
+    if (!(job = fjob_create (ctx, &job_ops, ctx, msg, (flux_jobid_t)id,
+                             (uint32_t)userid, jobspec, R, reattach)))
         goto nomem;
-    ctx->jobs[ctx->njobs++] = job;
+    if (fjobs_add (ctx->jobs, job) < 0) {
+        fjob_destroy (job);
+        goto nomem;
+    }
     resync_hand_barriers (ctx, job);
     fjob_begin (job);
     return;
@@ -272,7 +146,7 @@ static void relay_cb (flux_t *h,
         flux_respond_error (h, msg, EPROTO, NULL);
         return;
     }
-    if (!(job = fctx_job_find (ctx, (flux_jobid_t)id))) {
+    if (!(job = fjobs_find (ctx->jobs, (flux_jobid_t)id))) {
         flux_respond_error (h, msg, ENOENT, "job not found");
         return;
     }
@@ -294,7 +168,7 @@ static void critical_ranks_cb (flux_t *h,
         flux_respond_error (h, msg, EPROTO, NULL);
         return;
     }
-    if (!(job = fctx_job_find (ctx, (flux_jobid_t)id))) {
+    if (!(job = fjobs_find (ctx->jobs, (flux_jobid_t)id))) {
         flux_respond_error (h, msg, ENOENT, "job not found");
         return;
     }
@@ -329,17 +203,17 @@ static void barrier_cb (flux_t *h,
 
     if (flux_request_unpack (msg, NULL, "{s:I s:i}", "id", &id, "rank",
                              &rank) < 0) {
-        fjob_barrier_reply (h, msg, EPROTO);
+        fshell_barrier_reply (h, msg, EPROTO);
         return;
     }
-    if (!(job = fctx_job_find (ctx, (flux_jobid_t)id))) {
+    if (!(job = fjobs_find (ctx->jobs, (flux_jobid_t)id))) {
         if (!resync_park_barrier (ctx, (flux_jobid_t)id, (uint32_t)rank,
                                   msg))
-            fjob_barrier_reply (h, msg, ENOENT);
+            fshell_barrier_reply (h, msg, ENOENT);
         return;
     }
     if (flux_msg_authorize (msg, fjob_userid (job)) < 0) {
-        fjob_barrier_reply (h, msg, EPERM);
+        fshell_barrier_reply (h, msg, EPERM);
         return;
     }
     fjob_barrier (job, msg, (uint32_t)rank);
@@ -360,13 +234,14 @@ static void exception_cb (flux_t *h,
                            &type, "severity", &severity, "wait_status",
                            &wait_status) < 0)
         return;
-    if ((job = fctx_job_find (ctx, (flux_jobid_t)id)))
+    if ((job = fjobs_find (ctx->jobs, (flux_jobid_t)id)))
         fjob_exception (job, type, severity, wait_status);
 }
 
 /* job-exec.stats-get: job-exec's fields, the kill settings being
  * cairnd's (asked each time: cairnd's config is the one in force). */
 struct statsreq {
+    struct fctx *ctx;
     const flux_msg_t *msg;
     int64_t matchtag;
     struct statsreq *next;
@@ -379,11 +254,11 @@ static void stats_respond (struct fctx *ctx,
     json_t *jobs = json_object ();
     json_t *o = NULL;
 
-    for (size_t i = 0; jobs && i < ctx->njobs; i++) {
+    for (size_t i = 0; jobs && i < fjobs_count (ctx->jobs); i++) {
+        struct fjob *job = fjobs_nth (ctx->jobs, i);
         char f58[32];
-        if (flux_job_id_encode (fjob_id (ctx->jobs[i]), "f58", f58,
-                                sizeof (f58)) == 0)
-            json_object_set_new (jobs, f58, fjob_stats (ctx->jobs[i]));
+        if (flux_job_id_encode (fjob_id (job), "f58", f58, sizeof (f58)) == 0)
+            json_object_set_new (jobs, f58, fjob_stats (job));
     }
     o = json_pack ("{s:s s:{s:s s:b s:b} s:o s:I s:I}", "method", "cairn",
                    "cairnd", "socket", cconn_path (ctx->cc), "connected",
@@ -410,25 +285,23 @@ static void stats_respond (struct fctx *ctx,
     json_decref (o);
 }
 
-/* cairnd's answer to a `stats` asked for a stats-get. */
-static bool stats_answer (struct fctx *ctx, const json_t *msg)
+/* cairnd's answer to the `stats` asked for a stats-get (arg). */
+static void stats_answer (const json_t *msg, void *arg)
 {
-    json_int_t mt = 0;
+    struct statsreq *r = arg;
+    struct fctx *ctx = r->ctx;
     json_t *payload = NULL;
 
-    (void)json_unpack ((json_t *)msg, "{s:I s?o}", "matchtag", &mt, "payload",
-                       &payload);
+    (void)json_unpack ((json_t *)msg, "{s?o}", "payload", &payload);
     for (struct statsreq **pp = &ctx->statsreqs; *pp; pp = &(*pp)->next) {
-        struct statsreq *r = *pp;
-        if (r->matchtag != mt)
-            continue;
-        *pp = r->next;
-        stats_respond (ctx, r->msg, json_object_get (payload, "exec"));
-        flux_msg_decref (r->msg);
-        free (r);
-        return true;
+        if (*pp == r) {
+            *pp = r->next;
+            break;
+        }
     }
-    return false;
+    stats_respond (ctx, r->msg, json_object_get (payload, "exec"));
+    flux_msg_decref (r->msg);
+    free (r);
 }
 
 /* Answer every waiting stats-get without cairnd's part (it went away). */
@@ -437,6 +310,7 @@ static void stats_flush (struct fctx *ctx)
     while (ctx->statsreqs) {
         struct statsreq *r = ctx->statsreqs;
         ctx->statsreqs = r->next;
+        cconn_rpc_cancel (ctx->cc, r->matchtag);
         stats_respond (ctx, r->msg, NULL);
         flux_msg_decref (r->msg);
         free (r);
@@ -453,9 +327,10 @@ static void stats_cb (flux_t *h,
     json_t *none = json_object ();
 
     if (r && none && cconn_up (ctx->cc)) {
-        r->matchtag = cconn_matchtag (ctx->cc);
-        if (cconn_send (ctx->cc, "stats", r->matchtag, none) == 0) {
-            r->msg = flux_msg_incref (msg);
+        r->ctx = ctx;
+        r->msg = flux_msg_incref (msg);
+        if ((r->matchtag = cconn_rpc (ctx->cc, "stats", none, 0, stats_answer,
+                                      r)) > 0) {
             r->next = ctx->statsreqs;
             ctx->statsreqs = r;
             r = NULL;
@@ -463,6 +338,8 @@ static void stats_cb (flux_t *h,
     }
     if (r || !none)
         stats_respond (ctx, msg, NULL); /* cairnd not there: no kill settings */
+    if (r)
+        flux_msg_decref (r->msg);
     free (r);
     json_decref (none);
 }
@@ -658,14 +535,8 @@ static int hello (flux_t *h)
 
 static void ctx_destroy (struct fctx *ctx)
 {
-    while (ctx->uriwaits) {
-        struct uriwait *w = ctx->uriwaits;
-        ctx->uriwaits = w->next;
-        uriwait_destroy (w);
-    }
-    for (size_t i = 0; i < ctx->njobs; i++)
-        fjob_destroy (ctx->jobs[i]);
-    free (ctx->jobs);
+    uris_cancel_all (ctx);
+    fjobs_destroy (ctx->jobs);
     json_decref (ctx->exec_over);
     resync_cancel_all (ctx);
     orphan_cancel_all (ctx);
@@ -745,7 +616,8 @@ mod_main (flux_t *h, int argc, char **argv)
     }
     if (flux_get_size (h, &ctx.size) < 0 ||
         !(ctx.uris = calloc (ctx.size, sizeof (char *))) ||
-        !(ctx.env = broker_env ()) || !(ctx.resynced = json_object ())) {
+        !(ctx.env = broker_env ()) || !(ctx.resynced = json_object ()) ||
+        !(ctx.jobs = fjobs_create ())) {
         flux_log_error (h, "cairn-exec: setup");
         goto done;
     }
@@ -764,7 +636,9 @@ mod_main (flux_t *h, int argc, char **argv)
     if (cairnd_where (h, rank, argc, argv, &dir, &sock) < 0)
         goto done;
     ctx.partial = partial_release (h);
-    struct cconn_ops ops = {.message = cairnd_message, .state = cairnd_state};
+    /* no .message: every request's answer goes to its own callback
+     * (cconn_rpc), and what is nobody's is dropped */
+    struct cconn_ops ops = {.state = cairnd_state};
     if (!(ctx.cc = cconn_create (h, sock, &ops, &ctx))) {
         flux_log_error (h, "cairnd socket %s", sock);
         goto done;

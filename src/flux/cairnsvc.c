@@ -4,10 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/streamtype.h"
 #include "flux/cairnsvc.h"
 
 /* A Flux request waiting on cairnd's answer. */
 struct fwd {
+    struct cairnsvc *svc;
     int64_t matchtag;
     const flux_msg_t *msg;
     bool stream; /* a job's stream: until its final release */
@@ -71,6 +73,8 @@ static void fail_all (struct cairnsvc *svc, int errnum, const char *errstr)
     while (svc->fwds) {
         struct fwd *w = svc->fwds;
         svc->fwds = w->next;
+        /* a lost connection forgot it already; an unload does it here */
+        cconn_rpc_cancel (svc->cc, w->matchtag);
         respond_error (svc->h, w->msg, errnum, errstr);
         flux_msg_decref (w->msg);
         free (w);
@@ -113,6 +117,8 @@ int cairnsvc_request (const flux_msg_t *msg,
     return 0;
 }
 
+static void fwd_cb (const json_t *msg, void *arg);
+
 static void forward (struct cairnsvc *svc,
                      const flux_msg_t *msg,
                      const char *name,
@@ -129,8 +135,10 @@ static void forward (struct cairnsvc *svc,
         respond_error (svc->h, msg, ENOMEM, NULL);
         return;
     }
-    w->matchtag = cconn_matchtag (svc->cc);
-    if (cconn_send (svc->cc, name, w->matchtag, payload) < 0) {
+    w->svc = svc;
+    w->matchtag = cconn_rpc (svc->cc, name, payload,
+                             stream ? CREPLY_STREAMING : 0, fwd_cb, w);
+    if (w->matchtag < 0) {
         int e = errno;
         respond_error (svc->h, msg, e, e == ENOTCONN ? svc->notconn : NULL);
         free (w);
@@ -165,42 +173,51 @@ static bool stream_end (const json_t *payload)
     int final = 0;
     (void)json_unpack ((json_t *)payload, "{s?s s?{s?b}}", "type", &type,
                        "data", "final", &final);
-    return type && !strcmp (type, "release") && final;
+    struct stream_resp r = stream_resp_of (type);
+    return r.type == STREAM_EVENT && r.event == JOB_EV_RELEASE && final;
 }
 
-bool cairnsvc_cairnd_message (struct cairnsvc *svc, const json_t *msg)
+/* Forget w: out of the list, its wait for cairnd ended, freed. */
+static void fwd_done (struct fwd *w)
 {
+    struct cairnsvc *svc = w->svc;
+
+    for (struct fwd **pp = &svc->fwds; *pp; pp = &(*pp)->next) {
+        if (*pp == w) {
+            *pp = w->next;
+            break;
+        }
+    }
+    cconn_rpc_cancel (svc->cc, w->matchtag);
+    flux_msg_decref (w->msg);
+    free (w);
+}
+
+/* cairnd's answer to a forwarded request (arg: its fwd). */
+static void fwd_cb (const json_t *msg, void *arg)
+{
+    struct fwd *w = arg;
+    struct cairnsvc *svc = w->svc;
     struct cconn_msg m;
 
     cconn_msg_split (msg, &m);
-    for (struct fwd **pp = &svc->fwds; *pp; pp = &(*pp)->next) {
-        struct fwd *w = *pp;
-        if (w->matchtag != m.matchtag)
-            continue;
-        if (w->stream && m.errnum == 0 && json_is_object (m.payload)) {
-            if (flux_respond_pack (svc->h, w->msg, "O", m.payload) < 0)
-                flux_log_error (svc->h, "cairn: respond");
-            if (!stream_end (m.payload))
-                return true;
-            *pp = w->next;
-            respond_error (svc->h, w->msg, ENODATA, NULL);
-            flux_msg_decref (w->msg);
-            free (w);
-            return true;
-        }
-        *pp = w->next;
-        if (m.errnum != 0)
-            respond_error (svc->h, w->msg,
-                           m.errnum > 0 ? (int)m.errnum : EPROTO, m.errstr);
-        else if (m.payload && !json_is_object (m.payload))
-            respond_error (svc->h, w->msg, EPROTO,
-                           "cairnd's answer is not a JSON object");
-        else if ((m.payload ? flux_respond_pack (svc->h, w->msg, "O", m.payload)
-                          : flux_respond (svc->h, w->msg, NULL)) < 0)
+    if (w->stream && m.errnum == 0 && json_is_object (m.payload)) {
+        if (flux_respond_pack (svc->h, w->msg, "O", m.payload) < 0)
             flux_log_error (svc->h, "cairn: respond");
-        flux_msg_decref (w->msg);
-        free (w);
-        return true;
+        if (!stream_end (m.payload))
+            return;
+        respond_error (svc->h, w->msg, ENODATA, NULL);
+        fwd_done (w);
+        return;
     }
-    return false;
+    if (m.errnum != 0)
+        respond_error (svc->h, w->msg, m.errnum > 0 ? (int)m.errnum : EPROTO,
+                       m.errstr);
+    else if (m.payload && !json_is_object (m.payload))
+        respond_error (svc->h, w->msg, EPROTO,
+                       "cairnd's answer is not a JSON object");
+    else if ((m.payload ? flux_respond_pack (svc->h, w->msg, "O", m.payload)
+                        : flux_respond (svc->h, w->msg, NULL)) < 0)
+        flux_log_error (svc->h, "cairn: respond");
+    fwd_done (w);
 }

@@ -46,7 +46,7 @@ void cairnsvc_destroy (struct cairnsvc *svc);
 
 /* Forward the Flux request msg to cairnd as request `name` with payload
  * (an object: the request's own payload, as a rule). The request is
- * answered later, from cairnsvc_cairnd_message or cairnsvc_fail_all, or at
+ * answered later, with cairnd's answer (cconn_rpc) or from cairnsvc_fail_all, or at
  * once with ENOTCONN (cairnd not connected) or ENOMEM. */
 void cairnsvc_forward (struct cairnsvc *svc,
                        const flux_msg_t *msg,
@@ -69,11 +69,6 @@ void cairnsvc_forward_stream (struct cairnsvc *svc,
 int cairnsvc_request (const flux_msg_t *msg,
                       const char **name,
                       json_t **payload);
-
-/* A message from cairnd ({"matchtag", "payload"} or {"matchtag",
- * "errnum", "errstr"}): if it answers a forwarded request, answer that
- * request and return true; else return false (not ours). */
-bool cairnsvc_cairnd_message (struct cairnsvc *svc, const json_t *msg);
 
 /* The connection to cairnd is gone: answer every waiting request with
  * ENOTCONN (cairnd will not answer them on a new connection). */

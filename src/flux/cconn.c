@@ -31,6 +31,7 @@ struct cconn {
     json_t *hello;     /* its payload */
     int64_t hello_tag; /* its matchtag while it waits for the answer, or 0 */
     char *refused;     /* the last refusal's text, said once */
+    struct creply *replies; /* cconn_rpc's, until answered */
 };
 
 static void io_cb (flux_reactor_t *r, flux_watcher_t *w, int revents, void *arg);
@@ -77,6 +78,8 @@ static void reconnect_in (struct cconn *cc, double delay)
     cc->up = false;
     cc->hello_tag = 0;
     cc->inlen = cc->outlen = 0;
+    /* the cairnd that would have answered is gone */
+    creply_clear (cc->replies);
     flux_timer_watcher_reset (cc->retry, delay, 0);
     flux_watcher_start (cc->retry);
 }
@@ -112,6 +115,7 @@ static int queue_request (struct cconn *cc,
                           const char *topic,
                           int64_t matchtag,
                           const json_t *payload);
+static int64_t new_matchtag (struct cconn *cc);
 
 static void up (struct cconn *cc)
 {
@@ -161,8 +165,12 @@ static void dispatch_lines (struct cconn *cc)
         json_t *msg = json_loadb (start, n, 0, &jerr);
         if (msg && json_is_object (msg) && cc->hello_tag)
             hello_answer (cc, msg);
-        else if (msg && json_is_object (msg))
-            cc->ops.message (cc, msg, cc->arg);
+        else if (msg && json_is_object (msg)) {
+            json_int_t mt = 0;
+            (void)json_unpack (msg, "{s?I}", "matchtag", &mt);
+            if (!creply_dispatch (cc->replies, mt, msg) && cc->ops.message)
+                cc->ops.message (cc, msg, cc->arg);
+        }
         else
             flux_log (cc->h, LOG_ERR, "cairnd sent a line that is not a JSON "
                                       "object: %s", jerr.text);
@@ -241,7 +249,7 @@ static void retry_cb (flux_reactor_t *r,
         up (cc);
         return;
     }
-    cc->hello_tag = cconn_matchtag (cc);
+    cc->hello_tag = new_matchtag (cc);
     if (queue_request (cc, cc->hello_topic, cc->hello_tag, cc->hello) < 0) {
         lost (cc);
         return;
@@ -268,7 +276,7 @@ struct cconn *cconn_create (flux_t *h,
     cc->arg = arg;
     cc->delay = RETRY_MIN;
     cc->next_matchtag = 1;
-    if (!(cc->path = strdup (path)) ||
+    if (!(cc->path = strdup (path)) || !(cc->replies = creply_create ()) ||
         !(cc->retry = flux_timer_watcher_create (flux_get_reactor (h), 0, 0,
                                                  retry_cb, cc))) {
         cconn_destroy (cc);
@@ -310,10 +318,12 @@ int cconn_set_hello (struct cconn *cc, const char *topic, const json_t *payload)
     return 0;
 }
 
-int cconn_send (struct cconn *cc,
-                const char *topic,
-                int64_t matchtag,
-                const json_t *payload)
+/* Queue a request. Returns 0, or -1 with errno ENOTCONN (not up: nothing
+ * queued), ENOMEM. */
+static int send_request (struct cconn *cc,
+                         const char *topic,
+                         int64_t matchtag,
+                         const json_t *payload)
 {
     if (!cc->up) {
         errno = ENOTCONN;
@@ -356,9 +366,34 @@ done:
     return rc;
 }
 
-int64_t cconn_matchtag (struct cconn *cc)
+static int64_t new_matchtag (struct cconn *cc)
 {
     return cc->next_matchtag++;
+}
+
+int64_t cconn_rpc (struct cconn *cc,
+                   const char *topic,
+                   const json_t *payload,
+                   int flags,
+                   creply_f cb,
+                   void *arg)
+{
+    int64_t mt = new_matchtag (cc);
+
+    /* waiting before it is sent: a reply cannot come before the reactor
+     * reads again, but a failed send must leave no entry behind */
+    if (creply_add (cc->replies, mt, flags, cb, arg) < 0)
+        return -1;
+    if (send_request (cc, topic, mt, payload) < 0) {
+        creply_remove (cc->replies, mt);
+        return -1;
+    }
+    return mt;
+}
+
+void cconn_rpc_cancel (struct cconn *cc, int64_t matchtag)
+{
+    creply_remove (cc->replies, matchtag);
 }
 
 bool cconn_up (const struct cconn *cc)
@@ -391,6 +426,7 @@ void cconn_destroy (struct cconn *cc)
     free (cc->hello_topic);
     json_decref (cc->hello);
     free (cc->refused);
+    creply_destroy (cc->replies);
     free (cc);
     errno = saved;
 }

@@ -16,11 +16,14 @@
 #include <flux/core.h>
 #include <jansson.h>
 
+#include "flux/creply.h"
+
 struct cconn;
 
 struct cconn_ops {
-    /* One message from cairnd: {"matchtag", "payload"} or {"matchtag",
-     * "errnum", "errstr"}. Borrowed for the call. */
+    /* One message from cairnd that no cconn_rpc() waits for:
+     * {"matchtag", "payload"} or {"matchtag", "errnum", "errstr"}.
+     * Borrowed for the call. NULL: such messages are dropped. */
     void (*message) (struct cconn *cc, const json_t *msg, void *arg);
     /* Connected (up = true) or lost (false); lost is also reported when a
      * queued request could not be written whole. */
@@ -51,16 +54,24 @@ int cconn_set_hello (struct cconn *cc,
 void cconn_hold (struct cconn *cc);
 void cconn_release (struct cconn *cc);
 
-/* Queue a request. Returns 0, or -1 with errno ENOTCONN (not up: nothing
- * queued), ENOMEM. */
-int cconn_send (struct cconn *cc,
-                const char *topic,
-                int64_t matchtag,
-                const json_t *payload);
+/* Queue a request whose replies go to cb (msg, arg) and to nobody else,
+ * as with libflux's flux_rpc (creply.h): once, or with CREPLY_STREAMING
+ * each until cconn_rpc_cancel(). cb NULL: the replies are dropped (a
+ * request whose answer nobody needs). When the connection is lost, every
+ * request's wait ends with it, silently (ops->state says so). Returns the
+ * request's matchtag (> 0, unique for the connection's lifetime), or -1
+ * with errno ENOTCONN (not up: nothing queued), ENOMEM. There is no other
+ * way to send: whoever asks names who gets the answer. */
+int64_t cconn_rpc (struct cconn *cc,
+                   const char *topic,
+                   const json_t *payload,
+                   int flags,
+                   creply_f cb,
+                   void *arg);
 
-/* A new matchtag for a request, unique for this connection's lifetime
- * (starting at 1). */
-int64_t cconn_matchtag (struct cconn *cc);
+/* Stop routing replies of matchtag (0, or one no longer waited for, is
+ * fine). */
+void cconn_rpc_cancel (struct cconn *cc, int64_t matchtag);
 
 bool cconn_up (const struct cconn *cc);
 /* Why the last connect failed (an errno), 0 while up or before a try. */

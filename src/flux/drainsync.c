@@ -19,6 +19,26 @@ struct drainsync {
     int64_t sent_mt;        /* its matchtag */
 };
 
+/* cairnd's answer to the undrain in flight; then what came meanwhile.
+ * (The table is destroyed after the connection, at the module's end:
+ * no answer can come to a freed one.) */
+static void send_pending (struct drainsync *ds);
+
+static void undrain_cb (const json_t *msg, void *arg)
+{
+    struct drainsync *ds = arg;
+    struct cconn_msg m;
+
+    cconn_msg_split (msg, &m);
+    if (m.errnum != 0)
+        flux_log (ds->ctx->h, LOG_ERR, "undrain in cairnd: %s",
+                  m.errstr ? m.errstr : strerror ((int)m.errnum));
+    idset_destroy (ds->inflight);
+    ds->inflight = NULL;
+    ds->sent_mt = 0;
+    send_pending (ds);
+}
+
 static void send_pending (struct drainsync *ds)
 {
     struct cconn *cc = ds->ctx->cc;
@@ -29,9 +49,9 @@ static void send_pending (struct drainsync *ds)
         return;
     if (!(ranks = idset_encode (ds->pending)))
         return;
-    int64_t mt = cconn_matchtag (cc);
+    int64_t mt = -1;
     if (!(p = json_pack ("{s:s s:b}", "ranks", ranks, "only-drained", 1)) ||
-        cconn_send (cc, "undrain", mt, p) < 0)
+        (mt = cconn_rpc (cc, "undrain", p, 0, undrain_cb, ds)) < 0)
         flux_log_error (ds->ctx->h, "undrain %s to cairnd", ranks);
     else {
         struct idset *fresh = idset_create ();
@@ -135,21 +155,3 @@ void drainsync_cairnd_state (struct drainsync *ds, bool up)
         send_pending (ds);
 }
 
-bool drainsync_cairnd_message (struct drainsync *ds, const json_t *msg)
-{
-    struct cconn_msg m;
-
-    if (!ds)
-        return false;
-    cconn_msg_split (msg, &m);
-    if (!ds->inflight || m.matchtag != ds->sent_mt)
-        return false;
-    if (m.errnum != 0)
-        flux_log (ds->ctx->h, LOG_ERR, "undrain in cairnd: %s",
-                  m.errstr ? m.errstr : strerror ((int)m.errnum));
-    idset_destroy (ds->inflight);
-    ds->inflight = NULL;
-    ds->sent_mt = 0;
-    send_pending (ds); /* what came meanwhile */
-    return true;
-}

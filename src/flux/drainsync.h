@@ -30,7 +30,4 @@ void drainsync_destroy (struct drainsync *ds);
 /* cairnd came up (or went): send what waited. NULL ds is fine. */
 void drainsync_cairnd_state (struct drainsync *ds, bool up);
 
-/* A message from cairnd: true if it answers an undrain of ours. */
-bool drainsync_cairnd_message (struct drainsync *ds, const json_t *msg);
-
 #endif /* CAIRN_FLUX_DRAINSYNC_H */

@@ -1,4 +1,8 @@
-/* fctx.h - what the cairn-exec module shares with its jobs. */
+/* fctx.h - what the cairn-exec module lends its rooms: the broker, the
+ * connection to cairnd, the settings, and each room's own state (the
+ * fields name their owner). A data struct only: no function here, so
+ * that what includes it calls nothing up in cairn_exec.c; a job gets the
+ * rest through fjob_ops (fjob.h). */
 #ifndef CAIRN_FLUX_FCTX_H
 #define CAIRN_FLUX_FCTX_H
 
@@ -10,6 +14,7 @@
 #include "flux/shellconf.h"
 
 struct fjob;
+struct fjobs;
 struct resync;
 struct orphan;
 struct lookup;
@@ -32,9 +37,8 @@ struct fctx {
     char *instance;         /* this instance's UUID (instance.h) */
     json_t *env;            /* the broker's environment, for the shells */
     char **uris;            /* local-uri of each broker rank, once asked */
-    struct fjob **jobs;     /* in flight, unordered */
-    struct uriwait *uriwaits; /* fctx_uris calls in progress */
-    size_t njobs, jobs_cap;
+    struct fjobs *jobs;     /* fjobs.h: in flight */
+    struct uriwait *uriwaits; /* uris.h: calls in progress */
     uint64_t nstarted, nreleased; /* for stats */
     struct resync *resyncs; /* resync.h */
     json_t *resynced;       /* resync.h: id -> events seen, until taken */
@@ -60,23 +64,5 @@ struct fctx {
                              * [job-manager.housekeeping] command is
                              * cairn-flux-housekeeping (cairn_exec.c) */
 };
-
-/* The job with a start stream here for id, or NULL. */
-struct fjob *fctx_job_find (struct fctx *ctx, flux_jobid_t id);
-
-/* The job has sent its final release: forget and destroy it. */
-void fctx_job_done (struct fctx *ctx, struct fjob *job);
-
-/* Ensure ctx->uris[r] for the n broker ranks in ranks[], asking the
- * brokers that were not asked before (attr.get local-uri). Then call
- * cb (ctx, 0, arg), or cb (ctx, -1, arg) with errno (EHOSTUNREACH,
- * EINVAL for a rank outside the instance...) if one could not be asked:
- * at once when every URI is known, else from the reactor. */
-typedef void (*fctx_uris_f) (struct fctx *ctx, int rc, void *arg);
-void fctx_uris (struct fctx *ctx,
-                const uint32_t *ranks,
-                size_t n,
-                fctx_uris_f cb,
-                void *arg);
 
 #endif /* CAIRN_FLUX_FCTX_H */

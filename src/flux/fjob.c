@@ -1,6 +1,8 @@
 /* fjob.c - see fjob.h. The start path (guest namespace, cairnd's start
  * or reattach), the requests of the job-manager and the shells, and
- * cairnd's stream taken in; its responses are handled in fjob_stream.c.
+ * cairnd's stream taken in (stream_cb, the callback of the job's `start`
+ * request); its responses are handled in fjob_stream.c, and what the job
+ * says is in fjob_say.c. The job moves through fjobstate.h's table.
  *
  * Attaching to cairnd. A job the module has not attached yet is first
  * *reattached* (`start` with reattach, since 0): the job-manager may hand
@@ -23,6 +25,7 @@
 #include "core/idset.h"
 #include "core/job.h"
 #include "core/signame.h"
+#include "core/streamtype.h"
 #include "core/testenv.h"
 #include "flux/adopt.h"
 #include "flux/brokers.h"
@@ -32,6 +35,7 @@
 #include "flux/fshell.h"
 #include "flux/guest.h"
 #include "flux/shellout.h"
+#include "flux/uris.h"
 
 flux_jobid_t fjob_id (const struct fjob *job)
 {
@@ -41,55 +45,6 @@ flux_jobid_t fjob_id (const struct fjob *job)
 uint32_t fjob_userid (const struct fjob *job)
 {
     return job->userid;
-}
-
-int64_t fjob_matchtag (const struct fjob *job)
-{
-    return job->matchtag;
-}
-
-/* ---- answers to the job-manager ---- */
-
-void fjob_jm_respond (struct fjob *job, const char *type, json_t *data_new)
-{
-    flux_t *h = job->ctx->h;
-    if (!data_new)
-        data_new = json_object ();
-    if (flux_respond_pack (h, job->req, "{s:I s:s s:o}", "id",
-                           (json_int_t)job->id, "type", type, "data",
-                           data_new) < 0)
-        flux_log_error (h, "job %s: respond %s", job->f58, type);
-}
-
-void fjob_jm_exception (struct fjob *job,
-                        int severity,
-                        const char *type,
-                        const char *note)
-{
-    fjob_jm_respond (job, "exception",
-                     json_pack ("{s:i s:s s:s}", "severity", severity, "type",
-                                type, "note", note ? note : ""));
-}
-
-/* Build a response to a NORESPONSE request by hand: flux_respond() sends
- * nothing for those, and the shells match the reply by topic. */
-void fjob_barrier_reply (flux_t *h, const flux_msg_t *req, int errnum)
-{
-    uint32_t mt = 0;
-    flux_msg_t *m = flux_msg_copy (req, false);
-
-    if (!m)
-        return;
-    (void)flux_msg_get_matchtag (req, &mt);
-    if (flux_msg_set_type (m, FLUX_MSGTYPE_RESPONSE) < 0 ||
-        flux_msg_clear_flag (m, FLUX_MSGFLAG_NORESPONSE) < 0 ||
-        flux_msg_set_matchtag (m, mt) < 0 ||
-        flux_msg_set_userid (m, FLUX_USERID_UNKNOWN) < 0 ||
-        flux_msg_set_rolemask (m, FLUX_ROLE_NONE) < 0 ||
-        (errnum && flux_msg_set_errnum (m, errnum) < 0) ||
-        flux_send_new (h, &m, 0) < 0)
-        flux_log_error (h, "shell-barrier reply");
-    flux_msg_destroy (m);
 }
 
 /* ---- the cairnd side ---- */
@@ -163,12 +118,22 @@ done:
     return js;
 }
 
+static void stream_cb (const json_t *msg, void *arg);
+
+/* Forget the job's stream from cairnd, if any: what else comes on it is
+ * not the job's (a new start, a failure). */
+static void stream_drop (struct fjob *job)
+{
+    cconn_rpc_cancel (job->ctx->cc, job->matchtag);
+    job->matchtag = 0;
+}
+
 static void cairnd_send_start (struct fjob *job, bool reattach, int since)
 {
     struct fctx *ctx = job->ctx;
     json_t *p;
 
-    job->matchtag = cconn_matchtag (ctx->cc);
+    stream_drop (job);
     job->fresh = !reattach;
     job->asked |= reattach;
     if (reattach) {
@@ -190,51 +155,32 @@ static void cairnd_send_start (struct fjob *job, bool reattach, int since)
                             1, "output", 1)
                : NULL;
     }
-    if (!p || cconn_send (ctx->cc, "start", job->matchtag, p) < 0) {
+    int64_t mt = p ? cconn_rpc (ctx->cc, "start", p, CREPLY_STREAMING,
+                                stream_cb, job)
+                   : -1;
+    if (mt < 0) {
         if (errno != ENOTCONN)
             flux_log_error (ctx->h, "job %s: start to cairnd", job->f58);
-        job->matchtag = 0; /* fjob_cairnd_state (up) will try again */
+        mt = 0; /* fjob_cairnd_state (up) will try again */
     }
+    job->matchtag = mt;
     json_decref (p);
-}
-
-/* A `resume` (ready: the word that the namespace is there) to cairnd;
- * returns its matchtag, 0 if it could not go out. */
-static int64_t send_resume (struct fjob *job, bool ready)
-{
-    json_t *p =
-        json_pack ("{s:I s:b}", "id", (json_int_t)job->id, "ready", ready);
-    int64_t mt = cconn_matchtag (job->ctx->cc);
-
-    if (!p || cconn_send (job->ctx->cc, "resume", mt, p) < 0) {
-        if (errno != ENOTCONN)
-            flux_log_error (job->ctx->h, "job %s: resume", job->f58);
-        mt = 0;
-    }
-    json_decref (p);
-    return mt;
-}
-
-/* Tell cairnd the job's R is shrunk. Sent again after a reconnect until
- * answered: cairnd's `resume` is idempotent. */
-void fjob_send_resume (struct fjob *job)
-{
-    job->resume_mt = send_resume (job, false);
 }
 
 void fjob_cairnd_state (struct fjob *job, bool up)
 {
     if (!up) {
-        job->matchtag = 0; /* that stream is gone with the connection */
+        /* gone with the connection, and their waits with them (cconn.h) */
+        job->matchtag = 0;
         job->resume_mt = 0;
         job->ready_mt = 0;
         return;
     }
-    if (!job->ready || job->failed || job->released)
+    if (job->state != FJOB_ASKING && job->state != FJOB_RUNNING)
         return; /* not that far yet, or nothing to ask */
-    cairnd_send_start (job, true, job->attached ? job->nresp : 0);
+    cairnd_send_start (job, true, job->state == FJOB_RUNNING ? job->nresp : 0);
     if (job->ready_pending)
-        job->ready_mt = send_resume (job, true);
+        fjob_send_ready (job);
     if (job->resume_pending)
         fjob_send_resume (job);
 }
@@ -244,8 +190,9 @@ void fjob_cairnd_state (struct fjob *job, bool up)
 static void fail (struct fjob *job, const char *note)
 {
     flux_log (job->ctx->h, LOG_ERR, "job %s: %s", job->f58, note);
-    job->failed = true;
-    job->matchtag = 0;
+    if (!fjob_move (job, FJOB_EV_FAIL))
+        return; /* failed already, or past asking */
+    stream_drop (job);
     json_array_append_new (job->queue,
                            json_pack ("{s:s s:{s:i s:s s:s}}", "type",
                                       "exception", "data", "severity", 0,
@@ -268,20 +215,21 @@ static void uris_cb (struct fctx *ctx, int rc, void *arg);
  * after a broker restart, still waits for its own resume (shrink). */
 static void say_ready (struct fjob *job)
 {
-    if (!job->has_ns || !job->ready || job->failed)
+    if (!job->has_ns ||
+        (job->state != FJOB_ASKING && job->state != FJOB_RUNNING))
         return;
     job->ready_pending = true;
-    job->ready_mt = send_resume (job, true);
+    fjob_send_ready (job);
 }
 
 static void cairnd_error (struct fjob *job, int errnum, const char *errstr)
 {
     char note[256];
 
-    if (errnum == ENOENT && !job->fresh && !job->attached &&
+    if (errnum == ENOENT && !job->fresh && job->state == FJOB_ASKING &&
         !job->jm_reattach) {
         /* cairnd never had it: start it, with each rank's broker URI */
-        fctx_uris (job->ctx, job->ranks, job->nranks, uris_cb, job);
+        uris_ensure (job->ctx, job->ranks, job->nranks, uris_cb, job);
         return;
     }
     if (errnum == ENOENT && job->jm_reattach)
@@ -321,10 +269,12 @@ static void kill_notice (struct fjob *job, const json_t *data)
         job->kill_timeout = kt;
 }
 
-bool fjob_cairnd_message (struct fjob *job, const json_t *msg)
+/* cairnd's answer to a relayed request (fjob_relay_request): the
+ * requester's answer. */
+static void relay_cb (const json_t *msg, void *arg)
 {
+    struct fjob *job = arg;
     struct cconn_msg m;
-    const char *type = NULL;
 
     cconn_msg_split (msg, &m);
     for (size_t i = 0; i < job->nrelays; i++) {
@@ -346,34 +296,28 @@ bool fjob_cairnd_message (struct fjob *job, const json_t *msg)
         }
         flux_msg_decref (r->msg);
         job->relays[i] = job->relays[--job->nrelays];
-        return true;
+        return;
     }
-    if (m.matchtag == job->resume_mt && m.matchtag != 0) {
-        if (m.errnum)
-            flux_log (job->ctx->h, LOG_ERR, "job %s: resume: %s", job->f58,
-                      m.errstr ? m.errstr : strerror ((int)m.errnum));
-        job->resume_pending = false;
-        job->resume_mt = 0;
-        return true;
-    }
-    if (m.matchtag == job->ready_mt && m.matchtag != 0) {
-        /* ENOENT: the word beat the start; say_ready says it again */
-        if (m.errnum && m.errnum != ENOENT)
-            flux_log (job->ctx->h, LOG_ERR, "job %s: resume (ready): %s",
-                      job->f58, m.errstr ? m.errstr : strerror ((int)m.errnum));
-        job->ready_pending = false;
-        job->ready_mt = 0;
-        return true;
-    }
-    if (m.matchtag != job->matchtag || m.matchtag == 0)
-        return false; /* not ours, or a stream we gave up */
+}
+
+/* A response on the job's stream from cairnd (cairnd_send_start): taken
+ * in, counted for `since`, queued and handled in order (fjob_stream.c).
+ * The job may be released and freed by the call. */
+static void stream_cb (const json_t *msg, void *arg)
+{
+    struct fjob *job = arg;
+    struct cconn_msg m;
+    const char *type = NULL;
+
+    cconn_msg_split (msg, &m);
     if (m.errnum) {
         cairnd_error (job, (int)m.errnum, m.errstr);
-        return true;
+        return;
     }
     if (json_unpack (m.payload, "{s:s}", "type", &type) < 0)
-        return true;
-    if (!strcmp (type, "reattached")) {
+        return;
+    struct stream_resp r = stream_resp_of (type);
+    if (r.type == STREAM_REATTACHED) {
         /* the job under this id must be this Flux job (adopt.h): a job
          * another user started there first is never followed */
         char note[256];
@@ -381,27 +325,28 @@ bool fjob_cairnd_message (struct fjob *job, const json_t *msg)
                          job->f58, note, sizeof (note)) < 0) {
             job->conflict = true;
             fail (job, note);
-            return true;
+            return;
         }
     }
-    if (!job->attached) {
+    if (job->state == FJOB_ASKING) {
         /* a fresh start's stream opens with `accepted`; a reattach's with
          * `reattached`. Anything before is about another request (the
          * exception of a duplicate start), not ours. */
-        if (strcmp (type, "accepted") != 0 && strcmp (type, "reattached") != 0)
-            return true;
-        job->attached = true;
+        if (stream_resp_kind (r) != STREAM_KIND_OPENING)
+            return;
+        if (!fjob_move (job, FJOB_EV_ATTACH))
+            return;
         flux_watcher_stop (job->bound);
     }
-    if (!strcmp (type, "kill")) {
+    if (r.type == STREAM_KILL) {
         kill_notice (job, json_object_get (m.payload, "data"));
-        return true;
+        return;
     }
-    if (job_stream_counts (type))
+    if (stream_resp_counts (r))
         job->nresp++;
     json_array_append (job->queue, m.payload);
     fjob_process (job);
-    return true;
+    return;
 }
 
 /* ---- from the job-manager and the shells ---- */
@@ -413,7 +358,7 @@ void fjob_exception (struct fjob *job,
 {
     json_t *p;
 
-    if (severity != 0 || job->released || job->conflict)
+    if (severity != 0 || job->state == FJOB_DONE || job->conflict)
         return; /* as job-exec: only fatal exceptions stop a job */
     fshell_stop (job->watch);
     p = json_pack ("{s:I s:s s:i s:s}", "id", (json_int_t)job->id, "type",
@@ -428,8 +373,7 @@ void fjob_exception (struct fjob *job,
     }
     /* cairnd journals it and answers with the same exception on the job's
      * stream: the job-manager has it already, so that echo is dropped */
-    if (p && cconn_send (job->ctx->cc, "exception",
-                         cconn_matchtag (job->ctx->cc), p) == 0)
+    if (p && cconn_rpc (job->ctx->cc, "exception", p, 0, NULL, NULL) > 0)
         json_array_append_new (job->echo, json_string (type));
     else
         flux_log_error (job->ctx->h, "job %s: exception to cairnd", job->f58);
@@ -457,13 +401,12 @@ void fjob_relay_request (struct fjob *job,
         return;
     }
     r = realloc (job->relays, (job->nrelays + 1) * sizeof (*r));
-    mt = cconn_matchtag (ctx->cc);
     if (!r) {
         flux_respond_error (ctx->h, msg, ENOMEM, NULL);
         return;
     }
     job->relays = r;
-    if (cconn_send (ctx->cc, topic, mt, payload) < 0) {
+    if ((mt = cconn_rpc (ctx->cc, topic, payload, 0, relay_cb, job)) < 0) {
         flux_respond_error (ctx->h, msg, errno == ENOTCONN ? EAGAIN : errno,
                             errno == ENOTCONN ? "cairnd is not connected"
                                               : NULL);
@@ -521,9 +464,10 @@ done:
 json_t *fjob_stats (const struct fjob *job)
 {
     json_t *o =
-        json_pack ("{s:i s:i s:i s:i s:i s:i s:i s:i}", "started",
-                   job->relayed_start, "attached", job->attached, "responses",
-                   job->nresp, "queued", (int)json_array_size (job->queue),
+        json_pack ("{s:s s:i s:i s:i s:i s:i s:i s:i s:i}", "state",
+                   fjob_state_name (job->state), "started", job->relayed_start,
+                   "attached", fjob_attached (job), "responses", job->nresp,
+                   "queued", (int)json_array_size (job->queue),
                    "barrier_entered", (int)fshell_nwaiting (job->watch),
                    "total_shells", (int)fshell_count (job->watch), "kill_count",
                    job->kill_count, "kill_shell_count", job->kill_shell_count);
@@ -540,11 +484,14 @@ static void uris_cb (struct fctx *ctx, int rc, void *arg)
 {
     struct fjob *job = arg;
 
+    if (job->state == FJOB_FAILED)
+        return; /* given up while the brokers were asked */
     if (rc < 0 && !job->asked && cconn_up (ctx->cc)) {
         /* a job started before a broker restart, whose start Flux hands
          * over again without the reattach flag, while the other brokers
          * are not back: cairnd runs it, and needs no URIs */
-        job->ready = true;
+        if (!fjob_move (job, FJOB_EV_READY))
+            return;
         cairnd_send_start (job, true, 0);
         say_ready (job);
         return;
@@ -556,7 +503,8 @@ static void uris_cb (struct fctx *ctx, int rc, void *arg)
         fail (job, note);
         return;
     }
-    job->ready = true;
+    if (!fjob_move (job, FJOB_EV_READY))
+        return;
     if (!cconn_up (ctx->cc))
         return; /* fjob_cairnd_state asks when cairnd is back */
     cairnd_send_start (job, false, 0);
@@ -576,16 +524,17 @@ static void ns_cb (flux_future_t *f, void *arg)
     if (rc < 0) {
         /* cairnd may have the job (asked while this ran): it ends it, and
          * the stream brings the exception and the release */
-        if (!job->failed && (job->matchtag != 0 || job->attached))
+        if (job->state != FJOB_FAILED &&
+            (job->matchtag != 0 || fjob_attached (job)))
             fjob_raise_fatal (job, note);
-        else if (!job->failed)
+        else if (job->state != FJOB_FAILED)
             fail (job, note);
         fjob_process (job);
         return;
     }
     job->has_ns = true;
-    if (job->jm_reattach) {
-        job->ready = true;
+    if (job->jm_reattach && job->state == FJOB_PREPARING &&
+        fjob_move (job, FJOB_EV_READY)) {
         if (cconn_up (job->ctx->cc))
             cairnd_send_start (job, true, 0);
     }
@@ -604,8 +553,8 @@ bound_cb (flux_reactor_t *r, flux_watcher_t *w, int revents, void *arg)
     int e = cconn_last_errno (job->ctx->cc);
     char note[256];
 
-    if (job->attached || job->failed || job->released)
-        return;
+    if (job->state != FJOB_PREPARING && job->state != FJOB_ASKING)
+        return; /* taken, or over already */
     snprintf (note, sizeof (note),
               "cairnd did not take the job within %gs (cairnd at %s: %s)",
               job->ctx->start_timeout, cconn_path (job->ctx->cc),
@@ -613,11 +562,6 @@ bound_cb (flux_reactor_t *r, flux_watcher_t *w, int revents, void *arg)
               : cconn_up (job->ctx->cc) ? "connected, no answer"
                                         : "not connected");
     fail (job, note);
-}
-
-bool fjob_ns_pending (const struct fjob *job)
-{
-    return job->ns || job->ns_wait;
 }
 
 static int make_ns (struct fjob *job)
@@ -631,12 +575,6 @@ static int make_ns (struct fjob *job)
         return -1;
     }
     return 0;
-}
-
-bool fjob_test_held (const char *env)
-{
-    const char *hold = getenv (env);
-    return hold && *hold && access (hold, F_OK) == 0;
 }
 
 /* Tests: the namespace waits while the file TESTENV_HOLD_NS names exists. */
@@ -653,6 +591,8 @@ ns_wait_cb (flux_reactor_t *r, flux_watcher_t *w, int revents, void *arg)
 
 void fjob_begin (struct fjob *job)
 {
+    if (!fjob_move (job, FJOB_EV_BEGIN))
+        return;
     job->ctx->nstarted++;
     /* a job Flux restarts ran under cairnd already: it is never failed
      * for waiting, whatever cairnd's downtime */
@@ -701,7 +641,7 @@ void fjob_begin (struct fjob *job)
      * the module attaches (cairnd_error); should the URIs be out of
      * reach, cairnd is asked then (uris_cb). */
     if (!job->jm_reattach)
-        fctx_uris (job->ctx, job->ranks, job->nranks, uris_cb, job);
+        uris_ensure (job->ctx, job->ranks, job->nranks, uris_cb, job);
 }
 
 /* The broker ranks of R, ascending. */
@@ -743,6 +683,8 @@ static int ranks_of (struct fjob *job)
 }
 
 struct fjob *fjob_create (struct fctx *ctx,
+                          const struct fjob_ops *ops,
+                          void *arg,
                           const flux_msg_t *msg,
                           flux_jobid_t id,
                           uint32_t userid,
@@ -755,6 +697,8 @@ struct fjob *fjob_create (struct fctx *ctx,
     if (!job)
         return NULL;
     job->ctx = ctx;
+    job->ops = *ops;
+    job->arg = arg;
     job->id = id;
     job->userid = userid;
     job->jm_reattach = reattach;
@@ -794,7 +738,15 @@ void fjob_destroy (struct fjob *job)
         return;
     int saved = errno;
     fshell_destroy (job->watch);
+    /* a job that failed while its brokers were asked is freed before
+     * they answer */
+    uris_cancel (job->ctx, job);
+    /* nothing cairnd says after this may reach the job */
+    cconn_rpc_cancel (job->ctx->cc, job->matchtag);
+    cconn_rpc_cancel (job->ctx->cc, job->resume_mt);
+    cconn_rpc_cancel (job->ctx->cc, job->ready_mt);
     for (size_t i = 0; i < job->nrelays; i++) {
+        cconn_rpc_cancel (job->ctx->cc, job->relays[i].matchtag);
         flux_respond_error (job->ctx->h, job->relays[i].msg, ENOSYS, NULL);
         flux_msg_decref (job->relays[i].msg);
     }

@@ -49,11 +49,26 @@ struct fjob;
  * serves one Flux instance. */
 #define FJOB_CLIENT "flux"
 
+/* What the module lends a job besides its context (fctx.h: the broker,
+ * the connection to cairnd, the settings): the job answers through these
+ * and never calls up into the module. */
+struct fjob_ops {
+    /* The final release went to the job-manager: the job is over, and
+     * may be destroyed from this call (it is not used after it). */
+    void (*released) (struct fjob *job, void *arg);
+    /* What a resync saw of job id's events before its start request came
+     * (resync.h): {name: count}, a new reference, or NULL. */
+    json_t *(*seen) (flux_jobid_t id, void *arg);
+};
+
 /* Take the job-manager's start request (payload already unpacked into
  * id, userid, jobspec, R, reattach; msg is kept until the final release).
- * Returns the job, or NULL with errno (ENOMEM). The caller adds it to its
- * list; the job removes itself through fctx_job_done() when released. */
+ * ops (copied) and arg are the module's (fjob_ops). Returns the job, or
+ * NULL with errno (ENOMEM). The caller keeps it (fjobs.h) until
+ * ops->released. */
 struct fjob *fjob_create (struct fctx *ctx,
+                          const struct fjob_ops *ops,
+                          void *arg,
                           const flux_msg_t *msg,
                           flux_jobid_t id,
                           uint32_t userid,
@@ -68,12 +83,6 @@ void fjob_destroy (struct fjob *job);
 
 flux_jobid_t fjob_id (const struct fjob *job);
 uint32_t fjob_userid (const struct fjob *job);
-int64_t fjob_matchtag (const struct fjob *job);
-
-/* A message from cairnd. Returns false if it is not this job's (another
- * matchtag); true if it was, in which case the job may have been released
- * and destroyed by the call. */
-bool fjob_cairnd_message (struct fjob *job, const json_t *msg);
 
 /* cairnd is back (reattach the stream) or gone (wait). */
 void fjob_cairnd_state (struct fjob *job, bool up);
@@ -87,10 +96,6 @@ void fjob_exception (struct fjob *job,
 
 /* job-exec.shell-barrier from the shell on broker rank `rank`. */
 void fjob_barrier (struct fjob *job, const flux_msg_t *msg, uint32_t rank);
-
-/* Answer a shell's NORESPONSE barrier request: success (errnum 0) lets it
- * go on, EIO makes it exit. */
-void fjob_barrier_reply (flux_t *h, const flux_msg_t *req, int errnum);
 
 /* The broker ranks of shell ranks `shell_ranks` (an idset string of
  * indices into the job's shells, as flux-shell and a sub-instance's

@@ -1,5 +1,5 @@
 /* fjob_stream.c - a Flux job's side of cairnd's stream (fjob.h): each
- * response cairnd sends, queued by fjob_cairnd_message() in fjob.c, is
+ * response cairnd sends, queued by stream_cb() in fjob.c, is
  * handled here in order, one at a time (an RPC or a KVS commit may have
  * to finish first): relayed to the job-manager, posted to the job's
  * eventlogs, or acted on (a shrink of R, drains, the final release once
@@ -14,13 +14,13 @@
 
 #include "core/testenv.h"
 #include "core/idset.h"
+#include "core/streamtype.h"
 #include "flux/brokers.h"
 #include "flux/fctx.h"
 #include "flux/fjob_private.h"
 #include "flux/fshell.h"
 #include "flux/guest.h"
 #include "flux/jmevent.h"
-#include "flux/resync.h"
 #include "flux/shellout.h"
 #include "flux/shrink.h"
 
@@ -53,39 +53,6 @@ static void reattached_done (struct fjob *job)
     }
     json_array_remove (job->queue, 0);
     fjob_process (job);
-}
-
-/* Send cairnd a fatal exec exception for the job; with echo, its copy on
- * the stream is dropped (Flux has it already). */
-static void raise_to_cairnd (struct fjob *job, const char *note, bool echo)
-{
-    json_t *p = json_pack ("{s:I s:s s:i s:s}", "id", (json_int_t)job->id,
-                           "type", "exec", "severity", 0, "note", note);
-
-    flux_log (job->ctx->h, LOG_ERR, "job %s: %s", job->f58, note);
-    if (!p || cconn_send (job->ctx->cc, "exception",
-                          cconn_matchtag (job->ctx->cc), p) < 0)
-        flux_log_error (job->ctx->h, "job %s: exception", job->f58);
-    else if (echo)
-        json_array_append_new (job->echo, json_string ("exec"));
-    json_decref (p);
-}
-
-/* End the job with a fatal exec exception, through cairnd, which journals
- * it, stops what runs and sends it back on the stream: that copy is the
- * one Flux gets. */
-void fjob_raise_fatal (struct fjob *job, const char *note)
-{
-    raise_to_cairnd (job, note, false);
-}
-
-/* fshell.h's verdicts: fatal through cairnd, like the module's own. */
-void fjob_shell_fatal (void *arg, const char *note)
-{
-    struct fjob *job = arg;
-
-    fshell_stop (job->watch);
-    fjob_raise_fatal (job, note);
 }
 
 /* Shells block in their start barriers on requests only the module that
@@ -135,7 +102,7 @@ static void eventlog_cb (flux_future_t *f, void *arg)
     if (flux_kvs_lookup_get (f, &s) < 0)
         flux_log_error (job->ctx->h, "job %s: eventlog", job->f58);
     json_t *counts = jmevent_count (s);
-    json_t *seen = resync_take_seen (job->ctx, job->id);
+    json_t *seen = job->ops.seen (job->id, job->arg);
     const char *name;
     json_t *v;
     json_object_foreach (seen, name, v)
@@ -186,18 +153,20 @@ static bool echo_of_ours (struct fjob *job, const json_t *data)
 /* Send the job-manager the final release (data), after exec.eventlog's
  * `done` and the guest namespace's removal when there is one: returns
  * that step's future (final_cb ends it), or NULL if the release went out
- * at once (job->released). */
+ * at once (the job is done) or the table refused the move. */
 static flux_future_t *final_release (struct fjob *job, json_t *data)
 {
     flux_future_t *f;
 
+    if (!fjob_move (job, FJOB_EV_FINAL))
+        return NULL;
     fshell_release (job->watch, EIO);
     json_decref (job->final);
     job->final = json_incref (data);
     if (job->has_ns && (f = guest_finish (job->ctx->h, job->id)))
         return f;
     fjob_jm_respond (job, "release", json_incref (data));
-    job->released = true;
+    (void)fjob_move (job, FJOB_EV_RELEASED);
     return NULL;
 }
 
@@ -329,147 +298,264 @@ static void lost_contact (struct fjob *job, const json_t *data)
     /* Flux first, before the finish that follows in the queue: the job
      * may be over in cairnd before an exception through it would be */
     fjob_jm_exception (job, 0, "exec", note);
-    raise_to_cairnd (job, note, true);
+    fjob_raise (job, note, true);
 }
 
-/* Handle queue[0]. Returns a future when the handling goes on
- * asynchronously (the next item waits for it), else NULL. */
-static flux_future_t *handle (struct fjob *job, const json_t *item)
+/* ---- one handler per response type ----
+ *
+ * Each is handed the response's data and its name (as the eventlog
+ * knows it, for the ones posted as they are), and returns a future when
+ * the handling goes on asynchronously (the next item waits for it), else
+ * NULL. handle() decodes the type once and looks the handler up. */
+typedef flux_future_t *(*resp_handler_f) (struct fjob *job,
+                                          const char *name,
+                                          json_t *data);
+
+/* The stream opens after a reattach: at the first attach of this
+ * module, what does Flux have already? */
+static flux_future_t *on_reattached (struct fjob *job,
+                                     const char *name,
+                                     json_t *data)
 {
-    flux_t *h = job->ctx->h;
-    const char *type = json_string_value (json_object_get (item, "type"));
-    json_t *data = json_object_get (item, "data");
     flux_future_t *f = NULL;
     char key[128];
 
-    if (!type)
+    if (!job->skip_pending)
         return NULL;
-    if (!strcmp (type, "reattached")) {
-        if (job->skip_pending) {
-            /* first attach of this module: what does Flux have already? */
-            job->skip_pending = false;
-            if (flux_job_kvs_key (key, sizeof (key), job->id, "eventlog") < 0 ||
-                !(f = flux_kvs_lookup (h, NULL, 0, key)) ||
-                flux_future_then (f, -1, eventlog_cb, job) < 0) {
-                flux_future_destroy (f);
-                return NULL;
-            }
-            job->step = f;
-            return f;
-        }
+    job->skip_pending = false;
+    if (flux_job_kvs_key (key, sizeof (key), job->id, "eventlog") < 0 ||
+        !(f = flux_kvs_lookup (job->ctx->h, NULL, 0, key)) ||
+        flux_future_then (f, -1, eventlog_cb, job) < 0) {
+        flux_future_destroy (f);
         return NULL;
     }
-    if (!strcmp (type, "accepted")) {
-        /* a fresh start: every later reattach asks only for what came
-         * after what was received (`since`), so nothing is to be skipped;
-         * counting the eventlog then would drop a final release behind an
-         * earlier partial one */
-        job->skip_pending = false;
+    job->step = f;
+    return f;
+}
+
+/* A fresh start: every later reattach asks only for what came after what
+ * was received (`since`), so nothing is to be skipped; counting the
+ * eventlog then would drop a final release behind an earlier partial
+ * one. */
+static flux_future_t *on_accepted (struct fjob *job,
+                                   const char *name,
+                                   json_t *data)
+{
+    job->skip_pending = false;
+    return NULL;
+}
+
+static flux_future_t *on_start (struct fjob *job, const char *name, json_t *data)
+{
+    if (!job->relayed_start)
+        fjob_jm_respond (job, "start", NULL);
+    job->relayed_start = true;
+    return NULL;
+}
+
+static flux_future_t *on_exception (struct fjob *job,
+                                    const char *name,
+                                    json_t *data)
+{
+    flux_t *h = job->ctx->h;
+
+    if (echo_of_ours (job, data))
         return NULL;
-    }
-    if (!strcmp (type, "start")) /* whether or not Flux has it already */
-        (void)json_unpack (data, "{s?F}", "expiration", &job->expiration);
-    if (skipped (job, type))
-        return NULL;
-    if (!strcmp (type, "start")) {
-        if (!job->relayed_start)
-            fjob_jm_respond (job, "start", NULL);
-        job->relayed_start = true;
-    } else if (!strcmp (type, "exception")) {
-        if (echo_of_ours (job, data))
-            return NULL;
-        int sev = json_integer_value (json_object_get (data, "severity"));
-        const char *t = json_string_value (json_object_get (data, "type"));
-        const char *note = json_string_value (json_object_get (data, "note"));
-        const char *ranks = json_string_value (json_object_get (data, "ranks"));
-        /* name the hosts, as Flux's own notes do ("... on HOST (rank N)") */
-        char *hosts = ranks ? flux_hostmap_lookup (h, ranks, NULL) : NULL;
-        char *full = NULL, *named = NULL;
-        if (hosts && asprintf (&named, "%s (rank", hosts) < 0)
-            named = NULL;
-        /* not twice: a lost node's note names it ("node HOST (rank R)") */
-        if (named && note && !strstr (note, named) &&
-            asprintf (&full, "%s (on %s)", note, hosts) < 0)
-            full = NULL;
-        free (named);
-        free (hosts);
-        if (full)
-            note = full;
-        fjob_jm_exception (job, sev, t ? t : "exec", note);
-        /* and log a prolog's or epilog's failure, as perilog.so does */
-        if (t && (!strcmp (t, "prolog") || !strcmp (t, "epilog")))
-            flux_log (h, sev == 0 ? LOG_ERR : LOG_WARNING, "job %s: %s",
-                      job->f58, note ? note : t);
-        free (full);
-        if (sev == 0) {
-            fshell_release (job->watch, EIO);
-            fshell_stop (job->watch);
-        }
-    } else if (!strcmp (type, "finish")) {
-        json_t *st = json_object_get (data, "status");
-        json_t *c = json_pack ("{s:O}", "status", st);
-        flux_future_t *fc = guest_post (h, job->id, "complete", c);
-        json_decref (c);
-        flux_future_destroy (fc); /* RPCs go out in order; no need to wait */
-        fjob_jm_respond (job, "finish", json_pack ("{s:O}", "status", st));
+    int sev = json_integer_value (json_object_get (data, "severity"));
+    const char *t = json_string_value (json_object_get (data, "type"));
+    const char *note = json_string_value (json_object_get (data, "note"));
+    const char *ranks = json_string_value (json_object_get (data, "ranks"));
+    /* name the hosts, as Flux's own notes do ("... on HOST (rank N)") */
+    char *hosts = ranks ? flux_hostmap_lookup (h, ranks, NULL) : NULL;
+    char *full = NULL, *named = NULL;
+    if (hosts && asprintf (&named, "%s (rank", hosts) < 0)
+        named = NULL;
+    /* not twice: a lost node's note names it ("node HOST (rank R)") */
+    if (named && note && !strstr (note, named) &&
+        asprintf (&full, "%s (on %s)", note, hosts) < 0)
+        full = NULL;
+    free (named);
+    free (hosts);
+    if (full)
+        note = full;
+    fjob_jm_exception (job, sev, t ? t : "exec", note);
+    /* and log a prolog's or epilog's failure, as perilog.so does (t is
+     * the exception's type, not a response's) */
+    if (t && (!strcmp (t, "prolog") || !strcmp (t, "epilog")))
+        flux_log (h, sev == 0 ? LOG_ERR : LOG_WARNING, "job %s: %s", job->f58,
+                  note ? note : t);
+    free (full);
+    if (sev == 0) {
         fshell_release (job->watch, EIO);
         fshell_stop (job->watch);
-        /* partial release: the ranks go to housekeeping now, and each
-         * comes back from there when cairnd's epilog on it is done */
-        if (job->ctx->partial) {
-            json_t *all = json_pack ("{s:s s:b}", "ranks", "all", "final", 1);
-            f = final_release (job, all);
-            json_decref (all);
-        }
-    } else if (!strncmp (type, "epilog-", 7) && job->ctx->partial) {
-        /* not posted: an epilog-start would hold the job's `free`, and
-         * with it every rank, until the last epilog-finish */
-    } else if (!strncmp (type, "prolog-", 7) || !strncmp (type, "epilog-", 7)) {
-        f = jmevent_post_perilog (h, job->id, type, data);
-    } else if (!strcmp (type, "output")) {
-        json_t *c = job->out ? shellout_log (job->out, data) : NULL;
-        if (c)
-            f = guest_post (h, job->id, "log", c);
-        json_decref (c);
-    } else if (!strcmp (type, "shell-end")) {
-        lost_contact (job, data);
-        fshell_end (job->watch, data); /* cairnd's, not Flux's: not posted */
-    } else if (!strcmp (type, "hold")) {
-        return shrink (job, data);
-    } else if (!strcmp (type, "drain")) {
-        const char *ranks = NULL, *reason = "";
-        if (json_unpack (data, "{s:s s?s}", "ranks", &ranks, "reason",
-                         &reason) == 0) {
-            /* in flux dmesg, as job-exec and perilog.so log their drains */
-            flux_log (h, LOG_WARNING, "job %s: draining rank(s) %s: %s",
-                      job->f58, ranks, reason);
-            f = flux_rpc_pack (h, "resource.drain", 0, 0, "{s:s s:s s:s}",
-                               "targets", ranks, "reason", reason, "mode",
-                               "update");
-        }
-    } else if (!strcmp (type, "release")) {
-        int final = 0;
-        (void)json_unpack (data, "{s?b}", "final", &final);
-        if (!final) {
-            fjob_jm_respond (job, type, json_incref (data));
-            return NULL;
-        }
-        /* one release of every rank says "all", as job-exec's */
-        json_t *all = whole_job (job, data)
-                          ? json_pack ("{s:s s:b}", "ranks", "all", "final", 1)
-                          : NULL;
-        f = final_release (job, all ? all : data);
+    }
+    return NULL;
+}
+
+static flux_future_t *on_finish (struct fjob *job,
+                                 const char *name,
+                                 json_t *data)
+{
+    flux_t *h = job->ctx->h;
+    flux_future_t *f = NULL;
+    json_t *st = json_object_get (data, "status");
+    json_t *c = json_pack ("{s:O}", "status", st);
+    flux_future_t *fc = guest_post (h, job->id, "complete", c);
+
+    json_decref (c);
+    flux_future_destroy (fc); /* RPCs go out in order; no need to wait */
+    fjob_jm_respond (job, "finish", json_pack ("{s:O}", "status", st));
+    fshell_release (job->watch, EIO);
+    fshell_stop (job->watch);
+    /* partial release: the ranks go to housekeeping now, and each comes
+     * back from there when cairnd's epilog on it is done */
+    if (job->ctx->partial) {
+        json_t *all = json_pack ("{s:s s:b}", "ranks", "all", "final", 1);
+        f = final_release (job, all);
         json_decref (all);
     }
     return f;
 }
 
+static flux_future_t *on_prolog (struct fjob *job,
+                                 const char *name,
+                                 json_t *data)
+{
+    return jmevent_post_perilog (job->ctx->h, job->id, name, data);
+}
+
+static flux_future_t *on_epilog (struct fjob *job,
+                                 const char *name,
+                                 json_t *data)
+{
+    /* partial release: not posted, an epilog-start would hold the job's
+     * `free`, and with it every rank, until the last epilog-finish */
+    if (job->ctx->partial)
+        return NULL;
+    return jmevent_post_perilog (job->ctx->h, job->id, name, data);
+}
+
+static flux_future_t *on_output (struct fjob *job,
+                                 const char *name,
+                                 json_t *data)
+{
+    flux_future_t *f = NULL;
+    json_t *c = job->out ? shellout_log (job->out, data) : NULL;
+
+    if (c)
+        f = guest_post (job->ctx->h, job->id, "log", c);
+    json_decref (c);
+    return f;
+}
+
+static flux_future_t *on_shell_end (struct fjob *job,
+                                    const char *name,
+                                    json_t *data)
+{
+    lost_contact (job, data);
+    fshell_end (job->watch, data); /* cairnd's, not Flux's: not posted */
+    return NULL;
+}
+
+static flux_future_t *on_hold (struct fjob *job, const char *name, json_t *data)
+{
+    return shrink (job, data);
+}
+
+static flux_future_t *on_drain (struct fjob *job,
+                                const char *name,
+                                json_t *data)
+{
+    const char *ranks = NULL, *reason = "";
+
+    if (json_unpack (data, "{s:s s?s}", "ranks", &ranks, "reason", &reason) <
+        0)
+        return NULL;
+    /* in flux dmesg, as job-exec and perilog.so log their drains */
+    flux_log (job->ctx->h, LOG_WARNING, "job %s: draining rank(s) %s: %s",
+              job->f58, ranks, reason);
+    return flux_rpc_pack (job->ctx->h, "resource.drain", 0, 0,
+                          "{s:s s:s s:s}", "targets", ranks, "reason", reason,
+                          "mode", "update");
+}
+
+static flux_future_t *on_release (struct fjob *job,
+                                  const char *name,
+                                  json_t *data)
+{
+    flux_future_t *f;
+    int final = 0;
+
+    (void)json_unpack (data, "{s?b}", "final", &final);
+    if (!final) {
+        fjob_jm_respond (job, "release", json_incref (data));
+        return NULL;
+    }
+    /* one release of every rank says "all", as job-exec's */
+    json_t *all = whole_job (job, data)
+                      ? json_pack ("{s:s s:b}", "ranks", "all", "final", 1)
+                      : NULL;
+    f = final_release (job, all ? all : data);
+    json_decref (all);
+    return f;
+}
+
+/* The stream's own responses (opening, notices); kill never comes here
+ * (fjob.c's stream_cb takes it), nor do posted events, which the
+ * job-manager does not get. */
+static const resp_handler_f stream_handlers[STREAM_TYPE_COUNT] = {
+    [STREAM_ACCEPTED] = on_accepted,
+    [STREAM_REATTACHED] = on_reattached,
+    [STREAM_OUTPUT] = on_output,
+};
+
+/* The job's events; those without a handler (accept, cleanup, the
+ * processes' ...) are cairnd's business only. */
+static const resp_handler_f event_handlers[JOB_EV_COUNT] = {
+    [JOB_EV_START] = on_start,
+    [JOB_EV_EXCEPTION] = on_exception,
+    [JOB_EV_FINISH] = on_finish,
+    [JOB_EV_PROLOG_START] = on_prolog,
+    [JOB_EV_PROLOG_FINISH] = on_prolog,
+    [JOB_EV_EPILOG_START] = on_epilog,
+    [JOB_EV_EPILOG_FINISH] = on_epilog,
+    [JOB_EV_SHELL_END] = on_shell_end,
+    [JOB_EV_HOLD] = on_hold,
+    [JOB_EV_DRAIN] = on_drain,
+    [JOB_EV_RELEASE] = on_release,
+};
+
+/* Handle queue[0]. Returns a future when the handling goes on
+ * asynchronously (the next item waits for it), else NULL. */
+static flux_future_t *handle (struct fjob *job, const json_t *item)
+{
+    const char *name = json_string_value (json_object_get (item, "type"));
+    json_t *data = json_object_get (item, "data");
+    struct stream_resp r = stream_resp_of (name);
+    resp_handler_f fn;
+
+    if (!name)
+        return NULL;
+    if (r.type == STREAM_EVENT && r.event == JOB_EV_START)
+        /* whether or not Flux has it already */
+        (void)json_unpack (data, "{s?F}", "expiration", &job->expiration);
+    /* what Flux has already (a replay's) is not sent again; the opening
+     * is about the stream, not a thing Flux could have */
+    if (stream_resp_kind (r) != STREAM_KIND_OPENING && skipped (job, name))
+        return NULL;
+    if (r.type == STREAM_EVENT)
+        fn = event_handlers[r.event];
+    else
+        fn = r.type < STREAM_TYPE_COUNT ? stream_handlers[r.type] : NULL;
+    return fn ? fn (job, name, data) : NULL;
+}
+
 static void send_final (struct fjob *job)
 {
     fjob_jm_respond (job, "release", json_incref (job->final));
-    job->released = true;
+    (void)fjob_move (job, FJOB_EV_RELEASED);
     job->ctx->nreleased++;
-    fctx_job_done (job->ctx, job);
+    job->ops.released (job, job->arg);
 }
 
 /* Tests: while the file CAIRN_TEST_HOLD_RELEASE names exists, the final
@@ -511,13 +597,16 @@ static void final_cb (flux_future_t *f, void *arg)
 
 void fjob_process (struct fjob *job)
 {
-    while (!job->step && !fjob_ns_pending (job) && !job->released &&
+    /* releasing: the final release is on its way, and nothing after it
+     * concerns the job-manager */
+    while (!job->step && !fjob_ns_pending (job) &&
+           job->state != FJOB_RELEASING && job->state != FJOB_DONE &&
            json_array_size (job->queue) > 0) {
         json_t *item = json_array_get (job->queue, 0);
         flux_future_t *f = handle (job, item);
 
-        if (job->released) { /* final release sent without a namespace */
-            fctx_job_done (job->ctx, job);
+        if (job->state == FJOB_DONE) { /* released without a namespace */
+            job->ops.released (job, job->arg);
             return;
         }
         if (!f) {

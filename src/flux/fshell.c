@@ -14,9 +14,29 @@
 
 #include "core/fsd.h"
 #include "core/idset.h"
-#include "flux/fjob.h"
 #include "flux/fshell.h"
 #include "flux/guest.h"
+
+/* Build a response to a NORESPONSE request by hand: flux_respond() sends
+ * nothing for those, and the shells match the reply by topic. */
+void fshell_barrier_reply (flux_t *h, const flux_msg_t *req, int errnum)
+{
+    uint32_t mt = 0;
+    flux_msg_t *m = flux_msg_copy (req, false);
+
+    if (!m)
+        return;
+    (void)flux_msg_get_matchtag (req, &mt);
+    if (flux_msg_set_type (m, FLUX_MSGTYPE_RESPONSE) < 0 ||
+        flux_msg_clear_flag (m, FLUX_MSGFLAG_NORESPONSE) < 0 ||
+        flux_msg_set_matchtag (m, mt) < 0 ||
+        flux_msg_set_userid (m, FLUX_USERID_UNKNOWN) < 0 ||
+        flux_msg_set_rolemask (m, FLUX_ROLE_NONE) < 0 ||
+        (errnum && flux_msg_set_errnum (m, errnum) < 0) ||
+        flux_send_new (h, &m, 0) < 0)
+        flux_log_error (h, "shell-barrier reply");
+    flux_msg_destroy (m);
+}
 
 struct parked {
     const flux_msg_t *msg;
@@ -99,7 +119,7 @@ void fshell_release (struct fshell *fs, int errnum)
     if (!fs)
         return;
     for (size_t i = 0; i < fs->nparked; i++) {
-        fjob_barrier_reply (fs->h, fs->parked[i].msg, errnum);
+        fshell_barrier_reply (fs->h, fs->parked[i].msg, errnum);
         flux_msg_decref (fs->parked[i].msg);
     }
     fs->nparked = 0;
@@ -139,14 +159,14 @@ void fshell_barrier (struct fshell *fs, const flux_msg_t *msg, uint32_t rank)
 
     /* as job-exec: once a shell has ended, no barrier can complete */
     if (fs->gone || !idset_test (fs->ranks, rank)) {
-        fjob_barrier_reply (fs->h, msg, fs->gone ? EIO : EINVAL);
+        fshell_barrier_reply (fs->h, msg, fs->gone ? EIO : EINVAL);
         return;
     }
     if (fs->nparked == fs->cap) {
         size_t cap = fs->cap ? fs->cap * 2 : 8;
         struct parked *p = realloc (fs->parked, cap * sizeof (*p));
         if (!p) {
-            fjob_barrier_reply (fs->h, msg, ENOMEM);
+            fshell_barrier_reply (fs->h, msg, ENOMEM);
             return;
         }
         fs->parked = p;

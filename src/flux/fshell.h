@@ -52,6 +52,10 @@
 
 struct fshell;
 
+/* Answer a shell's NORESPONSE barrier request: success (errnum 0) lets it
+ * go on, EIO makes it exit. */
+void fshell_barrier_reply (flux_t *h, const flux_msg_t *req, int errnum);
+
 /* End the job with a fatal exec exception with this note. */
 typedef void (*fshell_fatal_f) (void *arg, const char *note);
 

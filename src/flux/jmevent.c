@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "core/job.h"
 #include "flux/jmevent.h"
 
 json_t *jmevent_count (const char *eventlog)
@@ -55,10 +56,11 @@ flux_future_t *jmevent_post_perilog (flux_t *h,
         errno = ENOMEM;
         return NULL;
     }
+    enum job_event ev = job_event_of (name);
+    bool prolog = ev == JOB_EV_PROLOG_START || ev == JOB_EV_PROLOG_FINISH;
     json_object_set_new (c, "description",
-                         json_string (!strncmp (name, "prolog", 6)
-                                          ? "job-manager.prolog"
-                                          : "job-manager.epilog"));
+                         json_string (prolog ? "job-manager.prolog"
+                                             : "job-manager.epilog"));
     if (status)
         json_object_set (c, "status", status);
     f = jmevent_post (h, id, name, c);

@@ -83,27 +83,34 @@ static void hello_timer_cb (flux_reactor_t *r,
 
 /* ---- cairnd ---- */
 
+/* The node-watch stream: the node's reports, to rank 0. */
+static void watch_cb (const json_t *msg, void *arg)
+{
+    struct nodeagent *na = arg;
+    struct cconn_msg m;
+
+    cconn_msg_split (msg, &m);
+    if (m.errnum != 0)
+        flux_log (na->h, LOG_ERR, "cairnd at %s refused node-watch (is "
+                  "it role \"node\"?): %s", na->statedir,
+                  m.errstr ? m.errstr : strerror ((int)m.errnum));
+    else if (json_is_object (m.payload))
+        reportq_add (na->reports, m.payload);
+    else
+        flux_log (na->h, LOG_ERR, "node-watch: cairnd sent a report "
+                                  "that is not an object; dropped");
+}
+
+/* Every request's answer goes to its own callback (cconn_rpc): what
+ * comes here is nobody's. */
 static void cairnd_message (struct cconn *cc, const json_t *msg, void *arg)
 {
     struct nodeagent *na = arg;
     struct cconn_msg m;
 
     cconn_msg_split (msg, &m);
-    if (m.matchtag != 0 && m.matchtag == na->watch_mt) {
-        if (m.errnum != 0)
-            flux_log (na->h, LOG_ERR, "cairnd at %s refused node-watch (is "
-                      "it role \"node\"?): %s", na->statedir,
-                      m.errstr ? m.errstr : strerror ((int)m.errnum));
-        else if (json_is_object (m.payload))
-            reportq_add (na->reports, m.payload);
-        else
-            flux_log (na->h, LOG_ERR, "node-watch: cairnd sent a report "
-                                      "that is not an object; dropped");
-        return;
-    }
-    if (!cairnsvc_cairnd_message (na->svc, msg))
-        flux_log (na->h, LOG_DEBUG, "cairnd: message for unknown matchtag "
-                  "%jd dropped", (intmax_t)m.matchtag);
+    flux_log (na->h, LOG_DEBUG, "cairnd: message for unknown matchtag "
+              "%jd dropped", (intmax_t)m.matchtag);
 }
 
 static void cairnd_state (struct cconn *cc, bool up, void *arg)
@@ -122,10 +129,13 @@ static void cairnd_state (struct cconn *cc, bool up, void *arg)
         return;
     }
     reportq_restart (na->reports);
-    na->watch_mt = cconn_matchtag (cc);
+    na->watch_mt = 0;
     if (!(none = json_object ()) ||
-        cconn_send (cc, "node-watch", na->watch_mt, none) < 0)
+        (na->watch_mt = cconn_rpc (cc, "node-watch", none, CREPLY_STREAMING,
+                                   watch_cb, na)) < 0) {
         flux_log_error (na->h, "node-watch");
+        na->watch_mt = 0;
+    }
     json_decref (none);
     na->hello_fails = 0;
     hello_send (na);

@@ -24,8 +24,6 @@ struct noderelay {
     flux_msg_handler_t **handlers;
     int64_t relay_mt;          /* node-relay stream on this connection, or 0 */
     bool relay_off;            /* refused or ended: until the next connection */
-    json_t *reports;           /* matchtags of our node-reports in flight
-                                * ({"<mt>": true}): their answers are dropped */
     struct relayed *inflight;  /* newest first */
     int *rank_errno;           /* per rank: 0, or the last error it gave */
 };
@@ -48,9 +46,16 @@ static void relayed_remove (struct relayed *r)
     free (r);
 }
 
-static void mt_key (char *key, size_t size, int64_t mt)
+/* cairnd's answer to a node-report: only an error is worth a line. */
+static void report_cb (const json_t *msg, void *arg)
 {
-    snprintf (key, size, "%" PRId64, mt);
+    struct noderelay *nr = arg;
+    struct cconn_msg m;
+
+    cconn_msg_split (msg, &m);
+    if (m.errnum != 0)
+        flux_log (nr->ctx->h, LOG_DEBUG, "node-report: cairnd: %s",
+                  m.errstr ? m.errstr : strerror ((int)m.errnum));
 }
 
 /* A node answered a node-exec: hand the REPORT to cairnd. Its answer is
@@ -61,21 +66,16 @@ static void report_send (struct noderelay *nr, uint32_t rank, json_t *answer)
     struct cconn *cc = nr->ctx->cc;
     json_t *p;
     int64_t mt;
-    char key[32];
 
     if (!cconn_up (cc)) {
         flux_log (h, LOG_DEBUG, "rank %u: node-exec answer dropped: cairnd "
                                 "is not connected", (unsigned)rank);
         return;
     }
-    mt = cconn_matchtag (cc);
-    mt_key (key, sizeof (key), mt);
     if (!(p = json_pack ("{s:I s:O}", "rank", (json_int_t)rank, "report",
                          answer)) ||
-        cconn_send (cc, "node-report", mt, p) < 0)
+        (mt = cconn_rpc (cc, "node-report", p, 0, report_cb, nr)) < 0)
         flux_log_error (h, "rank %u: node-report to cairnd", (unsigned)rank);
-    else
-        (void)json_object_set_new (nr->reports, key, json_true ());
     json_decref (p);
 }
 
@@ -167,6 +167,21 @@ static void relay_refused (struct noderelay *nr, int errnum, const char *errstr)
 
 /* ---- cairnd ---- */
 
+/* The node-relay stream: requests for the other nodes. */
+static void relay_cb (const json_t *msg, void *arg)
+{
+    struct noderelay *nr = arg;
+    struct cconn_msg m;
+
+    cconn_msg_split (msg, &m);
+    if (nr->relay_off)
+        return;
+    if (m.errnum != 0)
+        relay_refused (nr, (int)m.errnum, m.errstr);
+    else
+        relay_message (nr, m.payload);
+}
+
 void noderelay_cairnd_state (struct noderelay *nr, bool up)
 {
     if (!nr)
@@ -175,48 +190,20 @@ void noderelay_cairnd_state (struct noderelay *nr, bool up)
     json_t *none;
 
     if (!up) {
-        nr->relay_mt = 0;
-        json_object_clear (nr->reports);
+        nr->relay_mt = 0; /* its wait ended with the connection */
         cairnsvc_fail_all (nr->svc);
         return;
     }
     nr->relay_off = false;
-    nr->relay_mt = cconn_matchtag (cc);
+    nr->relay_mt = 0;
     if (!(none = json_object ()) ||
-        cconn_send (cc, "node-relay", nr->relay_mt, none) < 0) {
+        (nr->relay_mt = cconn_rpc (cc, "node-relay", none, CREPLY_STREAMING,
+                                   relay_cb, nr)) < 0) {
         flux_log_error (nr->ctx->h, "node-relay");
         nr->relay_off = true;
+        nr->relay_mt = 0;
     }
     json_decref (none);
-}
-
-bool noderelay_cairnd_message (struct noderelay *nr, const json_t *msg)
-{
-    struct cconn_msg m;
-    char key[32];
-
-    if (!nr)
-        return false;
-    cconn_msg_split (msg, &m);
-    if (m.matchtag == 0)
-        return false;
-    if (m.matchtag == nr->relay_mt) {
-        if (m.errnum != 0) {
-            if (!nr->relay_off)
-                relay_refused (nr, (int)m.errnum, m.errstr);
-        } else if (!nr->relay_off)
-            relay_message (nr, m.payload);
-        return true;
-    }
-    mt_key (key, sizeof (key), m.matchtag);
-    if (json_object_get (nr->reports, key)) {
-        if (m.errnum != 0)
-            flux_log (nr->ctx->h, LOG_DEBUG, "node-report: cairnd: %s",
-                      m.errstr ? m.errstr : strerror ((int)m.errnum));
-        (void)json_object_del (nr->reports, key);
-        return true;
-    }
-    return cairnsvc_cairnd_message (nr->svc, msg);
 }
 
 /* ---- service ---- */
@@ -283,8 +270,7 @@ struct noderelay *noderelay_create (struct fctx *ctx, const char *statedir)
     if (!nr)
         return NULL;
     nr->ctx = ctx;
-    if (!(nr->reports = json_object ()) ||
-        !(nr->rank_errno = calloc (ctx->size ? ctx->size : 1, sizeof (int))) ||
+    if (!(nr->rank_errno = calloc (ctx->size ? ctx->size : 1, sizeof (int))) ||
         !(nr->svc = cairnsvc_create (ctx->h, ctx->cc, 0, statedir))) {
         errno = ENOMEM;
         goto error;
@@ -307,7 +293,9 @@ void noderelay_destroy (struct noderelay *nr)
     cairnsvc_destroy (nr->svc);
     while (nr->inflight)
         relayed_remove (nr->inflight);
-    json_decref (nr->reports);
+    /* the node-reports' answers are not waited for after this either: the
+     * connection is destroyed next, at the module's end */
+    cconn_rpc_cancel (nr->ctx->cc, nr->relay_mt);
     free (nr->rank_errno);
     free (nr);
     errno = saved;

@@ -20,10 +20,9 @@
  *   whose cairnd is a node) gets the job's stream, as Flux responses up
  *   to its final release.
  *
- * cairn_exec.c calls noderelay_cairnd_state and noderelay_cairnd_message
- * from its cconn callbacks; the matchtags of the stream and of the
- * requests sent here are recognized by noderelay_cairnd_message alone, so
- * none of these messages reaches the job code.
+ * cairn_exec.c calls noderelay_cairnd_state from its cconn callback; the
+ * answers to the stream and the requests sent here come to their own
+ * callbacks (cconn_rpc), so none of them reaches the job code.
  */
 #ifndef CAIRN_FLUX_NODERELAY_H
 #define CAIRN_FLUX_NODERELAY_H
@@ -48,9 +47,5 @@ void noderelay_destroy (struct noderelay *nr);
 /* cairnd came up (open the relay stream) or went away (answer waiting
  * requests ENOTCONN, forget the stream). NULL nr is fine (does nothing). */
 void noderelay_cairnd_state (struct noderelay *nr, bool up);
-
-/* A message from cairnd: true if it is the relay's (and was used), false
- * if not. NULL nr is fine (false). */
-bool noderelay_cairnd_message (struct noderelay *nr, const json_t *msg);
 
 #endif /* CAIRN_FLUX_NODERELAY_H */

@@ -33,6 +33,22 @@ done:
     return s;
 }
 
+/* cairnd's answer to a node-state. (nodewatch is destroyed after the
+ * connection, at the module's end: no answer can come to a freed one.) */
+static void state_cb (const json_t *msg, void *arg)
+{
+    struct nodewatch *nw = arg;
+    struct cconn_msg m;
+    char key[32];
+
+    cconn_msg_split (msg, &m);
+    snprintf (key, sizeof (key), "%" PRId64, (int64_t)m.matchtag);
+    if (m.errnum != 0)
+        flux_log (nw->ctx->h, LOG_DEBUG, "node-state: cairnd: %s",
+                  m.errstr ? m.errstr : strerror ((int)m.errnum));
+    (void)json_object_del (nw->sent, key);
+}
+
 static void
 send_state (struct nodewatch *nw, const struct idset *set, bool online)
 {
@@ -42,12 +58,12 @@ send_state (struct nodewatch *nw, const struct idset *set, bool online)
 
     if (!ranks || !cconn_up (cc))
         goto done;
-    int64_t mt = cconn_matchtag (cc);
+    int64_t mt;
     p = online ? json_pack ("{s:s s:b}", "ranks", ranks, "online", 1)
                : json_pack ("{s:s s:b s:s}", "ranks", ranks, "online", 0, "why",
                             "its broker left Flux's overlay "
                             "(broker.online)");
-    if (!p || cconn_send (cc, "node-state", mt, p) < 0) {
+    if (!p || (mt = cconn_rpc (cc, "node-state", p, 0, state_cb, nw)) < 0) {
         flux_log_error (nw->ctx->h, "node-state %s", ranks);
         goto done;
     }
@@ -150,20 +166,3 @@ void nodewatch_cairnd_state (struct nodewatch *nw, bool up)
         send_state (nw, nw->online, true);
 }
 
-bool nodewatch_cairnd_message (struct nodewatch *nw, const json_t *msg)
-{
-    struct cconn_msg m;
-    char key[32];
-
-    if (!nw)
-        return false;
-    cconn_msg_split (msg, &m);
-    snprintf (key, sizeof (key), "%" PRId64, (int64_t)m.matchtag);
-    if (m.matchtag == 0 || !json_object_get (nw->sent, key))
-        return false;
-    if (m.errnum != 0)
-        flux_log (nw->ctx->h, LOG_DEBUG, "node-state: cairnd: %s",
-                  m.errstr ? m.errstr : strerror ((int)m.errnum));
-    (void)json_object_del (nw->sent, key);
-    return true;
-}

@@ -30,7 +30,4 @@ void nodewatch_destroy (struct nodewatch *nw);
 /* cairnd came up: send the ranks online now. NULL nw is fine. */
 void nodewatch_cairnd_state (struct nodewatch *nw, bool up);
 
-/* A message from cairnd: true if it answers a node-state of ours. */
-bool nodewatch_cairnd_message (struct nodewatch *nw, const json_t *msg);
-
 #endif /* CAIRN_FLUX_NODEWATCH_H */

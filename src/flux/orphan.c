@@ -5,8 +5,10 @@
 #include <string.h>
 
 #include "core/idset.h"
+#include "core/streamtype.h"
 #include "flux/fctx.h"
 #include "flux/fjob.h"
+#include "flux/fjobs.h"
 #include "flux/orphan.h"
 
 struct orphan {
@@ -25,6 +27,8 @@ static void orphan_destroy (struct orphan *o)
 {
     if (!o)
         return;
+    if (o->matchtag) /* its stream's replies are nobody's now */
+        cconn_rpc_cancel (o->ctx->cc, o->matchtag);
     flux_future_destroy (o->step);
     idset_destroy (o->held);
     free (o);
@@ -67,48 +71,40 @@ static void resource_rpc (struct orphan *o,
 
 /* ---- cairnd's stream for a watched job ---- */
 
-static bool list_answer (struct fctx *ctx, const json_t *msg);
-
-bool orphan_cairnd_message (struct fctx *ctx, const json_t *msg)
+/* A response on the stream of a watched job (arg: the orphan). */
+static void stream_cb (const json_t *msg, void *arg)
 {
-    json_int_t mt = 0;
+    struct orphan *o = arg;
     json_t *payload = NULL, *data = NULL;
     const char *type = NULL, *ranks = NULL;
     int final = 0;
 
-    if (list_answer (ctx, msg))
-        return true;
-    (void)json_unpack ((json_t *)msg, "{s:I s?o}", "matchtag", &mt, "payload",
-                       &payload);
-    for (struct orphan *o = ctx->orphans; o; o = o->next) {
-        if (o->matchtag == 0 || o->matchtag != mt)
-            continue;
-        if (!payload) { /* gone from cairnd meanwhile: nothing runs */
-            resource_rpc (o, "resource.undrain", o->held);
-            orphan_remove (o);
-            return true;
-        }
-        if (json_unpack (payload, "{s:s s?o}", "type", &type, "data",
-                         &data) < 0 ||
-            (strcmp (type, "release") != 0 && strcmp (type, "drain") != 0) ||
-            json_unpack (data, "{s:s s?b}", "ranks", &ranks, "final",
-                         &final) < 0)
-            return true;
-        struct idset *ids = idset_decode (ranks, NULL);
-        struct idset *mine = ids ? idset_intersect (o->held, ids) : NULL;
-        if (mine && !idset_empty (mine)) {
-            (void)idset_subtract (o->held, mine);
-            /* a rank cairnd drained stays drained, with cairnd's reason */
-            if (!strcmp (type, "release"))
-                resource_rpc (o, "resource.undrain", mine);
-        }
-        idset_destroy (ids);
-        idset_destroy (mine);
-        if ((!strcmp (type, "release") && final) || idset_empty (o->held))
-            orphan_remove (o);
-        return true;
+    (void)json_unpack ((json_t *)msg, "{s?o}", "payload", &payload);
+    if (!payload) { /* gone from cairnd meanwhile: nothing runs */
+        resource_rpc (o, "resource.undrain", o->held);
+        orphan_remove (o);
+        return;
     }
-    return false;
+    if (json_unpack (payload, "{s:s s?o}", "type", &type, "data", &data) < 0)
+        return;
+    struct stream_resp r = stream_resp_of (type);
+    bool release = r.type == STREAM_EVENT && r.event == JOB_EV_RELEASE;
+    bool drain = r.type == STREAM_EVENT && r.event == JOB_EV_DRAIN;
+    if ((!release && !drain) ||
+        json_unpack (data, "{s:s s?b}", "ranks", &ranks, "final", &final) < 0)
+        return;
+    struct idset *ids = idset_decode (ranks, NULL);
+    struct idset *mine = ids ? idset_intersect (o->held, ids) : NULL;
+    if (mine && !idset_empty (mine)) {
+        (void)idset_subtract (o->held, mine);
+        /* a rank cairnd drained stays drained, with cairnd's reason */
+        if (release)
+            resource_rpc (o, "resource.undrain", mine);
+    }
+    idset_destroy (ids);
+    idset_destroy (mine);
+    if ((release && final) || idset_empty (o->held))
+        orphan_remove (o);
 }
 
 static void watch (struct orphan *o)
@@ -117,8 +113,11 @@ static void watch (struct orphan *o)
     json_t *p = json_pack ("{s:I s:b s:i s:b}", "id", (json_int_t)o->id,
                            "reattach", 1, "since", 0, "events", 1);
     resource_rpc (o, "resource.drain", o->held);
-    o->matchtag = cconn_matchtag (ctx->cc);
-    if (!p || cconn_send (ctx->cc, "start", o->matchtag, p) < 0) {
+    int64_t mt =
+        p ? cconn_rpc (ctx->cc, "start", p, CREPLY_STREAMING, stream_cb, o)
+          : -1;
+    o->matchtag = mt > 0 ? mt : 0;
+    if (mt < 0) {
         flux_log_error (ctx->h, "job %s: reattach", o->f58);
         orphan_remove (o);
     }
@@ -138,8 +137,7 @@ static void lost (struct orphan *o)
                            "broker restart)");
     flux_log (ctx->h, LOG_ERR, "job %s: unknown to Flux; ending it in cairnd",
               o->f58);
-    if (!p || cconn_send (ctx->cc, "exception", cconn_matchtag (ctx->cc),
-                          p) < 0)
+    if (!p || cconn_rpc (ctx->cc, "exception", p, 0, NULL, NULL) < 0)
         flux_log_error (ctx->h, "job %s: exception to cairnd", o->f58);
     json_decref (p);
     if (idset_empty (o->held))
@@ -184,7 +182,7 @@ static void consider (struct fctx *ctx, json_t *job, json_t *running)
                      &privileged) < 0 ||
         !client || strcmp (client, FJOB_CLIENT) != 0 || /* not ours */
         !privileged || /* a user's, whatever its jobspec says (adopt.h) */
-        fctx_job_find (ctx, (flux_jobid_t)id))
+        fjobs_find (ctx->jobs, (flux_jobid_t)id))
         return;
     for (o = ctx->orphans; o; o = o->next)
         if (o->id == (flux_jobid_t)id)
@@ -223,11 +221,15 @@ struct lookup {
 static void lookup_destroy (struct fctx *ctx)
 {
     if (ctx->orphan_lookup) {
+        if (ctx->orphan_lookup->matchtag)
+            cconn_rpc_cancel (ctx->cc, ctx->orphan_lookup->matchtag);
         json_decref (ctx->orphan_lookup->running);
         free (ctx->orphan_lookup);
         ctx->orphan_lookup = NULL;
     }
 }
+
+static void list_answer (const json_t *msg, void *arg);
 
 static void stats_cb (flux_future_t *f, void *arg)
 {
@@ -242,8 +244,10 @@ static void stats_cb (flux_future_t *f, void *arg)
     } else if (l) {
         l->running = json_incref (running);
         json_t *none = json_object ();
-        l->matchtag = cconn_matchtag (ctx->cc);
-        if (!none || cconn_send (ctx->cc, "list", l->matchtag, none) < 0) {
+        int64_t mt =
+            none ? cconn_rpc (ctx->cc, "list", none, 0, list_answer, ctx) : -1;
+        l->matchtag = mt > 0 ? mt : 0;
+        if (mt < 0) {
             if (errno != ENOTCONN) /* else the next run starts over */
                 flux_log_error (ctx->h, "orphan: list to cairnd");
             lookup_destroy (ctx);
@@ -268,24 +272,20 @@ void orphan_run (struct fctx *ctx)
     }
 }
 
-/* The answer to the lookup's `list`. */
-static bool list_answer (struct fctx *ctx, const json_t *msg)
+/* The answer to the lookup's `list` (arg: the module's context). */
+static void list_answer (const json_t *msg, void *arg)
 {
-    struct lookup *l = ctx->orphan_lookup;
-    json_int_t mt = 0;
+    struct fctx *ctx = arg;
     json_t *jobs = NULL, *j;
     size_t i;
 
-    if (!l || l->matchtag == 0)
-        return false;
-    (void)json_unpack ((json_t *)msg, "{s:I s?{s:o}}", "matchtag", &mt,
-                       "payload", "jobs", &jobs);
-    if (mt != l->matchtag)
-        return false;
+    if (!ctx->orphan_lookup)
+        return;
+    ctx->orphan_lookup->matchtag = 0; /* answered: nothing to cancel */
+    (void)json_unpack ((json_t *)msg, "{s?{s:o}}", "payload", "jobs", &jobs);
     json_array_foreach (jobs, i, j)
-        consider (ctx, j, l->running);
+        consider (ctx, j, ctx->orphan_lookup->running);
     lookup_destroy (ctx);
-    return true;
 }
 
 void orphan_cancel_all (struct fctx *ctx)

@@ -32,9 +32,6 @@ struct fctx;
 /* cairnd is up: look for such jobs. */
 void orphan_run (struct fctx *ctx);
 
-/* A message from cairnd: true if it was orphan's (and was used). */
-bool orphan_cairnd_message (struct fctx *ctx, const json_t *msg);
-
 /* cairnd went away, or the module unloads: forget every watch (a drain
  * stays until the next orphan_run finds the job again or an operator
  * undrains it). */

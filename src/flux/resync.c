@@ -4,9 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/streamtype.h"
 #include "flux/adopt.h"
 #include "flux/fctx.h"
 #include "flux/fjob.h"
+#include "flux/fjobs.h"
+#include "flux/fshell.h"
 #include "flux/guest.h"
 #include "flux/jmevent.h"
 #include "flux/resync.h"
@@ -19,20 +22,37 @@ struct resync {
     struct fctx *ctx;
     flux_jobid_t id;
     uint32_t userid;
-    char want[16];       /* "prolog-finish", "epilog-finish" or "release" */
+    enum job_event want; /* prolog-finish, epilog-finish or release */
     int64_t matchtag;    /* cairnd stream, 0 until sent */
     json_t *counts;      /* what the job's eventlog already holds */
     json_t *seen;        /* events of cairnd's stream so far, by name */
-    json_t *queue;       /* [{what, ...}] to do, in order */
+    json_t *queue;       /* [{what (enum post), ...}] to do, in order */
     flux_future_t *step; /* queue[0] being done */
     bool posted_want;    /* the awaited *-finish is queued */
     struct resync *next;
+};
+
+/* What a queued item does with the job-manager. */
+enum post {
+    POST_PERILOG,   /* a prolog-/epilog- event, with perilog.so's context */
+    POST_EXCEPTION, /* job-manager.raise */
+    POST_AS_IS,     /* an event as it is (the final release) */
+    POST_DRAIN,     /* resource.drain */
+};
+static const char *const post_names[] = {
+    [POST_PERILOG] = "event",
+    [POST_EXCEPTION] = "exception",
+    [POST_AS_IS] = "post",
+    [POST_DRAIN] = "drain",
 };
 
 static void resync_destroy (struct resync *r)
 {
     if (!r)
         return;
+    /* nothing more on its stream is anybody's */
+    if (r->matchtag)
+        cconn_rpc_cancel (r->ctx->cc, r->matchtag);
     flux_future_destroy (r->step);
     json_decref (r->counts);
     json_decref (r->seen);
@@ -80,15 +100,16 @@ static void pump (struct resync *r)
 
     while (!r->step && json_array_size (r->queue) > 0) {
         json_t *it = json_array_get (r->queue, 0);
-        const char *what = json_string_value (json_object_get (it, "what"));
+        enum post what = json_integer_value (json_object_get (it, "what"));
+        const char *name = json_string_value (json_object_get (it, "name"));
         json_t *data = json_object_get (it, "data");
         flux_future_t *f = NULL;
 
-        if (!strcmp (what, "event"))
-            f = jmevent_post_perilog (
-                h, r->id, json_string_value (json_object_get (it, "name")),
-                data);
-        else if (!strcmp (what, "exception")) {
+        switch (what) {
+        case POST_PERILOG:
+            f = jmevent_post_perilog (h, r->id, name, data);
+            break;
+        case POST_EXCEPTION: {
             const char *note =
                 json_string_value (json_object_get (data, "note"));
             f = flux_rpc_pack (
@@ -96,18 +117,21 @@ static void pump (struct resync *r)
                 (json_int_t)r->id, "severity",
                 json_object_get (data, "severity"), "type",
                 json_object_get (data, "type"), "note", note ? note : "");
+            break;
         }
-        else if (!strcmp (what, "post")) /* an event as it is */
-            f = jmevent_post (h, r->id,
-                              json_string_value (json_object_get (it, "name")),
-                              data);
-        else if (!strcmp (what, "drain"))
+        case POST_AS_IS:
+            f = jmevent_post (h, r->id, name, data);
+            break;
+        case POST_DRAIN:
             f = flux_rpc_pack (h, "resource.drain", 0, 0, "{s:O s:O s:s}",
                                "targets", json_object_get (data, "ranks"),
                                "reason", json_object_get (data, "reason"),
                                "mode", "update");
+            break;
+        }
         if (!f || flux_future_then (f, -1, step_cb, r) < 0) {
-            flux_log_error (h, "resync %ju: %s", (uintmax_t)r->id, what);
+            flux_log_error (h, "resync %ju: %s", (uintmax_t)r->id,
+                            post_names[what]);
             flux_future_destroy (f);
             json_array_remove (r->queue, 0);
             continue;
@@ -116,7 +140,7 @@ static void pump (struct resync *r)
     }
     if (!r->step && r->posted_want) {
         flux_log (h, LOG_INFO, "resync %ju: %s posted from cairnd's journal",
-                  (uintmax_t)r->id, r->want);
+                  (uintmax_t)r->id, job_event_name (r->want));
         char key[24];
         snprintf (key, sizeof (key), "%ju", (uintmax_t)r->id);
         (void)json_object_set (r->ctx->resynced, key, r->seen);
@@ -124,10 +148,10 @@ static void pump (struct resync *r)
     }
 }
 
-static void enqueue (struct resync *r, const char *what, const char *name,
+static void enqueue (struct resync *r, enum post what, const char *name,
                      json_t *data)
 {
-    json_t *it = json_pack ("{s:s s:O}", "what", what, "data",
+    json_t *it = json_pack ("{s:i s:O}", "what", (int)what, "data",
                             data ? data : json_null ());
     if (it && name)
         json_object_set_new (it, "name", json_string (name));
@@ -137,34 +161,52 @@ static void enqueue (struct resync *r, const char *what, const char *name,
 
 /* ---- cairnd's stream ---- */
 
-static void on_event (struct resync *r, const char *type, json_t *data)
+/* One response of the job's stream: type, decoded as resp. */
+static void on_event (struct resync *r,
+                      const char *type,
+                      struct stream_resp resp,
+                      json_t *data)
 {
     if (r->posted_want)
         return;
     json_int_t k = json_integer_value (json_object_get (r->seen, type));
     json_object_set_new (r->seen, type, json_integer (k + 1));
-    if (!strcmp (type, "prolog-start") || !strcmp (type, "prolog-finish") ||
-        !strcmp (type, "epilog-start") || !strcmp (type, "epilog-finish")) {
+    if (resp.type != STREAM_EVENT)
+        return;
+    switch (resp.event) {
+    case JOB_EV_PROLOG_START:
+    case JOB_EV_PROLOG_FINISH:
+    case JOB_EV_EPILOG_START:
+    case JOB_EV_EPILOG_FINISH:
         if (jmevent_skip (r->counts, type))
             return;
-        enqueue (r, "event", type, data);
-        if (!strcmp (type, r->want))
+        enqueue (r, POST_PERILOG, type, data);
+        if (resp.event == r->want)
             r->posted_want = true;
-    } else if (!strcmp (type, "exception")) {
+        break;
+    case JOB_EV_EXCEPTION:
         if (!jmevent_skip (r->counts, "exception"))
-            enqueue (r, "exception", NULL, data);
-    } else if (!strcmp (type, "drain")) {
+            enqueue (r, POST_EXCEPTION, NULL, data);
+        break;
+    case JOB_EV_DRAIN:
         /* a drain goes before its *-finish: if that is in the eventlog,
          * so was the drain in Flux */
-        if (!json_integer_value (json_object_get (r->counts, r->want)))
-            enqueue (r, "drain", NULL, data);
-    } else if (!strcmp (type, "release") && !strcmp (r->want, "release")) {
-        int final = 0;
-        (void)json_unpack (data, "{s?b}", "final", &final);
-        if (final) {
-            enqueue (r, "post", "release", data);
-            r->posted_want = true;
+        if (!json_integer_value (
+                json_object_get (r->counts, job_event_name (r->want))))
+            enqueue (r, POST_DRAIN, NULL, data);
+        break;
+    case JOB_EV_RELEASE:
+        if (r->want == JOB_EV_RELEASE) {
+            int final = 0;
+            (void)json_unpack (data, "{s?b}", "final", &final);
+            if (final) {
+                enqueue (r, POST_AS_IS, type, data);
+                r->posted_want = true;
+            }
         }
+        break;
+    default:
+        break;
     }
 }
 
@@ -175,53 +217,51 @@ static void on_event (struct resync *r, const char *type, json_t *data)
 static void unknown_job (struct resync *r, const char *errstr)
 {
     char note[256];
-    snprintf (note, sizeof (note), "%s: cairnd: %s", r->want,
+    const char *want = job_event_name (r->want);
+    snprintf (note, sizeof (note), "%s: cairnd: %s", want,
               errstr ? errstr : "no such job");
     json_t *ex = json_pack ("{s:i s:s s:s}", "severity", 0, "type", "exec",
                             "note", note);
     json_t *fin = json_pack ("{s:i}", "status", 1);
-    enqueue (r, "exception", NULL, ex);
-    if (strcmp (r->want, "release") != 0)
-        enqueue (r, "event", r->want, fin);
-    json_object_set_new (r->seen, r->want, json_integer (
-        json_integer_value (json_object_get (r->counts, r->want)) + 1));
+    enqueue (r, POST_EXCEPTION, NULL, ex);
+    if (r->want != JOB_EV_RELEASE)
+        enqueue (r, POST_PERILOG, want, fin);
+    json_object_set_new (r->seen, want, json_integer (
+        json_integer_value (json_object_get (r->counts, want)) + 1));
     r->posted_want = true;
     json_decref (ex);
     json_decref (fin);
 }
 
-bool resync_cairnd_message (struct fctx *ctx, const json_t *msg)
+/* A response on a resync's stream (reattach). */
+static void stream_cb (const json_t *msg, void *arg)
 {
+    struct resync *r = arg;
     struct cconn_msg m;
     const char *type = NULL;
     json_t *data = NULL;
 
     cconn_msg_split (msg, &m);
-    for (struct resync *r = ctx->resyncs; r; r = r->next) {
-        if (r->matchtag == 0 || r->matchtag != m.matchtag)
-            continue;
-        if (m.errnum) {
+    if (m.errnum) {
+        if (!r->posted_want)
+            unknown_job (r, m.errstr);
+    } else if (json_unpack (m.payload, "{s:s s?o}", "type", &type, "data",
+                            &data) == 0) {
+        struct stream_resp resp = stream_resp_of (type);
+        char f58[32] = "", note[256];
+        (void)flux_job_id_encode (r->id, "f58", f58, sizeof (f58));
+        if (resp.type == STREAM_REATTACHED &&
+            adopt_check (data, r->userid, f58, note, sizeof (note)) < 0) {
+            /* another's job under this id (adopt.h): ends what Flux
+             * waits for, and nothing of that job is followed */
+            flux_log (r->ctx->h, LOG_ERR, "resync %ju: %s", (uintmax_t)r->id,
+                      note);
             if (!r->posted_want)
-                unknown_job (r, m.errstr);
-        } else if (json_unpack (m.payload, "{s:s s?o}", "type", &type, "data",
-                                &data) == 0) {
-            char f58[32] = "", note[256];
-            (void)flux_job_id_encode (r->id, "f58", f58, sizeof (f58));
-            if (!strcmp (type, "reattached") &&
-                adopt_check (data, r->userid, f58, note, sizeof (note)) < 0) {
-                /* another's job under this id (adopt.h): ends what Flux
-                 * waits for, and nothing of that job is followed */
-                flux_log (ctx->h, LOG_ERR, "resync %ju: %s", (uintmax_t)r->id,
-                          note);
-                if (!r->posted_want)
-                    unknown_job (r, note);
-            } else
-                on_event (r, type, data);
-        }
-        pump (r); /* may free r */
-        return true;
+                unknown_job (r, note);
+        } else
+            on_event (r, type, resp, data);
     }
-    return false;
+    pump (r); /* may free r */
 }
 
 /* ---- finding the jobs ---- */
@@ -253,9 +293,9 @@ static void eventlog_cb (flux_future_t *f, void *arg)
     json_int_t ef = json_integer_value (json_object_get (r->counts,
                                                           "epilog-finish"));
     if (ps > pf)
-        snprintf (r->want, sizeof (r->want), "prolog-finish");
+        r->want = JOB_EV_PROLOG_FINISH;
     else if (state == STATE_CLEANUP && es > ef)
-        snprintf (r->want, sizeof (r->want), "epilog-finish");
+        r->want = JOB_EV_EPILOG_FINISH;
     else if (state == STATE_CLEANUP &&
              !json_integer_value (json_object_get (r->counts, "free")))
         /* The job-manager waits for the final release, and the module
@@ -264,7 +304,7 @@ static void eventlog_cb (flux_future_t *f, void *arg)
          * so nothing would ever come. cairnd's is posted, once it has
          * sent it; the event lets the job-manager free the job (it
          * stopped waiting on the start stream when the module left). */
-        snprintf (r->want, sizeof (r->want), "release");
+        r->want = JOB_EV_RELEASE;
     else {
         resync_remove (r); /* nothing of ours is pending */
         return;
@@ -272,7 +312,7 @@ static void eventlog_cb (flux_future_t *f, void *arg)
     /* cairnd starts the shells as soon as its prolog ends, and they need
      * the job's guest namespace, which did not survive the broker: create
      * it first (fjob adopts it when the job-manager's start comes) */
-    if (!strcmp (r->want, "prolog-finish")) {
+    if (r->want == JOB_EV_PROLOG_FINISH) {
         flux_future_t *ns = guest_create (ctx->h, r->id, r->userid, false);
         if (ns && flux_future_then (ns, -1, ns_cb, r) == 0) {
             r->step = ns;
@@ -299,15 +339,19 @@ static void ns_cb (flux_future_t *f, void *arg)
 static void reattach (struct resync *r)
 {
     struct fctx *ctx = r->ctx;
-    r->matchtag = cconn_matchtag (ctx->cc);
     json_t *p = json_pack ("{s:I s:b s:i s:b}", "id", (json_int_t)r->id,
                            "reattach", 1, "since", 0, "events", 1);
-    if (!p || cconn_send (ctx->cc, "start", r->matchtag, p) < 0) {
+    int64_t mt = p ? cconn_rpc (ctx->cc, "start", p, CREPLY_STREAMING,
+                                stream_cb, r)
+                   : -1;
+    if (mt < 0) {
         flux_log_error (ctx->h, "resync %ju: reattach", (uintmax_t)r->id);
         resync_remove (r);
-    } else
+    } else {
+        r->matchtag = mt;
         flux_log (ctx->h, LOG_INFO, "resync %ju: waiting for %s in cairnd",
-                  (uintmax_t)r->id, r->want);
+                  (uintmax_t)r->id, job_event_name (r->want));
+    }
     json_decref (p);
 }
 
@@ -320,7 +364,7 @@ static void resync_job (struct fctx *ctx,
     struct resync *r;
     flux_future_t *f = NULL;
 
-    if (fctx_job_find (ctx, id) || resync_has (ctx, id))
+    if (fjobs_find (ctx->jobs, id) || resync_has (ctx, id))
         return; /* a start stream, or already being looked at */
     if (!(r = calloc (1, sizeof (*r))) || !(r->queue = json_array ()) ||
         !(r->seen = json_object ())) {
@@ -420,7 +464,7 @@ void resync_hand_barriers (struct fctx *ctx, struct fjob *job)
         }
         ctx->early[i] = ctx->early[--ctx->nearly];
         if (flux_msg_authorize (e.msg, fjob_userid (job)) < 0)
-            fjob_barrier_reply (ctx->h, e.msg, EPERM);
+            fshell_barrier_reply (ctx->h, e.msg, EPERM);
         else
             fjob_barrier (job, e.msg, e.rank);
         flux_msg_decref (e.msg);
@@ -430,7 +474,7 @@ void resync_hand_barriers (struct fctx *ctx, struct fjob *job)
 void resync_drop_barriers (struct fctx *ctx)
 {
     for (size_t i = 0; i < ctx->nearly; i++) {
-        fjob_barrier_reply (ctx->h, ctx->early[i].msg, EIO);
+        fshell_barrier_reply (ctx->h, ctx->early[i].msg, EIO);
         flux_msg_decref (ctx->early[i].msg);
     }
     free (ctx->early);

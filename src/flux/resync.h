@@ -29,9 +29,6 @@ struct fctx;
 /* cairnd is up: look for such jobs. */
 void resync_run (struct fctx *ctx);
 
-/* A message from cairnd: true if it belonged to a resync (and was used). */
-bool resync_cairnd_message (struct fctx *ctx, const json_t *msg);
-
 /* cairnd went away: drop every resync (the next resync_run starts over;
  * what was posted is in the eventlogs, so nothing is posted twice). */
 void resync_cancel_all (struct fctx *ctx);
