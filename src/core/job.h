@@ -353,37 +353,31 @@ int job_proc_failed (struct job *job,
                      const char *reason,
                      json_t *out);
 
-/* The process exited with wait status `status`. `error` is the shim's
- * report that it could not exec the command (or NULL). outdata/errdata
- * are its captured output (may be NULL), already capped by the caller to
- * job_output_room() of its phase; *_trunc says more was there. */
+/* How a process ended, as its supervisor (or its node) told it. */
+struct job_proc_end {
+    int status;        /* wait status */
+    const char *error; /* the shim could not exec the command, or NULL */
+    int leftover;      /* processes its session still held when it ended
+                        * (its record's "leftover": its supervisor killed
+                        * them before telling its end), 0 if none */
+    /* its captured output (may be NULL), already capped by the caller to
+     * job_output_room() of its phase; *_trunc: more was there */
+    const char *outdata;
+    bool out_trunc;
+    const char *errdata;
+    bool err_trunc;
+};
+
+/* The process ended as `end` says. A shell that left processes behind
+ * (end->leftover > 0) raises a fatal `exec` exception unless the job has
+ * one already: a shell that exits while its tasks still run (its broker
+ * gone) did not finish the job. A process given up on earlier: accepted,
+ * nothing emitted. ENOENT: no such process. */
 int job_proc_exited (struct job *job,
                      const struct job_ctx *ctx,
                      const char *execid,
-                     int status,
-                     const char *error,
-                     const char *outdata,
-                     bool out_trunc,
-                     const char *errdata,
-                     bool err_trunc,
+                     const struct job_proc_end *end,
                      json_t *out);
-
-/* job_proc_exited, with the number of processes its session still held
- * when it ended (its record's "leftover": its supervisor killed them
- * before telling its end). A shell that left some raises a fatal `exec`
- * exception unless the job has one already: a shell that exits while its
- * tasks still run (its broker gone) did not finish the job. */
-int job_proc_exited_left (struct job *job,
-                          const struct job_ctx *ctx,
-                          const char *execid,
-                          int status,
-                          const char *error,
-                          int leftover,
-                          const char *outdata,
-                          bool out_trunc,
-                          const char *errdata,
-                          bool err_trunc,
-                          json_t *out);
 
 /* The spawned process is gone and its start marker was never written:
  * the command did not run (a shim cut short by cairnd's death, see

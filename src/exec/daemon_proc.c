@@ -81,8 +81,14 @@ void proc_collect (struct jobentry *je,
                         : exitfile_read_output (xfd, execid, "err",
                                                 room > olen ? room - olen : 0,
                                                 &elen, &etrunc);
-        if (job_proc_exited_left (je->job, &ctx, execid, status, error, left,
-                                  out, otrunc, err, etrunc, je->pending) < 0)
+        struct job_proc_end end = {.status = status,
+                                   .error = error,
+                                   .leftover = left,
+                                   .outdata = out,
+                                   .out_trunc = otrunc,
+                                   .errdata = err,
+                                   .err_trunc = etrunc};
+        if (job_proc_exited (je->job, &ctx, execid, &end, je->pending) < 0)
             log_msg (LOG_ERR, "job %s: exit of %s: %s", je->name, execid,
                      strerror (errno));
         free (out);

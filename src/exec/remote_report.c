@@ -207,8 +207,13 @@ static void report_ended (struct jobentry *je,
     char *o = capped (out, room, &ot);
     size_t olen = o ? strlen (o) : 0;
     char *e = capped (err, room > olen ? room - olen : 0, &et);
-    if (job_proc_exited (je->job, ctx, p->execid, status, error, o, ot, e, et,
-                         je->pending) < 0)
+    struct job_proc_end end = {.status = status,
+                               .error = error,
+                               .outdata = o,
+                               .out_trunc = ot,
+                               .errdata = e,
+                               .err_trunc = et};
+    if (job_proc_exited (je->job, ctx, p->execid, &end, je->pending) < 0)
         log_msg (LOG_ERR, "job %s: exit of %s: %s", je->name, p->execid,
                  strerror (errno));
     free (o);
