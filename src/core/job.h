@@ -550,6 +550,8 @@ json_t *job_response (const struct job *job, const json_t *entry);
 
 /* Is this event name one that becomes a response? */
 bool job_event_is_response (const char *name);
+/* The same of a name already decoded (job_event_of): no lookup. */
+bool job_ev_is_response (enum job_event ev);
 
 /* Is this event name one that a stream which asked for "events"
  * (cairn-protocol(7)) gets besides the RFC 32 responses: accept,
@@ -557,6 +559,8 @@ bool job_event_is_response (const char *name);
  * shell-end, and any name cairn does not use itself (an outside service's,
  * posted with job_post())? */
 bool job_event_is_progress (const char *name);
+/* The same of a name already decoded (job_event_of): no lookup. */
+bool job_ev_is_progress (enum job_event ev);
 
 /* Is this name one cairn uses itself, for an event or a stream response
  * (accepted, reattached, output, kill)? Such names cannot be posted. */

@@ -329,11 +329,11 @@ static bool want_events (const struct jobentry *je)
  * `reattached` instead); in the events view a reattach stream gets `start`
  * too, as its backlog would (service.c). */
 static void
-respond_subs (struct jobentry *je, const json_t *entry, const char *name)
+respond_subs (struct jobentry *je, const json_t *entry, enum job_event ev)
 {
-    bool progress = job_event_is_progress (name);
-    bool accept = strcmp (name, "accept") == 0;
-    bool start = strcmp (name, "start") == 0;
+    bool progress = job_ev_is_progress (ev);
+    bool accept = ev == JOB_EV_ACCEPT;
+    bool start = ev == JOB_EV_START;
     json_t *payload;
 
     if (progress && !want_events (je))
@@ -449,9 +449,10 @@ static void effects (struct jobentry *je, json_t *events)
         eventlog_entry_fields (entry, NULL, &name, NULL);
         if (!name)
             continue;
-        if (job_event_is_response (name) || job_event_is_progress (name))
-            respond_subs (je, entry, name);
-        else if (wants_output (je) && strcmp (name, "log") == 0)
+        enum job_event ev = job_event_of (name);
+        if (job_ev_is_response (ev) || job_ev_is_progress (ev))
+            respond_subs (je, entry, ev);
+        else if (ev == JOB_EV_LOG && wants_output (je))
             output_log_event (je, entry);
     }
     /* Forget the job once its `clean` is committed and acted on. Effects
@@ -551,10 +552,9 @@ static int stage_job (void *arg)
         eventlog_entry_fields (entry, &t, &name, &ctx);
         if (!name)
             name = "";
-        quota_staged (d->quota, je->job, seq + (uint32_t)i, name,
-                      strlen (line));
-        free (line);
         enum job_event ev = job_event_of (name);
+        quota_staged (d->quota, je->job, seq + (uint32_t)i, ev, strlen (line));
+        free (line);
         if (ev == JOB_EV_DRAIN && stage_drain (d, je->job, t, ctx) < 0)
             return -1;
         if ((ev == JOB_EV_ACCEPT &&

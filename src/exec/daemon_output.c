@@ -76,14 +76,13 @@ void output_send_log (struct conn *c,
                       json_t *sent,
                       const json_t *entry)
 {
-    const char *name, *stream = NULL, *phase = NULL, *data = NULL;
+    const char *stream = NULL, *phase = NULL, *data = NULL;
     json_t *ctx;
     json_int_t rank = 0;
     json_t *whole;
     size_t len, used;
 
-    if (eventlog_entry_parse (entry, NULL, &name, &ctx) < 0 ||
-        strcmp (name, "log") != 0 ||
+    if (eventlog_entry_parse (entry, NULL, NULL, &ctx) < 0 ||
         json_unpack (ctx, "{s:s s:I s:s s:s}", "stream", &stream, "rank", &rank,
                      "phase", &phase, "data", &data) < 0 ||
         strcmp (phase, "shell") != 0 || rank < 0 || rank > UINT32_MAX)

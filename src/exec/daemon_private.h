@@ -157,8 +157,9 @@ void cairnd_timer_rearm (struct jobentry *je);
 
 /* ---- live output (daemon_output.c) ---- */
 
-/* Send a stream what a `log` event (a shell's journaled output) holds
- * beyond the offsets in sent, and advance them. Other events: nothing. */
+/* Send a stream what a `log` event (a shell's journaled output; the
+ * caller decoded its name) holds beyond the offsets in sent, and advance
+ * them. Notes of cairn's own and other phases' output: nothing. */
 void output_send_log (struct conn *c,
                       int64_t matchtag,
                       uint64_t id,

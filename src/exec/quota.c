@@ -184,7 +184,7 @@ static void add (struct quota *q, uint64_t id, uint32_t uid, size_t len)
 void quota_staged (struct quota *q,
                    const struct job *job,
                    uint32_t seq,
-                   const char *name,
+                   enum job_event ev,
                    size_t len)
 {
     if (seq == 0)
@@ -192,7 +192,7 @@ void quota_staged (struct quota *q,
     if (job_privileged (job))
         return;
     add (q, job_id (job), job_userid (job), len);
-    if (!strcmp (name, "clean"))
+    if (ev == JOB_EV_CLEAN)
         ended (q, job_userid (job));
 }
 

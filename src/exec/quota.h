@@ -32,12 +32,12 @@ void quota_destroy (struct quota *q);
  * and after another process purged jobs). -1 with err (a journal read
  * error). */
 int quota_count (struct quota *q, struct cairn_error *err);
-/* Event seq of job (name, its line len bytes) was staged for the
+/* Event seq of job (ev, its line len bytes) was staged for the
  * journal. */
 void quota_staged (struct quota *q,
                    const struct job *job,
                    uint32_t seq,
-                   const char *name,
+                   enum job_event ev,
                    size_t len);
 /* Job id was purged from the journal by cairnd. */
 void quota_purged (struct quota *q, uint64_t id);

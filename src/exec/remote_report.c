@@ -69,7 +69,8 @@ static int stage_late (void *arg)
         return -1;
     }
     free (line);
-    quota_staged (ls->d->quota, ls->job, info.nevents, "proc-late", len);
+    quota_staged (ls->d->quota, ls->job, info.nevents, JOB_EV_PROC_LATE,
+                  len);
     return 0;
 }
 

@@ -144,7 +144,8 @@ backlog_cb (uint64_t id, uint32_t seq, const char *line, size_t len, void *arg)
         return 0;
     if (eventlog_entry_parse (entry, NULL, &name, NULL) < 0)
         goto done;
-    if (b->sent && strcmp (name, "log") == 0) { /* not counted by since */
+    enum job_event ev = job_event_of (name);
+    if (b->sent && ev == JOB_EV_LOG) { /* not counted by since */
         output_send_log (b->c, b->matchtag, id, b->sent, entry);
         goto done;
     }
@@ -154,11 +155,10 @@ backlog_cb (uint64_t id, uint32_t seq, const char *line, size_t len, void *arg)
      * them reliably. In the events view `start` is a response like any
      * other: a client that reattached before the shells started (cairnd
      * restarted during the prolog) still needs it. */
-    if (strcmp (name, "accept") == 0 ||
-        (strcmp (name, "start") == 0 && !b->events))
+    if (ev == JOB_EV_ACCEPT || (ev == JOB_EV_START && !b->events))
         goto done;
-    progress = job_event_is_progress (name);
-    if (!job_event_is_response (name) && !(progress && b->events))
+    progress = job_ev_is_progress (ev);
+    if (!job_ev_is_response (ev) && !(progress && b->events))
         goto done;
     if (++b->count > b->since) {
         json_t *r = progress ? job_progress_response (b->job, entry)

@@ -86,25 +86,33 @@ line_head (const char *line, size_t len, double *t, char *name, size_t size)
 
 /* The events a summary reads; the others (processes, output...) are only
  * counted, not decoded. */
-static bool summary_reads (const char *name)
+static bool summary_reads (enum job_event ev)
 {
-    static const char *const names[] = {
-        "accept",    "start",      "finish", "clean",
-        "exception", "expiration", "drain",  NULL,
-    };
-    for (int i = 0; names[i]; i++)
-        if (!strcmp (name, names[i]))
-            return true;
-    return false;
+    switch (ev) {
+    case JOB_EV_ACCEPT:
+    case JOB_EV_START:
+    case JOB_EV_FINISH:
+    case JOB_EV_CLEAN:
+    case JOB_EV_EXCEPTION:
+    case JOB_EV_EXPIRATION:
+    case JOB_EV_DRAIN:
+        return true;
+    default:
+        return false;
+    }
 }
 
-static int
-summary_event (struct summary *s, double t, const char *name, json_t *ctx)
+/* An event (ev, named name) of the job: into its summary. */
+static int summary_event (struct summary *s,
+                          double t,
+                          enum job_event ev,
+                          const char *name,
+                          json_t *ctx)
 {
-    if (!strcmp (name, "accept") && !s->accept)
+    if (ev == JOB_EV_ACCEPT && !s->accept)
         s->accept = json_incref (ctx);
     jobtimes_event (&s->jt, t, name, ctx);
-    if (!strcmp (name, "drain")) {
+    if (ev == JOB_EV_DRAIN) {
         const char *ranks = NULL;
         struct idset *set;
         if (json_unpack (ctx, "{s:s}", "ranks", &ranks) == 0 &&
@@ -130,7 +138,7 @@ summary_cb (uint64_t id, uint32_t seq, const char *line, size_t len, void *arg)
 
     s->nevents++;
     if (line_head (line, len, &t, name, sizeof (name)) == 0 &&
-        !summary_reads (name)) {
+        !summary_reads (job_event_of (name))) {
         snprintf (s->last, sizeof (s->last), "%s", name);
         s->t_last = t;
         return 0;
@@ -143,7 +151,7 @@ summary_cb (uint64_t id, uint32_t seq, const char *line, size_t len, void *arg)
     if (eventlog_entry_parse (entry, &t, &n, &ctx) == 0) {
         snprintf (s->last, sizeof (s->last), "%s", n);
         s->t_last = t;
-        rc = summary_event (s, t, n, ctx);
+        rc = summary_event (s, t, job_event_of (n), n, ctx);
     }
     json_decref (entry);
     return rc;
