@@ -161,7 +161,7 @@ void cairnd_job_remove (struct jobentry *je)
     ev_timer_stop (d->loop, &je->timer);
     while (je->subs)
         sub_free (d, je->subs);
-    killwait_drop (je);
+    killwait_drop (d->kills, je);
     /* processes we gave up on (unkillable) are still watched */
     for (size_t i = 0; i < job_nprocs (je->job); i++)
         procs_unwatch (d->procs, job_proc_at (je->job, i)->execid);
@@ -260,7 +260,7 @@ bool cairnd_conn_busy (struct cairnd *d, struct conn *c)
 void cairnd_conn_gone (struct cairnd *d, struct conn *c)
 {
     remote_conn_gone (d, c);
-    killwait_conn_gone (d, c);
+    killwait_conn_gone (d->kills, c);
     views_conn_gone (d, c);
     node_conn_gone (d->node, c);
     bind_conn_gone (d, c);
@@ -572,8 +572,10 @@ static void stage (struct cairnd *d)
 {
     while (d->dirty) {
         struct jobentry *je = d->dirty;
-        /* its signals join this batch, after the starts they waited for */
-        killwait_run (je);
+        /* its held kills are carried out once its shells no longer start:
+         * their signals join this batch, after the starts they waited for */
+        if (killwait_holds (d->kills, je) && !job_shells_starting (je->job))
+            killwait_run (d->kills, je);
         json_t *fresh = json_array ();
         d->dirty = je->dirty_next;
         je->dirty = false;
@@ -951,6 +953,18 @@ static char *find_shim (const struct cairn_config *cfg)
     return strdup (CAIRN_LIBEXECDIR "/cairn-shim");
 }
 
+/* A held kill whose job's shells no longer start (killwait.h). */
+static void killwait_kill (void *arg,
+                           struct jobentry *je,
+                           struct conn *c,
+                           int64_t matchtag,
+                           int signum)
+{
+    service_kill (arg, je, c, matchtag, signum);
+}
+
+static const struct killwait_ops killwait_ops = {.kill = killwait_kill};
+
 /* Phase 1: memory only — the maps, the outbox, the paths (the config
  * copy and the state dir's name come first, in cairnd_create). */
 static int create_memory (struct cairnd *d, struct cairn_error *err)
@@ -961,7 +975,9 @@ static int create_memory (struct cairnd *d, struct cairn_error *err)
     d->t_start = cairnd_now ();
     if (trust_init (d, err) < 0)
         return -1;
-    if (!(d->jobs = hashmap_create ()) || !(d->conn_subs = hashmap_create ()) ||
+    /* before the jobs: forgetting one drops its held kills */
+    if (!(d->kills = killwait_create (&killwait_ops, d)) ||
+        !(d->jobs = hashmap_create ()) || !(d->conn_subs = hashmap_create ()) ||
         !(d->outbox = outbox_create ()))
         return errset (err, ENOMEM, "out of memory");
     snprintf (path, sizeof (path), "%s/cairn.sock", d->statedir);
@@ -1246,6 +1262,7 @@ void cairnd_destroy (struct cairnd *d)
         d->node = NULL;
     }
     hashmap_destroy (d->conn_subs); /* empty: every sub went with its job */
+    killwait_destroy (d->kills);    /* empty: every kill went with its job */
     quota_destroy (d->quota);
     acks_drop (d->acks);
     d->acks = NULL;

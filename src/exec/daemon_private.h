@@ -17,6 +17,7 @@
 #include "exec/bind.h"
 #include "exec/trust.h"
 #include "exec/daemon.h"
+#include "exec/killwait.h"
 #include "exec/quota.h"
 #include "node/node.h"
 #include "procs/procs.h"
@@ -60,8 +61,6 @@ struct jobentry {
     struct jobentry *dirty_next;
     ev_timer timer;
     struct sub *subs;
-    struct killwait *kills; /* kills waiting for its shells (killwait.c) */
-    struct jobentry *kills_next; /* on d->kill_jobs while kills != NULL */
 };
 
 struct outbox; /* outbox.h */
@@ -127,7 +126,7 @@ struct cairnd {
     /* counters for `stats` */
     uint64_t ncommits;
     uint64_t njobs_done;
-    struct jobentry *kill_jobs; /* the jobs holding kills (killwait.c) */
+    struct killwait *kills; /* kills waiting for shells (killwait.h) */
     /* random bytes for execids (new_execid), the first idpool_left
      * ids' worth unused */
     unsigned char idpool[16 * CAIRND_IDPOOL];
@@ -233,31 +232,6 @@ void service_kill (struct cairnd *d,
                    struct conn *c,
                    int64_t matchtag,
                    int signum);
-
-/* ---- kills that wait for a job's shells to start (killwait.c) ----
- *
- * A job runs once its shells' starts are journaled; the supervisor makes
- * them a moment later. A `kill` in between would find nothing to signal,
- * so it waits, unanswered, until no shell of the job is starting, and is
- * carried out then (service_kill), its signals in the same batch as the
- * last start. Nothing of it is journaled before: a crash loses it with its
- * connection, and its client, never answered, knows it was not done. */
-#define KILLWAIT_MAX 16 /* held kills a job may have */
-struct killwait;
-/* Hold a kill of je's: 0, or -1 with errno ENOMEM, or EAGAIN when the job
- * holds KILLWAIT_MAX already. */
-int killwait_add (struct jobentry *je,
-                  struct conn *c,
-                  int64_t matchtag,
-                  int signum);
-/* Carry out je's held kills if its shells no longer start (stage()). */
-void killwait_run (struct jobentry *je);
-/* c went away: its held kills are dropped. */
-void killwait_conn_gone (struct cairnd *d, struct conn *c);
-/* je is forgotten: its held kills go, unanswered (cairnd_job_remove). */
-void killwait_drop (struct jobentry *je);
-/* The held kills whose clients still wait, of all jobs (`stats`). */
-size_t killwait_count (const struct cairnd *d);
 
 /* ---- rank 0's processes on other nodes (remote.c, DESIGN-MULTINODE.md) */
 

@@ -589,7 +589,7 @@ req_kill (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
         /* weighed before it is held, and again when it is carried out */
         if (!usercost_admit (d, c, matchtag, "kill", usercost_kill (je->job)))
             return;
-        if (killwait_add (je, c, matchtag, (int)signum) == 0)
+        if (killwait_add (d->kills, je, c, matchtag, (int)signum) == 0)
             return;
         if (errno == EAGAIN)
             conn_respond_error (c, matchtag, EAGAIN,
@@ -970,7 +970,7 @@ req_stats (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
     /* kills waiting for a job's shells to start (killwait.c) */
     if (r)
         json_object_set_new (r, "kills-waiting",
-                             json_integer ((json_int_t)killwait_count (d)));
+                             json_integer ((json_int_t)killwait_count (d->kills)));
     /* jobs requests whose summaries are being made (service_views.c) */
     if (r)
         json_object_set_new (r, "views-waiting",
