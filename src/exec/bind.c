@@ -49,7 +49,7 @@ static int others (struct cairnd *d,
     }
     size_t pos = 0;
     struct jobentry *je;
-    while ((je = hashmap_next (d->jobs, &pos, NULL))) {
+    while ((je = jobtable_next (d->jobs, &pos))) {
         const char *inst = job_instance (je->job);
         if (inst && strcmp (inst, uuid) != 0)
             return errset (err, EBUSY,

@@ -23,7 +23,6 @@
 #include "core/testenv.h"
 #include "core/eventlog.h"
 #include "core/hostlist.h"
-#include "core/jobid.h"
 #include "exec/bind.h"
 #include "exec/daemon_private.h"
 #include "journal/outbox.h"
@@ -77,7 +76,8 @@ static bool user_known (uint32_t uid, void *arg)
  * Flux module: a broker restart, a module reload) is away. */
 static bool client_away (uint64_t id, void *arg)
 {
-    struct jobentry *je = cairnd_job (arg, id);
+    struct cairnd *d = arg;
+    struct jobentry *je = jobtable_get (d->jobs, id);
     for (struct sub *s = je ? je->subs : NULL; s; s = s->next)
         if (s->events)
             return false;
@@ -95,40 +95,14 @@ void cairnd_ctx (struct cairnd *d, struct job_ctx *ctx)
     ctx->arg = d;
 }
 
-/* ---- jobs in memory ---- */
-
-static void timer_cb (struct ev_loop *loop, ev_timer *w, int revents);
-
-struct jobentry *cairnd_job (struct cairnd *d, uint64_t id)
-{
-    char key[24];
-    snprintf (key, sizeof (key), "%ju", (uintmax_t)id);
-    return hashmap_get (d->jobs, key);
-}
+/* ---- jobs in memory (jobtable.h) ---- */
 
 struct jobentry *cairnd_job_add (struct cairnd *d, struct job *job)
 {
-    struct jobentry *je = calloc (1, sizeof (*je));
-    if (!je || !(je->pending = json_array ()))
-        goto error;
-    je->d = d;
-    je->job = job;
-    snprintf (je->key, sizeof (je->key), "%ju", (uintmax_t)job_id (job));
-    char f58[JOBID_STRLEN];
-    if (jobid_encode_f58 (job_id (job), f58, sizeof (f58)) < 0)
-        f58[0] = '\0';
-    snprintf (je->name, sizeof (je->name), "%s (%s)", je->key, f58);
-    ev_timer_init (&je->timer, timer_cb, 0, 0);
-    je->timer.data = je;
-    if (hashmap_put (d->jobs, je->key, je) < 0)
-        goto error;
-    return je;
-error:
+    struct jobentry *je = jobtable_add (d->jobs, job);
     if (je)
-        json_decref (je->pending);
-    free (je);
-    errno = ENOMEM;
-    return NULL;
+        je->d = d;
+    return je;
 }
 
 /* Take s off both its lists and free it; a connection left without
@@ -154,30 +128,16 @@ static void sub_free (struct cairnd *d, struct sub *s)
     }
 }
 
-/* Forget a job (clean, or a refused start). Not on the dirty list. */
 void cairnd_job_remove (struct jobentry *je)
 {
     struct cairnd *d = je->d;
-    ev_timer_stop (d->loop, &je->timer);
     while (je->subs)
         sub_free (d, je->subs);
     killwait_drop (d->kills, je);
     /* processes we gave up on (unkillable) are still watched */
     for (size_t i = 0; i < job_nprocs (je->job); i++)
         procs_unwatch (d->procs, job_proc_at (je->job, i)->execid);
-    hashmap_del (d->jobs, je->key);
-    json_decref (je->pending);
-    job_destroy (je->job);
-    free (je);
-}
-
-void cairnd_dirty (struct jobentry *je)
-{
-    if (!je->dirty && json_array_size (je->pending) > 0) {
-        je->dirty = true;
-        je->dirty_next = je->d->dirty;
-        je->d->dirty = je;
-    }
+    jobtable_remove (je);
 }
 
 void cairnd_sub_add (struct jobentry *je,
@@ -280,31 +240,20 @@ void cairnd_conn_gone (struct cairnd *d, struct conn *c)
 
 /* ---- timers ---- */
 
-void cairnd_timer_rearm (struct jobentry *je)
+/* A job's deadline came (jobtable.h): what it decides joins this turn. */
+static void job_due (void *arg, struct jobentry *je)
 {
-    struct cairnd *d = je->d;
-    double deadline = job_next_deadline (je->job);
-    ev_timer_stop (d->loop, &je->timer);
-    if (deadline > 0) {
-        double delay = deadline - cairnd_now ();
-        /* a hair late rather than early: an early wake-up decides nothing */
-        ev_timer_set (&je->timer, (delay > 0 ? delay : 0) + 0.001, 0);
-        ev_timer_start (d->loop, &je->timer);
-    }
-}
-
-static void timer_cb (struct ev_loop *loop, ev_timer *w, int revents)
-{
-    struct jobentry *je = w->data;
     struct job_ctx ctx;
-    cairnd_ctx (je->d, &ctx);
+    cairnd_ctx (arg, &ctx);
     if (job_advance (je->job, &ctx, je->pending) < 0)
         log_msg (LOG_ERR, "job %s: advance: %s", je->name, strerror (errno));
     if (json_array_size (je->pending) > 0)
-        cairnd_dirty (je);
+        jobtable_dirty (je);
     else
-        cairnd_timer_rearm (je);
+        jobtable_rearm (je);
 }
+
+static const struct jobtable_ops jobtable_ops = {.due = job_due};
 
 /* ---- effects ---- */
 
@@ -462,7 +411,7 @@ static void effects (struct jobentry *je, json_t *events)
         je->d->njobs_done++;
         cairnd_job_remove (je);
     } else
-        cairnd_timer_rearm (je);
+        jobtable_rearm (je);
 }
 
 /* The outbox's run of a job's committed events (OUTBOX_JOBS). */
@@ -471,12 +420,6 @@ static void job_effects (void *arg, const char *key, int op, json_t *events)
     struct jobentry *je = arg;
     je->unacted -= json_array_size (events);
     effects (je, events); /* may forget je */
-}
-
-uint32_t cairnd_job_acted (const struct jobentry *je)
-{
-    return job_nevents (je->job) - (uint32_t)json_array_size (je->pending) -
-           (uint32_t)je->unacted;
 }
 
 void cairnd_journal_failed (struct cairnd *d, const char *why)
@@ -570,15 +513,15 @@ static int stage_job (void *arg)
  * effects into the outbox with them (O1). */
 static void stage (struct cairnd *d)
 {
-    while (d->dirty) {
-        struct jobentry *je = d->dirty;
+    struct jobentry *je;
+    while ((je = jobtable_dirty_first (d->jobs))) {
         /* its held kills are carried out once its shells no longer start:
-         * their signals join this batch, after the starts they waited for */
+         * their signals join this batch, after the starts they waited for
+         * (while it is still dirty: their events go in its pending) */
         if (killwait_holds (d->kills, je) && !job_shells_starting (je->job))
             killwait_run (d->kills, je);
         json_t *fresh = json_array ();
-        d->dirty = je->dirty_next;
-        je->dirty = false;
+        (void)jobtable_dirty_take (d->jobs);
         if (!fresh)
             cairnd_journal_failed (d, "out of memory");
         /* the effect takes the events staged from je->pending */
@@ -683,7 +626,8 @@ static void flush (struct cairnd *d)
     ev_timer_stop (d->loop, &d->lazy_timer);
     if (journal_committing (d->journal))
         return; /* the next flush comes after the landing */
-    while (d->dirty || d->acks || outbox_busy (d->outbox)) {
+    while (jobtable_dirty_first (d->jobs) || d->acks ||
+           outbox_busy (d->outbox)) {
         stage (d);
         struct outbox_batch *batch = outbox_take (d->outbox);
         struct ack *acks = take_acks (d);
@@ -741,7 +685,7 @@ bool cairnd_journal_full (struct cairnd *d)
     /* ... plus what the jobs already accepted may still write: their
      * output up to the cap of each phase, and their events */
     size_t per_job = 3 * d->cfg.job.output_max_bytes + (64 << 10);
-    reserve += hashmap_count (d->jobs) * per_job;
+    reserve += jobtable_count (d->jobs) * per_job;
     /* live pages, not the high-water mark: after a purge LMDB reuses the
      * freed pages, so new jobs may come in again */
     return st.data_used + reserve >= st.max_map_size;
@@ -800,9 +744,10 @@ static void purge_cb_timer (struct ev_loop *loop, ev_timer *w, int revents)
  * instead of costing one of their own per answer of the supervisor. */
 static bool flush_can_wait (struct cairnd *d)
 {
-    if (!d->dirty || d->acks || outbox_busy (d->outbox))
+    struct jobentry *first = jobtable_dirty_first (d->jobs);
+    if (!first || d->acks || outbox_busy (d->outbox))
         return false;
-    for (struct jobentry *je = d->dirty; je; je = je->dirty_next) {
+    for (struct jobentry *je = first; je; je = je->dirty_next) {
         size_t i;
         json_t *entry;
         json_array_foreach (je->pending, i, entry)
@@ -833,7 +778,7 @@ static void prepare_cb (struct ev_loop *loop, ev_prepare *w, int revents)
 
     if (gap > 0 && flush_can_wait (d))
         wait = gap;
-    else if (gap > 0 && (d->dirty || d->acks))
+    else if (gap > 0 && (jobtable_dirty_first (d->jobs) || d->acks))
         wait = d->last_commit + gap - ev_now (loop);
     if (wait <= 0) {
         flush (d);
@@ -977,7 +922,7 @@ static int create_memory (struct cairnd *d, struct cairn_error *err)
         return -1;
     /* before the jobs: forgetting one drops its held kills */
     if (!(d->kills = killwait_create (&killwait_ops, d)) ||
-        !(d->jobs = hashmap_create ()) || !(d->conn_subs = hashmap_create ()) ||
+        !(d->conn_subs = hashmap_create ()) ||
         !(d->outbox = outbox_create ()))
         return errset (err, ENOMEM, "out of memory");
     snprintf (path, sizeof (path), "%s/cairn.sock", d->statedir);
@@ -1039,6 +984,10 @@ static int setup_loop (struct cairnd *d, struct cairn_error *err)
 {
     if (!(d->loop = ev_loop_new (EVFLAG_SIGNALFD | EVFLAG_NOSIGMASK))) {
         errset (err, ENOMEM, "cannot create the event loop");
+        return -1;
+    }
+    if (!(d->jobs = jobtable_create (d->loop, &jobtable_ops, d))) {
+        errset (err, ENOMEM, "out of memory");
         return -1;
     }
     ev_prepare_init (&d->prepare, prepare_cb);
@@ -1120,7 +1069,7 @@ static int recover (struct cairnd *d, struct cairn_error *err)
         return -1;
     /* said where it matters: not on a state dir with nothing to look at */
     if (!procs_trusted (d->procs) &&
-        (hashmap_count (d->jobs) > 0 || node_nprocs (d->node) > 0))
+        (jobtable_count (d->jobs) > 0 || node_nprocs (d->node) > 0))
         log_msg (LOG_INFO,
                  "%s: not sealed under this boot: a process with "
                  "no start marker and no exit status is lost, not started "
@@ -1186,7 +1135,7 @@ static int listen_sockets (struct cairnd *d, struct cairn_error *err)
     else
         log_msg (LOG_INFO, "listening on %s (journal %s, %zu active jobs)",
                  d->sockpath, journal_instance (d->journal),
-                 hashmap_count (d->jobs));
+                 jobtable_count (d->jobs));
     return 0;
 }
 
@@ -1251,9 +1200,10 @@ void cairnd_destroy (struct cairnd *d)
     if (d->jobs) {
         size_t pos = 0;
         struct jobentry *je;
-        while ((je = hashmap_next (d->jobs, &pos, NULL)))
+        while ((je = jobtable_next (d->jobs, &pos)))
             cairnd_job_remove (je);
-        hashmap_destroy (d->jobs);
+        jobtable_destroy (d->jobs);
+        d->jobs = NULL;
     }
     if (d->loop) {
         views_destroy (d);

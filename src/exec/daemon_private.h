@@ -17,6 +17,7 @@
 #include "exec/bind.h"
 #include "exec/trust.h"
 #include "exec/daemon.h"
+#include "exec/jobtable.h"
 #include "exec/killwait.h"
 #include "exec/quota.h"
 #include "node/node.h"
@@ -46,21 +47,6 @@ struct sub {
 struct connsubs {
     struct sub *head;
     char key[24];
-};
-
-/* A job in memory (active jobs only). */
-struct jobentry {
-    struct cairnd *d;
-    struct job *job;
-    char key[24];    /* decimal id, the key in d->jobs */
-    char name[64];   /* "DECIMAL (ƒF58)", for the log */
-    json_t *pending; /* events emitted this turn, not yet committed */
-    size_t unacted;  /* events staged whose effects have not run yet (in
-                      * the batch in flight, or in one about to be) */
-    bool dirty;      /* on d->dirty */
-    struct jobentry *dirty_next;
-    ev_timer timer;
-    struct sub *subs;
 };
 
 struct outbox; /* outbox.h */
@@ -95,13 +81,12 @@ struct cairnd {
     struct journal *journal;
     struct server *server;
     struct server *public_server; /* cfg public-socket, or NULL */
-    struct hashmap *jobs;         /* key -> jobentry */
+    struct jobtable *jobs;        /* the active jobs (jobtable.h) */
     struct hashmap *conn_subs; /* conn_id -> connsubs (with streams only) */
     struct remote *remote;     /* exec role: processes on other nodes */
     struct node *node;         /* node role (cfg.role_node), else NULL */
     struct binding *bindings;  /* connections' Flux instances (bind.c) */
     char bind_refused[BIND_UUID_MAX + 1]; /* last refused: logged once */
-    struct jobentry *dirty;    /* jobs with events to stage this turn */
     struct outbox *outbox;     /* effects waiting for the commit */
     struct ack *acks;
     struct ack **acks_tail;
@@ -138,21 +123,15 @@ struct cairnd {
 /* daemon.c */
 double cairnd_now (void);
 void cairnd_ctx (struct cairnd *d, struct job_ctx *ctx);
-struct jobentry *cairnd_job (struct cairnd *d, uint64_t id);
+/* jobtable_add, the entry told which daemon holds it; NULL with ENOMEM. */
 struct jobentry *cairnd_job_add (struct cairnd *d, struct job *job);
+/* Forget a job (clean, or a refused start), with its streams, held kills
+ * and watched processes. Not on the dirty list. */
 void cairnd_job_remove (struct jobentry *je);
-void cairnd_dirty (struct jobentry *je);
-
-/* How many of je's events have been acted on: those committed whose
- * effects ran. A batch may be on disk before its effects run (it lands a
- * turn later, flush()), so a reader of the journal that also takes the
- * later effects (a reattach's backlog) reads no further than this. */
-uint32_t cairnd_job_acted (const struct jobentry *je);
 void cairnd_ack (struct cairnd *d,
                  struct conn *c,
                  int64_t matchtag,
                  json_t *payload_new);
-void cairnd_timer_rearm (struct jobentry *je);
 
 /* ---- live output (daemon_output.c) ---- */
 

@@ -116,7 +116,7 @@ void proc_collect (struct jobentry *je,
             log_msg (LOG_ERR, "job %s: loss of %s: %s", je->name, execid,
                      strerror (errno));
     }
-    cairnd_dirty (je);
+    jobtable_dirty (je);
 }
 
 static void job_ended (void *owner,
@@ -142,7 +142,7 @@ static void spawn_done (struct jobentry *je,
         log_msg (LOG_WARNING, "job %s: %s: %s", je->name, execid, err->text);
         cairnd_ctx (d, &ctx);
         (void)job_proc_failed (je->job, &ctx, execid, err->text, je->pending);
-        cairnd_dirty (je);
+        jobtable_dirty (je);
         return;
     }
     if (st->pid == 0) { /* its exit record says why it could not start */
@@ -159,7 +159,7 @@ static void spawn_done (struct jobentry *je,
                           d->bootid, je->pending) < 0)
         log_msg (LOG_ERR, "job %s: spawn record: %s", je->name,
                  strerror (errno));
-    cairnd_dirty (je);
+    jobtable_dirty (je);
 }
 
 static void job_answered (void *owner,
@@ -184,7 +184,7 @@ static void job_answered (void *owner,
     case PROCS_LOST:
         cairnd_ctx (je->d, &ctx);
         (void)job_proc_lost (je->job, &ctx, execid, err->text, je->pending);
-        cairnd_dirty (je);
+        jobtable_dirty (je);
         break;
     }
 }

@@ -102,7 +102,7 @@ static int adopt (struct jobentry *je,
         if (job_proc_spawned (je->job, &ctx, p->execid, look->pid,
                               look->starttime, je->d->bootid, je->pending) < 0)
             return -1;
-        cairnd_dirty (je);
+        jobtable_dirty (je);
     }
     return 0;
 }
@@ -147,12 +147,12 @@ int reconcile_local (struct jobentry *je,
             (void)proc_spawn (je, execid);
         } else if (job_proc_unstarted (je->job, &ctx, execid, look.why,
                                        je->pending) == 0)
-            cairnd_dirty (je);
+            jobtable_dirty (je);
         break;
     case LOOK_LOST:
         log_msg (LOG_WARNING, "job %s: %s: %s", je->name, execid, look.why);
         (void)job_proc_lost (je->job, &ctx, execid, look.why, je->pending);
-        cairnd_dirty (je);
+        jobtable_dirty (je);
         break;
     }
     return 0;
@@ -184,7 +184,7 @@ void reconcile_sweep_exits (struct cairnd *d)
         bool live = false;
         size_t pos = 0;
         struct jobentry *je;
-        while (!live && (je = hashmap_next (d->jobs, &pos, NULL))) {
+        while (!live && (je = jobtable_next (d->jobs, &pos))) {
             const struct job_proc *p = job_proc_find (je->job, execid);
             live = p && p->state != PROC_DONE;
         }
@@ -204,7 +204,7 @@ int reconcile (struct cairnd *d, struct cairn_error *err)
     if (journal_foreach_job (d->journal, true, replay_job, &r, err) < 0)
         return errprefix (err, "replaying the journal");
     pos = 0;
-    while ((je = hashmap_next (d->jobs, &pos, NULL))) {
+    while ((je = jobtable_next (d->jobs, &pos))) {
         /* only what the journal holds: decisions taken below add intents
          * that must be committed before they are acted on */
         size_t n = job_nprocs (je->job);
@@ -219,16 +219,16 @@ int reconcile (struct cairnd *d, struct cairn_error *err)
         }
     }
     pos = 0;
-    while ((je = hashmap_next (d->jobs, &pos, NULL))) {
+    while ((je = jobtable_next (d->jobs, &pos))) {
         struct job_ctx ctx;
         cairnd_ctx (d, &ctx);
         if (job_advance (je->job, &ctx, je->pending) < 0)
             log_msg (LOG_ERR, "job %s: advance: %s", je->name,
                      strerror (errno));
-        cairnd_dirty (je);
-        cairnd_timer_rearm (je);
+        jobtable_dirty (je);
+        jobtable_rearm (je);
     }
-    if (hashmap_count (d->jobs) > 0)
-        log_msg (LOG_INFO, "replayed %zu active jobs", hashmap_count (d->jobs));
+    if (jobtable_count (d->jobs) > 0)
+        log_msg (LOG_INFO, "replayed %zu active jobs", jobtable_count (d->jobs));
     return 0;
 }

@@ -262,7 +262,7 @@ static void give_up (struct remote *r, struct rproc *rp, const char *why)
     rp->given_up = true;
     cairnd_ctx (r->d, &ctx);
     (void)job_proc_lost (je->job, &ctx, rp->execid, note, je->pending);
-    cairnd_dirty (je);
+    jobtable_dirty (je);
 }
 
 static struct rproc *track (struct jobentry *je, const char *execid)
@@ -315,7 +315,7 @@ void remote_exec (struct jobentry *je, const char *execid)
                                "cannot track a process on another node: out "
                                "of memory",
                                je->pending);
-        cairnd_dirty (je);
+        jobtable_dirty (je);
         return;
     }
     if ((n = node_get (r, rp->rank)) && n->down) {

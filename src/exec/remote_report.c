@@ -143,7 +143,7 @@ static void report_stale (struct cairnd *d,
                           const struct rproc *late)
 {
     uint64_t id = late ? late->id : report_job (report);
-    struct jobentry *je = id ? cairnd_job (d, id) : NULL;
+    struct jobentry *je = id ? jobtable_get (d->jobs, id) : NULL;
 
     if (strcmp (state, "intent") == 0 || strcmp (state, "unknown") == 0)
         return; /* asked twice: the other answer comes with the spawn; or
@@ -164,7 +164,7 @@ static void report_stale (struct cairnd *d,
         if (job_proc_late (je->job, &ctx, execid, report, je->pending) == 0) {
             log_msg (LOG_INFO, "job %s: %s: a late report (%s): recorded",
                      je->name, execid, state);
-            cairnd_dirty (je);
+            jobtable_dirty (je);
             return; /* acknowledged once proc-late is committed */
         }
     } else if (id) {
@@ -296,6 +296,6 @@ void req_node_report (struct cairnd *d,
     else
         (void)job_proc_lost (je->job, &ctx, execid,
                              error ? error : "lost on its node", je->pending);
-    cairnd_dirty (je);
+    jobtable_dirty (je);
     cairnd_ack (d, c, matchtag, json_object ());
 }

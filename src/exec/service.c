@@ -54,7 +54,7 @@ get_job (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
     struct journal_jobinfo info;
     if (get_id (c, matchtag, payload, &id) < 0)
         return NULL;
-    struct jobentry *je = cairnd_job (d, id);
+    struct jobentry *je = jobtable_get (d->jobs, id);
     if (je)
         return je;
     if (journal_job_info (d->journal, id, &info) == 0)
@@ -97,7 +97,7 @@ static int submitter_cb (
  * unknown) and whether a privileged client sent it. */
 static struct submitter job_submitter (struct cairnd *d, uint64_t id)
 {
-    struct jobentry *je = cairnd_job (d, id);
+    struct jobentry *je = jobtable_get (d->jobs, id);
     struct cairn_error err;
     struct submitter s = {.uid = -1, .privileged = true, .shell_uid = -1};
     if (je) {
@@ -182,7 +182,7 @@ static void start_reattach (struct cairnd *d,
 {
     struct journal_jobinfo info;
     struct cairn_error err;
-    struct jobentry *je = cairnd_job (d, id);
+    struct jobentry *je = jobtable_get (d->jobs, id);
     struct job *gone = NULL;
 
     if (!je && journal_job_info (d->journal, id, &info) < 0) {
@@ -218,7 +218,7 @@ static void start_reattach (struct cairnd *d,
                         .since = since,
                         .job = je ? je->job : gone,
                         .sent = sent,
-                        .upto = je ? cairnd_job_acted (je) : UINT32_MAX};
+                        .upto = je ? jobtable_acted (je) : UINT32_MAX};
     if (journal_read_job (d->journal, id, 0, backlog_cb, &b, &err) < 0)
         log_msg (LOG_ERR, "reattach %ju: %s", (uintmax_t)id, err.text);
     job_destroy (gone);
@@ -275,7 +275,7 @@ bad:
  * over the jobs at a start, however many are active. */
 static int check_max_jobs (struct cairnd *d, bool priv, struct cairn_error *err)
 {
-    size_t total = hashmap_count (d->jobs);
+    size_t total = jobtable_count (d->jobs);
     size_t users = quota_users_active (d->quota);
     size_t max = (size_t)d->cfg.max_jobs;
     size_t share = (size_t)(d->cfg.users_jobs_share * (double)max);
@@ -356,7 +356,7 @@ req_start (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
         conn_respond_error (c, matchtag, EBUSY, "%s", err.text);
         return;
     }
-    if (cairnd_job (d, id) || journal_job_info (d->journal, id, &info) == 0) {
+    if (jobtable_get (d->jobs, id) || journal_job_info (d->journal, id, &info) == 0) {
         /* never run a job twice: a client that lost track must reattach */
         json_t *r = response (
             id, "exception",
@@ -450,7 +450,7 @@ req_start (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
     }
     cairnd_sub_add (je, c, matchtag, false, json_is_true (events),
                     want_output ? json_object () : NULL);
-    cairnd_dirty (je);
+    jobtable_dirty (je);
 }
 
 /* ---- requests on a running job ---- */
@@ -471,7 +471,7 @@ static void finish_with (struct cairnd *d,
                             err->text);
         return;
     }
-    cairnd_dirty (je);
+    jobtable_dirty (je);
     cairnd_ack (d, c, matchtag, payload);
 }
 
@@ -879,7 +879,7 @@ req_list (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
     json_t *jobs = json_array ();
     size_t pos = 0;
     struct jobentry *je;
-    while ((je = hashmap_next (d->jobs, &pos, NULL))) {
+    while ((je = jobtable_next (d->jobs, &pos))) {
         const struct job *job = je->job;
         json_t *o = json_pack (
             "{s:I s:s s:o s:o s:o s:f s:i s:I}", "id", (json_int_t)job_id (job),
@@ -934,7 +934,7 @@ req_stats (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
     json_t *r = json_pack (
         "{s:s s:f s:I s:I s:I s:I s:I s:i s:{s:I s:I s:I s:I s:I s:I}}",
         "instance", journal_instance (d->journal), "uptime",
-        cairnd_now () - d->t_start, "jobs", (json_int_t)hashmap_count (d->jobs),
+        cairnd_now () - d->t_start, "jobs", (json_int_t)jobtable_count (d->jobs),
         "processes", (json_int_t)procs_count (d->procs), "spawned",
         (json_int_t)procs_nspawned (d->procs), "commits",
         (json_int_t)d->ncommits, "jobs-done", (json_int_t)d->njobs_done,

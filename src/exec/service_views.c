@@ -240,7 +240,7 @@ static json_t *summary_json (
         json_object_get (json_object_get (jobspec, "attributes"), "system"),
         "cwd"));
     struct rv1 *r = json_is_object (R) ? rv1_decode (R, NULL) : NULL;
-    struct jobentry *je = cairnd_job (d, id);
+    struct jobentry *je = jobtable_get (d->jobs, id);
     const struct job *job = je ? je->job : NULL;
     const struct idset *ranks = job ? job_ranks (job)
                                 : r ? rv1_ranks (r)
