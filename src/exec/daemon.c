@@ -28,6 +28,7 @@
 #include "journal/outbox.h"
 #include "exec/runner.h"
 #include "exec/service_views.h"
+#include "exec/turn.h"
 #include "util/dircheck.h"
 #include "util/log.h"
 #include "util/notify.h"
@@ -193,23 +194,6 @@ nomem:
     log_msg (LOG_ERR, "out of memory adding a subscriber");
 }
 
-void cairnd_ack (struct cairnd *d,
-                 struct conn *c,
-                 int64_t matchtag,
-                 json_t *payload_new)
-{
-    struct ack *a = calloc (1, sizeof (*a));
-    if (!a) {
-        json_decref (payload_new);
-        return;
-    }
-    a->conn = c;
-    a->matchtag = matchtag;
-    a->payload = payload_new;
-    *d->acks_tail = a;
-    d->acks_tail = &a->next;
-}
-
 bool cairnd_conn_busy (struct cairnd *d, struct conn *c)
 {
     char key[24];
@@ -224,12 +208,7 @@ void cairnd_conn_gone (struct cairnd *d, struct conn *c)
     views_conn_gone (d, c);
     node_conn_gone (d->node, c);
     bind_conn_gone (d, c);
-    for (struct ack *a = d->acks; a; a = a->next)
-        if (a->conn == c)
-            a->conn = NULL;
-    for (struct ack *a = d->flight_acks; a; a = a->next)
-        if (a->conn == c)
-            a->conn = NULL;
+    turn_conn_gone (d->turn, c);
     char key[24];
     struct connsubs *cs;
     snprintf (key, sizeof (key), "%ju", (uintmax_t)conn_id (c));
@@ -414,259 +393,28 @@ static void effects (struct jobentry *je, json_t *events)
         jobtable_rearm (je);
 }
 
-/* The outbox's run of a job's committed events (OUTBOX_JOBS). */
-static void job_effects (void *arg, const char *key, int op, json_t *events)
+/* What the turn asks of cairnd (turn.h). Its exit on a journal failure
+ * is cairnd's. */
+_Static_assert(CAIRND_EXIT_JOURNAL == TURN_EXIT_JOURNAL,
+               "a journal failure exits as cairnd says it does");
+
+/* A dirty job about to be staged: its held kills are carried out once its
+ * shells no longer start, their signals in this batch, after the starts
+ * they waited for. */
+static void turn_staging (void *arg, struct jobentry *je)
 {
-    struct jobentry *je = arg;
-    je->unacted -= json_array_size (events);
+    struct cairnd *d = arg;
+    if (killwait_holds (d->kills, je) && !job_shells_starting (je->job))
+        killwait_run (d->kills, je);
+}
+
+static void turn_effects (void *arg, struct jobentry *je, json_t *events)
+{
     effects (je, events); /* may forget je */
 }
 
-void cairnd_journal_failed (struct cairnd *d, const char *why)
-{
-    log_msg (LOG_ERR,
-             "journal commit failed: %s; nothing of this batch was acted on; "
-             "exiting with status %d so that a restart replays the journal",
-             why, CAIRND_EXIT_JOURNAL);
-    /* Do not run effects, do not respond: exit now. The processes keep
-     * running under their shims; the next cairnd reconciles them. */
-    _exit (CAIRND_EXIT_JOURNAL);
-}
-
-/* A drain event: each of its ranks in the journal's drains table (cairn
- * drain lists it, cairn undrain clears it), in the same commit. */
-static int
-stage_drain (struct cairnd *d, const struct job *job, double t, json_t *ctx)
-{
-    const char *ranks = NULL, *reason = "", *hosts = NULL;
-    struct idset *set;
-    struct hostlist *hl = NULL;
-    size_t i = 0;
-    int rc = 0;
-
-    if (json_unpack (ctx, "{s:s s?s s?s}", "ranks", &ranks, "reason", &reason,
-                     "hosts", &hosts) < 0 ||
-        !(set = idset_decode (ranks, NULL)))
-        return 0; /* the fold took it: cannot happen */
-    if (hosts)    /* the event's: the i-th host is the i-th rank's */
-        hl = hostlist_decode (hosts, NULL);
-    for (uint32_t r = idset_first (set); r != IDSET_INVALID_ID && rc == 0;
-         r = idset_next (set, r), i++) {
-        const char *host = hl ? hostlist_nth (hl, i) : NULL;
-        json_t *o =
-            json_pack ("{s:s s:s s:f s:I}", "host", host ? host : "", "reason",
-                       reason, "time", t, "job", (json_int_t)job_id (job));
-        char *rec = o ? json_dumps (o, JSON_COMPACT) : NULL;
-        rc = rec ? journal_drain (d->journal, r, rec) : -1;
-        free (rec);
-        json_decref (o);
-    }
-    hostlist_destroy (hl);
-    idset_destroy (set);
-    return rc;
-}
-
-/* Stage one job's pending events, and what they carry besides: the
- * drains table, the active index, the users' quotas. 0, or -1 with errno
- * (the batch is then abandoned: cairnd exits). */
-static int stage_job (void *arg)
-{
-    struct jobentry *je = arg;
-    struct cairnd *d = je->d;
-    size_t n = json_array_size (je->pending);
-    uint32_t seq = job_nevents (je->job) - (uint32_t)n;
-    size_t i;
-    json_t *entry;
-
-    json_array_foreach (je->pending, i, entry)
-    {
-        char *line = eventlog_entry_encode (entry);
-        const char *name = "";
-        double t = 0;
-        json_t *ctx = NULL;
-        if (!line)
-            return -1;
-        if (journal_append (d->journal, job_id (je->job), seq + (uint32_t)i,
-                            line, strlen (line)) < 0) {
-            free (line);
-            return -1;
-        }
-        /* encode checked it */
-        eventlog_entry_fields (entry, &t, &name, &ctx);
-        if (!name)
-            name = "";
-        enum job_event ev = job_event_of (name);
-        quota_staged (d->quota, je->job, seq + (uint32_t)i, ev, strlen (line));
-        free (line);
-        if (ev == JOB_EV_DRAIN && stage_drain (d, je->job, t, ctx) < 0)
-            return -1;
-        if ((ev == JOB_EV_ACCEPT &&
-             journal_set_active (d->journal, job_id (je->job), true, 0) < 0) ||
-            (ev == JOB_EV_CLEAN &&
-             journal_set_active (d->journal, job_id (je->job), false, t) < 0))
-            return -1;
-    }
-    return 0;
-}
-
-/* Every dirty job's pending events into the journal batch, each job's
- * effects into the outbox with them (O1). */
-static void stage (struct cairnd *d)
-{
-    struct jobentry *je;
-    while ((je = jobtable_dirty_first (d->jobs))) {
-        /* its held kills are carried out once its shells no longer start:
-         * their signals join this batch, after the starts they waited for
-         * (while it is still dirty: their events go in its pending) */
-        if (killwait_holds (d->kills, je) && !job_shells_starting (je->job))
-            killwait_run (d->kills, je);
-        json_t *fresh = json_array ();
-        (void)jobtable_dirty_take (d->jobs);
-        if (!fresh)
-            cairnd_journal_failed (d, "out of memory");
-        /* the effect takes the events staged from je->pending */
-        size_t n = json_array_size (je->pending);
-        struct outbox_effect e = {
-            .fn = job_effects, .arg = je, .data = je->pending};
-        if (outbox_put (d->outbox, OUTBOX_JOBS, stage_job, je, &e) < 0)
-            cairnd_journal_failed (d, strerror (errno));
-        je->unacted += n;
-        je->pending = fresh;
-    }
-}
-
-static void commit (struct cairnd *d)
-{
-    struct cairn_error err;
-    if (journal_pending (d->journal) > 0) {
-        if (journal_commit (d->journal, &err) < 0)
-            cairnd_journal_failed (d, err.text);
-        d->ncommits++;
-        d->last_commit = ev_now (d->loop);
-    }
-}
-
-/* Run a committed batch's effects, then the replies held for it (O3-O5). */
-static void act (struct outbox_batch *batch, struct ack *acks)
-{
-    outbox_run (batch);
-    while (acks) {
-        struct ack *a = acks;
-        acks = a->next;
-        if (a->conn) {
-            CRASHPOINT ("exec.respond.before");
-            (void)conn_respond (a->conn, a->matchtag, a->payload);
-            CRASHPOINT ("exec.respond.after");
-        }
-        json_decref (a->payload);
-        free (a);
-    }
-}
-
-/* Free replies never sent. */
-static void acks_drop (struct ack *acks)
-{
-    while (acks) {
-        struct ack *a = acks;
-        acks = a->next;
-        json_decref (a->payload);
-        free (a);
-    }
-}
-
-static struct ack *take_acks (struct cairnd *d)
-{
-    struct ack *acks = d->acks;
-    d->acks = NULL;
-    d->acks_tail = &d->acks;
-    return acks;
-}
-
-/* The committer thread's done (journal_commit_start): wake the loop. */
-static void commit_done (void *arg)
-{
-    struct cairnd *d = arg;
-    if (d->land_delay_ms > 0) /* the test switch: on disk, not landed */
-        usleep ((useconds_t)d->land_delay_ms * 1000);
-    ev_async_send (d->loop, &d->landed);
-}
-
-/* The batch in flight, once on disk: its effects and replies run (O3),
- * and the starts they queued go out. Waits if it is not on disk yet. */
-static void land (struct cairnd *d)
-{
-    struct cairn_error err;
-    if (!journal_committing (d->journal))
-        return;
-    if (journal_commit_finish (d->journal, &err) < 0)
-        cairnd_journal_failed (d, err.text);
-    d->ncommits++;
-    d->last_commit = ev_now (d->loop);
-    struct outbox_batch *batch = d->flight;
-    struct ack *acks = d->flight_acks;
-    d->flight = NULL;
-    d->flight_acks = NULL;
-    act (batch, acks);
-    procs_send (d->procs);
-    procs_forget_kick (d->procs);
-}
-
-static void landed_cb (struct ev_loop *loop, ev_async *w, int revents)
-{
-    land (w->data);
-}
-
-/* Commit the turn's events, then act on them; repeat while acting produced
- * more events (outbox.h, O1-O5). The commit is the committer thread's:
- * the loop goes on taking requests and ends while it is written, and
- * acts on the batch when it lands (land()); meanwhile new events wait in
- * their jobs (dirty) for the next batch, which is staged only after it. */
-static void flush (struct cairnd *d)
-{
-    ev_timer_stop (d->loop, &d->lazy_timer);
-    if (journal_committing (d->journal))
-        return; /* the next flush comes after the landing */
-    while (jobtable_dirty_first (d->jobs) || d->acks ||
-           outbox_busy (d->outbox)) {
-        stage (d);
-        struct outbox_batch *batch = outbox_take (d->outbox);
-        struct ack *acks = take_acks (d);
-        if (d->unsafe_effects_first) {
-            act (batch, acks);
-            /* the test switch's breach must reach the supervisor before
-             * the commit, or the harness would have nothing to catch */
-            procs_send (d->procs);
-            commit (d);
-            continue;
-        }
-        if (journal_pending (d->journal) > 0) {
-            struct cairn_error err;
-            if (journal_commit_start (d->journal, commit_done, d, &err) < 0)
-                cairnd_journal_failed (d, err.text);
-            d->flight = batch;
-            d->flight_acks = acks;
-            break;
-        }
-        act (batch, acks); /* their causes are on disk already (O2) */
-    }
-    /* nothing is left to stage: what the users' requests were let in for
-     * is counted as staged now (quota.h) */
-    quota_settle (d->quota);
-    /* the turn's starts in one send, and the files of the ends just
-     * acted on with one wake-up */
-    procs_send (d->procs);
-    procs_forget_kick (d->procs);
-}
-
-/* flush() until everything staged is on disk and acted on: before we
- * listen, and at the end. */
-static void flush_all (struct cairnd *d)
-{
-    do {
-        land (d);
-        flush (d);
-    } while (journal_committing (d->journal));
-}
+static const struct turn_ops turn_ops = {.staging = turn_staging,
+                                         .effects = turn_effects};
 
 /* ---- journal space and retention ---- */
 
@@ -724,9 +472,9 @@ static void purge_cb_timer (struct ev_loop *loop, ev_timer *w, int revents)
                        sizeof (p.ids) / sizeof (p.ids[0]) - p.n);
     if (p.n > 0) {
         CRASHPOINT ("journal.purge");
-        land (d); /* one commit at a time */
+        turn_land (d->turn); /* one commit at a time */
         if (journal_commit (d->journal, &err) < 0)
-            cairnd_journal_failed (d, err.text);
+            turn_journal_failed (err.text);
         log_msg (LOG_DEBUG,
                  "retention: purged %zu finished jobs (or node "
                  "records)",
@@ -734,68 +482,6 @@ static void purge_cb_timer (struct ev_loop *loop, ev_timer *w, int revents)
         if (p.n == sizeof (p.ids) / sizeof (p.ids[0]))
             ev_feed_event (loop, w, EV_TIMER); /* more to do: next turn */
     }
-}
-
-/* May this turn's commit wait for company? Every pending event is a
- * process's pid record: nothing acts on it, nobody is told of it, and a
- * restart that finds no pid for an intent finds the process by its start
- * marker (procs_look.c), as it does for a start cut short. Waiting lets the
- * records ride with the next commit that must be made (an exit, an intent)
- * instead of costing one of their own per answer of the supervisor. */
-static bool flush_can_wait (struct cairnd *d)
-{
-    struct jobentry *first = jobtable_dirty_first (d->jobs);
-    if (!first || d->acks || outbox_busy (d->outbox))
-        return false;
-    for (struct jobentry *je = first; je; je = je->dirty_next) {
-        size_t i;
-        json_t *entry;
-        json_array_foreach (je->pending, i, entry)
-        {
-            const char *name = NULL;
-            eventlog_entry_fields (entry, NULL, &name, NULL); /* folded */
-            if (!name || job_event_of (name) != JOB_EV_PROC_SPAWN)
-                return false;
-        }
-    }
-    return true;
-}
-
-/* Group commit (journal.commit-interval): while many processes are live,
- * a batch waits until the interval has passed since the last commit, so
- * that what comes meanwhile shares its fdatasync; a batch of pid records
- * alone waits a whole interval. With few processes live the loop is not
- * busy, and a wait would only add to each step of a job: commit at once. */
-static void prepare_cb (struct ev_loop *loop, ev_prepare *w, int revents)
-{
-    struct cairnd *d = w->data;
-    double gap = d->cfg.journal_commit_interval;
-    double wait = 0;
-
-    if (procs_count (d->procs) + procs_asked (d->procs) <
-        CAIRND_GROUP_COMMIT_LIVE)
-        gap = 0;
-
-    if (gap > 0 && flush_can_wait (d))
-        wait = gap;
-    else if (gap > 0 && (jobtable_dirty_first (d->jobs) || d->acks))
-        wait = d->last_commit + gap - ev_now (loop);
-    if (wait <= 0) {
-        flush (d);
-        return;
-    }
-    if (!ev_is_active (&d->lazy_timer)) {
-        ev_timer_set (&d->lazy_timer, wait, 0);
-        ev_timer_start (loop, &d->lazy_timer);
-    }
-    /* starts queued outside a flush (a restart's, procs_orphans_settle's)
-     * go before the loop sleeps */
-    procs_send (d->procs);
-}
-
-static void lazy_cb (struct ev_loop *loop, ev_timer *w, int revents)
-{
-    flush (w->data);
 }
 
 static void signal_cb (struct ev_loop *loop, ev_signal *w, int revents)
@@ -922,8 +608,7 @@ static int create_memory (struct cairnd *d, struct cairn_error *err)
         return -1;
     /* before the jobs: forgetting one drops its held kills */
     if (!(d->kills = killwait_create (&killwait_ops, d)) ||
-        !(d->conn_subs = hashmap_create ()) ||
-        !(d->outbox = outbox_create ()))
+        !(d->conn_subs = hashmap_create ()) || !(d->outbox = outbox_create ()))
         return errset (err, ENOMEM, "out of memory");
     snprintf (path, sizeof (path), "%s/cairn.sock", d->statedir);
     if (!(d->sockpath = strdup (path)))
@@ -990,15 +675,13 @@ static int setup_loop (struct cairnd *d, struct cairn_error *err)
         errset (err, ENOMEM, "out of memory");
         return -1;
     }
-    ev_prepare_init (&d->prepare, prepare_cb);
-    d->prepare.data = d;
-    ev_prepare_start (d->loop, &d->prepare);
+    if (!(d->turn = turn_create (
+              d->loop, d->journal, d->outbox, d->jobs, d->quota, d->procs,
+              d->cfg.journal_commit_interval, &turn_ops, d))) {
+        errset (err, ENOMEM, "out of memory");
+        return -1;
+    }
     procs_attach (d->procs, d->loop, getenv (TESTENV_CLOCK_SKEW) != NULL);
-    ev_timer_init (&d->lazy_timer, lazy_cb, 0, 0);
-    d->lazy_timer.data = d;
-    ev_async_init (&d->landed, landed_cb);
-    d->landed.data = d;
-    ev_async_start (d->loop, &d->landed);
     ev_signal_init (&d->sigterm, signal_cb, SIGTERM);
     ev_signal_init (&d->sigint, signal_cb, SIGINT);
     d->sigterm.data = d->sigint.data = d;
@@ -1011,12 +694,6 @@ static int setup_loop (struct cairnd *d, struct cairn_error *err)
         rl.rlim_cur = rl.rlim_max;
         (void)setrlimit (RLIMIT_NOFILE, &rl);
     }
-    d->unsafe_effects_first = getenv (TESTENV_UNSAFE_EFFECTS_FIRST) != NULL;
-    const char *delay = getenv (TESTENV_LAND_DELAY);
-    d->land_delay_ms = delay ? atoi (delay) : 0;
-    if (d->unsafe_effects_first)
-        log_msg (LOG_WARNING, "CAIRN_TEST_UNSAFE_EFFECTS_FIRST: acting before "
-                              "committing; for testing the crash harness only");
     if (isfinite (d->cfg.journal_retention)) {
         double every = d->cfg.journal_retention / 10;
         every = every < 1 ? 1 : every > 60 ? 60 : every;
@@ -1030,13 +707,14 @@ static int setup_loop (struct cairnd *d, struct cairn_error *err)
 /* What the node role (node.h) asks of cairnd. */
 static void node_ack (void *arg, struct conn *c, int64_t matchtag, json_t *r)
 {
-    cairnd_ack (arg, c, matchtag, r);
+    struct cairnd *d = arg;
+    turn_ack (d->turn, c, matchtag, r);
 }
 
 __attribute__ ((noreturn)) static void node_journal_failed (void *arg,
                                                             const char *why)
 {
-    cairnd_journal_failed (arg, why);
+    turn_journal_failed (why);
 }
 
 static int node_may_exec (void *arg,
@@ -1075,7 +753,8 @@ static int recover (struct cairnd *d, struct cairn_error *err)
                  "no start marker and no exit status is lost, not started "
                  "again",
                  procs_exitdir_path (d->procs));
-    flush_all (d); /* what replay decided is committed before we listen */
+    /* what replay decided is committed before we listen */
+    turn_flush_all (d->turn);
     reconcile_sweep_exits (d);
     /* the users' quotas: a count that fails is made again at the next
      * user's start (its count of job records stays 0), never a reason not to
@@ -1149,7 +828,6 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
     if (!d)
         return NULL;
     d->lockfd = -1;
-    d->acks_tail = &d->acks;
     /* the whole config, so that no key is left behind a field copy */
     if (config_copy (&d->cfg, cfg) < 0 || !(d->statedir = strdup (statedir))) {
         errset (err, ENOMEM, "out of memory");
@@ -1175,7 +853,7 @@ int cairnd_run (struct cairnd *d)
         log_msg (LOG_WARNING, "cannot tell systemd we are ready: %s",
                  strerror (errno));
     ev_run (d->loop, 0);
-    flush_all (d);
+    turn_flush_all (d->turn);
     return d->exit_code;
 }
 
@@ -1187,16 +865,9 @@ void cairnd_destroy (struct cairnd *d)
     server_destroy (d->server);
     server_destroy (d->public_server);
     bind_destroy (d);
-    /* torn down with a commit in flight (cairnd_create failing): it ends
-     * first; nothing of it is acted on */
-    if (d->journal && journal_committing (d->journal)) {
-        struct cairn_error err;
-        (void)journal_commit_finish (d->journal, &err);
-    }
-    outbox_drop (d->flight);
-    d->flight = NULL;
-    acks_drop (d->flight_acks);
-    d->flight_acks = NULL;
+    /* a commit in flight ends, unacted on, before its jobs go */
+    turn_destroy (d->turn);
+    d->turn = NULL;
     if (d->jobs) {
         size_t pos = 0;
         struct jobentry *je;
@@ -1214,14 +885,9 @@ void cairnd_destroy (struct cairnd *d)
     hashmap_destroy (d->conn_subs); /* empty: every sub went with its job */
     killwait_destroy (d->kills);    /* empty: every kill went with its job */
     quota_destroy (d->quota);
-    acks_drop (d->acks);
-    d->acks = NULL;
     outbox_destroy (d->outbox);
     if (d->loop) {
-        ev_prepare_stop (d->loop, &d->prepare);
         ev_timer_stop (d->loop, &d->purge_timer);
-        ev_timer_stop (d->loop, &d->lazy_timer);
-        ev_async_stop (d->loop, &d->landed);
         ev_timer_stop (d->loop, &d->output_timer);
         ev_signal_stop (d->loop, &d->sigterm);
         ev_signal_stop (d->loop, &d->sigint);

@@ -18,6 +18,7 @@
 #include "exec/trust.h"
 #include "exec/daemon.h"
 #include "exec/jobtable.h"
+#include "exec/turn.h"
 #include "exec/killwait.h"
 #include "exec/quota.h"
 #include "node/node.h"
@@ -52,18 +53,6 @@ struct connsubs {
 struct outbox; /* outbox.h */
 struct remote; /* rank 0's processes on other nodes (remote.c) */
 
-/* A reply held back until the events that justify it are committed. */
-struct ack {
-    struct ack *next;
-    struct conn *conn; /* NULL once the client went away */
-    int64_t matchtag;
-    json_t *payload;
-};
-
-/* How many live processes (running, or asked for) make cairnd group its
- * commits (journal.commit-interval): fewer, and each commits at once. */
-#define CAIRND_GROUP_COMMIT_LIVE 16
-
 #define CAIRND_IDPOOL 64 /* execids per getrandom() */
 
 struct cairnd {
@@ -88,28 +77,16 @@ struct cairnd {
     struct binding *bindings;  /* connections' Flux instances (bind.c) */
     char bind_refused[BIND_UUID_MAX + 1]; /* last refused: logged once */
     struct outbox *outbox;     /* effects waiting for the commit */
-    struct ack *acks;
-    struct ack **acks_tail;
-    ev_prepare prepare;
-    ev_timer lazy_timer; /* a commit that waits (prepare_cb) */
-    double last_commit;  /* ev_now of the last one */
-    /* the batch the journal's committer thread is writing (flush(), O3):
-     * its effects and the replies held for it, run once it is on disk */
-    ev_async landed; /* the committer's wake-up */
-    struct outbox_batch *flight;
-    struct ack *flight_acks;
+    struct turn *turn;         /* the commit turn (turn.h) */
     ev_signal sigterm;
     ev_signal sigint;
     ev_timer purge_timer;
     ev_timer output_timer; /* live output, while noutput > 0 */
     int noutput;           /* streams that asked for output */
-    bool unsafe_effects_first; /* test switch: break the write-ahead rule */
-    int land_delay_ms;         /* test switch: TESTENV_LAND_DELAY */
     bool stopping;
     int exit_code;
     double t_start;
     /* counters for `stats` */
-    uint64_t ncommits;
     uint64_t njobs_done;
     struct killwait *kills; /* kills waiting for shells (killwait.h) */
     /* random bytes for execids (new_execid), the first idpool_left
@@ -128,10 +105,6 @@ struct jobentry *cairnd_job_add (struct cairnd *d, struct job *job);
 /* Forget a job (clean, or a refused start), with its streams, held kills
  * and watched processes. Not on the dirty list. */
 void cairnd_job_remove (struct jobentry *je);
-void cairnd_ack (struct cairnd *d,
-                 struct conn *c,
-                 int64_t matchtag,
-                 json_t *payload_new);
 
 /* ---- live output (daemon_output.c) ---- */
 
@@ -175,10 +148,6 @@ bool cairnd_conn_busy (struct cairnd *d, struct conn *c);
 
 /* daemon.c */
 bool cairnd_journal_full (struct cairnd *d);
-/* The journal could not stage or commit this turn's batch: log why and
- * exit with CAIRND_EXIT_JOURNAL, acting on none of it (outbox.h, O3). */
-void cairnd_journal_failed (struct cairnd *d, const char *why)
-    __attribute__ ((noreturn));
 
 /* daemon_proc.c: a job's processes here (runner_local), through procs.h */
 

@@ -16,23 +16,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct job;       /* core/job.h */
-struct cairnd;    /* the daemon holding the entry (daemon_private.h) */
-struct sub;       /* its streams (daemon_private.h) */
+struct job;    /* core/job.h */
+struct cairnd; /* the daemon holding the entry (daemon_private.h) */
+struct sub;    /* its streams (daemon_private.h) */
+struct turn;   /* exec/turn.h */
 struct jobtable;
 
 /* A job in memory (active jobs only). */
 struct jobentry {
     struct jobtable *table;
-    struct cairnd *d; /* set by the daemon: for the rooms not yet lent
-                       * what they use (issue 52) */
-    struct job *job;  /* owned: destroyed with the entry */
-    char key[24];     /* decimal id, the table's key */
-    char name[64];    /* "DECIMAL (ƒF58)", for the log */
-    json_t *pending;  /* events emitted this turn, not yet staged */
-    size_t unacted;   /* events staged whose effects have not run yet (in
-                       * the batch in flight, or in one about to be) */
-    bool dirty;       /* on the table's dirty list */
+    struct cairnd *d;  /* set by the daemon: for the rooms not yet lent
+                        * what they use (issue 52) */
+    struct job *job;   /* owned: destroyed with the entry */
+    char key[24];      /* decimal id, the table's key */
+    char name[64];     /* "DECIMAL (ƒF58)", for the log */
+    json_t *pending;   /* events emitted this turn, not yet staged */
+    size_t unacted;    /* events staged whose effects have not run yet (in
+                        * the batch in flight, or in one about to be) */
+    struct turn *turn; /* the turn that staged it (turn.c's, set there) */
+    bool dirty;        /* on the table's dirty list */
     struct jobentry *dirty_next;
     ev_timer timer;   /* the job's next deadline (jobtable_rearm) */
     struct sub *subs; /* its streams: the daemon's (daemon_private.h) */

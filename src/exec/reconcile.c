@@ -229,6 +229,7 @@ int reconcile (struct cairnd *d, struct cairn_error *err)
         jobtable_rearm (je);
     }
     if (jobtable_count (d->jobs) > 0)
-        log_msg (LOG_INFO, "replayed %zu active jobs", jobtable_count (d->jobs));
+        log_msg (LOG_INFO, "replayed %zu active jobs",
+                 jobtable_count (d->jobs));
     return 0;
 }

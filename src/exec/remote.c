@@ -527,7 +527,7 @@ void req_node_hello (struct cairnd *d,
         }
     log_msg (LOG_INFO, "node %s (rank %ju) is up; asked about %zu process(es)",
              host, (uintmax_t)rank, nasked);
-    cairnd_ack (d, c, matchtag, json_object ());
+    turn_ack (d->turn, c, matchtag, json_object ());
 }
 
 /* Flux's word on nodes (issue 33): the rank-0 module watches the brokers
@@ -586,5 +586,6 @@ void req_node_state (struct cairnd *d,
         log_msg (LOG_WARNING, "ranks %s: %s; %zu process(es) lost", ranks, note,
                  nlost);
     idset_destroy (set);
-    cairnd_ack (d, c, matchtag, json_pack ("{s:I}", "lost", (json_int_t)nlost));
+    turn_ack (d->turn, c, matchtag,
+              json_pack ("{s:I}", "lost", (json_int_t)nlost));
 }

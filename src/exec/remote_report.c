@@ -274,7 +274,7 @@ void req_node_report (struct cairnd *d,
         report_stale (d, (uint32_t)rank, execid, state, rep, late);
         if (late && strcmp (state, "running") != 0)
             free (late);
-        cairnd_ack (d, c, matchtag, json_object ());
+        turn_ack (d->turn, c, matchtag, json_object ());
         return;
     }
     struct jobentry *je = rp->je;
@@ -297,5 +297,5 @@ void req_node_report (struct cairnd *d,
         (void)job_proc_lost (je->job, &ctx, execid,
                              error ? error : "lost on its node", je->pending);
     jobtable_dirty (je);
-    cairnd_ack (d, c, matchtag, json_object ());
+    turn_ack (d->turn, c, matchtag, json_object ());
 }

@@ -1,7 +1,7 @@
 /* service.c - RFC 32 requests (cairn-protocol(7)) as cairnd serves them.
  *
  * A request that changes a job is answered only after the events it caused
- * are committed (cairnd_ack), so a client is never told something a crash
+ * are committed (turn_ack), so a client is never told something a crash
  * could take back. Requests that cannot be understood get EPROTO, bad
  * values EINVAL, unknown jobs ENOENT; per-job failures after a job was
  * accepted travel as `exception` responses, never as errors.
@@ -356,7 +356,8 @@ req_start (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
         conn_respond_error (c, matchtag, EBUSY, "%s", err.text);
         return;
     }
-    if (jobtable_get (d->jobs, id) || journal_job_info (d->journal, id, &info) == 0) {
+    if (jobtable_get (d->jobs, id) ||
+        journal_job_info (d->journal, id, &info) == 0) {
         /* never run a job twice: a client that lost track must reattach */
         json_t *r = response (
             id, "exception",
@@ -472,7 +473,7 @@ static void finish_with (struct cairnd *d,
         return;
     }
     jobtable_dirty (je);
-    cairnd_ack (d, c, matchtag, payload);
+    turn_ack (d->turn, c, matchtag, payload);
 }
 
 static void finish (struct cairnd *d,
@@ -831,7 +832,7 @@ req_undrain (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload
             goto done;
         }
         if (idset_empty (ranks)) {
-            cairnd_ack (d, c, matchtag, json_pack ("{s:s}", "ranks", ""));
+            turn_ack (d->turn, c, matchtag, json_pack ("{s:s}", "ranks", ""));
             goto done;
         }
     }
@@ -851,11 +852,11 @@ req_undrain (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload
         char why[128];
         snprintf (why, sizeof (why), "undrain: %s", strerror (errno));
         if (u.staged > 0) /* in the batch, and no way to take them out */
-            cairnd_journal_failed (d, why);
+            turn_journal_failed (why);
         conn_respond_error (c, matchtag, errno, "%s", why);
         goto done;
     }
-    cairnd_ack (d, c, matchtag,
+    turn_ack (d->turn, c, matchtag,
                 json_pack ("{s:o}", "ranks", ranks_json (ranks)));
 done:
     idset_destroy (ranks);
@@ -934,11 +935,12 @@ req_stats (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
     json_t *r = json_pack (
         "{s:s s:f s:I s:I s:I s:I s:I s:i s:{s:I s:I s:I s:I s:I s:I}}",
         "instance", journal_instance (d->journal), "uptime",
-        cairnd_now () - d->t_start, "jobs", (json_int_t)jobtable_count (d->jobs),
-        "processes", (json_int_t)procs_count (d->procs), "spawned",
+        cairnd_now () - d->t_start, "jobs",
+        (json_int_t)jobtable_count (d->jobs), "processes",
+        (json_int_t)procs_count (d->procs), "spawned",
         (json_int_t)procs_nspawned (d->procs), "commits",
-        (json_int_t)d->ncommits, "jobs-done", (json_int_t)d->njobs_done,
-        "connections",
+        (json_int_t)turn_ncommits (d->turn), "jobs-done",
+        (json_int_t)d->njobs_done, "connections",
         server_nconns (d->server) +
             (d->public_server ? server_nconns (d->public_server) : 0),
         "journal", "map-size", (json_int_t)st.map_size, "map-used",
@@ -969,8 +971,9 @@ req_stats (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
             json_string (procs_cgroup (d->procs) ? "cgroup" : "process-group"));
     /* kills waiting for a job's shells to start (killwait.c) */
     if (r)
-        json_object_set_new (r, "kills-waiting",
-                             json_integer ((json_int_t)killwait_count (d->kills)));
+        json_object_set_new (
+            r, "kills-waiting",
+            json_integer ((json_int_t)killwait_count (d->kills)));
     /* jobs requests whose summaries are being made (service_views.c) */
     if (r)
         json_object_set_new (r, "views-waiting",

@@ -40,8 +40,8 @@ static double now_real (void)
 /* One event into je's pending, as a decision of the turn would. */
 static void emit (struct jobentry *je)
 {
-    json_t *e = eventlog_entry_pack (1.0, "expiration", "{s:f}", "expiration",
-                                     2.0);
+    json_t *e =
+        eventlog_entry_pack (1.0, "expiration", "{s:f}", "expiration", 2.0);
     if (!e || json_array_append_new (je->pending, e) < 0)
         BAIL_OUT ("out of memory");
 }
