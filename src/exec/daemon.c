@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <pwd.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,16 +14,15 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
-#include <uuid/uuid.h>
 
 #include "core/testenv.h"
 #include "core/eventlog.h"
 #include "core/hostlist.h"
 #include "exec/bind.h"
 #include "exec/daemon_private.h"
+#include "exec/jobctx.h"
 #include "journal/outbox.h"
 #include "exec/runner.h"
 #include "exec/service_views.h"
@@ -35,47 +33,9 @@
 #include "supervise/procfs.h"
 #include "journal/crashpoint.h"
 
-double cairnd_now (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_REALTIME, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* A random (version 4) UUID. libuuid's uuid_generate_random() makes four
- * more system calls per id to mix its own generator in, and cairnd makes
- * an id per process it starts: the bytes come from getrandom(), a pool of
- * CAIRND_IDPOOL ids per call. cairnd forks no child that makes ids. */
-static void new_execid (char buf[EXECID_LEN + 1], void *arg)
-{
-    struct cairnd *d = arg;
-    uuid_t u;
-
-    if (d->idpool_left == 0) {
-        ssize_t n = getrandom (d->idpool, sizeof (d->idpool), 0);
-        d->idpool_left = n == (ssize_t)sizeof (d->idpool) ? CAIRND_IDPOOL : 0;
-    }
-    if (d->idpool_left > 0) {
-        unsigned char *b = d->idpool + --d->idpool_left * sizeof (u);
-        memcpy (u, b, sizeof (u));
-        memset (b, 0, sizeof (u)); /* an id's bytes serve once */
-        u[6] = (unsigned char)((u[6] & 0x0f) | 0x40); /* version 4 */
-        u[8] = (unsigned char)((u[8] & 0x3f) | 0x80); /* RFC 4122 variant */
-    } else
-        uuid_generate_random (u);
-    uuid_unparse_lower (u, buf);
-}
-
-static bool user_known (uint32_t uid, void *arg)
-{
-    struct passwd pw, *res = NULL;
-    char buf[4096];
-    return getpwuid_r ((uid_t)uid, &pw, buf, sizeof (buf), &res) == 0 && res;
-}
-
 /* No stream that asked for the job's events follows it: its client (the
  * Flux module: a broker restart, a module reload) is away. */
-static bool client_away (uint64_t id, void *arg)
+static bool client_away (void *arg, uint64_t id)
 {
     struct cairnd *d = arg;
     struct jobentry *je = jobtable_get (d->jobs, id);
@@ -85,136 +45,49 @@ static bool client_away (uint64_t id, void *arg)
     return true;
 }
 
-void cairnd_ctx (struct cairnd *d, struct job_ctx *ctx)
+static const struct jobctx_ops jobctx_ops = {.client_away = client_away};
+
+/* More (or fewer) streams ask for output: the tail timer runs while any. */
+static void streams_watch (void *arg, int delta)
 {
-    ctx->now = cairnd_now ();
-    ctx->owner_uid = d->uid;
-    ctx->multiuser = d->uid == 0;
-    ctx->user_known = user_known;
-    ctx->new_execid = new_execid;
-    ctx->client_away = client_away;
-    ctx->arg = d;
+    output_watch (arg, delta);
 }
+
+static const struct streams_ops streams_ops = {.watch = streams_watch};
 
 /* ---- jobs in memory (jobtable.h) ---- */
 
-struct jobentry *cairnd_job_add (struct cairnd *d, struct job *job)
+/* A job is forgotten (jobtable_remove: clean, or a refused start): its
+ * streams, held kills and watched processes go first. */
+static void job_forget (void *arg, struct jobentry *je)
 {
-    struct jobentry *je = jobtable_add (d->jobs, job);
-    if (je)
-        je->d = d;
-    return je;
-}
-
-/* Take s off both its lists and free it; a connection left without
- * streams is dropped from d->conn_subs. */
-static void sub_free (struct cairnd *d, struct sub *s)
-{
-    struct connsubs *cs = s->cs;
-
-    *s->pprev = s->next;
-    if (s->next)
-        s->next->pprev = s->pprev;
-    *s->cpprev = s->cnext;
-    if (s->cnext)
-        s->cnext->cpprev = s->cpprev;
-    if (s->sent) {
-        json_decref (s->sent);
-        output_watch (d, -1);
-    }
-    free (s);
-    if (!cs->head) {
-        hashmap_del (d->conn_subs, cs->key);
-        free (cs);
-    }
-}
-
-void cairnd_job_remove (struct jobentry *je)
-{
-    struct cairnd *d = je->d;
-    while (je->subs)
-        sub_free (d, je->subs);
+    struct cairnd *d = arg;
+    streams_drop_job (d->streams, je);
     killwait_drop (d->kills, je);
     /* processes we gave up on (unkillable) are still watched */
     for (size_t i = 0; i < job_nprocs (je->job); i++)
         procs_unwatch (d->procs, job_proc_at (je->job, i)->execid);
-    jobtable_remove (je);
 }
 
-void cairnd_sub_add (struct jobentry *je,
-                     struct conn *c,
-                     int64_t matchtag,
-                     bool reattached,
-                     bool events,
-                     json_t *sent)
+/* Does cairnd hold a stream of c's (a job's events it follows)? The
+ * server's busy: such a connection is not idle. */
+static bool conn_busy (struct conn *c, void *arg)
 {
-    struct cairnd *d = je->d;
-    char key[24];
-    struct connsubs *cs;
-    struct sub *s;
-
-    snprintf (key, sizeof (key), "%ju", (uintmax_t)conn_id (c));
-    if (!(cs = hashmap_get (d->conn_subs, key))) {
-        if (!(cs = calloc (1, sizeof (*cs))))
-            goto nomem;
-        memcpy (cs->key, key, sizeof (key));
-        if (hashmap_put (d->conn_subs, cs->key, cs) < 0) {
-            free (cs);
-            goto nomem;
-        }
-    }
-    if (!(s = calloc (1, sizeof (*s)))) {
-        if (!cs->head) {
-            hashmap_del (d->conn_subs, cs->key);
-            free (cs);
-        }
-        goto nomem;
-    }
-    if ((s->sent = sent))
-        output_watch (d, 1);
-    s->je = je;
-    s->conn = c;
-    s->matchtag = matchtag;
-    s->reattached = reattached;
-    s->events = events;
-    s->cs = cs;
-    s->next = je->subs;
-    s->pprev = &je->subs;
-    if (je->subs)
-        je->subs->pprev = &s->next;
-    je->subs = s;
-    s->cnext = cs->head;
-    s->cpprev = &cs->head;
-    if (cs->head)
-        cs->head->cpprev = &s->cnext;
-    cs->head = s;
-    return;
-nomem:
-    json_decref (sent);
-    log_msg (LOG_ERR, "out of memory adding a subscriber");
+    struct cairnd *d = arg;
+    return streams_conn_busy (d->streams, c);
 }
 
-bool cairnd_conn_busy (struct cairnd *d, struct conn *c)
+/* c went away (the server's disconnect): every room forgets it. */
+static void conn_gone (struct conn *c, void *arg)
 {
-    char key[24];
-    snprintf (key, sizeof (key), "%ju", (uintmax_t)conn_id (c));
-    return d->conn_subs && hashmap_get (d->conn_subs, key) != NULL;
-}
-
-void cairnd_conn_gone (struct cairnd *d, struct conn *c)
-{
+    struct cairnd *d = arg;
     remote_conn_gone (d, c);
     killwait_conn_gone (d->kills, c);
     views_conn_gone (d, c);
     node_conn_gone (d->node, c);
     bind_conn_gone (d, c);
     turn_conn_gone (d->turn, c);
-    char key[24];
-    struct connsubs *cs;
-    snprintf (key, sizeof (key), "%ju", (uintmax_t)conn_id (c));
-    /* the last sub_free frees cs and removes the key */
-    while (d->conn_subs && (cs = hashmap_get (d->conn_subs, key)))
-        sub_free (d, cs->head);
+    streams_conn_gone (d->streams, c);
 }
 
 /* ---- timers ---- */
@@ -222,8 +95,9 @@ void cairnd_conn_gone (struct cairnd *d, struct conn *c)
 /* A job's deadline came (jobtable.h): what it decides joins this turn. */
 static void job_due (void *arg, struct jobentry *je)
 {
+    struct cairnd *d = arg;
     struct job_ctx ctx;
-    cairnd_ctx (arg, &ctx);
+    jobctx_fill (d->jctx, &ctx);
     if (job_advance (je->job, &ctx, je->pending) < 0)
         log_msg (LOG_ERR, "job %s: advance: %s", je->name, strerror (errno));
     if (json_array_size (je->pending) > 0)
@@ -232,7 +106,8 @@ static void job_due (void *arg, struct jobentry *je)
         jobtable_rearm (je);
 }
 
-static const struct jobtable_ops jobtable_ops = {.due = job_due};
+static const struct jobtable_ops jobtable_ops = {.due = job_due,
+                                                 .forget = job_forget};
 
 /* ---- effects ---- */
 
@@ -388,7 +263,7 @@ static void effects (struct jobentry *je, json_t *events)
      * (e.g. a failed spawn): then it is dirty again, and its turn comes. */
     if (job_state (je->job) == JOB_DONE && !je->dirty) {
         je->d->njobs_done++;
-        cairnd_job_remove (je);
+        jobtable_remove (je);
     } else
         jobtable_rearm (je);
 }
@@ -418,27 +293,6 @@ static const struct turn_ops turn_ops = {.staging = turn_staging,
 
 /* ---- journal space and retention ---- */
 
-/* Refuse new jobs before the map is full, so that the jobs already running
- * can always journal their way to the end: the last 10% (at least 1 MiB)
- * of the largest map, plus each active job's output cap and 64 KiB for
- * its events, are kept for them. */
-bool cairnd_journal_full (struct cairnd *d)
-{
-    struct journal_stats st;
-    if (journal_stats (d->journal, &st) < 0 || st.max_map_size == 0)
-        return false;
-    size_t reserve = st.max_map_size / 10;
-    if (reserve < (1 << 20))
-        reserve = 1 << 20;
-    /* ... plus what the jobs already accepted may still write: their
-     * output up to the cap of each phase, and their events */
-    size_t per_job = 3 * d->cfg.job.output_max_bytes + (64 << 10);
-    reserve += jobtable_count (d->jobs) * per_job;
-    /* live pages, not the high-water mark: after a purge LMDB reuses the
-     * freed pages, so new jobs may come in again */
-    return st.data_used + reserve >= st.max_map_size;
-}
-
 struct purge {
     double cutoff;
     uint64_t ids[256];
@@ -458,7 +312,7 @@ static int purge_cb (const struct journal_jobinfo *info, void *arg)
 static void purge_cb_timer (struct ev_loop *loop, ev_timer *w, int revents)
 {
     struct cairnd *d = w->data;
-    struct purge p = {.cutoff = cairnd_now () - d->cfg.journal_retention};
+    struct purge p = {.cutoff = jobctx_now () - d->cfg.journal_retention};
     struct cairn_error err;
 
     if (journal_foreach_job (d->journal, false, purge_cb, &p, &err) < 0) {
@@ -603,12 +457,14 @@ static int create_memory (struct cairnd *d, struct cairn_error *err)
     char path[4096];
 
     d->uid = getuid ();
-    d->t_start = cairnd_now ();
+    d->t_start = jobctx_now ();
     if (trust_init (d, err) < 0)
         return -1;
     /* before the jobs: forgetting one drops its held kills */
-    if (!(d->kills = killwait_create (&killwait_ops, d)) ||
-        !(d->conn_subs = hashmap_create ()) || !(d->outbox = outbox_create ()))
+    if (!(d->jctx = jobctx_create (d->uid, &jobctx_ops, d)) ||
+        !(d->kills = killwait_create (&killwait_ops, d)) ||
+        !(d->streams = streams_create (&streams_ops, d)) ||
+        !(d->outbox = outbox_create ()))
         return errset (err, ENOMEM, "out of memory");
     snprintf (path, sizeof (path), "%s/cairn.sock", d->statedir);
     if (!(d->sockpath = strdup (path)))
@@ -671,7 +527,7 @@ static int setup_loop (struct cairnd *d, struct cairn_error *err)
         errset (err, ENOMEM, "cannot create the event loop");
         return -1;
     }
-    if (!(d->jobs = jobtable_create (d->loop, &jobtable_ops, d))) {
+    if (!(d->jobs = jobtable_create (d->loop, d, &jobtable_ops, d))) {
         errset (err, ENOMEM, "out of memory");
         return -1;
     }
@@ -782,9 +638,8 @@ static int listen_sockets (struct cairnd *d, struct cairn_error *err)
         .trusted_uid2 = d->instance_uid >= 0 ? (uid_t)d->instance_uid : 0,
         .user_idle_timeout =
             d->cfg.user_idle_timeout > 0 ? d->cfg.user_idle_timeout : -1};
-    struct server_ops ops = {.request = service_request,
-                             .disconnect = service_disconnect,
-                             .busy = service_busy};
+    struct server_ops ops = {
+        .request = service_request, .disconnect = conn_gone, .busy = conn_busy};
     if (!(d->server = server_create (d->loop, d->sockpath, &lim, &ops, d, err)))
         return -1;
     /* The state dir stays 0700 (journal, exit records, the service's
@@ -868,22 +723,17 @@ void cairnd_destroy (struct cairnd *d)
     /* a commit in flight ends, unacted on, before its jobs go */
     turn_destroy (d->turn);
     d->turn = NULL;
-    if (d->jobs) {
-        size_t pos = 0;
-        struct jobentry *je;
-        while ((je = jobtable_next (d->jobs, &pos)))
-            cairnd_job_remove (je);
-        jobtable_destroy (d->jobs);
-        d->jobs = NULL;
-    }
+    jobtable_destroy (d->jobs); /* each job forgotten (job_forget) */
+    d->jobs = NULL;
     if (d->loop) {
         views_destroy (d);
         remote_destroy (d);
         node_destroy (d->node);
         d->node = NULL;
     }
-    hashmap_destroy (d->conn_subs); /* empty: every sub went with its job */
-    killwait_destroy (d->kills);    /* empty: every kill went with its job */
+    streams_destroy (d->streams); /* empty: every sub went with its job */
+    killwait_destroy (d->kills);
+    jobctx_destroy (d->jctx); /* empty: every kill went with its job */
     quota_destroy (d->quota);
     outbox_destroy (d->outbox);
     if (d->loop) {

@@ -155,13 +155,13 @@ static void output_cb (struct ev_loop *loop, ev_timer *w, int revents)
 {
     struct cairnd *d = w->data;
     size_t pos = 0;
-    struct connsubs *cs;
+    struct sub *head;
     char *buf = malloc (OUTPUT_CHUNK);
 
     if (!buf)
         return;
-    while ((cs = hashmap_next (d->conn_subs, &pos, NULL))) {
-        for (struct sub *s = cs->head; s; s = s->cnext) {
+    while ((head = streams_next_conn (d->streams, &pos))) {
+        for (struct sub *s = head; s; s = s->cnext) {
             if (!s->sent)
                 continue;
             for (size_t i = 0; i < job_nprocs (s->je->job); i++) {

@@ -1,9 +1,12 @@
-/* daemon_private.h - the daemon's own state (struct cairnd: the loop, the
- * active jobs and their streams, the turn's commit), private to src/exec:
- * its job path (daemon*.c, runner.c, reconcile.c, remote*.c) and its
- * socket service (service*.c, bind.c, trust.c). What other rooms own is
- * behind their headers and only pointed at here: procs.h (the processes
- * here), node.h (the node role), quota.h, journal.h and outbox.h. */
+/* daemon_private.h - the daemon's own state (struct cairnd), private to
+ * src/exec: the rooms not yet lent what they use read it (daemon_proc.c,
+ * daemon_output.c, reconcile.c, remote*.c, service*.c, bind.c, trust.c,
+ * usercost.c, runner.c). The rooms that are lent theirs never include it:
+ * the job table (jobtable.h), the commit turn (turn.h), the streams
+ * (streams.h), the held kills (killwait.h), the jobs' context (jobctx.h),
+ * the users' quotas (quota.h); struct cairnd only points at them, as at
+ * procs.h (the processes here), node.h (the node role), journal.h and
+ * outbox.h. Only daemon.c, the wiring, creates and connects them. */
 #ifndef CAIRN_DAEMON_PRIVATE_H
 #define CAIRN_DAEMON_PRIVATE_H
 
@@ -17,7 +20,9 @@
 #include "exec/bind.h"
 #include "exec/trust.h"
 #include "exec/daemon.h"
+#include "exec/jobctx.h"
 #include "exec/jobtable.h"
+#include "exec/streams.h"
 #include "exec/turn.h"
 #include "exec/killwait.h"
 #include "exec/quota.h"
@@ -27,33 +32,8 @@
 #include "server/server.h"
 #include "journal/journal.h"
 
-/* A client waiting for a job's responses (a `start` stream). Each sub is
- * on two lists, its job's and its connection's, so that a disconnect
- * costs its own streams, not a walk of every job. */
-struct connsubs;
-struct sub {
-    struct sub *next, **pprev;   /* on je->subs */
-    struct sub *cnext, **cpprev; /* on cs->head */
-    struct connsubs *cs;
-    struct jobentry *je;
-    struct conn *conn;
-    int64_t matchtag;
-    bool reattached; /* a reattach stream: never gets `start` (RFC 32) */
-    bool events;     /* asked for progress events (job_event_is_progress) */
-    json_t *sent;    /* asked for output: rank -> {stdout, stderr} file
-                        offsets sent (daemon_output.c); NULL if not */
-};
-
-/* The streams of one connection (d->conn_subs, keyed by conn_id). */
-struct connsubs {
-    struct sub *head;
-    char key[24];
-};
-
 struct outbox; /* outbox.h */
 struct remote; /* rank 0's processes on other nodes (remote.c) */
-
-#define CAIRND_IDPOOL 64 /* execids per getrandom() */
 
 struct cairnd {
     struct ev_loop *loop;
@@ -70,14 +50,15 @@ struct cairnd {
     struct journal *journal;
     struct server *server;
     struct server *public_server; /* cfg public-socket, or NULL */
-    struct jobtable *jobs;        /* the active jobs (jobtable.h) */
-    struct hashmap *conn_subs; /* conn_id -> connsubs (with streams only) */
+    struct jobtable *jobs;     /* the active jobs (jobtable.h) */
+    struct streams *streams;   /* clients following jobs (streams.h) */
     struct remote *remote;     /* exec role: processes on other nodes */
     struct node *node;         /* node role (cfg.role_node), else NULL */
     struct binding *bindings;  /* connections' Flux instances (bind.c) */
     char bind_refused[BIND_UUID_MAX + 1]; /* last refused: logged once */
     struct outbox *outbox;     /* effects waiting for the commit */
     struct turn *turn;         /* the commit turn (turn.h) */
+    struct jobctx *jctx;       /* the jobs' view of the world (jobctx.h) */
     ev_signal sigterm;
     ev_signal sigint;
     ev_timer purge_timer;
@@ -89,22 +70,9 @@ struct cairnd {
     /* counters for `stats` */
     uint64_t njobs_done;
     struct killwait *kills; /* kills waiting for shells (killwait.h) */
-    /* random bytes for execids (new_execid), the first idpool_left
-     * ids' worth unused */
-    unsigned char idpool[16 * CAIRND_IDPOOL];
-    size_t idpool_left;
     struct quota *quota; /* the unprivileged clients' usage (quota.h) */
     struct views *views; /* jobs requests being answered (service_views.c) */
 };
-
-/* daemon.c */
-double cairnd_now (void);
-void cairnd_ctx (struct cairnd *d, struct job_ctx *ctx);
-/* jobtable_add, the entry told which daemon holds it; NULL with ENOMEM. */
-struct jobentry *cairnd_job_add (struct cairnd *d, struct job *job);
-/* Forget a job (clean, or a refused start), with its streams, held kills
- * and watched processes. Not on the dirty list. */
-void cairnd_job_remove (struct jobentry *je);
 
 /* ---- live output (daemon_output.c) ---- */
 
@@ -134,20 +102,7 @@ void output_kill_notice (struct jobentry *je,
 /* delta output subs more (or fewer): the tail timer runs while any. */
 void output_watch (struct cairnd *d, int delta);
 
-/* sent: the stream's output offsets if it asked for output (taken), or
- * NULL. */
-void cairnd_sub_add (struct jobentry *je,
-                     struct conn *c,
-                     int64_t matchtag,
-                     bool reattached,
-                     bool events,
-                     json_t *sent);
-void cairnd_conn_gone (struct cairnd *d, struct conn *c);
-/* Does cairnd hold a stream of c's (a job's events it follows)? */
-bool cairnd_conn_busy (struct cairnd *d, struct conn *c);
 
-/* daemon.c */
-bool cairnd_journal_full (struct cairnd *d);
 
 /* daemon_proc.c: a job's processes here (runner_local), through procs.h */
 
@@ -164,6 +119,12 @@ void proc_collect (struct jobentry *je,
                    const char *execid,
                    int shim_status,
                    const struct procs_exit *rec);
+/* Look at p, a job's process here, after the replay (runner_local's
+ * reconcile): collect its exit, watch it again, start it (again) or call
+ * it lost, as procs_look judges it. 0, or -1 with err. */
+int proc_reconcile (struct jobentry *je,
+                    const struct job_proc *p,
+                    struct cairn_error *err);
 
 /* service.c */
 void service_request (struct conn *c,
@@ -171,8 +132,6 @@ void service_request (struct conn *c,
                       int64_t matchtag,
                       json_t *payload,
                       void *arg);
-void service_disconnect (struct conn *c, void *arg);
-bool service_busy (struct conn *c, void *arg);
 /* A checked `kill` of je's shells, carried out now: answered once its
  * signals are committed, or at once with the error. */
 void service_kill (struct cairnd *d,
@@ -220,10 +179,6 @@ int reconcile (struct cairnd *d, struct cairn_error *err);
  * (no such job), EINVAL (an event the fold refuses), ENOMEM. */
 struct job *
 cairnd_job_read (struct cairnd *d, uint64_t id, struct cairn_error *err);
-/* Look at p, a job's process here, after the replay (runner_local). */
-int reconcile_local (struct jobentry *je,
-                     const struct job_proc *p,
-                     struct cairn_error *err);
 void reconcile_sweep_exits (struct cairnd *d);
 
 #endif /* CAIRN_DAEMON_PRIVATE_H */

@@ -5,15 +5,16 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "core/job.h"
 #include "core/jobid.h"
+#include "exec/jobctx.h"
 #include "exec/jobtable.h"
 #include "util/hashmap.h"
 
 struct jobtable {
     struct ev_loop *loop;
+    struct cairnd *d;
     struct jobtable_ops ops;
     void *arg;
     struct hashmap *map;    /* key -> jobentry */
@@ -21,6 +22,7 @@ struct jobtable {
 };
 
 struct jobtable *jobtable_create (struct ev_loop *loop,
+                                  struct cairnd *d,
                                   const struct jobtable_ops *ops,
                                   void *arg)
 {
@@ -31,6 +33,7 @@ struct jobtable *jobtable_create (struct ev_loop *loop,
         return NULL;
     }
     t->loop = loop;
+    t->d = d;
     t->ops = *ops;
     t->arg = arg;
     return t;
@@ -71,6 +74,7 @@ struct jobentry *jobtable_add (struct jobtable *t, struct job *job)
     if (!je || !(je->pending = json_array ()))
         goto error;
     je->table = t;
+    je->d = t->d;
     je->job = job;
     snprintf (je->key, sizeof (je->key), "%ju", (uintmax_t)job_id (job));
     char f58[JOBID_STRLEN];
@@ -93,6 +97,7 @@ error:
 void jobtable_remove (struct jobentry *je)
 {
     struct jobtable *t = je->table;
+    t->ops.forget (t->arg, je);
     ev_timer_stop (t->loop, &je->timer);
     hashmap_del (t->map, je->key);
     json_decref (je->pending);
@@ -135,21 +140,13 @@ struct jobentry *jobtable_dirty_take (struct jobtable *t)
     return je;
 }
 
-static double now_realtime (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_REALTIME, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 void jobtable_rearm (struct jobentry *je)
 {
     struct ev_loop *loop = je->table->loop;
     double deadline = job_next_deadline (je->job);
     ev_timer_stop (loop, &je->timer);
     if (deadline > 0) {
-        /* the jobs' clock (job_ctx.now, cairnd_now): wall time */
-        double delay = deadline - now_realtime ();
+        double delay = deadline - jobctx_now (); /* the jobs' clock */
         /* a hair late rather than early: an early wake-up decides nothing */
         ev_timer_set (&je->timer, (delay > 0 ? delay : 0) + 0.001, 0);
         ev_timer_start (loop, &je->timer);

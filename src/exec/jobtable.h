@@ -18,14 +18,14 @@
 
 struct job;    /* core/job.h */
 struct cairnd; /* the daemon holding the entry (daemon_private.h) */
-struct sub;    /* its streams (daemon_private.h) */
+struct sub;    /* its streams (streams.h) */
 struct turn;   /* exec/turn.h */
 struct jobtable;
 
 /* A job in memory (active jobs only). */
 struct jobentry {
     struct jobtable *table;
-    struct cairnd *d;  /* set by the daemon: for the rooms not yet lent
+    struct cairnd *d;  /* the table's daemon: for the rooms not yet lent
                         * what they use (issue 52) */
     struct job *job;   /* owned: destroyed with the entry */
     char key[24];      /* decimal id, the table's key */
@@ -37,16 +37,21 @@ struct jobentry {
     bool dirty;        /* on the table's dirty list */
     struct jobentry *dirty_next;
     ev_timer timer;   /* the job's next deadline (jobtable_rearm) */
-    struct sub *subs; /* its streams: the daemon's (daemon_private.h) */
+    struct sub *subs; /* its streams (streams.h): that room's lists */
 };
 
 struct jobtable_ops {
     /* je's deadline (job_next_deadline) has come: advance it. */
     void (*due) (void *arg, struct jobentry *je);
+    /* je is about to be freed (jobtable_remove): drop what refers to it
+     * (its streams, held kills, watched processes). */
+    void (*forget) (void *arg, struct jobentry *je);
 };
 
-/* An empty table whose timers run on loop. NULL with errno ENOMEM. */
+/* An empty table whose timers run on loop; d is set in each entry (je->d).
+ * NULL with errno ENOMEM. */
 struct jobtable *jobtable_create (struct ev_loop *loop,
+                                  struct cairnd *d,
                                   const struct jobtable_ops *ops,
                                   void *arg);
 
@@ -61,8 +66,9 @@ struct jobentry *jobtable_get (struct jobtable *t, uint64_t id);
  * NULL with errno ENOMEM (job is then the caller's still). */
 struct jobentry *jobtable_add (struct jobtable *t, struct job *job);
 
-/* Forget je: its timer stops, its job and pending events are freed. It
- * must not be on the dirty list (its events would be lost). */
+/* Forget je: ops.forget, then its timer stops and its job and pending
+ * events are freed. It must not be on the dirty list (its events would be
+ * lost). */
 void jobtable_remove (struct jobentry *je);
 
 size_t jobtable_count (const struct jobtable *t);

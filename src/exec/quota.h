@@ -73,4 +73,10 @@ size_t quota_users_active (const struct quota *q);
  * left to stage. */
 void quota_settle (struct quota *q);
 
+/* Is the journal too full for a new job? The last 10% of its largest map
+ * (at least 1 MiB), and what active_jobs may still write (their output
+ * caps and events), are kept for the jobs already accepted. A size that
+ * cannot be read: not full. */
+bool quota_journal_full (const struct quota *q, size_t active_jobs);
+
 #endif /* CAIRN_QUOTA_H */

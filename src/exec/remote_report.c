@@ -104,7 +104,7 @@ static int record_late_done (struct cairnd *d,
                      execid, (uintmax_t)id, err.text);
         goto done;
     }
-    cairnd_ctx (d, &ctx);
+    jobctx_fill (d->jctx, &ctx);
     if (job_state (job) != JOB_DONE ||
         job_proc_late (job, &ctx, execid, report, out) < 0)
         goto done;
@@ -160,7 +160,7 @@ static void report_stale (struct cairnd *d,
     }
     if (je) {
         struct job_ctx ctx;
-        cairnd_ctx (d, &ctx);
+        jobctx_fill (d->jctx, &ctx);
         if (job_proc_late (je->job, &ctx, execid, report, je->pending) == 0) {
             log_msg (LOG_INFO, "job %s: %s: a late report (%s): recorded",
                      je->name, execid, state);
@@ -278,7 +278,7 @@ void req_node_report (struct cairnd *d,
         return;
     }
     struct jobentry *je = rp->je;
-    cairnd_ctx (d, &ctx);
+    jobctx_fill (d->jctx, &ctx);
     CRASHPOINT ("remote.report.before");
     if (strcmp (state, "running") == 0) {
         if (p->state == PROC_INTENT &&

@@ -223,7 +223,7 @@ static void start_reattach (struct cairnd *d,
         log_msg (LOG_ERR, "reattach %ju: %s", (uintmax_t)id, err.text);
     job_destroy (gone);
     if (je)
-        cairnd_sub_add (je, c, matchtag, true, events, sent);
+        streams_add (d->streams, je, c, matchtag, true, events, sent);
     else
         json_decref (sent);
 }
@@ -379,7 +379,7 @@ req_start (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
                             (uintmax_t)id);
         return;
     }
-    if (cairnd_journal_full (d)) {
+    if (quota_journal_full (d->quota, jobtable_count (d->jobs))) {
         /* Not journaled (there is no room): the job never existed here.
          * A fatal exception and the final release end its stream as
          * RFC 32 wants, so the resource manager frees its resources. */
@@ -426,7 +426,7 @@ req_start (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
         return;
     }
     struct job *job = job_create (id);
-    struct jobentry *je = job ? cairnd_job_add (d, job) : NULL;
+    struct jobentry *je = job ? jobtable_add (d->jobs, job) : NULL;
     struct job_ctx ctx;
     if (!je) {
         job_destroy (job);
@@ -438,19 +438,19 @@ req_start (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
     if (trust_start (d, conn_uid (c), (uint32_t)userid, jobspec, job, &err) <
         0) {
         conn_respond_error (c, matchtag, errno, "%s", err.text);
-        cairnd_job_remove (je);
+        jobtable_remove (je);
         return;
     }
-    cairnd_ctx (d, &ctx);
+    jobctx_fill (d->jctx, &ctx);
     if (job_accept (job, &ctx, (uint32_t)userid, R, jobspec, &d->cfg.job,
                     je->pending, &err) < 0) {
         conn_respond_error (c, matchtag, errno == EINVAL ? EINVAL : errno, "%s",
                             err.text);
-        cairnd_job_remove (je);
+        jobtable_remove (je);
         return;
     }
-    cairnd_sub_add (je, c, matchtag, false, json_is_true (events),
-                    want_output ? json_object () : NULL);
+    streams_add (d->streams, je, c, matchtag, false, json_is_true (events),
+                 want_output ? json_object () : NULL);
     jobtable_dirty (je);
 }
 
@@ -529,7 +529,7 @@ static void req_exception (struct cairnd *d,
     }
     /* Weighed against the user's quota (usercost.h), but for the first
      * fatal one: it ends the job (a cancel), and what it writes is the
-     * job's end, which the journal keeps room for (cairnd_journal_full),
+     * job's end, which the journal keeps room for (quota_journal_full),
      * with a bounded note; a user over its quota may still cancel. */
     size_t type_len = json_dumpb (json_object_get (payload, "type"), NULL, 0,
                                   JSON_ENCODE_ANY);
@@ -540,7 +540,7 @@ static void req_exception (struct cairnd *d,
             d, c, matchtag, "exception",
             usercost_exception (je->job, (int)severity, type_len, note_len)))
         return;
-    cairnd_ctx (d, &ctx);
+    jobctx_fill (d->jctx, &ctx);
     errno = 0;
     int rc = job_raise (je->job, &ctx, type, (int)severity, note,
                         ws < 0 ? -1 : (int)ws, je->pending, &err);
@@ -559,7 +559,7 @@ void service_kill (struct cairnd *d,
     /* weighed now, when its signals are staged: a held kill too */
     if (!usercost_admit (d, c, matchtag, "kill", usercost_kill (je->job)))
         return;
-    cairnd_ctx (d, &ctx);
+    jobctx_fill (d->jctx, &ctx);
     errno = 0;
     int rc = job_kill (je->job, &ctx, signum, je->pending, &err);
     finish (d, je, c, matchtag, rc, &err);
@@ -643,7 +643,7 @@ static void req_expiration (struct cairnd *d,
     if (!usercost_admit (d, c, matchtag, "expiration",
                          usercost_expiration (je->job)))
         return;
-    cairnd_ctx (d, &ctx);
+    jobctx_fill (d->jctx, &ctx);
     errno = 0;
     int rc = job_set_expiration (je->job, &ctx, expiration, je->pending, &err);
     /* the answer: the time limit now in force (job_time_limit) */
@@ -693,7 +693,7 @@ static void req_critical_ranks (struct cairnd *d,
         idset_destroy (ranks);
         return;
     }
-    cairnd_ctx (d, &ctx);
+    jobctx_fill (d->jctx, &ctx);
     errno = 0;
     int rc = job_set_critical (je->job, &ctx, ranks, je->pending, &err);
     idset_destroy (ranks);
@@ -714,7 +714,7 @@ static void req_fail_ranks (struct cairnd *d,
     if (!je || !(ranks = get_ranks (c, matchtag, payload)))
         return;
     (void)json_unpack (payload, "{s?s}", "note", &note);
-    cairnd_ctx (d, &ctx);
+    jobctx_fill (d->jctx, &ctx);
     errno = 0;
     int rc = job_fail_ranks (je->job, &ctx, ranks, note, je->pending, &err);
     idset_destroy (ranks);
@@ -736,7 +736,7 @@ req_resume (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
         conn_respond_error (c, matchtag, EPROTO, "resume: %s", jerr.text);
         return;
     }
-    cairnd_ctx (d, &ctx);
+    jobctx_fill (d->jctx, &ctx);
     errno = 0;
     int rc = job_resume (je->job, &ctx, ready, je->pending, &err);
     finish (d, je, c, matchtag, rc, &err);
@@ -759,7 +759,7 @@ req_post (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
         conn_respond_error (c, matchtag, EPROTO, "post: %s", jerr.text);
         return;
     }
-    cairnd_ctx (d, &ctx);
+    jobctx_fill (d->jctx, &ctx);
     errno = 0;
     int rc = job_post (je->job, &ctx, name, context, je->pending, &err);
     finish (d, je, c, matchtag, rc, &err);
@@ -935,7 +935,7 @@ req_stats (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
     json_t *r = json_pack (
         "{s:s s:f s:I s:I s:I s:I s:I s:i s:{s:I s:I s:I s:I s:I s:I}}",
         "instance", journal_instance (d->journal), "uptime",
-        cairnd_now () - d->t_start, "jobs",
+        jobctx_now () - d->t_start, "jobs",
         (json_int_t)jobtable_count (d->jobs), "processes",
         (json_int_t)procs_count (d->procs), "spawned",
         (json_int_t)procs_nspawned (d->procs), "commits",
@@ -1212,12 +1212,3 @@ void service_request (struct conn *c,
     conn_respond_error (c, matchtag, ENOSYS, "unknown topic '%s'", topic);
 }
 
-void service_disconnect (struct conn *c, void *arg)
-{
-    cairnd_conn_gone (arg, c);
-}
-
-bool service_busy (struct conn *c, void *arg)
-{
-    return cairnd_conn_busy (arg, c);
-}

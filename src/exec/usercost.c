@@ -76,7 +76,7 @@ bool usercost_admit (struct cairnd *d,
         return true;
     /* the rest of the journal is for the jobs already running to reach
      * their ends, and for the privileged clients */
-    if (cairnd_journal_full (d)) {
+    if (quota_journal_full (d->quota, jobtable_count (d->jobs))) {
         conn_respond_error (c, matchtag, ENOSPC,
                             "%s: cairnd's journal is full: what is left is "
                             "kept for the running jobs' ends and for root's "

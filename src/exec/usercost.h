@@ -50,7 +50,7 @@ size_t usercost_critical (const struct job *job, size_t ranks_len);
 
 /* May c's sender have need bytes (a usercost_*) journaled by its request
  * topic? True at once for a privileged sender. Otherwise true only if
- * the journal is not full (cairnd_journal_full: its rest is the running
+ * the journal is not full (quota_journal_full: its rest is the running
  * jobs' and the privileged clients') and the sender's quota and the
  * users' share allow it (quota_check_request, which promises the bytes);
  * else answers c with ENOSPC or EDQUOT and a message that names the

@@ -19,6 +19,8 @@
 struct fake_due {
     int calls;
     struct jobentry *last;
+    int forgot; /* entries the table asked to forget */
+    uint64_t forgot_id;
 };
 
 static void fake_due (void *arg, struct jobentry *je)
@@ -28,7 +30,19 @@ static void fake_due (void *arg, struct jobentry *je)
     f->last = je;
 }
 
-static const struct jobtable_ops ops = {.due = fake_due};
+/* The daemon drops a job's streams here: the entry is still whole. */
+static void fake_forget (void *arg, struct jobentry *je)
+{
+    struct fake_due *f = arg;
+    f->forgot++;
+    f->forgot_id = job_id (je->job);
+}
+
+static const struct jobtable_ops ops = {.due = fake_due, .forget = fake_forget};
+
+/* Stands for the daemon each entry names (je->d): never read here. */
+static char daemon_[1];
+#define DAEMON ((struct cairnd *)daemon_)
 
 static double now_real (void)
 {
@@ -49,16 +63,15 @@ static void emit (struct jobentry *je)
 static void test_entries (struct ev_loop *loop)
 {
     struct fake_due f = {0};
-    struct jobtable *t = jobtable_create (loop, &ops, &f);
+    struct jobtable *t = jobtable_create (loop, DAEMON, &ops, &f);
     struct job *a = job_create (42), *b = job_create (7);
 
     ok (t && a && b, "entries: table and jobs made");
     struct jobentry *ja = jobtable_add (t, a);
     struct jobentry *jb = jobtable_add (t, b);
     ok (ja && jb, "entries: two added");
-    ok (ja && ja->table == t && ja->job == a && ja->d == NULL,
-        "entries: the entry holds its job and table; the daemon is set by "
-        "the daemon");
+    ok (ja && ja->table == t && ja->job == a && ja->d == DAEMON,
+        "entries: the entry holds its job, its table and the table's daemon");
     is_str (ja ? ja->key : "", "42", "entries: keyed by decimal id");
     like (ja ? ja->name : "", "42 (", "entries: named by id and F58 id");
     ok (jobtable_get (t, 42) == ja && jobtable_get (t, 7) == jb,
@@ -72,15 +85,19 @@ static void test_entries (struct ev_loop *loop)
     ok (jobtable_dirty_first (t) == NULL && jobtable_dirty_take (t) == NULL,
         "entries: none dirty");
     jobtable_remove (jb);
+    ok (f.forgot == 1 && f.forgot_id == 7,
+        "entries: the daemon was asked to forget it, while it was whole");
     ok (jobtable_get (t, 7) == NULL, "entries: removed, not found");
     is_int ((int)jobtable_count (t), 1, "entries: one left");
     jobtable_destroy (t); /* frees the one left: ASan sees no leak */
+    ok (f.forgot == 2 && f.forgot_id == 42,
+        "entries: destroying the table forgets the one left");
 }
 
 static void test_dirty (struct ev_loop *loop)
 {
     struct fake_due f = {0};
-    struct jobtable *t = jobtable_create (loop, &ops, &f);
+    struct jobtable *t = jobtable_create (loop, DAEMON, &ops, &f);
     struct jobentry *a = jobtable_add (t, job_create (1));
     struct jobentry *b = jobtable_add (t, job_create (2));
 
@@ -116,7 +133,7 @@ static void test_acted (struct ev_loop *loop)
     struct job_config jc;
     struct cairn_error err;
     double now = now_real ();
-    struct jobtable *t = jobtable_create (loop, &ops, &f);
+    struct jobtable *t = jobtable_create (loop, DAEMON, &ops, &f);
 
     job_config_init (&jc);
     if (fake_accept (&fb, 5, now, getuid (), &jc, 1, now + 3600, 0, getuid (),
@@ -156,7 +173,7 @@ static void test_acted (struct ev_loop *loop)
 static void test_no_deadline (struct ev_loop *loop)
 {
     struct fake_due f = {0};
-    struct jobtable *t = jobtable_create (loop, &ops, &f);
+    struct jobtable *t = jobtable_create (loop, DAEMON, &ops, &f);
     struct jobentry *je = jobtable_add (t, job_create (9));
 
     jobtable_rearm (je);
