@@ -1,9 +1,14 @@
-/* daemon.c - cairnd's loop: group commit, then effects.
+/* daemon.c - cairnd's wiring: the only file that creates the rooms and
+ * connects them, each lent what it uses and answering through its ops:
+ * the job table (jobtable.h), the commit turn (turn.h), the streams
+ * (streams.h), live output (output.h), held kills (killwait.h), the jobs'
+ * context (jobctx.h), quotas, the node role, the service.
  *
- * The invariant this file keeps: no effect (spawn, signal, response,
- * exit-file removal) happens before the journal commit that records its
- * cause has returned. Everything that reaches a client or the system goes
- * through flush(), which commits first.
+ * What stays here is the daemon's own: what a job's committed events do
+ * (effects(): the runners, the streams, the log), the retention timer, the
+ * state dir and its lock, the signals, and the create/run/destroy phases.
+ * The write-ahead rule (no effect before the commit of its cause) is the
+ * turn's: effects() runs only when the turn says a batch is on disk.
  */
 #include <errno.h>
 #include <math.h>
@@ -50,7 +55,9 @@ static const struct jobctx_ops jobctx_ops = {.client_away = client_away};
 /* More (or fewer) streams ask for output: the tail timer runs while any. */
 static void streams_watch (void *arg, int delta)
 {
-    output_watch (arg, delta);
+    struct cairnd *d = arg;
+    if (d->output) /* none before the loop, nor any stream */
+        output_watch (d->output, delta);
 }
 
 static const struct streams_ops streams_ops = {.watch = streams_watch};
@@ -114,7 +121,7 @@ static const struct jobtable_ops jobtable_ops = {.due = job_due,
 /* Does a stream of je want its output? */
 static bool wants_output (const struct jobentry *je)
 {
-    return je->d->noutput > 0 && je->subs;
+    return output_wanted (je->d->output) && je->subs;
 }
 
 static bool want_events (const struct jobentry *je)
@@ -537,6 +544,11 @@ static int setup_loop (struct cairnd *d, struct cairn_error *err)
         errset (err, ENOMEM, "out of memory");
         return -1;
     }
+    if (!(d->output =
+              output_create (d->loop, d->streams, d->procs, &d->cfg))) {
+        errset (err, ENOMEM, "out of memory");
+        return -1;
+    }
     procs_attach (d->procs, d->loop, getenv (TESTENV_CLOCK_SKEW) != NULL);
     ev_signal_init (&d->sigterm, signal_cb, SIGTERM);
     ev_signal_init (&d->sigint, signal_cb, SIGINT);
@@ -738,7 +750,8 @@ void cairnd_destroy (struct cairnd *d)
     outbox_destroy (d->outbox);
     if (d->loop) {
         ev_timer_stop (d->loop, &d->purge_timer);
-        ev_timer_stop (d->loop, &d->output_timer);
+        output_destroy (d->output);
+        d->output = NULL;
         ev_signal_stop (d->loop, &d->sigterm);
         ev_signal_stop (d->loop, &d->sigint);
         procs_detach (d->procs);

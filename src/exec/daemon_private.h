@@ -1,6 +1,6 @@
 /* daemon_private.h - the daemon's own state (struct cairnd), private to
  * src/exec: the rooms not yet lent what they use read it (daemon_proc.c,
- * daemon_output.c, reconcile.c, remote*.c, service*.c, bind.c, trust.c,
+ * reconcile.c, remote*.c, service*.c, bind.c, trust.c,
  * usercost.c, runner.c). The rooms that are lent theirs never include it:
  * the job table (jobtable.h), the commit turn (turn.h), the streams
  * (streams.h), the held kills (killwait.h), the jobs' context (jobctx.h),
@@ -22,6 +22,7 @@
 #include "exec/daemon.h"
 #include "exec/jobctx.h"
 #include "exec/jobtable.h"
+#include "exec/output.h"
 #include "exec/streams.h"
 #include "exec/turn.h"
 #include "exec/killwait.h"
@@ -62,8 +63,7 @@ struct cairnd {
     ev_signal sigterm;
     ev_signal sigint;
     ev_timer purge_timer;
-    ev_timer output_timer; /* live output, while noutput > 0 */
-    int noutput;           /* streams that asked for output */
+    struct output *output; /* live output (output.h) */
     bool stopping;
     int exit_code;
     double t_start;
@@ -74,33 +74,6 @@ struct cairnd {
     struct views *views; /* jobs requests being answered (service_views.c) */
 };
 
-/* ---- live output (daemon_output.c) ---- */
-
-/* Send a stream what a `log` event (a shell's journaled output; the
- * caller decoded its name) holds beyond the offsets in sent, and advance
- * them. Notes of cairn's own and other phases' output: nothing. */
-void output_send_log (struct conn *c,
-                      int64_t matchtag,
-                      uint64_t id,
-                      json_t *sent,
-                      const json_t *entry);
-
-/* p (a shell of je) has ended: send each output sub what its files hold
- * beyond what was sent, before they are read for the journal. */
-void output_flush (struct jobentry *je, const struct job_proc *p);
-
-/* A committed `log` event of je: output_send_log() to each output sub. */
-void output_log_event (struct jobentry *je, const json_t *entry);
-
-/* A committed proc-signal (ctx) of p: a job shell's kill or kill-shell is
- * told to je's streams that asked for events, as a `kill` notice
- * (cairn-protocol(7)); anything else: nothing. */
-void output_kill_notice (struct jobentry *je,
-                         const struct job_proc *p,
-                         const json_t *ctx);
-
-/* delta output subs more (or fewer): the tail timer runs while any. */
-void output_watch (struct cairnd *d, int delta);
 
 
 

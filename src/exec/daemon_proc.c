@@ -58,7 +58,7 @@ void proc_collect (struct jobentry *je,
         return;
     }
     jobctx_fill (d->jctx, &ctx);
-    output_flush (je, p);
+    output_flush (d->output, je, p);
     CRASHPOINT ("exec.exitfile.read");
     long long osz, esz;
     int left = 0;

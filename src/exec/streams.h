@@ -30,7 +30,7 @@ struct sub {
     bool reattached; /* a reattach stream: never gets `start` (RFC 32) */
     bool events;     /* asked for progress events (job_event_is_progress) */
     json_t *sent;    /* asked for output: rank -> {stdout, stderr} file
-                        offsets sent (daemon_output.c); NULL if not */
+                        offsets sent (output.c); NULL if not */
 };
 
 struct streams_ops {

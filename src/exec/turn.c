@@ -118,6 +118,7 @@ static void job_effects (void *arg, const char *key, int op, json_t *events)
 static void prepare_cb (struct ev_loop *loop, ev_prepare *w, int revents);
 static void lazy_cb (struct ev_loop *loop, ev_timer *w, int revents);
 static void landed_cb (struct ev_loop *loop, ev_async *w, int revents);
+
 /* A drain event: each of its ranks in the journal's drains table (cairn
  * drain lists it, cairn undrain clears it), in the same commit. */
 static int stage_drain (struct journal *journal,
