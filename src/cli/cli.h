@@ -50,6 +50,7 @@
 #include <stdint.h>
 
 #include "core/error.h"
+#include "core/streamtype.h"
 #include "client/client.h"
 
 struct cli;
@@ -197,16 +198,31 @@ struct jobwatch {
 int jobwatch_init (struct jobwatch *jw, uint64_t id, int64_t matchtag);
 void jobwatch_clear (struct jobwatch *jw);
 
-/* Take one response payload of the job's stream into jw. Returns 0, or -1
- * with errno = EPROTO and a message in err when the payload is not a
- * response of the exec protocol (jw is unchanged then). */
-int jobwatch_update (struct jobwatch *jw,
-                     const json_t *payload,
+/* One response payload of a `start` stream, decoded once: what follows
+ * switches on sr and never compares the name again. */
+struct jobwatch_resp {
+    struct stream_resp sr; /* its type (stream_resp_of) */
+    const char *name;      /* the type as sent, for printing (borrowed) */
+    json_t *data;          /* its data object (borrowed), or NULL */
+};
+
+/* Decode payload into r. Returns 0, or -1 with errno = EPROTO and a
+ * message in err when it has no "type" string or its "data" is not an
+ * object. r borrows from payload. */
+int jobwatch_decode (const json_t *payload,
+                     struct jobwatch_resp *r,
                      struct cairn_error *err);
 
-/* Describe a response payload in one human line (no newline), e.g.
+/* Take one decoded response of the job's stream into jw. Returns 0, or -1
+ * with errno = EPROTO and a message in err when a response of the exec
+ * protocol lacks what its type carries (jw is unchanged then). */
+int jobwatch_update (struct jobwatch *jw,
+                     const struct jobwatch_resp *r,
+                     struct cairn_error *err);
+
+/* Describe a decoded response in one human line (no newline), e.g.
  * "exception prolog (severity 2): note" or "finish status 768 (exit 3)". */
-void jobwatch_describe (const json_t *payload, char *buf, size_t len);
+void jobwatch_describe (const struct jobwatch_resp *r, char *buf, size_t len);
 
 /* Describe a wait status: "exit 3", "killed by SIGKILL". */
 void cli_wait_status_str (int status, char *buf, size_t len);

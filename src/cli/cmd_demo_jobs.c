@@ -214,17 +214,17 @@ static int handle (struct demo *d, json_t *resp)
     }
     if (tag >= CANCEL_TAG)
         return 0; /* the cancel was taken */
-    json_t *payload = json_object_get (resp, "payload");
-    const char *type = json_string_value (json_object_get (payload, "type"));
-    if (type && !strcmp (type, "output")) {
-        say_output (d, specs[i].label, json_object_get (payload, "data"));
-        return 0;
-    }
-    if (jobwatch_update (&d->jw[i], payload, &err) < 0) {
+    struct jobwatch_resp jr;
+    if (jobwatch_decode (json_object_get (resp, "payload"), &jr, &err) < 0 ||
+        jobwatch_update (&d->jw[i], &jr, &err) < 0) {
         cli_error ("%s: %s", specs[i].label, err.text);
         return -1;
     }
-    jobwatch_describe (payload, line, sizeof (line));
+    if (jr.sr.type == STREAM_OUTPUT) {
+        say_output (d, specs[i].label, jr.data);
+        return 0;
+    }
+    jobwatch_describe (&jr, line, sizeof (line));
     demo_say (d, specs[i].label, "<- %s", line);
     if (i == J_CANCEL && d->jw[i].started && d->t_cancel_at == 0)
         d->t_cancel_at = cli_monotime () + CANCEL_AFTER;

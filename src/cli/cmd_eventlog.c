@@ -289,7 +289,7 @@ print_cb (uint64_t id, uint32_t seq, const char *line, size_t len, void *arg)
         printf ("seq %u: malformed event (%s): %.*s\n", (unsigned)seq, err.text,
                 (int)len, line);
     if (entry && eventlog_entry_parse (entry, NULL, &name, NULL) == 0 &&
-        !strcmp (name, "clean"))
+        job_event_of (name) == JOB_EV_CLEAN)
         el->clean = true;
     json_decref (entry);
     return 0;

@@ -44,7 +44,7 @@ static void scan_events (const json_t *events, struct scan *sc)
         if (eventlog_entry_parse (json_object_get (w, "event"), &t, &name,
                                   &ctx) < 0)
             continue;
-        if (!strcmp (name, "accept") && !sc->accept)
+        if (job_event_of (name) == JOB_EV_ACCEPT && !sc->accept)
             sc->accept = ctx;
         jobtimes_event (&sc->jt, t, name, ctx);
     }

@@ -103,7 +103,7 @@ static const char *drain_reason (const json_t *events, uint32_t rank)
         struct idset *ranks;
         if (eventlog_entry_parse (json_object_get (w, "event"), NULL, &name,
                                   &ctx) < 0 ||
-            strcmp (name, "drain") != 0 ||
+            job_event_of (name) != JOB_EV_DRAIN ||
             json_unpack (ctx, "{s:s s:s}", "ranks", &r, "reason", &s) < 0 ||
             !(ranks = idset_decode (r, NULL)))
             continue;

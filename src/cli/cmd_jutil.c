@@ -410,7 +410,7 @@ struct rv1 *jcli_rv1 (const json_t *events)
     if (eventlog_entry_parse (
             json_object_get (json_array_get (events, 0), "event"), NULL, &name,
             &ctx) < 0 ||
-        strcmp (name, "accept") != 0 || !json_object_get (ctx, "R"))
+        job_event_of (name) != JOB_EV_ACCEPT || !json_object_get (ctx, "R"))
         return NULL;
     return rv1_decode (json_object_get (ctx, "R"), NULL);
 }

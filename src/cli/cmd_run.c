@@ -54,29 +54,37 @@ void jobwatch_clear (struct jobwatch *jw)
     }
 }
 
-int jobwatch_update (struct jobwatch *jw,
-                     const json_t *payload,
+int jobwatch_decode (const json_t *payload,
+                     struct jobwatch_resp *r,
                      struct cairn_error *err)
 {
-    const char *type = NULL;
-    json_t *data = NULL;
     json_error_t jerr;
 
-    if (json_unpack_ex ((json_t *)payload, &jerr, 0, "{s:s s?o}", "type", &type,
-                        "data", &data) < 0 ||
-        (data && !json_is_object (data)))
+    memset (r, 0, sizeof (*r));
+    if (json_unpack_ex ((json_t *)payload, &jerr, 0, "{s:s s?o}", "type",
+                        &r->name, "data", &r->data) < 0 ||
+        (r->data && !json_is_object (r->data)))
         return errset (err, EPROTO, "malformed start response: %s",
-                       data ? "data is not an object" : jerr.text);
-    if (strcmp (type, "accepted") == 0 || strcmp (type, "reattached") == 0) {
-        /* either way cairnd has the job in its journal; neither is
-         * counted by `since` (cairn-protocol(7), Reattach) */
-        jw->accepted = true;
-        return 0;
-    } else if (strcmp (type, "start") == 0) {
+                       r->data ? "data is not an object" : jerr.text);
+    r->sr = stream_resp_of (r->name);
+    return 0;
+}
+
+/* One of the job's events, for jobwatch_update. Returns 1 when a reattach's
+ * `since` counts it whatever the stream asked for, 0 when only with
+ * events, -1 on a malformed response. */
+static int watch_event (struct jobwatch *jw,
+                        enum job_event ev,
+                        json_t *data,
+                        struct cairn_error *err)
+{
+    json_error_t jerr;
+
+    switch (ev) {
+    case JOB_EV_START:
         jw->started = true;
-        if (!jw->events)
-            return 0; /* counted by `since` in the events view only */
-    } else if (strcmp (type, "release") == 0) {
+        return 0; /* counted by `since` in the events view only */
+    case JOB_EV_RELEASE: {
         const char *ranks;
         int final = 0;
         if (json_unpack_ex (data, &jerr, 0, "{s:s s?b}", "ranks", &ranks,
@@ -87,7 +95,9 @@ int jobwatch_update (struct jobwatch *jw,
             return errset (err, ENOMEM, "out of memory");
         if (final)
             jw->final = true;
-    } else if (strcmp (type, "exception") == 0) {
+        return 1;
+    }
+    case JOB_EV_EXCEPTION: {
         const char *etype;
         int severity;
         if (json_unpack_ex (data, &jerr, 0, "{s:i s:s}", "severity", &severity,
@@ -100,38 +110,63 @@ int jobwatch_update (struct jobwatch *jw,
             jw->fatal = true;
             snprintf (jw->fatal_type, sizeof (jw->fatal_type), "%s", etype);
         }
-    } else if (strcmp (type, "finish") == 0) {
+        return 1;
+    }
+    case JOB_EV_FINISH: {
         int status;
         if (json_unpack_ex (data, &jerr, 0, "{s:i}", "status", &status) < 0)
             return errset (err, EPROTO, "malformed finish response: %s",
                            jerr.text);
         jw->finished = true;
         jw->status = status;
-    } else if (!jw->events) {
-        /* a type this client does not know: not one of the responses a
-         * reattach's `since` counts */
-        return 0;
+        return 1;
     }
-    /* with events, anything else is a progress event: counted too */
-    jw->nresp++;
+    default:
+        return 0; /* a progress event: counted in the events view */
+    }
+}
+
+int jobwatch_update (struct jobwatch *jw,
+                     const struct jobwatch_resp *r,
+                     struct cairn_error *err)
+{
+    int counted = 0;
+
+    switch (stream_resp_kind (r->sr)) {
+    case STREAM_KIND_OPENING:
+        /* accepted or reattached: either way cairnd has the job in its
+         * journal; neither is counted by `since` (cairn-protocol(7),
+         * Reattach) */
+        jw->accepted = true;
+        return 0;
+    case STREAM_KIND_NOTICE:
+        return 0; /* live, never resent: not counted by `since` */
+    case STREAM_KIND_EVENT:
+        if ((counted = watch_event (jw, r->sr.event, r->data, err)) < 0)
+            return -1;
+        break;
+    case STREAM_KIND_POSTED:
+        break; /* an outside service's event: counted in the events view */
+    }
+    if (counted || jw->events)
+        jw->nresp++;
     return 0;
 }
 
-void jobwatch_describe (const json_t *payload, char *buf, size_t len)
+void jobwatch_describe (const struct jobwatch_resp *r, char *buf, size_t len)
 {
-    const char *type = json_string_value (json_object_get (payload, "type"));
-    json_t *data = json_object_get (payload, "data");
+    json_t *data = r->data;
     const char *s;
     char ws[64];
 
-    if (!type)
-        type = "?";
-    if (strcmp (type, "release") == 0) {
+    switch (r->sr.type == STREAM_EVENT ? r->sr.event : JOB_EV_OTHER) {
+    case JOB_EV_RELEASE:
         s = json_string_value (json_object_get (data, "ranks"));
         snprintf (buf, len, "release ranks %s%s", s ? s : "?",
                   json_is_true (json_object_get (data, "final")) ? " final"
                                                                  : "");
-    } else if (strcmp (type, "exception") == 0) {
+        return;
+    case JOB_EV_EXCEPTION: {
         const char *etype = json_string_value (json_object_get (data, "type"));
         const char *note = json_string_value (json_object_get (data, "note"));
         json_t *sev = json_object_get (data, "severity");
@@ -139,7 +174,9 @@ void jobwatch_describe (const json_t *payload, char *buf, size_t len)
                   etype ? etype : "?",
                   json_is_integer (sev) ? json_integer_value (sev) : -1LL,
                   note && *note ? ": " : "", note && *note ? note : "");
-    } else if (strcmp (type, "finish") == 0) {
+        return;
+    }
+    case JOB_EV_FINISH: {
         json_t *st = json_object_get (data, "status");
         if (json_is_integer (st)) {
             cli_wait_status_str (json_integer_value (st), ws, sizeof (ws));
@@ -147,12 +184,18 @@ void jobwatch_describe (const json_t *payload, char *buf, size_t len)
                       json_integer_value (st), ws);
         } else
             snprintf (buf, len, "finish status ?");
-    } else if (!data || json_object_size (data) == 0 ||
-               strcmp (type, "reattached") == 0) { /* its owner: ours */
-        snprintf (buf, len, "%s", type);
+        return;
+    }
+    default:
+        break;
+    }
+    const char *name = r->name ? r->name : "?";
+    if (!data || json_object_size (data) == 0 ||
+        r->sr.type == STREAM_REATTACHED) { /* its owner: ours */
+        snprintf (buf, len, "%s", name);
     } else {
         char *d = json_dumps (data, JSON_COMPACT);
-        snprintf (buf, len, "%s %s", type, d ? d : "");
+        snprintf (buf, len, "%s %s", name, d ? d : "");
         free (d);
     }
 }
@@ -296,7 +339,11 @@ static void print_response (struct run *r, const json_t *resp)
         free (s);
         return;
     }
-    jobwatch_describe (json_object_get (resp, "payload"), line, sizeof (line));
+    struct jobwatch_resp jr;
+    if (jobwatch_decode (json_object_get (resp, "payload"), &jr, NULL) < 0)
+        snprintf (line, sizeof (line), "?");
+    else
+        jobwatch_describe (&jr, line, sizeof (line));
     /* stdout is the job's */
     fprintf (stderr, "%.3fs %s\n", cli_monotime () - r->t0, line);
 }
@@ -305,16 +352,9 @@ static void print_response (struct run *r, const json_t *resp)
  * of `accepted`, and shown only with --json (`cairn eventlog` tells the
  * rest). An outside service's posted event (data-out) is shown: it is
  * there for the user who follows the job. */
-static bool is_progress (const char *type)
+static bool is_progress (struct stream_resp sr)
 {
-    static const char *const rfc32[] = {"accepted", "reattached", "start",
-                                        "release",  "exception",  "finish"};
-
-    for (size_t i = 0; i < sizeof (rfc32) / sizeof (rfc32[0]); i++) {
-        if (strcmp (type, rfc32[i]) == 0)
-            return false;
-    }
-    return job_event_is_cairns (type);
+    return sr.type == STREAM_EVENT && !stream_resp_is_rfc32 (sr);
 }
 
 /* Say "job N (F58) submitted" once cairnd has the job: after its `accepted`,
@@ -380,29 +420,27 @@ static int run_follow (struct run *r)
             json_decref (resp);
             return 1;
         }
-        json_t *payload = json_object_get (resp, "payload");
-        const char *ptype =
-            json_string_value (json_object_get (payload, "type"));
-        if (ptype && job_stream_notice (ptype)) { /* not counted by since */
-            if (r->json)
-                print_response (r, resp);
-            else if (!strcmp (ptype, "output") && r->ro &&
-                     runout_write (r->ro, json_object_get (payload, "data")) <
-                         0)
-                cli_error ("job output: %s", strerror (errno));
-            json_decref (resp);
-            continue;
-        }
-        if (jobwatch_update (&r->jw, payload, &err) < 0) {
+        struct jobwatch_resp jr;
+        if (jobwatch_decode (json_object_get (resp, "payload"), &jr, &err) <
+                0 ||
+            jobwatch_update (&r->jw, &jr, &err) < 0) {
             cli_error ("%s", err.text);
             json_decref (resp);
             continue;
         }
-        const char *type =
-            json_string_value (json_object_get (payload, "type"));
+        if (stream_resp_kind (jr.sr) == STREAM_KIND_NOTICE) {
+            if (r->json)
+                print_response (r, resp);
+            else if (jr.sr.type == STREAM_OUTPUT && r->ro &&
+                     runout_write (r->ro, jr.data) < 0)
+                cli_error ("job output: %s", strerror (errno));
+            json_decref (resp);
+            continue;
+        }
         if (r->jw.accepted)
             announce (r);
-        if (r->json || (strcmp (type, "accepted") != 0 && !is_progress (type)))
+        if (r->json ||
+            (jr.sr.type != STREAM_ACCEPTED && !is_progress (jr.sr)))
             print_response (r, resp);
         json_decref (resp);
         if (r->detach && r->jw.accepted)

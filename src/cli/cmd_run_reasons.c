@@ -71,7 +71,7 @@ static void print_exceptions (const json_t *events, int *nlines)
         int sev = 0;
         if (eventlog_entry_parse (json_object_get (e, "event"), NULL, &name,
                                   &ctx) < 0 ||
-            strcmp (name, "exception") != 0)
+            job_event_of (name) != JOB_EV_EXCEPTION)
             continue;
         (void)json_unpack (ctx, "{s?s s?i s?s}", "type", &type, "severity",
                            &sev, "note", &note);

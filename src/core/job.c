@@ -14,6 +14,7 @@
 #include "core/eventlog.h"
 #include "core/hostlist.h"
 #include "core/job_private.h"
+#include "core/streamnames.h"
 
 struct job *job_create (uint64_t id)
 {
@@ -845,6 +846,11 @@ static void by_name_init (void)
     qsort (by_name, JOB_EV_COUNT, 1, by_name_cmp);
 }
 
+const char *job_event_name (enum job_event ev)
+{
+    return ev < JOB_EV_COUNT ? transitions[ev].name : NULL;
+}
+
 enum job_event job_event_of (const char *name)
 {
     size_t lo = 0, hi = JOB_EV_COUNT;
@@ -888,36 +894,39 @@ bool job_event_is_progress (const char *name)
     return job_ev_is_progress (job_event_of (name));
 }
 
-static bool among (const char *type, const char *const *names, size_t n)
+/* The stream's own names (streamnames.h) of the given kind. */
+static bool stream_name (const char *type, enum stream_kind kind)
 {
-    for (size_t i = 0; i < n; i++)
-        if (strcmp (names[i], type) == 0)
+    static const struct {
+        const char *name;
+        enum stream_kind kind;
+    } names[] = {
+#define STREAM_NAME_ROW(e, name, kind) {name, kind},
+        STREAM_NAMES (STREAM_NAME_ROW)
+#undef STREAM_NAME_ROW
+    };
+    for (size_t i = 0; i < sizeof (names) / sizeof (names[0]); i++)
+        if (names[i].kind == kind && strcmp (names[i].name, type) == 0)
             return true;
     return false;
 }
 
 bool job_stream_notice (const char *type)
 {
-    static const char *const notices[] = {"output", "kill"};
-    return among (type, notices, sizeof (notices) / sizeof (notices[0]));
-}
-
-/* A stream's opening response: not an event either. */
-static bool stream_opening (const char *type)
-{
-    static const char *const views[] = {"accepted", "reattached"};
-    return among (type, views, sizeof (views) / sizeof (views[0]));
+    return stream_name (type, STREAM_KIND_NOTICE);
 }
 
 bool job_event_is_cairns (const char *name)
 {
-    return job_event_of (name) != JOB_EV_OTHER || stream_opening (name) ||
-           job_stream_notice (name);
+    return job_event_of (name) != JOB_EV_OTHER ||
+           stream_name (name, STREAM_KIND_OPENING) ||
+           stream_name (name, STREAM_KIND_NOTICE);
 }
 
 bool job_stream_counts (const char *type)
 {
-    return !stream_opening (type) && !job_stream_notice (type);
+    return !stream_name (type, STREAM_KIND_OPENING) &&
+           !stream_name (type, STREAM_KIND_NOTICE);
 }
 
 int job_apply (struct job *job, const json_t *entry, struct cairn_error *err)

@@ -191,6 +191,9 @@ enum job_event {
 
 /* The event a name is, or JOB_EV_OTHER. */
 enum job_event job_event_of (const char *name);
+/* Its name, as journaled; NULL for JOB_EV_OTHER (whose name is the
+ * outside service's). */
+const char *job_event_name (enum job_event ev);
 /* Its row's effect (JOB_EFFECT_NONE for JOB_EV_OTHER). */
 enum job_effect job_event_effect (enum job_event ev);
 

@@ -57,22 +57,24 @@ struct ct_action {
     enum ct_action_kind kind;
     int on;
     double after;
-    char ranks[64]; /* fail-ranks, undrain; post: the event's name */
+    char ranks[64];    /* fail-ranks, undrain; post: the event's name */
     double expiration; /* expiration: seconds from its first sending */
 };
 
 struct ct_job {
     uint64_t id;
     int nranks;
-    int pfa; /* jobspec prolog-failures-allowed */
-    bool shell_leader; /* jobspec attributes.system.cairn.shell-leader */
-    bool hold_start;   /* jobspec attributes.system.cairn.hold-start */
+    int pfa;             /* jobspec prolog-failures-allowed */
+    bool shell_leader;   /* jobspec attributes.system.cairn.shell-leader */
+    bool hold_start;     /* jobspec attributes.system.cairn.hold-start */
     bool hold_on_shrink; /* ... .hold-on-shrink */
     double submit_after;
     double time_limit; /* R expiration = submission + this; 0 = none */
     struct ct_behaviour beh[CT_NPHASES];
     struct ct_action actions[CT_MAX_ACTIONS];
     int nactions;
+    json_t *expect; /* the outcome the scenario states, or NULL
+                     * (crashtest_expect.c); one reference per job */
 };
 
 struct ct_scenario {
@@ -116,38 +118,14 @@ enum ct_kind { CT_REFERENCE, CT_CRASH, CT_RANDOM, CT_FAULT };
 
 enum ct_fault {
     CT_FAULT_NONE = 0,
-    CT_FAULT_SPAWN,    /* CAIRN_FAULT=exec.spawn:K:EAGAIN */
-    CT_FAULT_FSYNC,    /* CAIRN_FAULT=journal.commit:K:EIO */
+    CT_FAULT_SPAWN,   /* CAIRN_FAULT=exec.spawn:K:EAGAIN */
+    CT_FAULT_FSYNC,   /* CAIRN_FAULT=journal.commit:K:EIO */
     CT_FAULT_SUPKILL, /* SIGKILL the supervisor while one command runs */
     CT_FAULT_SUPHELD, /* ... with cairnd stopped (SIGSTOP) around it */
     CT_FAULT_SUPSTOP, /* ... then SIGTERM cairnd (a graceful restart) */
-    CT_FAULT_FULL,     /* the scenario fills its small journal */
+    CT_FAULT_FULL,    /* the scenario fills its small journal */
 };
 
-struct ct_case {
-    const struct ct_scenario *sc;
-    const json_t *ref; /* the reference run's result; NULL for it */
-    enum ct_kind kind;
-    char crash[CT_MAX_GENS][96]; /* CAIRN_CRASH_AT per daemon generation */
-    enum ct_fault fault;
-    char fault_env[96]; /* CAIRN_FAULT for generation 0 */
-    char target[64];    /* supervisor-kill*: "PHASE JOBID RANK" */
-    int nkills;         /* random: kill times, seconds from the start */
-    double kills[CT_MAX_KILLS];
-    bool count; /* CAIRN_CRASH_COUNT in every generation */
-    char dir[256];
-    char label[256];
-    char repro[1024];
-    const char *cairnd;
-};
-
-/* Run one case; call it in a fresh child process. Returns its result:
- *   {"label", "repro", "kind", "reached", "kills", "generations",
- *    "violations": [s], "diverged": [s], "jobs": {id: summary},
- *    "counts": [{point: n}] per generation, "elapsed", "duration",
- *    "exits": [s]}
- * or NULL (ENOMEM). */
-json_t *ct_case_run (const struct ct_case *cs);
 
 /* ---- daemon processes (crashtest_proc.c) ---- */
 
@@ -271,6 +249,32 @@ void ct_compare (uint64_t id,
                  const json_t *got,
                  json_t *violations,
                  json_t *diverged);
+
+/* ---- a scenario's expected outcome (crashtest_expect.c) ---- */
+
+/* Read a job's "expect" o (where names it in messages): an object of some
+ * of ct_summary's fields: "state" ("clean" or "active"), "finish" (a wait
+ * status, or null), "exceptions" (["TYPE/SEVERITY"]), "released" and
+ * "drained" (rank sets), "ran" (["PHASE.RANK"], "PHASE.all" for a
+ * phase run once). Arrays are sorted and rank sets normalized as
+ * ct_summary writes them, so that the check compares them as they are.
+ * 0 with *expect a new reference, or -1 with errno EINVAL (a key
+ * unknown, a value of the wrong kind; err says which) or ENOMEM. */
+int ct_expect_parse (const json_t *o,
+                     json_t **expect,
+                     const char *where,
+                     struct cairn_error *err);
+
+/* Compare job id's summary got with expect (NULL: nothing stated). Each
+ * stated field that differs goes into one line: in diverged when
+ * explained (what explains it, in words: losses, requests landing in
+ * other phases), else in violations. */
+void ct_expect_check (uint64_t id,
+                      const json_t *expect,
+                      const json_t *got,
+                      const char *explained,
+                      json_t *violations,
+                      json_t *diverged);
 
 /* ---- helpers (crashtest_proc.c) ---- */
 

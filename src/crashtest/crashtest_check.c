@@ -14,6 +14,7 @@
 #include "core/eventlog.h"
 #include "core/idset.h"
 #include "core/job.h"
+#include "core/streamtype.h"
 #include "core/verify.h"
 #include "crashtest/crashtest.h"
 
@@ -93,6 +94,13 @@ static const char *ev_name (const json_t *e)
     return s ? s : "";
 }
 
+/* The event e is, decoded once from its name (JOB_EV_OTHER: not
+ * cairn's). */
+static enum job_event ev_of (const json_t *e)
+{
+    return job_event_of (ev_name (e));
+}
+
 static json_t *ev_ctx (const json_t *e)
 {
     return json_object_get (e, "context");
@@ -122,7 +130,7 @@ static struct idset *proc_ranks (const json_t *events, const char *execid)
     json_t *e;
     json_array_foreach ((json_t *)events, i, e)
     {
-        if (strcmp (ev_name (e), "proc-intent") == 0 &&
+        if (ev_of (e) == JOB_EV_PROC_INTENT &&
             strcmp (ev_str (e, "execid"), execid) == 0)
             return ev_ranks (e);
     }
@@ -180,7 +188,7 @@ static void check_releases (uint64_t id, const json_t *events, json_t *v)
 
     json_array_foreach ((json_t *)events, i, e)
     {
-        switch (job_event_of (ev_name (e))) {
+        switch (ev_of (e)) {
         case JOB_EV_START:
             nstart++;
             start = (ssize_t)i;
@@ -237,16 +245,16 @@ static void check_releases (uint64_t id, const json_t *events, json_t *v)
     idset_destroy (seen);
 }
 
-/* Is some event after index `after` named `name` and, if ranks is given,
+/* Is some event after index `after` an ev and, if ranks is given,
  * covering those ranks? */
 static bool later (const json_t *events,
                    size_t after,
-                   const char *name,
+                   enum job_event ev,
                    const struct idset *ranks)
 {
     for (size_t i = after + 1; i < json_array_size (events); i++) {
         json_t *e = json_array_get (events, i);
-        if (strcmp (ev_name (e), name) != 0)
+        if (ev_of (e) != ev)
             continue;
         if (!ranks)
             return true;
@@ -265,7 +273,7 @@ static bool later (const json_t *events,
  * check, job_decide.c, proc_ended). */
 static bool failed_end (const json_t *e)
 {
-    switch (job_event_of (ev_name (e))) {
+    switch (ev_of (e)) {
     case JOB_EV_PROC_FAIL:
         return true;
     case JOB_EV_PROC_EXIT:
@@ -285,7 +293,7 @@ static bool prolog_hung (const json_t *events, size_t end, const char *execid)
     for (size_t k = 0; k < end; k++) {
         json_t *p = json_array_get (events, k);
         const char *reason = ev_str (p, "reason");
-        if (strcmp (ev_name (p), "proc-signal") != 0 ||
+        if (ev_of (p) != JOB_EV_PROC_SIGNAL ||
             strcmp (ev_str (p, "execid"), execid) != 0)
             continue;
         if (strcmp (reason, "timeout") == 0 ||
@@ -297,8 +305,8 @@ static bool prolog_hung (const json_t *events, size_t end, const char *execid)
     json_t *e = json_array_get (events, end);
     json_t *st = json_object_get (ev_ctx (e), "status");
     int status = (int)json_integer_value (st);
-    return strcmp (ev_name (e), "proc-exit") == 0 && st &&
-           WIFSIGNALED (status) && !terminating;
+    return ev_of (e) == JOB_EV_PROC_EXIT && st && WIFSIGNALED (status) &&
+           !terminating;
 }
 
 static void check_losses (uint64_t id, const json_t *events, json_t *v)
@@ -310,16 +318,18 @@ static void check_losses (uint64_t id, const json_t *events, json_t *v)
 
     json_array_foreach ((json_t *)events, i, e)
     {
-        enum job_event ev = job_event_of (ev_name (e));
+        enum job_event ev = ev_of (e);
         const char *execid = ev_str (e, "execid");
-        if (ev == JOB_EV_PROC_INTENT)
-            json_object_set_new (phase_of, execid,
-                                 json_string (ev_str (e, "phase")));
+        if (ev == JOB_EV_PROC_INTENT) /* its phase decoded once, here */
+            json_object_set_new (
+                phase_of, execid,
+                json_integer (ct_phase_parse (ev_str (e, "phase"))));
         bool lost = ev == JOB_EV_PROC_LOST;
-        const char *ph = json_string_value (json_object_get (phase_of, execid));
-        bool epilog = ph && strcmp (ph, "epilog") == 0;
-        bool prolog_failed = ph && strcmp (ph, "prolog") == 0 && failed_end (e);
-        bool hung = ph && strcmp (ph, "prolog") == 0 &&
+        json_t *jph = json_object_get (phase_of, execid);
+        int ph = jph ? (int)json_integer_value (jph) : -1;
+        bool epilog = ph == CT_EPILOG;
+        bool prolog_failed = ph == CT_PROLOG && failed_end (e);
+        bool hung = ph == CT_PROLOG &&
                     (ev == JOB_EV_PROC_EXIT || ev == JOB_EV_PROC_FAIL) &&
                     prolog_hung (events, i, execid);
         if (lost || hung || prolog_failed || (epilog && failed_end (e))) {
@@ -327,8 +337,8 @@ static void check_losses (uint64_t id, const json_t *events, json_t *v)
             if (r)
                 idset_add (explained, r);
             if (lost && r &&
-                (!later (events, i, "drain", r) ||
-                 !later (events, i, "exception", NULL))) {
+                (!later (events, i, JOB_EV_DRAIN, r) ||
+                 !later (events, i, JOB_EV_EXCEPTION, NULL))) {
                 char *s = enc (r);
                 ct_addf (v,
                          "job %ju: process %s (ranks %s) was lost (event "
@@ -398,7 +408,7 @@ void ct_check_journal (uint64_t id, const json_t *events, json_t *violations)
         ct_addf (violations, "job %ju has no events", (uintmax_t)id);
         return;
     }
-    if (strcmp (ev_name (json_array_get (events, 0)), "accept") != 0)
+    if (ev_of (json_array_get (events, 0)) != JOB_EV_ACCEPT)
         ct_addf (violations, "job %ju: first event is %s, not accept",
                  (uintmax_t)id, ev_name (json_array_get (events, 0)));
     check_fold (id, events, violations);
@@ -422,14 +432,15 @@ void ct_check_journal (uint64_t id, const json_t *events, json_t *violations)
 
 /* ---- the client's transcript ---- */
 
-/* Does the response the client got (type, data) say what the journal's
+/* Does the response the client got (r, data) say what the journal's
  * response event e says? Only the fields RFC 32 defines are compared. */
-static bool same_response (const json_t *e, const char *type, const json_t *d)
+static bool
+same_response (const json_t *e, struct stream_resp r, const json_t *d)
 {
     json_t *c = ev_ctx (e);
-    if (strcmp (ev_name (e), type) != 0)
+    if (r.type != STREAM_EVENT || ev_of (e) != r.event)
         return false;
-    switch (job_event_of (type)) {
+    switch (r.event) {
     case JOB_EV_RELEASE:
         return json_equal (json_object_get (c, "ranks"),
                            json_object_get (d, "ranks")) &&
@@ -469,23 +480,25 @@ static void check_streams (uint64_t id, const json_t *transcript, json_t *v)
     {
         int stream = (int)json_integer_value (json_object_get (t, "stream"));
         const char *type = json_string_value (json_object_get (t, "type"));
+        struct stream_resp r = stream_resp_of (type);
+        bool reattached = r.type == STREAM_REATTACHED;
         if (stream != cur) {
             cur = stream;
             pos = 0;
             reattach = json_is_true (json_object_get (t, "reattach"));
         }
-        if (strcmp (type, "reattached") == 0 && (!reattach || pos != 0))
+        if (reattached && (!reattach || pos != 0))
             ct_addf (v,
                      "job %ju: RFC 32: 'reattached' at position %d of %s "
                      "stream %d",
                      (uintmax_t)id, pos, reattach ? "reattach" : "start",
                      stream);
-        if (reattach && pos == 0 && strcmp (type, "reattached") != 0)
+        if (reattach && pos == 0 && !reattached)
             ct_addf (v,
                      "job %ju: RFC 32: reattach stream %d begins with "
                      "'%s', not 'reattached'",
                      (uintmax_t)id, stream, type);
-        if (reattach && strcmp (type, "start") == 0)
+        if (reattach && r.type == STREAM_EVENT && r.event == JOB_EV_START)
             ct_addf (v,
                      "job %ju: RFC 32: 'start' sent on reattach stream %d "
                      "(only 'reattached' may be)",
@@ -518,8 +531,9 @@ void ct_check_transcript (uint64_t id,
     json_array_foreach ((json_t *)transcript, i, t)
     {
         const char *type = json_string_value (json_object_get (t, "type"));
+        struct stream_resp r = stream_resp_of (type);
         json_t *d = json_object_get (t, "data");
-        if (strcmp (type, "reattached") == 0)
+        if (r.type == STREAM_REATTACHED)
             continue;
         k++;
         if (nfinal > 0 && !reported) {
@@ -530,15 +544,15 @@ void ct_check_transcript (uint64_t id,
                      (uintmax_t)id, k, got);
             reported = true;
         }
-        if (strcmp (type, "finish") == 0)
+        enum job_event rev = r.type == STREAM_EVENT ? r.event : JOB_EV_OTHER;
+        if (rev == JOB_EV_FINISH)
             finish_seen = true;
-        if (strcmp (type, "release") == 0 &&
+        if (rev == JOB_EV_RELEASE &&
             json_is_true (json_object_get (d, "final"))) {
             nfinal++;
             if (!finish_seen && reported == false) {
                 for (size_t x = 0; x < json_array_size (J); x++)
-                    if (strcmp (ev_name (json_array_get (J, x)), "finish") ==
-                        0) {
+                    if (ev_of (json_array_get (J, x)) == JOB_EV_FINISH) {
                         ct_addf (violations,
                                  "job %ju: final release before finish in "
                                  "the client's stream",
@@ -549,11 +563,11 @@ void ct_check_transcript (uint64_t id,
             }
         }
         while (j < json_array_size (J) &&
-               !same_response (json_array_get (J, j), type, d) &&
-               strcmp (ev_name (json_array_get (J, j)), "start") == 0)
+               !same_response (json_array_get (J, j), r, d) &&
+               ev_of (json_array_get (J, j)) == JOB_EV_START)
             j++;
         if (j >= json_array_size (J) ||
-            !same_response (json_array_get (J, j), type, d)) {
+            !same_response (json_array_get (J, j), r, d)) {
             describe_resp (type, d, got, sizeof (got));
             if (j < json_array_size (J)) {
                 json_t *je = json_array_get (J, j);

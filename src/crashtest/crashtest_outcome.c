@@ -18,12 +18,20 @@
 
 #include "core/idset.h"
 #include "core/job.h"
+#include "core/streamtype.h"
 #include "crashtest/crashtest.h"
 
 static const char *ev_name (const json_t *e)
 {
     const char *s = json_string_value (json_object_get (e, "name"));
     return s ? s : "";
+}
+
+/* The event e is, decoded once from its name (JOB_EV_OTHER: not
+ * cairn's). */
+static enum job_event ev_of (const json_t *e)
+{
+    return job_event_of (ev_name (e));
 }
 
 static const char *ev_str (const json_t *e, const char *key)
@@ -39,7 +47,7 @@ static const json_t *find_intent (const json_t *events, const char *execid)
     json_t *e;
     json_array_foreach ((json_t *)events, i, e)
     {
-        if (strcmp (ev_name (e), "proc-intent") == 0 &&
+        if (ev_of (e) == JOB_EV_PROC_INTENT &&
             strcmp (ev_str (e, "execid"), execid) == 0)
             return e;
     }
@@ -99,8 +107,7 @@ static void check_once (const struct ct_check_input *in,
                      "journaled intent",
                      (uintmax_t)id, ct_phase_name (e->phase), e->rank,
                      e->execid);
-        else if (strcmp (ev_str (intent, "phase"), ct_phase_name (e->phase)) !=
-                 0)
+        else if (ct_phase_parse (ev_str (intent, "phase")) != e->phase)
             ct_addf (v, "job %ju: execid %s ran as %s, journaled as %s",
                      (uintmax_t)id, e->execid, ct_phase_name (e->phase),
                      ev_str (intent, "phase"));
@@ -161,8 +168,7 @@ void ct_check_runlog (const struct ct_check_input *in,
         }
         case JOB_EV_PROC_LOST: {
             const char *note = ev_str (e, "note");
-            if (in->losses_ok ||
-                json_object_get (in->killed_execids, execid) ||
+            if (in->losses_ok || json_object_get (in->killed_execids, execid) ||
                 strncmp (note, "unkillable", 10) == 0)
                 break;
             ct_addf (v,
@@ -228,6 +234,7 @@ ct_summary (uint64_t id, const json_t *events, const struct ct_runlog *rl)
         const char *name = ev_name (e);
         json_t *ctx = json_object_get (e, "context");
         const char *act = NULL;
+        bool post = false;
         enum job_event ev = job_event_of (name);
         switch (ev) {
         case JOB_EV_PROC_INTENT:
@@ -277,7 +284,7 @@ ct_summary (uint64_t id, const json_t *events, const struct ct_runlog *rl)
             break;
         case JOB_EV_FAIL_RANKS:
         case JOB_EV_EXPIRATION:
-            act = name;
+            act = job_event_name (ev);
             break;
         case JOB_EV_RELEASE:
         case JOB_EV_DRAIN: {
@@ -292,6 +299,7 @@ ct_summary (uint64_t id, const json_t *events, const struct ct_runlog *rl)
              * response's name (accepted, output...) is cairn's */
             if (!job_event_is_cairns (name)) {
                 act = "post";
+                post = true;
                 posts++;
             }
             break;
@@ -306,8 +314,7 @@ ct_summary (uint64_t id, const json_t *events, const struct ct_runlog *rl)
              * phase, is the same request; but a post is recorded once
              * (job_post), so each one counts */
             json_t *prev = json_array_get (acts, json_array_size (acts) - 1);
-            if (!prev || strcmp (json_string_value (prev), buf) != 0 ||
-                !strcmp (act, "post"))
+            if (!prev || strcmp (json_string_value (prev), buf) != 0 || post)
                 json_array_append_new (acts, json_string (buf));
         }
     }
@@ -321,10 +328,10 @@ ct_summary (uint64_t id, const json_t *events, const struct ct_runlog *rl)
     json_t *last = json_array_get (events, json_array_size (events) - 1);
     json_t *o = json_pack (
         "{s:s s:O s:o s:o s:o s:o s:i s:i s:o}", "state",
-        last && strcmp (ev_name (last), "clean") == 0 ? "clean" : "active",
-        "finish", finish, "exceptions", exc, "released", ranks_json (released),
-        "drained", ranks_json (drained), "ran", ran, "lost", lost,
-        "failed-starts", failed, "actions", acts);
+        last && ev_of (last) == JOB_EV_CLEAN ? "clean" : "active", "finish",
+        finish, "exceptions", exc, "released", ranks_json (released), "drained",
+        ranks_json (drained), "ran", ran, "lost", lost, "failed-starts", failed,
+        "actions", acts);
     json_object_set_new (o, "posts", json_integer (posts));
     idset_destroy (released);
     idset_destroy (drained);
@@ -437,7 +444,7 @@ static void check_failed_start (uint64_t id, const json_t *events, json_t *v)
     json_t *e;
     json_array_foreach ((json_t *)events, i, e)
     {
-        if (strcmp (ev_name (e), "proc-fail") != 0)
+        if (ev_of (e) != JOB_EV_PROC_FAIL)
             continue;
         const json_t *intent = find_intent (events, ev_str (e, "execid"));
         struct idset *ranks =
@@ -445,7 +452,7 @@ static void check_failed_start (uint64_t id, const json_t *events, json_t *v)
         bool told = false;
         for (size_t k = i + 1; k < json_array_size (events) && !told; k++) {
             json_t *x = json_array_get (events, k);
-            if (strcmp (ev_name (x), "exception") != 0)
+            if (ev_of (x) != JOB_EV_EXCEPTION)
                 continue;
             struct idset *xr = idset_decode (ev_str (x, "ranks"), NULL);
             told = strstr (ev_str (x, "note"), "failed to start") ||
@@ -467,14 +474,17 @@ static void check_failed_start (uint64_t id, const json_t *events, json_t *v)
 static const char *refusal_note (const json_t *tr)
 {
     const json_t *got[3];
+    struct stream_resp r[3];
     size_t n = 0, i;
     json_t *t;
     json_array_foreach ((json_t *)tr, i, t)
     {
         const char *type = json_string_value (json_object_get (t, "type"));
-        if (type && strcmp (type, "reattached") != 0) {
+        struct stream_resp rt = stream_resp_of (type);
+        if (type && rt.type != STREAM_REATTACHED) {
             if (n == 2)
                 return NULL;
+            r[n] = rt;
             got[n++] = t;
         }
     }
@@ -482,11 +492,9 @@ static const char *refusal_note (const json_t *tr)
         return NULL;
     json_t *d0 = json_object_get (got[0], "data");
     json_t *d1 = json_object_get (got[1], "data");
-    if (strcmp (json_string_value (json_object_get (got[0], "type")),
-                "exception") != 0 ||
+    if (r[0].type != STREAM_EVENT || r[0].event != JOB_EV_EXCEPTION ||
         json_integer_value (json_object_get (d0, "severity")) != 0 ||
-        strcmp (json_string_value (json_object_get (got[1], "type")),
-                "release") != 0 ||
+        r[1].type != STREAM_EVENT || r[1].event != JOB_EV_RELEASE ||
         !json_is_true (json_object_get (d1, "final")))
         return NULL;
     const char *note = json_string_value (json_object_get (d0, "note"));
@@ -522,6 +530,21 @@ static void check_drains (const struct ct_check_input *in,
              "run's \"%s\"%s",
              in->drained, refdr,
              explained ? " (a lost process, a fault or an early undrain)" : "");
+}
+
+/* What may make a job end unlike its scenario's expected outcome, as it
+ * may make it end unlike the clean run (ct_compare): a process lost or
+ * not started, or the client's requests landing in other phases than in
+ * the clean run (ref, NULL for the clean run itself). NULL if nothing. */
+static const char *unexpected_why (const json_t *ref, const json_t *got)
+{
+    if (json_integer_value (json_object_get (got, "lost")) > 0 ||
+        json_integer_value (json_object_get (got, "failed-starts")) > 0)
+        return "lost or failed processes";
+    if (ref && !json_equal (json_object_get (ref, "actions"),
+                            json_object_get (got, "actions")))
+        return "the client's requests landing in other phases";
+    return NULL;
 }
 
 void ct_check (const struct ct_check_input *in,
@@ -574,6 +597,11 @@ void ct_check (const struct ct_check_input *in,
         else if (refjobs && json_object_get (refjobs, key))
             ct_compare (id, json_object_get (refjobs, key), sum, violations,
                         diverged);
+        ct_expect_check (
+            id, in->sc->jobs[i].expect, sum,
+            unexpected_why (refjobs ? json_object_get (refjobs, key) : NULL,
+                            sum),
+            violations, diverged);
     }
     const char *k;
     json_t *x;

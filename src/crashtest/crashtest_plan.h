@@ -3,6 +3,7 @@
 #define CAIRN_CRASHTEST_PLAN_H
 
 #include "crashtest/crashtest.h"
+#include "crashtest/crashtest_run.h" /* struct ct_case */
 
 struct ct_opts {
     const char *cairnd;

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/streamtype.h"
 #include "crashtest/crashtest_run.h"
 
 #define MAX_GENERATIONS 16
@@ -266,9 +267,10 @@ static int daemon_down (struct ct_run *r, const char *why)
 /* cairnd's `since` (cairn-protocol(7), "Reattach") counts every response
  * but `reattached` and `start` (a client that first reattached never got a
  * `start` to count). */
-static bool counts_for_since (const char *type)
+static bool counts_for_since (struct stream_resp r)
 {
-    return strcmp (type, "reattached") != 0 && strcmp (type, "start") != 0;
+    return r.type != STREAM_REATTACHED &&
+           !(r.type == STREAM_EVENT && r.event == JOB_EV_START);
 }
 
 static void
@@ -324,13 +326,15 @@ on_job_response (struct ct_run *r, struct ct_jobrun *j, json_t *resp)
         json_pack ("{s:i s:b s:s s:O s:i}", "stream", j->stream, "reattach",
                    j->reattaching, "type", type, "data",
                    data ? data : json_null (), "gen", r->gen));
-    if (!counts_for_since (type))
+    struct stream_resp rt = stream_resp_of (type); /* decoded once, here */
+    if (!counts_for_since (rt))
         return;
     j->nresp++;
+    enum job_event ev = rt.type == STREAM_EVENT ? rt.event : JOB_EV_OTHER;
     const char *note = json_string_value (json_object_get (data, "note"));
-    if (strcmp (type, "exception") == 0 && note && strstr (note, "full"))
+    if (ev == JOB_EV_EXCEPTION && note && strstr (note, "full"))
         j->saw_full = true;
-    if (strcmp (type, "release") == 0 &&
+    if (ev == JOB_EV_RELEASE &&
         json_is_true (json_object_get (data, "final")) &&
         j->state == JOB_SUBMITTED) {
         j->state = JOB_FINAL;
@@ -458,8 +462,8 @@ static void supervisor_kill (struct ct_run *r, const struct ct_rlentry *e)
         r->cont_due = ct_mono () + 1.5;
     if (strcmp (comm, "cairn-shim") != 0 || kill (sup, SIGKILL) < 0) {
         ct_addf (r->diverged,
-                 "the supervisor of %s (pid %d) was gone before the kill",
-                 want, (int)sup);
+                 "the supervisor of %s (pid %d) was gone before the kill", want,
+                 (int)sup);
         return;
     }
     r->supervisor_killed = true;

@@ -1,10 +1,36 @@
-/* crashtest_run.h - one run of a case: crashtest_run.c drives it,
- * crashtest_case.c sets it up and checks what it left. */
+/* crashtest_run.h - one case: ct_case_run() (crashtest_case.c) sets it up,
+ * crashtest_run.c drives it, crashtest_case.c checks what it left. */
 #ifndef CAIRN_CRASHTEST_RUN_H
 #define CAIRN_CRASHTEST_RUN_H
 
 #include "crashtest/crashtest.h"
 #include "client/client.h"
+
+/* One case of a mode (crashtest_plan.h makes them). */
+struct ct_case {
+    const struct ct_scenario *sc;
+    const json_t *ref; /* the reference run's result; NULL for it */
+    enum ct_kind kind;
+    char crash[CT_MAX_GENS][96]; /* CAIRN_CRASH_AT per daemon generation */
+    enum ct_fault fault;
+    char fault_env[96]; /* CAIRN_FAULT for generation 0 */
+    char target[64];    /* supervisor-kill*: "PHASE JOBID RANK" */
+    int nkills;         /* random: kill times, seconds from the start */
+    double kills[CT_MAX_KILLS];
+    bool count; /* CAIRN_CRASH_COUNT in every generation */
+    char dir[256];
+    char label[256];
+    char repro[1024];
+    const char *cairnd;
+};
+
+/* Run one case; call it in a fresh child process. Returns its result:
+ *   {"label", "repro", "kind", "reached", "kills", "generations",
+ *    "violations": [s], "diverged": [s], "jobs": {id: summary},
+ *    "counts": [{point: n}] per generation, "elapsed", "duration",
+ *    "exits": [s]}
+ * or NULL (ENOMEM). */
+json_t *ct_case_run (const struct ct_case *cs);
 
 enum { JOB_UNSUBMITTED = 0, JOB_SUBMITTED, JOB_FINAL, JOB_REFUSED };
 

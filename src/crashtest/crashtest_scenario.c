@@ -238,19 +238,12 @@ static int parse_job (const json_t *o,
                       const char *where,
                       struct cairn_error *err)
 {
-    static const char *const keys[] = {"ranks",
-                                       "count",
-                                       "prolog-failures-allowed",
-                                       "submit-after",
-                                       "time-limit",
-                                       "shell",
-                                       "prolog",
-                                       "epilog",
-                                       "actions",
-                                       "shell-leader",
-                                       "hold-start",
-                                       "hold-on-shrink",
-                                       NULL};
+    static const char *const keys[] = {
+        "ranks",        "count",      "prolog-failures-allowed",
+        "submit-after", "time-limit", "shell",
+        "prolog",       "epilog",     "actions",
+        "shell-leader", "hold-start", "hold-on-shrink",
+        "expect",       NULL};
     double nranks = 1, pfa = 0;
     char sub[128];
     json_t *actions;
@@ -290,6 +283,12 @@ static int parse_job (const json_t *o,
                           err) < 0)
             return -1;
         job->nactions++;
+    }
+    json_t *expect = json_object_get (o, "expect");
+    if (expect) {
+        snprintf (sub, sizeof (sub), "%.60s.expect", where);
+        if (ct_expect_parse (expect, &job->expect, sub, err) < 0)
+            return -1;
     }
     return 0;
 }
@@ -422,14 +421,18 @@ int ct_scenario_load (const char *path,
             goto error;
         struct ct_job *nj =
             realloc (sc->jobs, (sc->njobs + count) * sizeof (*nj));
-        if (!nj)
+        if (!nj) {
+            json_decref (job.expect);
             goto nomem;
+        }
         sc->jobs = nj;
         for (int k = 0; k < count; k++) {
             sc->jobs[sc->njobs] = job;
             sc->jobs[sc->njobs].id = (uint64_t)sc->njobs + 1;
+            json_incref (job.expect); /* each copy holds one */
             sc->njobs++;
         }
+        json_decref (job.expect);
     }
     json_decref (o);
     return 0;
@@ -450,6 +453,8 @@ void ct_scenario_free (struct ct_scenario *sc)
     int saved = errno;
     free (sc->path);
     free (sc->name);
+    for (int i = 0; i < sc->njobs; i++)
+        json_decref (sc->jobs[i].expect);
     free (sc->jobs);
     json_decref (sc->config);
     json_decref (sc->faults);

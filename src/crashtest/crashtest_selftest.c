@@ -6,6 +6,7 @@
  * breaks it in one way at a time and checks that the right violation is
  * reported. Output is TAP.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <signal.h>
@@ -112,6 +113,7 @@ static int fixture_init (struct fixture *f)
 
 static void fixture_free (struct fixture *f)
 {
+    json_decref (f->job.expect);
     json_decref (f->events);
     json_decref (f->transcript);
     json_decref (f->ref);
@@ -171,14 +173,15 @@ static void result (bool pass, const char *what, const json_t *v)
     }
 }
 
-static ssize_t find (json_t *events, const char *name, int nth)
+/* The index of the nth (from 0) event ev of events, or -1. */
+static ssize_t find (json_t *events, enum job_event ev, int nth)
 {
     size_t i;
     json_t *e;
     json_array_foreach (events, i, e)
     {
         const char *n = json_string_value (json_object_get (e, "name"));
-        if (n && strcmp (n, name) == 0 && nth-- == 0)
+        if (n && job_event_of (n) == ev && nth-- == 0)
             return (ssize_t)i;
     }
     return -1;
@@ -197,24 +200,24 @@ typedef void (*mutate_f) (struct fixture *f);
 static void m_noclean (struct fixture *f)
 {
     json_t *e = events_of (f);
-    json_array_remove (e, (size_t)find (e, "clean", 0));
+    json_array_remove (e, (size_t)find (e, JOB_EV_CLEAN, 0));
 }
 
 static void m_release_twice (struct fixture *f)
 {
     json_t *e = events_of (f);
     json_array_insert_new (
-        e, (size_t)find (e, "release", 0),
+        e, (size_t)find (e, JOB_EV_RELEASE, 0),
         ev ("release", "{\"ranks\":\"%s\",\"final\":false}", "1"));
 }
 
 static void m_final_first (struct fixture *f)
 {
     json_t *e = events_of (f);
-    ssize_t fi = find (e, "finish", 0);
+    ssize_t fi = find (e, JOB_EV_FINISH, 0);
     json_t *fin = json_incref (json_array_get (e, (size_t)fi));
     json_array_remove (e, (size_t)fi);
-    json_array_insert_new (e, (size_t)find (e, "clean", 0), fin);
+    json_array_insert_new (e, (size_t)find (e, JOB_EV_CLEAN, 0), fin);
 }
 
 static void m_dup_response (struct fixture *f)
@@ -249,7 +252,7 @@ static void m_ran_twice (struct fixture *f)
 static void m_status_invented (struct fixture *f)
 {
     json_t *e = events_of (f);
-    json_t *x = json_array_get (e, (size_t)find (e, "proc-exit", 1));
+    json_t *x = json_array_get (e, (size_t)find (e, JOB_EV_PROC_EXIT, 1));
     json_object_set_new (json_object_get (x, "context"), "status",
                          json_integer (5 << 8));
 }
@@ -257,7 +260,7 @@ static void m_status_invented (struct fixture *f)
 static void m_needless_loss (struct fixture *f)
 {
     json_t *e = events_of (f);
-    json_t *x = json_array_get (e, (size_t)find (e, "proc-exit", 0));
+    json_t *x = json_array_get (e, (size_t)find (e, JOB_EV_PROC_EXIT, 0));
     json_object_set_new (x, "name", json_string ("proc-lost"));
     json_object_set_new (json_object_get (x, "context"), "note",
                          json_string ("lost while cairnd was down"));
@@ -267,7 +270,7 @@ static void m_drain_unexplained (struct fixture *f)
 {
     json_t *e = events_of (f);
     json_array_insert_new (
-        e, (size_t)find (e, "clean", 0),
+        e, (size_t)find (e, JOB_EV_CLEAN, 0),
         ev ("drain", "{\"ranks\":\"%s\",\"reason\":\"x\"}", "1"));
 }
 
@@ -277,16 +280,15 @@ static void m_drain_unexplained (struct fixture *f)
 static void prolog_drain (struct fixture *f, bool timeout, int status)
 {
     json_t *e = events_of (f);
-    json_t *x = json_array_get (e, (size_t)find (e, "proc-exit", 0));
-    const char *execid =
-        json_string_value (json_object_get (json_object_get (x, "context"),
-                                            "execid"));
-    json_t *in = json_array_get (e, (size_t)find (e, "proc-intent", 0));
+    json_t *x = json_array_get (e, (size_t)find (e, JOB_EV_PROC_EXIT, 0));
+    const char *execid = json_string_value (
+        json_object_get (json_object_get (x, "context"), "execid"));
+    json_t *in = json_array_get (e, (size_t)find (e, JOB_EV_PROC_INTENT, 0));
     json_object_set_new (json_object_get (in, "context"), "phase",
                          json_string ("prolog"));
     json_object_set_new (json_object_get (x, "context"), "status",
                          json_integer (timeout ? SIGKILL : status));
-    size_t at = (size_t)find (e, "proc-exit", 0);
+    size_t at = (size_t)find (e, JOB_EV_PROC_EXIT, 0);
     json_array_insert_new (
         e, at + 1, ev ("drain", "{\"ranks\":\"%s\",\"reason\":\"x\"}", "0"));
     if (timeout)
@@ -303,20 +305,19 @@ static void prolog_drain (struct fixture *f, bool timeout, int status)
 static void respawned_signal (struct fixture *f, bool again)
 {
     json_t *e = events_of (f);
-    size_t at = (size_t)find (e, "proc-spawn", 0);
+    size_t at = (size_t)find (e, JOB_EV_PROC_SPAWN, 0);
     json_t *sp = json_array_get (e, at);
     const char *execid = json_string_value (
         json_object_get (json_object_get (sp, "context"), "execid"));
     json_t *resp = json_deep_copy (sp);
-    json_array_insert_new (e, at + 1,
-                           ev ("proc-unstarted", "{\"execid\":\"%s\"}",
-                               execid));
+    json_array_insert_new (
+        e, at + 1, ev ("proc-unstarted", "{\"execid\":\"%s\"}", execid));
     if (again)
         json_array_insert_new (e, at + 2, resp);
     else
         json_decref (resp);
     json_array_insert_new (
-        e, (size_t)find (e, "proc-exit", 0),
+        e, (size_t)find (e, JOB_EV_PROC_EXIT, 0),
         ev ("proc-signal", "{\"execid\":\"%s\",\"signum\":15}", execid));
 }
 
@@ -324,11 +325,12 @@ static void m_signal_after_end (struct fixture *f)
 {
     json_t *e = events_of (f);
     const char *execid = json_string_value (json_object_get (
-        json_object_get (json_array_get (e, (size_t)find (e, "proc-exit", 0)),
-                         "context"),
+        json_object_get (
+            json_array_get (e, (size_t)find (e, JOB_EV_PROC_EXIT, 0)),
+            "context"),
         "execid"));
     json_array_insert_new (
-        e, (size_t)find (e, "clean", 0),
+        e, (size_t)find (e, JOB_EV_CLEAN, 0),
         ev ("proc-signal", "{\"execid\":\"%s\",\"signum\":15}", execid));
 }
 
@@ -348,6 +350,94 @@ static void m_unknown_command (struct fixture *f)
 {
     ct_runlog_add_line (&f->rl, "epilog 1 1 00000000-0000-4000-8000-00000000"
                                 "0077 3000 start");
+}
+
+/* Give the fixture's job the expectation s (a JSON text); false if it
+ * does not parse. */
+static bool expect (struct fixture *f, const char *s)
+{
+    struct cairn_error err = {{0}};
+    json_t *o = json_loads (s, 0, NULL);
+    int rc = ct_expect_parse (o, &f->job.expect, "expect", &err);
+    json_decref (o);
+    return rc == 0;
+}
+
+/* A scenario's expected outcome (crashtest_expect.c): read as the
+ * summary writes it, held against every run, excused only as a
+ * difference from the clean run is. */
+static void test_expect (void)
+{
+    static const char *const bad[] = {
+        "{}",
+        "{\"finish\": \"0\"}",
+        "{\"finish\": -1}",
+        "{\"state\": \"done\"}",
+        "{\"ran\": \"shell.0\"}",
+        "{\"exceptions\": [1]}",
+        "{\"released\": \"x\"}",
+        "{\"lost\": 0}",
+    };
+    struct fixture f;
+    json_t *v, *d;
+    int refused = 0;
+
+    for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); i++) {
+        fixture_init (&f);
+        if (!expect (&f, bad[i]) && errno == EINVAL)
+            refused++;
+        else
+            printf ("#   not refused: %s\n", bad[i]);
+        fixture_free (&f);
+    }
+    result (refused == (int)(sizeof (bad) / sizeof (bad[0])),
+            "an expectation with a bad key or value is refused (EINVAL)", NULL);
+
+    /* the good run's outcome, written in another order and notation */
+    fixture_init (&f);
+    bool parsed =
+        expect (&f, "{\"state\": \"clean\", \"finish\": 768, "
+                    "\"exceptions\": [], \"released\": \"0,1\", "
+                    "\"drained\": \"\", "
+                    "\"ran\": [\"shell.1\", \"shell.0\", \"shell.1\"]}");
+    v = check (&f, NULL, NULL, &d);
+    result (parsed && json_array_size (v) == 0 && json_array_size (d) == 0,
+            "the good run meets the outcome it states", v);
+    json_decref (v);
+    json_decref (d);
+    fixture_free (&f);
+
+    fixture_init (&f);
+    parsed = expect (&f, "{\"finish\": 0, \"ran\": [\"shell.0\"]}");
+    v = check (&f, NULL, NULL, NULL);
+    result (parsed && has (v, "unlike the scenario's expected outcome: "
+                              "finish: expected 0, this run 768; ran: "),
+            "caught: an outcome unlike the one the scenario states", v);
+    json_decref (v);
+    fixture_free (&f);
+
+    /* the clean run itself (no reference) is held to it too */
+    fixture_init (&f);
+    parsed = expect (&f, "{\"finish\": 0}");
+    json_decref (f.ref);
+    f.ref = NULL;
+    v = check (&f, NULL, NULL, NULL);
+    result (parsed && has (v, "finish: expected 0"),
+            "caught: a clean run unlike the outcome stated", v);
+    json_decref (v);
+    fixture_free (&f);
+
+    /* a loss explains a difference, as it does one from the clean run */
+    fixture_init (&f);
+    parsed = expect (&f, "{\"finish\": 0}");
+    m_needless_loss (&f);
+    v = check (&f, NULL, NULL, &d);
+    result (parsed && !has (v, "expected outcome") &&
+                has (d, "expected outcome, explained by lost"),
+            "a loss explains an outcome unlike the one stated", v);
+    json_decref (v);
+    json_decref (d);
+    fixture_free (&f);
 }
 
 int ct_selftest (void)
@@ -379,7 +469,8 @@ int ct_selftest (void)
     struct fixture f;
     json_t *v, *d;
 
-    printf ("1..%zu\n", sizeof (cases) / sizeof (cases[0]) + 8);
+    /* the cases, and 14 tests below them (5 of them test_expect's) */
+    printf ("1..%zu\n", sizeof (cases) / sizeof (cases[0]) + 14);
     if (fixture_init (&f) < 0) {
         printf ("Bail out! cannot build the fixture\n");
         return 1;
@@ -405,8 +496,9 @@ int ct_selftest (void)
     m_needless_loss (&f);
     json_t *e = events_of (&f);
     const char *execid = json_string_value (json_object_get (
-        json_object_get (json_array_get (e, (size_t)find (e, "proc-lost", 0)),
-                         "context"),
+        json_object_get (
+            json_array_get (e, (size_t)find (e, JOB_EV_PROC_LOST, 0)),
+            "context"),
         "execid"));
     json_t *killed = json_pack ("{s:b}", execid, 1);
     v = check (&f, killed, NULL, &d);
@@ -466,6 +558,8 @@ int ct_selftest (void)
     json_decref (v);
     json_decref (refused);
     fixture_free (&f);
+
+    test_expect ();
 
     printf ("# %d of %d failed\n", nfailed, ntests);
     return nfailed ? 1 : 0;

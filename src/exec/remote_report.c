@@ -16,6 +16,7 @@
 #include "core/eventlog.h"
 #include "exec/daemon_private.h"
 #include "journal/outbox.h"
+#include "node/nodeproc.h"
 #include "exec/remote_private.h"
 #include "util/log.h"
 #include "journal/crashpoint.h"
@@ -138,17 +139,17 @@ done:
 static void report_stale (struct cairnd *d,
                           uint32_t rank,
                           const char *execid,
-                          const char *state,
+                          enum nodeproc_state state,
                           const json_t *report,
                           const struct rproc *late)
 {
     uint64_t id = late ? late->id : report_job (report);
     struct jobentry *je = id ? jobtable_get (d->jobs, id) : NULL;
 
-    if (strcmp (state, "intent") == 0 || strcmp (state, "unknown") == 0)
+    if (state == NODEPROC_INTENT || state == NODEPROC_UNKNOWN)
         return; /* asked twice: the other answer comes with the spawn; or
                    a query the node could not answer: asked again whole */
-    if (strcmp (state, "running") == 0) {
+    if (state == NODEPROC_RUNNING) {
         log_msg (LOG_WARNING,
                  "rank %u: %s runs although it was given up "
                  "on: killing it",
@@ -163,7 +164,7 @@ static void report_stale (struct cairnd *d,
         jobctx_fill (d->jctx, &ctx);
         if (job_proc_late (je->job, &ctx, execid, report, je->pending) == 0) {
             log_msg (LOG_INFO, "job %s: %s: a late report (%s): recorded",
-                     je->name, execid, state);
+                     je->name, execid, nodeproc_state_name (state));
             jobtable_dirty (je);
             return; /* acknowledged once proc-late is committed */
         }
@@ -229,28 +230,28 @@ void req_node_report (struct cairnd *d,
     struct remote *r = d->remote;
     json_t *rep = NULL;
     json_int_t rank;
-    const char *execid, *state, *host = NULL, *bootid = "", *error = NULL;
+    const char *execid, *name, *host = NULL, *bootid = "", *error = NULL;
     json_int_t pid = 0, start = 0;
+    enum nodeproc_state state;
     struct job_ctx ctx;
 
     if (json_unpack (payload, "{s:I s:o}", "rank", &rank, "report", &rep) < 0 ||
         rank < 0 || rank > UINT32_MAX ||
         json_unpack (rep, "{s:s s:s s?s s?I s?I s?s s?s}", "execid", &execid,
-                     "state", &state, "host", &host, "pid", &pid, "starttime",
+                     "state", &name, "host", &host, "pid", &pid, "starttime",
                      &start, "bootid", &bootid, "error", &error) < 0) {
         conn_respond_error (c, matchtag, EPROTO,
                             "node-report: want {\"rank\": R, \"report\": "
                             "{\"execid\", \"state\", ...}}");
         return;
     }
-    if (strcmp (state, "running") && strcmp (state, "ended") &&
-        strcmp (state, "failed") && strcmp (state, "lost") &&
-        strcmp (state, "intent") && strcmp (state, "unknown")) {
+    /* the report's state decoded once, here (nodeproc.h) */
+    if (nodeproc_state_of (name, &state) < 0) {
         conn_respond_error (c, matchtag, EPROTO,
-                            "node-report: unknown state \"%s\"", state);
+                            "node-report: unknown state \"%s\"", name);
         return;
     }
-    if (strcmp (state, "ended") == 0 &&
+    if (state == NODEPROC_ENDED &&
         !json_is_integer (json_object_get (rep, "status"))) {
         conn_respond_error (c, matchtag, EPROTO,
                             "node-report: an ended process needs its status");
@@ -258,21 +259,21 @@ void req_node_report (struct cairnd *d,
     }
     /* a late report of one given up on is recorded; its kill is moot */
     struct rproc *late = hashmap_get (r->gone, execid);
-    if (late && strcmp (state, "running") != 0)
+    if (late && state != NODEPROC_RUNNING)
         hashmap_del (r->gone, execid);
     remote_heard (r, (uint32_t)rank);
     struct rproc *rp = hashmap_get (r->procs, execid);
     const struct job_proc *p = rp ? job_proc_find (rp->je->job, execid) : NULL;
     if (rp && rp->rank == (uint32_t)rank) {
         /* a query it could not answer: the whole request next time */
-        rp->answered = strcmp (state, "unknown") != 0;
+        rp->answered = state != NODEPROC_UNKNOWN;
         if (!rp->answered)
             rp->t_sent = 0;
     }
     if (!p || p->state == PROC_DONE || rp->rank != (uint32_t)rank ||
-        strcmp (state, "intent") == 0 || strcmp (state, "unknown") == 0) {
+        state == NODEPROC_INTENT || state == NODEPROC_UNKNOWN) {
         report_stale (d, (uint32_t)rank, execid, state, rep, late);
-        if (late && strcmp (state, "running") != 0)
+        if (late && state != NODEPROC_RUNNING)
             free (late);
         turn_ack (d->turn, c, matchtag, json_object ());
         return;
@@ -280,22 +281,32 @@ void req_node_report (struct cairnd *d,
     struct jobentry *je = rp->je;
     jobctx_fill (d->jctx, &ctx);
     CRASHPOINT ("remote.report.before");
-    if (strcmp (state, "running") == 0) {
+    switch (state) {
+    case NODEPROC_RUNNING:
         if (p->state == PROC_INTENT &&
             job_proc_spawned_on (je->job, &ctx, execid, (pid_t)pid,
                                  (unsigned long long)start, bootid, host,
                                  je->pending) < 0)
             log_msg (LOG_ERR, "job %s: spawn record of %s: %s", je->name,
                      execid, strerror (errno));
-    } else if (strcmp (state, "ended") == 0)
+        break;
+    case NODEPROC_ENDED:
         report_ended (je, p, rep, &ctx);
-    else if (strcmp (state, "failed") == 0)
+        break;
+    case NODEPROC_FAILED:
         (void)job_proc_failed (je->job, &ctx, execid,
                                error ? error : "the node could not start it",
                                je->pending);
-    else
+        break;
+    case NODEPROC_LOST:
         (void)job_proc_lost (je->job, &ctx, execid,
                              error ? error : "lost on its node", je->pending);
+        break;
+    case NODEPROC_INTENT:  /* stale, above */
+    case NODEPROC_UNKNOWN: /* stale, above */
+    case NODEPROC_NSTATES:
+        break;
+    }
     jobtable_dirty (je);
     turn_ack (d->turn, c, matchtag, json_object ());
 }

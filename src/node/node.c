@@ -27,6 +27,7 @@
 #include "core/job.h"
 #include "core/utf8.h"
 #include "node/node.h"
+#include "node/nodeproc.h"
 #include "procs/procs.h"
 #include "server/server.h"
 #include "util/hashmap.h"
@@ -39,8 +40,9 @@
 struct nproc {
     struct node *n;
     char execid[EXECID_LEN + 1];
-    json_t *rec;        /* as journaled (or about to be) */
-    struct conn *reply; /* a node-exec waiting for the spawn, or NULL */
+    json_t *rec;               /* as journaled (or about to be) */
+    enum nodeproc_state state; /* rec's "state", decoded; move() sets both */
+    struct conn *reply;        /* a node-exec waiting for the spawn, or NULL */
     int64_t reply_mt;
 };
 
@@ -77,18 +79,6 @@ static double now (void)
     struct timespec ts;
     clock_gettime (CLOCK_REALTIME, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static bool is_end (const char *state)
-{
-    return !strcmp (state, "ended") || !strcmp (state, "failed") ||
-           !strcmp (state, "lost");
-}
-
-static const char *state_of (const struct nproc *np)
-{
-    const char *s = json_string_value (json_object_get (np->rec, "state"));
-    return s ? s : "";
 }
 
 static bool acked (const struct nproc *np)
@@ -253,6 +243,26 @@ static void rec_set (struct nproc *np, const char *key, json_t *v)
         json_object_set_new (np->rec, key, v);
 }
 
+/* Every change of a record's state goes through here, by the table
+ * (nodeproc.h): np->state and the record's "state" string move together.
+ * A move the table refuses is a bug of this file: logged, -1 with errno
+ * EINVAL, and the record left as it was, so the caller journals and does
+ * nothing. */
+static int move (struct nproc *np, enum nodeproc_event ev)
+{
+    struct cairn_error err = {{0}};
+    enum nodeproc_state to;
+
+    if (nodeproc_next (np->state, ev, &to, &err) < 0) {
+        log_msg (LOG_ERR, "%s: its record refuses %s", np->execid, err.text);
+        errno = EINVAL;
+        return -1;
+    }
+    np->state = to;
+    rec_set (np, "state", json_string (nodeproc_state_name (to)));
+    return 0;
+}
+
 /* The REPORT of np (DESIGN-MULTINODE.md). */
 static json_t *report (const struct node *n, const struct nproc *np)
 {
@@ -278,14 +288,16 @@ static json_t *report (const struct node *n, const struct nproc *np)
     return o;
 }
 
-/* np ended (state, error): journal it, then do op (NW_PUSH, or NW_LOST). */
+/* np ended (by ev, with error): journal it, then do op (NW_PUSH, or
+ * NW_LOST). */
 static void end_as (struct node *n,
                     struct nproc *np,
-                    const char *state,
+                    enum nodeproc_event ev,
                     const char *error,
                     enum nwork_type op)
 {
-    rec_set (np, "state", json_string (state));
+    if (move (np, ev) < 0)
+        return;
     if (error)
         rec_set (np, "error", json_string (error));
     rec_put_or_exit (n, np, op);
@@ -293,10 +305,10 @@ static void end_as (struct node *n,
 
 static void end_with (struct node *n,
                       struct nproc *np,
-                      const char *state,
+                      enum nodeproc_event ev,
                       const char *error)
 {
-    end_as (n, np, state, error, NW_PUSH);
+    end_as (n, np, ev, error, NW_PUSH);
 }
 
 /* Output as a JSON string: bytes that are not UTF-8 become U+FFFD. */
@@ -325,6 +337,12 @@ static void node_collect (struct node *n, struct nproc *np, int shim_status)
 
     CRASHPOINT ("node.exitfile.read");
     if (exitfile_read (xfd, np->execid, &status, &error) == 0) {
+        /* checked before the record takes its status and output */
+        if (!nodeproc_allows (np->state, NODEPROC_EV_EXITED)) {
+            (void)move (np, NODEPROC_EV_EXITED); /* logs the refusal */
+            free (error);
+            return;
+        }
         json_int_t max =
             json_integer_value (json_object_get (np->rec, "max-output"));
         size_t olen = 0, elen = 0;
@@ -338,7 +356,7 @@ static void node_collect (struct node *n, struct nproc *np, int shim_status)
         rec_set (np, "stderr", err);
         rec_set (np, "stdout-truncated", json_boolean (ot));
         rec_set (np, "stderr-truncated", json_boolean (et));
-        end_with (n, np, "ended", error);
+        end_with (n, np, NODEPROC_EV_EXITED, error);
         free (error);
         return;
     }
@@ -349,8 +367,8 @@ static void node_collect (struct node *n, struct nproc *np, int shim_status)
                  "%s: the process ended before starting the "
                  "command: starting it again",
                  np->execid);
-        rec_set (np, "state", json_string ("intent"));
-        rec_put_or_exit (n, np, NW_SPAWN);
+        if (move (np, NODEPROC_EV_UNSTARTED) == 0)
+            rec_put_or_exit (n, np, NW_SPAWN);
         return;
     }
     char note[160];
@@ -360,7 +378,7 @@ static void node_collect (struct node *n, struct nproc *np, int shim_status)
     /* what the shim started may outlive it: no user work runs on unseen
      * once the loss is committed (NW_LOST; proc_finished does the same for
      * a job's) */
-    end_as (n, np, "lost", note, NW_LOST);
+    end_as (n, np, NODEPROC_EV_LOST, note, NW_LOST);
 }
 
 /* rec is not used: a node reads the record, rarely hot */
@@ -394,12 +412,12 @@ static void spawn (struct node *n, struct nproc *np)
     struct cairn_error err = {{0}};
     struct procs_started st;
 
-    if (strcmp (state_of (np), "intent") != 0)
+    if (np->state != NODEPROC_INTENT)
         goto done; /* asked twice in one turn */
     if (!argv || !env ||
         json_object_set_new (env, "CAIRN_EXECID", json_string (np->execid)) <
             0) {
-        end_with (n, np, "failed", "out of memory");
+        end_with (n, np, NODEPROC_EV_FAILED, "out of memory");
         goto done;
     }
     for (size_t i = 0; i < argc; i++)
@@ -409,7 +427,7 @@ static void spawn (struct node *n, struct nproc *np)
                      json_is_integer (user) ? json_integer_value (user) : -1,
                      false, np, &nproc_ops, &st, &err) < 0) {
         log_msg (LOG_WARNING, "%s: %s", np->execid, err.text);
-        end_with (n, np, "failed", err.text);
+        end_with (n, np, NODEPROC_EV_FAILED, err.text);
         goto done;
     }
     if (st.pid == 0) { /* its exit record says why it could not start */
@@ -421,11 +439,12 @@ static void spawn (struct node *n, struct nproc *np)
         log_msg (LOG_ERR, "%s: cannot watch pid %d", np->execid, (int)st.pid);
     } else
         procs_watch_started (n->procs, np->execid, &st);
-    rec_set (np, "state", json_string ("running"));
-    rec_set (np, "pid", json_integer (st.pid));
-    rec_set (np, "starttime", json_integer ((json_int_t)st.starttime));
-    rec_set (np, "bootid", json_string (n->bootid));
-    rec_put_or_exit (n, np, NW_NONE);
+    if (move (np, NODEPROC_EV_SPAWNED) == 0) {
+        rec_set (np, "pid", json_integer (st.pid));
+        rec_set (np, "starttime", json_integer ((json_int_t)st.starttime));
+        rec_set (np, "bootid", json_string (n->bootid));
+        rec_put_or_exit (n, np, NW_NONE);
+    }
 done:
     free (argv);
     json_decref (env);
@@ -456,7 +475,7 @@ static void node_effect (void *arg, const char *execid, int op, json_t *data)
     }
         /* fall through */
     case NW_PUSH:
-        if (!np || !is_end (state_of (np)) || acked (np))
+        if (!np || !nodeproc_is_end (np->state) || acked (np))
             break;
         for (struct watcher *wt = n->watchers; wt; wt = wt->next) {
             json_t *r = report (n, np);
@@ -528,7 +547,8 @@ void node_req_exec (struct node *n,
         else
             ack (n, c, matchtag,
                  json_pack ("{s:s s:s s:s}", "execid", execid, "state",
-                            "unknown", "host", n->host));
+                            nodeproc_state_name (NODEPROC_UNKNOWN), "host",
+                            n->host));
         return;
     }
     if (json_unpack (payload, "{s:s s:I s:s s:I s:o s:o s?o s:I}", "execid",
@@ -548,7 +568,7 @@ void node_req_exec (struct node *n,
     }
     if ((np = hashmap_get (n->recs, execid))) {
         /* asked again: a query. Answered once what it says is on disk. */
-        if (strcmp (state_of (np), "intent") == 0 && !np->reply) {
+        if (np->state == NODEPROC_INTENT && !np->reply) {
             np->reply = c;
             np->reply_mt = matchtag;
         } else
@@ -569,10 +589,10 @@ void node_req_exec (struct node *n,
         return;
     }
     if (!(np = calloc (1, sizeof (*np))) ||
-        !(np->rec =
-              json_pack ("{s:I s:s s:I s:O s:O s:I s:s}", "id", id, "phase",
-                         phase, "rank", rank, "argv", argv, "env", env,
-                         "max-output", max, "state", "intent")) ||
+        !(np->rec = json_pack ("{s:I s:s s:I s:O s:O s:I s:s}", "id", id,
+                               "phase", phase, "rank", rank, "argv", argv,
+                               "env", env, "max-output", max, "state",
+                               nodeproc_state_name (NODEPROC_INTENT))) ||
         (cwd && json_object_set_new (np->rec, "cwd", json_string (cwd)) < 0) ||
         (user && json_object_set (np->rec, "user", user) < 0)) {
         nproc_free (np);
@@ -580,6 +600,7 @@ void node_req_exec (struct node *n,
         return;
     }
     np->n = n;
+    np->state = NODEPROC_INTENT;
     snprintf (np->execid, sizeof (np->execid), "%s", execid);
     if (hashmap_put (n->recs, np->execid, np) < 0) {
         nproc_free (np);
@@ -647,7 +668,8 @@ void node_req_ack (struct node *n,
         /* only an end is forgotten: rank 0 acknowledges what it gave up
          * on too, and that may still run here (it is killed when rank 0
          * hears of it) */
-        if (!np || !is_end (state_of (np)) || acked (np))
+        if (!np || !nodeproc_allows (np->state, NODEPROC_EV_ACKED) ||
+            acked (np) || move (np, NODEPROC_EV_ACKED) < 0)
             continue;
         rec_set (np, "acked", json_true ());
         rec_set (np, "t_acked", json_real (now ()));
@@ -685,7 +707,7 @@ void node_req_watch (struct node *n,
     n->watchers = w;
     /* every end rank 0 has not acknowledged: it may have missed it */
     while ((np = hashmap_next (n->recs, &pos, NULL)))
-        if (is_end (state_of (np)) && !acked (np))
+        if (nodeproc_is_end (np->state) && !acked (np))
             ack (n, c, matchtag, report (n, np));
 }
 
@@ -722,6 +744,19 @@ replay_one (const char *execid, const char *rec, size_t len, void *arg)
     }
     np->n = n;
     snprintf (np->execid, sizeof (np->execid), "%s", execid);
+    /* the record's state decoded once, here; a record in none of its
+     * states is not one a node wrote */
+    const char *state = json_string_value (json_object_get (np->rec, "state"));
+    if (nodeproc_state_of (state, &np->state) < 0 ||
+        !nodeproc_is_record (np->state)) {
+        log_msg (LOG_ERR,
+                 "%s: its record's state \"%s\" is none of a "
+                 "process record's",
+                 execid, state ? state : "");
+        nproc_free (np);
+        errno = EINVAL;
+        return -1;
+    }
     if (acked (np))
         slim (np);
     if (hashmap_put (n->recs, np->execid, np) < 0) {
@@ -734,11 +769,10 @@ replay_one (const char *execid, const char *rec, size_t len, void *arg)
 static int
 reconcile_one (struct node *n, struct nproc *np, struct cairn_error *err)
 {
-    const char *state = state_of (np);
-    bool spawned = strcmp (state, "running") == 0;
+    bool spawned = np->state == NODEPROC_RUNNING;
     struct proc_look look;
 
-    if (!spawned && strcmp (state, "intent") != 0)
+    if (nodeproc_is_end (np->state))
         return 0; /* an end, waiting for its node-ack */
     json_t *r = np->rec;
     if (procs_look (n->procs, np->execid, spawned,
@@ -761,8 +795,7 @@ reconcile_one (struct node *n, struct nproc *np, struct cairn_error *err)
             return errprintf (err, "cannot watch %s again: %s", np->execid,
                               strerror (errno));
         }
-        if (!spawned) {
-            rec_set (np, "state", json_string ("running"));
+        if (!spawned && move (np, NODEPROC_EV_SPAWNED) == 0) {
             rec_set (np, "pid", json_integer (look.pid));
             rec_set (np, "starttime",
                      json_integer ((json_int_t)look.starttime));
@@ -774,14 +807,14 @@ reconcile_one (struct node *n, struct nproc *np, struct cairn_error *err)
         log_msg (LOG_INFO, "%s: %s: starting it %s", np->execid, look.why,
                  spawned ? "again" : "now");
         if (spawned) {
-            rec_set (np, "state", json_string ("intent"));
-            rec_put_or_exit (n, np, NW_SPAWN);
+            if (move (np, NODEPROC_EV_UNSTARTED) == 0)
+                rec_put_or_exit (n, np, NW_SPAWN);
         } else
             after (n, np, NW_SPAWN); /* the intent is on disk */
         break;
     case LOOK_LOST:
         log_msg (LOG_WARNING, "%s: %s", np->execid, look.why);
-        end_with (n, np, "lost", look.why);
+        end_with (n, np, NODEPROC_EV_LOST, look.why);
         break;
     }
     return 0;

@@ -5,7 +5,9 @@
  *
  * Each process is one record of the journal's nodeprocs table, journaled
  * before anything is done through the daemon's outbox (journal/outbox.h),
- * and run through procs.h like a job's. The daemon lends what the node
+ * and run through procs.h like a job's. A record's state moves only as
+ * nodeproc.h's table allows; a record replayed in a state no node writes
+ * is refused (node_reconcile, EINVAL). The daemon lends what the node
  * uses (the journal, the outbox, procs) and answers for what it keeps:
  * struct node_ops. A request handler's reply goes through ops->ack, which
  * holds it until this turn's commit (W3, doc/design.md).
@@ -60,7 +62,9 @@ void node_destroy (struct node *n);
 
 /* Replay the nodeprocs table and look at each process (procs_look):
  * ended meanwhile, still running (watched again), never started (started
- * now, once), or lost. -1 with err when one could not be looked at. */
+ * now, once), or lost. -1 with err when one could not be looked at, or
+ * with errno EINVAL when a record is not one a node writes (not JSON, or
+ * its "state" none of a record's, nodeproc.h). */
 int node_reconcile (struct node *n, struct cairn_error *err);
 /* How many process records the node holds (0 for NULL: the exec role). */
 size_t node_nprocs (const struct node *n);

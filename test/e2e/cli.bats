@@ -290,6 +290,24 @@ wait_kills_waiting() {
     cairn cancel 99
 }
 
+# A posted event counts in a reattach's `since` (cairn-protocol(7)): were
+# it left out, cairnd would send the last response again after the restart.
+@test "run counts a posted event in since: seen once across a cairnd restart" {
+    run_bg --id 87 -- sh -c 'sleep 3'
+    wait_state 87
+    cairn post 87 data-out path=/scratch/p
+    E=$BATS_TEST_TMPDIR/run.err
+    for _ in $(seq 1 100); do grep -q data-out "$E" && break; sleep 0.05; done
+    cairnd_stop
+    sleep 0.5
+    cairnd_launch
+    run_wait 20
+    [ "$RUN_RC" -eq 0 ]
+    grep -q "s reattached$" "$E"
+    [ "$(grep -c 's data-out {"path":"/scratch/p"}$' "$E")" -eq 1 ]
+    [ "$(grep -c ' start$' "$E")" -eq 1 ]
+}
+
 @test "run follows its job across a cairnd restart" {
     run_bg --id 88 -N 2 -- sh -c 'sleep 2; exit 4'
     wait_state 88

@@ -29,7 +29,8 @@ teardown() { cairnd_stop; }
 
 @test "run-dir statedir: a plain directory in the state dir" {
     cairnd_start '{"run-dir": "statedir"}'
-    [ -d "$STATEDIR/exits" ] && [ ! -L "$STATEDIR/exits" ]
+    [ -d "$STATEDIR/exits" ]
+    [ ! -L "$STATEDIR/exits" ]
     run cairn run -- echo on-disk
     [ "$status" -eq 0 ]
     [[ "$output" == *on-disk* ]]
@@ -57,7 +58,8 @@ teardown() { cairnd_stop; }
     cairnd_stop
     printf '{"run-dir": "%s/rd"}\n' "$T" >"$CAIRN_CONF"
     cairnd_launch
-    [ -d "$STATEDIR/exits" ] && [ ! -L "$STATEDIR/exits" ]
+    [ -d "$STATEDIR/exits" ]
+    [ ! -L "$STATEDIR/exits" ]
     grep -q "still holds the files of running processes" "$T/cairnd.log"
     touch "$T/go"
     wait_event 5 10 clean

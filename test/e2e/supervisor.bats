@@ -45,7 +45,8 @@ wait_exited() {
     grep -q "the supervisor (pid $old) died; the keeper sees its 2 command(s) through" \
         "$BATS_TEST_TMPDIR/cairnd.log"
     new=$(supervisor_pid)
-    [ -n "$new" ] && [ "$new" != "$old" ]
+    [ -n "$new" ]
+    [ "$new" != "$old" ]
     run cairn run --id 2 -- sh -c 'exit 7'
     [ "$status" -eq 7 ]
     kill -0 "$CAIRND_PID"
@@ -246,7 +247,8 @@ wait_exited() {
     run cairn run --id 23 -- true    # the replacement runs it
     [ "$status" -eq 0 ]
     new=$(supervisor_pid)
-    [ -n "$new" ] && [ "$new" != "$old" ]
+    [ -n "$new" ]
+    [ "$new" != "$old" ]
     [ "$(ps -o ppid= -p "$new" | tr -d ' ')" -eq "$keeper" ]
     # cairnd's only child is the keeper, whose descriptors are 0-2, its
     # socket to cairnd, its signalfd, the exit dir and the live

@@ -119,7 +119,9 @@ PY
     run --separate-stderr as "$UA" run -- true
     [ "$status" -eq 0 ]
     id=$(cairn jobs -a -n -o '{id} {username}' | awk -v u="$UA" '$2 == u {print $1}')
-    [ -n "$id" ] && [ "$id" -ge 8070450532247928832 ] && [ "$id" -le 9223372036854775807 ]
+    [ -n "$id" ]
+    [ "$id" -ge 8070450532247928832 ]
+    [ "$id" -le 9223372036854775807 ]
     [ "$(events_named "$id" accept | jq -c '[.userid, .privileged]')" = "[$uid_a,false]" ]
     # a resource manager that reattaches to an id hears whose job it is
     [ "$(rpc start "{\"id\": $id, \"reattach\": true}" | head -1 | jq -c .data)" = \

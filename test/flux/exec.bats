@@ -212,8 +212,9 @@ cairn_job() {
 @test "a tolerated prolog failure: drained, severity 2, the job runs on the rest" {
     echo 7 >"$BATS_TEST_TMPDIR/exit-prolog-2"
     cairnd_start "$(perilog_conf | sed '0,/"per-rank": true}/s//"per-rank": true, "tolerable-exit-codes": [7]}/')"
-    run in_flux 'flux run -N4 --setattr=system.exec.prolog-failures-allowed=1 \
-                     flux getattr rank | sort -u | paste -sd" " -; echo "rc=$?"
+    run in_flux 'ranks=$(flux run -N4 --setattr=system.exec.prolog-failures-allowed=1 \
+                     flux getattr rank); echo "rc=$?"
+                 echo "$ranks" | sort -u | paste -sd" " -
                  id=$(flux jobs -a -no {id})
                  echo "result=$(flux jobs -no {result} $id)"
                  flux job eventlog -f json $id |

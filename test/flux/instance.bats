@@ -45,7 +45,8 @@ teardown() {
     [ "$status" -eq 0 ]
     [[ "$output" != *"rc=0"* ]]
     buuid=$(echo "$output" | sed -n 's/^B=//p')
-    [ -n "$buuid" ] && [ "$buuid" != "$auuid" ]
+    [ -n "$buuid" ]
+    [ "$buuid" != "$auuid" ]
     [[ "$output" == *"cairnd did not take the job within 3s"* ]]
     [[ "$output" == *"refused the connection: bind: cairnd serves Flux instance $auuid ($(hostname) local://"*"connected); refused $buuid ($(hostname) local://"* ]]
     grep -q "refused $buuid" "$T/cairnd.log"

@@ -58,7 +58,9 @@ need_installed() {
     need_installed
     cat "$BATS_FILE_TMPDIR/dpkg-i.log"
     dpkg-query -W -f='${Status}\n' cairn | grep -qx 'install ok installed'
-    [ -x /usr/sbin/cairnd ] && [ -x /usr/bin/cairn ] && [ -x /usr/libexec/cairn/cairn-shim ]
+    [ -x /usr/sbin/cairnd ]
+    [ -x /usr/bin/cairn ]
+    [ -x /usr/libexec/cairn/cairn-shim ]
     # the conffiles are the package's
     dpkg-query -W -f='${Conffiles}\n' cairn | grep -q '/etc/cairn/cairn.conf '
     run /usr/sbin/cairnd --check -c /etc/cairn/cairn.conf

@@ -57,7 +57,7 @@ launch() {
 # The status of job $1's finish, and how many times each of its commands
 # ran (the commands append to $T/ran).
 finish_status() { events_named "$1" finish | jq .status; }
-ran() { grep -c "^$1 " "$T/ran" || true; }
+ran() { grep -cx -- "$1" "$T/ran" || true; }
 
 # The pids of processes running the previous release's cairn-shim (its
 # supervisor and keeper: argv[0] is "cairn-shim", the binary tells).
@@ -90,8 +90,10 @@ old_shims() {
     [ "$(finish_status 11)" -eq 768 ]   # exit 3, both ranks
     [ "$(finish_status 12)" -eq 0 ]
     [ "$(finish_status 13)" -eq 15 ]    # SIGTERM, by the new cairnd
-    [ "$(ran '11 0')" -eq 1 ] && [ "$(ran '11 1')" -eq 1 ]
-    [ "$(ran 12)" -eq 1 ] && [ "$(ran 13)" -eq 1 ]
+    [ "$(ran '11 0')" -eq 1 ]
+    [ "$(ran '11 1')" -eq 1 ]
+    [ "$(ran 12)" -eq 1 ]
+    [ "$(ran 13)" -eq 1 ]
     # nothing lost or run again across the versions
     [ -z "$(events_named 11 proc-lost)$(events_named 12 proc-lost)$(events_named 13 proc-lost)" ]
     [ "$(events_named 11 proc-intent | wc -l)" -eq 2 ]
@@ -114,7 +116,8 @@ old_shims() {
     launch old
     wait_event 21 15 clean
     [ "$(finish_status 21)" -eq 1280 ]
-    [ "$(ran '21 0')" -eq 1 ] && [ "$(ran '21 1')" -eq 1 ]
+    [ "$(ran '21 0')" -eq 1 ]
+    [ "$(ran '21 1')" -eq 1 ]
     [ -z "$(events_named 21 proc-lost)" ]
     # and it runs a job of its own on that journal
     run cairn run --id 22 -- true
