@@ -92,7 +92,7 @@ static void conn_gone (struct conn *c, void *arg)
     killwait_conn_gone (d->kills, c);
     views_conn_gone (d, c);
     node_conn_gone (d->node, c);
-    bind_conn_gone (d, c);
+    bind_conn_gone (d->bindings, c);
     turn_conn_gone (d->turn, c);
     streams_conn_gone (d->streams, c);
 }
@@ -465,7 +465,7 @@ static int create_memory (struct cairnd *d, struct cairn_error *err)
 
     d->uid = getuid ();
     d->t_start = jobctx_now ();
-    if (trust_init (d, err) < 0)
+    if (!(d->trust = trust_create (&d->cfg, d->uid, err)))
         return -1;
     /* before the jobs: forgetting one drops its held kills */
     if (!(d->jctx = jobctx_create (d->uid, &jobctx_ops, d)) ||
@@ -538,6 +538,11 @@ static int setup_loop (struct cairnd *d, struct cairn_error *err)
         errset (err, ENOMEM, "out of memory");
         return -1;
     }
+    if (!(d->bindings = bind_create (d->jobs)) ||
+        !(d->cost = usercost_create (d->trust, d->quota, d->jobs))) {
+        errset (err, ENOMEM, "out of memory");
+        return -1;
+    }
     if (!(d->turn = turn_create (
               d->loop, d->journal, d->outbox, d->jobs, d->quota, d->procs,
               d->cfg.journal_commit_interval, &turn_ops, d))) {
@@ -590,7 +595,8 @@ static int node_may_exec (void *arg,
                           const json_t *payload,
                           struct cairn_error *err)
 {
-    return trust_node_exec (arg, sender, payload, err);
+    struct cairnd *d = arg;
+    return trust_node_exec (d->trust, sender, payload, err);
 }
 
 static const struct node_ops node_ops = {.ack = node_ack,
@@ -647,7 +653,9 @@ static int listen_sockets (struct cairnd *d, struct cairn_error *err)
         .max_connections = d->cfg.max_connections,
         .max_uid_connections = d->cfg.max_user_connections,
         .trusted_uid = d->uid,
-        .trusted_uid2 = d->instance_uid >= 0 ? (uid_t)d->instance_uid : 0,
+        .trusted_uid2 = trust_instance_uid (d->trust) >= 0
+                            ? (uid_t)trust_instance_uid (d->trust)
+                            : 0,
         .user_idle_timeout =
             d->cfg.user_idle_timeout > 0 ? d->cfg.user_idle_timeout : -1};
     struct server_ops ops = {
@@ -731,7 +739,8 @@ void cairnd_destroy (struct cairnd *d)
     int saved = errno;
     server_destroy (d->server);
     server_destroy (d->public_server);
-    bind_destroy (d);
+    bind_destroy (d->bindings);
+    d->bindings = NULL;
     /* a commit in flight ends, unacted on, before its jobs go */
     turn_destroy (d->turn);
     d->turn = NULL;
@@ -745,7 +754,9 @@ void cairnd_destroy (struct cairnd *d)
     }
     streams_destroy (d->streams); /* empty: every sub went with its job */
     killwait_destroy (d->kills);
-    jobctx_destroy (d->jctx); /* empty: every kill went with its job */
+    jobctx_destroy (d->jctx);
+    usercost_destroy (d->cost);
+    trust_destroy (d->trust); /* empty: every kill went with its job */
     quota_destroy (d->quota);
     outbox_destroy (d->outbox);
     if (d->loop) {

@@ -1,12 +1,14 @@
 /* daemon_private.h - the daemon's own state (struct cairnd), private to
  * src/exec: the rooms not yet lent what they use read it (daemon_proc.c,
- * reconcile.c, remote*.c, service*.c, bind.c, trust.c,
- * usercost.c, runner.c). The rooms that are lent theirs never include it:
- * the job table (jobtable.h), the commit turn (turn.h), the streams
- * (streams.h), the held kills (killwait.h), the jobs' context (jobctx.h),
- * the users' quotas (quota.h); struct cairnd only points at them, as at
- * procs.h (the processes here), node.h (the node role), journal.h and
- * outbox.h. Only daemon.c, the wiring, creates and connects them. */
+ * reconcile.c, remote*.c, service*.c, runner.c). The rooms that are lent
+ * theirs never include it: the job table (jobtable.h), the commit turn
+ * (turn.h), the streams (streams.h), live output (output.h), the held
+ * kills (killwait.h), the jobs' context (jobctx.h), the Flux instance
+ * bound (bind.h), whom it trusts (trust.h), the users' quotas (quota.h)
+ * and their requests' weight (usercost.h); struct cairnd only points at
+ * them, as at procs.h (the processes here), node.h (the node role),
+ * journal.h and outbox.h. Only daemon.c, the wiring, creates and connects
+ * them. */
 #ifndef CAIRN_DAEMON_PRIVATE_H
 #define CAIRN_DAEMON_PRIVATE_H
 
@@ -19,6 +21,7 @@
 #include "core/job.h"
 #include "exec/bind.h"
 #include "exec/trust.h"
+#include "exec/usercost.h"
 #include "exec/daemon.h"
 #include "exec/jobctx.h"
 #include "exec/jobtable.h"
@@ -45,7 +48,8 @@ struct cairnd {
     const char *bootid_path; /* or CAIRN_BOOTID_FILE for tests */
     char bootid[40];
     uid_t uid;
-    int64_t instance_uid; /* flux.instance-owner's uid, -1 = none (trust.h) */
+    struct trust *trust;  /* whom it acts for (trust.h) */
+    struct usercost *cost; /* users' requests weighed (usercost.h) */
     int lockfd;
     struct procs *procs; /* the processes here (procs.h) */
     struct journal *journal;
@@ -55,7 +59,7 @@ struct cairnd {
     struct streams *streams;   /* clients following jobs (streams.h) */
     struct remote *remote;     /* exec role: processes on other nodes */
     struct node *node;         /* node role (cfg.role_node), else NULL */
-    struct binding *bindings;  /* connections' Flux instances (bind.c) */
+    struct bindings *bindings; /* connections' Flux instances (bind.h) */
     char bind_refused[BIND_UUID_MAX + 1]; /* last refused: logged once */
     struct outbox *outbox;     /* effects waiting for the commit */
     struct turn *turn;         /* the commit turn (turn.h) */

@@ -70,7 +70,7 @@ get_job (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
  * manager submitting for its users) are privileged (trust.h). */
 static bool privileged (const struct cairnd *d, uid_t uid)
 {
-    return trust_privileged (d, uid);
+    return trust_privileged (d->trust, uid);
 }
 
 struct submitter {
@@ -352,7 +352,7 @@ req_start (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
     const char *instance = NULL;
     (void)json_unpack (jobspec, "{s?{s?{s?{s?s}}}}", "attributes", "system",
                        "cairn", "instance", &instance);
-    if (bind_check_start (d, c, instance, &err) < 0) {
+    if (bind_check_start (d->bindings, c, instance, &err) < 0) {
         conn_respond_error (c, matchtag, EBUSY, "%s", err.text);
         return;
     }
@@ -435,8 +435,8 @@ req_start (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
     }
     if (!privileged (d, conn_uid (c)))
         job_set_unprivileged (job);
-    if (trust_start (d, conn_uid (c), (uint32_t)userid, jobspec, job, &err) <
-        0) {
+    if (trust_start (d->trust, conn_uid (c), (uint32_t)userid, jobspec, job,
+                     &err) < 0) {
         conn_respond_error (c, matchtag, errno, "%s", err.text);
         jobtable_remove (je);
         return;
@@ -537,7 +537,7 @@ static void req_exception (struct cairnd *d,
                                   JSON_ENCODE_ANY);
     if ((severity != 0 || job_fatal (je->job)) &&
         !usercost_admit (
-            d, c, matchtag, "exception",
+            d->cost, c, matchtag, "exception",
             usercost_exception (je->job, (int)severity, type_len, note_len)))
         return;
     jobctx_fill (d->jctx, &ctx);
@@ -557,7 +557,7 @@ void service_kill (struct cairnd *d,
     struct job_ctx ctx;
 
     /* weighed now, when its signals are staged: a held kill too */
-    if (!usercost_admit (d, c, matchtag, "kill", usercost_kill (je->job)))
+    if (!usercost_admit (d->cost, c, matchtag, "kill", usercost_kill (je->job)))
         return;
     jobctx_fill (d->jctx, &ctx);
     errno = 0;
@@ -588,7 +588,8 @@ req_kill (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
      * signal yet: the kill waits for it (killwait.c). */
     if (job_shells_starting (je->job)) {
         /* weighed before it is held, and again when it is carried out */
-        if (!usercost_admit (d, c, matchtag, "kill", usercost_kill (je->job)))
+        if (!usercost_admit (d->cost, c, matchtag, "kill",
+                             usercost_kill (je->job)))
             return;
         if (killwait_add (d->kills, je, c, matchtag, (int)signum) == 0)
             return;
@@ -640,7 +641,7 @@ static void req_expiration (struct cairnd *d,
                             (unsigned)d->uid);
         return;
     }
-    if (!usercost_admit (d, c, matchtag, "expiration",
+    if (!usercost_admit (d->cost, c, matchtag, "expiration",
                          usercost_expiration (je->job)))
         return;
     jobctx_fill (d->jctx, &ctx);
@@ -689,7 +690,7 @@ static void req_critical_ranks (struct cairnd *d,
     }
     size_t need = usercost_critical (je->job, strlen (enc));
     free (enc);
-    if (!usercost_admit (d, c, matchtag, "critical-ranks", need)) {
+    if (!usercost_admit (d->cost, c, matchtag, "critical-ranks", need)) {
         idset_destroy (ranks);
         return;
     }
@@ -811,7 +812,7 @@ req_undrain (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload
                             "undrain: only-drained: must be true or false");
         goto done;
     }
-    if (bind_check_undrain (d, c, &err) < 0) {
+    if (bind_check_undrain (d->bindings, c, &err) < 0) {
         conn_respond_error (c, matchtag, errno, "%s", err.text);
         goto done;
     }
@@ -910,7 +911,7 @@ req_bind (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
     struct cairn_error err = {{0}};
 
     (void)json_unpack (payload, "{s?s s?s}", "instance", &uuid, "name", &name);
-    if (bind_conn (d, c, uuid, name, &err) < 0) {
+    if (bind_conn (d->bindings, c, uuid, name, &err) < 0) {
         /* its module tries again every 10 s: said once */
         if (errno == EBUSY && strcmp (d->bind_refused, uuid) != 0) {
             log_msg (LOG_WARNING, "%s", err.text);
@@ -959,7 +960,7 @@ req_stats (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
     else
         json_decref (e);
     /* the Flux instance served (bind.h), while its module is connected */
-    json_t *fi = bind_describe (d);
+    json_t *fi = bind_describe (d->bindings);
     if (r && fi)
         json_object_set_new (r, "flux-instance", fi);
     else
@@ -1086,7 +1087,7 @@ static bool owner_allowed (struct cairnd *d,
     if (!json_is_integer (id) || json_integer_value (id) < 0)
         return true; /* EPROTO from its handler */
     struct submitter s = job_submitter (d, (uint64_t)json_integer_value (id));
-    if (s.uid < 0 || trust_owner_job (d, uid, s.shell_uid))
+    if (s.uid < 0 || trust_owner_job (d->trust, uid, s.shell_uid))
         return true; /* unknown: ENOENT from its handler */
     conn_respond_error (c, matchtag, EPERM,
                         "%s: permission denied: job %jd is uid %jd's, not "
@@ -1112,7 +1113,7 @@ static bool allowed (struct cairnd *d,
 
     if (access == ANYONE)
         return true;
-    if (trust_is_owner (d, uid))
+    if (trust_is_owner (d->trust, uid))
         return owner_allowed (d, c, topic, matchtag, payload, access);
     if (privileged (d, uid))
         return true;

@@ -245,10 +245,11 @@ static json_t *summary_json (
     const struct idset *ranks = job ? job_ranks (job)
                                 : r ? rv1_ranks (r)
                                     : NULL;
-    bool may_see = (trust_privileged (d, sender) &&
-                    trust_owner_job (d, sender, trust_shell_uid (s->accept))) ||
-                   (json_is_integer (uid) &&
-                    json_integer_value (uid) == (json_int_t)sender);
+    bool may_see =
+        (trust_privileged (d->trust, sender) &&
+         trust_owner_job (d->trust, sender, trust_shell_uid (s->accept))) ||
+        (json_is_integer (uid) &&
+         json_integer_value (uid) == (json_int_t)sender);
     double expiration = s->jt.have_expiration ? s->jt.expiration
                         : r                   ? rv1_expiration (r)
                                               : 0;
@@ -638,7 +639,7 @@ void req_jobs (struct cairnd *d,
     }
     if (ids && jobs_ids (c, matchtag, ids) < 0)
         return;
-    if (!trust_privileged (d, conn_uid (c)) && d->views &&
+    if (!trust_privileged (d->trust, conn_uid (c)) && d->views &&
         viewq_count (&d->views->users, conn_uid (c)) >= VIEWS_USER_MAX) {
         conn_respond_error (c, matchtag, EAGAIN,
                             "jobs: uid %u has %d jobs requests being answered "
@@ -690,7 +691,7 @@ void req_jobs (struct cairnd *d,
         jobsview_free (jv);
         return;
     }
-    if (views_add (d, jv, trust_privileged (d, jv->sender)) < 0)
+    if (views_add (d, jv, trust_privileged (d->trust, jv->sender)) < 0)
         goto nomem;
     return;
 readerr:
