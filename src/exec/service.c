@@ -209,7 +209,7 @@ static void start_reattach (struct cairnd *d,
     json_decref (r);
     /* Everything acted on so far (W9); the rest reaches the new subscriber
      * through the effects of its batch: a batch on disk whose effects have
-     * not run (it lands later, daemon.c flush()), a batch in flight, and
+     * not run (it lands later, turn.c flush()), a batch in flight, and
      * what this turn adds. A job no longer in memory was acted on to its
      * end. */
     struct backlog b = {.c = c,
