@@ -873,17 +873,25 @@ enum job_effect job_event_effect (enum job_event ev)
     return ev < JOB_EV_COUNT ? transitions[ev].effect : JOB_EFFECT_NONE;
 }
 
+bool job_ev_is_response (enum job_event ev)
+{
+    return ev < JOB_EV_COUNT && transitions[ev].response;
+}
+
 bool job_event_is_response (const char *name)
 {
-    enum job_event ev = job_event_of (name);
-    return ev != JOB_EV_OTHER && transitions[ev].response;
+    return job_ev_is_response (job_event_of (name));
+}
+
+bool job_ev_is_progress (enum job_event ev)
+{
+    /* a name cairn does not use is an outside service's (job_post) */
+    return ev >= JOB_EV_COUNT || transitions[ev].progress;
 }
 
 bool job_event_is_progress (const char *name)
 {
-    enum job_event ev = job_event_of (name);
-    /* a name cairn does not use is an outside service's (job_post) */
-    return ev == JOB_EV_OTHER || transitions[ev].progress;
+    return job_ev_is_progress (job_event_of (name));
 }
 
 /* The stream's own names (streamnames.h) of the given kind. */

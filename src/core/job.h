@@ -356,37 +356,31 @@ int job_proc_failed (struct job *job,
                      const char *reason,
                      json_t *out);
 
-/* The process exited with wait status `status`. `error` is the shim's
- * report that it could not exec the command (or NULL). outdata/errdata
- * are its captured output (may be NULL), already capped by the caller to
- * job_output_room() of its phase; *_trunc says more was there. */
+/* How a process ended, as its supervisor (or its node) told it. */
+struct job_proc_end {
+    int status;        /* wait status */
+    const char *error; /* the shim could not exec the command, or NULL */
+    int leftover;      /* processes its session still held when it ended
+                        * (its record's "leftover": its supervisor killed
+                        * them before telling its end), 0 if none */
+    /* its captured output (may be NULL), already capped by the caller to
+     * job_output_room() of its phase; *_trunc: more was there */
+    const char *outdata;
+    bool out_trunc;
+    const char *errdata;
+    bool err_trunc;
+};
+
+/* The process ended as `end` says. A shell that left processes behind
+ * (end->leftover > 0) raises a fatal `exec` exception unless the job has
+ * one already: a shell that exits while its tasks still run (its broker
+ * gone) did not finish the job. A process given up on earlier: accepted,
+ * nothing emitted. ENOENT: no such process. */
 int job_proc_exited (struct job *job,
                      const struct job_ctx *ctx,
                      const char *execid,
-                     int status,
-                     const char *error,
-                     const char *outdata,
-                     bool out_trunc,
-                     const char *errdata,
-                     bool err_trunc,
+                     const struct job_proc_end *end,
                      json_t *out);
-
-/* job_proc_exited, with the number of processes its session still held
- * when it ended (its record's "leftover": its supervisor killed them
- * before telling its end). A shell that left some raises a fatal `exec`
- * exception unless the job has one already: a shell that exits while its
- * tasks still run (its broker gone) did not finish the job. */
-int job_proc_exited_left (struct job *job,
-                          const struct job_ctx *ctx,
-                          const char *execid,
-                          int status,
-                          const char *error,
-                          int leftover,
-                          const char *outdata,
-                          bool out_trunc,
-                          const char *errdata,
-                          bool err_trunc,
-                          json_t *out);
 
 /* The spawned process is gone and its start marker was never written:
  * the command did not run (a shim cut short by cairnd's death, see
@@ -559,6 +553,8 @@ json_t *job_response (const struct job *job, const json_t *entry);
 
 /* Is this event name one that becomes a response? */
 bool job_event_is_response (const char *name);
+/* The same of a name already decoded (job_event_of): no lookup. */
+bool job_ev_is_response (enum job_event ev);
 
 /* Is this event name one that a stream which asked for "events"
  * (cairn-protocol(7)) gets besides the RFC 32 responses: accept,
@@ -566,6 +562,8 @@ bool job_event_is_response (const char *name);
  * shell-end, and any name cairn does not use itself (an outside service's,
  * posted with job_post())? */
 bool job_event_is_progress (const char *name);
+/* The same of a name already decoded (job_event_of): no lookup. */
+bool job_ev_is_progress (enum job_event ev);
 
 /* Is this name one cairn uses itself, for an event or a stream response
  * (accepted, reattached, output, kill)? Such names cannot be posted. */

@@ -1232,42 +1232,24 @@ static int emit_output (struct job *job,
 int job_proc_exited (struct job *job,
                      const struct job_ctx *ctx,
                      const char *execid,
-                     int status,
-                     const char *error,
-                     const char *outdata,
-                     bool out_trunc,
-                     const char *errdata,
-                     bool err_trunc,
+                     const struct job_proc_end *end,
                      json_t *out)
-{
-    return job_proc_exited_left (job, ctx, execid, status, error, 0, outdata,
-                                 out_trunc, errdata, err_trunc, out);
-}
-
-int job_proc_exited_left (struct job *job,
-                          const struct job_ctx *ctx,
-                          const char *execid,
-                          int status,
-                          const char *error,
-                          int leftover,
-                          const char *outdata,
-                          bool out_trunc,
-                          const char *errdata,
-                          bool err_trunc,
-                          json_t *out)
 {
     struct job_proc *p = job_proc_lookup (job, execid);
     if (!p)
         return -1;
     if (p->state == PROC_DONE) /* given up on earlier; ended after all */
         return 0;
-    json_t *o = json_pack ("{s:s s:i}", "execid", execid, "status", status);
-    if (o && error)
-        json_object_set_new (o, "error", json_string (error));
-    if (o && leftover > 0)
-        json_object_set_new (o, "leftover", json_integer (leftover));
-    if (emit_output (job, ctx, out, p, "stdout", outdata, out_trunc) < 0 ||
-        emit_output (job, ctx, out, p, "stderr", errdata, err_trunc) < 0 ||
+    json_t *o =
+        json_pack ("{s:s s:i}", "execid", execid, "status", end->status);
+    if (o && end->error)
+        json_object_set_new (o, "error", json_string (end->error));
+    if (o && end->leftover > 0)
+        json_object_set_new (o, "leftover", json_integer (end->leftover));
+    if (emit_output (job, ctx, out, p, "stdout", end->outdata,
+                     end->out_trunc) < 0 ||
+        emit_output (job, ctx, out, p, "stderr", end->errdata,
+                     end->err_trunc) < 0 ||
         job_emit (job, ctx, out, "proc-exit", o) < 0 ||
         proc_ended (job, ctx, out, p) < 0)
         return -1;

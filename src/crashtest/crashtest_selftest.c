@@ -84,9 +84,9 @@ static int fixture_init (struct fixture *f)
     }
     for (size_t i = 0; i < 2; i++) {
         ctx.now += 0.01;
-        if (job_proc_exited (job, &ctx, job_proc_at (job, i)->execid,
-                             i == 1 ? 3 << 8 : 0, NULL, NULL, false, NULL,
-                             false, out) < 0)
+        struct job_proc_end end = {.status = i == 1 ? 3 << 8 : 0};
+        if (job_proc_exited (job, &ctx, job_proc_at (job, i)->execid, &end,
+                             out) < 0)
             return -1;
     }
     f->transcript = json_pack ("{s:[]}", "1");

@@ -5,7 +5,7 @@
 
 #include "core/job.h"
 #include "exec/bind.h"
-#include "exec/daemon_private.h"
+#include "exec/jobtable.h"
 #include "server/server.h"
 
 /* One bound connection. A few at most (the rank-0 module; its reconnects
@@ -14,6 +14,11 @@ struct binding {
     uint64_t conn;
     char *uuid, *name;
     struct binding *next;
+};
+
+struct bindings {
+    struct binding *head;
+    struct jobtable *jobs; /* their instances count as served too */
 };
 
 static void binding_free (struct binding *b)
@@ -33,13 +38,13 @@ static bool valid (const char *s, size_t max)
 
 /* Who else is served: a binding of another connection to another
  * instance, or an active job of another instance. */
-static int others (struct cairnd *d,
+static int others (struct bindings *bs,
                    uint64_t conn,
                    const char *uuid,
                    const char *name,
                    struct cairn_error *err)
 {
-    for (struct binding *b = d->bindings; b; b = b->next) {
+    for (struct binding *b = bs->head; b; b = b->next) {
         if (b->conn != conn && strcmp (b->uuid, uuid) != 0)
             return errset (err, EBUSY,
                            "bind: cairnd serves Flux instance %s (%.48s, "
@@ -49,7 +54,7 @@ static int others (struct cairnd *d,
     }
     size_t pos = 0;
     struct jobentry *je;
-    while ((je = hashmap_next (d->jobs, &pos, NULL))) {
+    while ((je = jobtable_next (bs->jobs, &pos))) {
         const char *inst = job_instance (je->job);
         if (inst && strcmp (inst, uuid) != 0)
             return errset (err, EBUSY,
@@ -61,7 +66,7 @@ static int others (struct cairnd *d,
     return 0;
 }
 
-int bind_conn (struct cairnd *d,
+int bind_conn (struct bindings *bs,
                struct conn *c,
                const char *uuid,
                const char *name,
@@ -74,28 +79,28 @@ int bind_conn (struct cairnd *d,
                        "bind: \"instance\" must be a string of 1 to %d "
                        "bytes and \"name\" one of 1 to %d",
                        BIND_UUID_MAX, BIND_NAME_MAX);
-    if (others (d, conn_id (c), uuid, name, err) < 0)
+    if (others (bs, conn_id (c), uuid, name, err) < 0)
         return -1;
     if (!(b = calloc (1, sizeof (*b))) || !(b->uuid = strdup (uuid)) ||
         !(b->name = strdup (name))) {
         binding_free (b);
         return errset (err, ENOMEM, "bind: out of memory");
     }
-    bind_conn_gone (d, c); /* bound again: the new one replaces it */
+    bind_conn_gone (bs, c); /* bound again: the new one replaces it */
     b->conn = conn_id (c);
-    b->next = d->bindings;
-    d->bindings = b;
+    b->next = bs->head;
+    bs->head = b;
     return 0;
 }
 
-int bind_check_start (struct cairnd *d,
+int bind_check_start (struct bindings *bs,
                       struct conn *c,
                       const char *instance,
                       struct cairn_error *err)
 {
     if (!instance)
         return 0;
-    for (struct binding *b = d->bindings; b; b = b->next) {
+    for (struct binding *b = bs->head; b; b = b->next) {
         if (b->conn != conn_id (c))
             continue;
         if (strcmp (b->uuid, instance) == 0)
@@ -111,10 +116,10 @@ int bind_check_start (struct cairnd *d,
                    instance);
 }
 
-void bind_conn_gone (struct cairnd *d, struct conn *c)
+void bind_conn_gone (struct bindings *bs, struct conn *c)
 {
     uint64_t id = conn_id (c);
-    for (struct binding **pp = &d->bindings; *pp;) {
+    for (struct binding **pp = &bs->head; *pp;) {
         struct binding *b = *pp;
         if (b->conn == id) {
             *pp = b->next;
@@ -124,12 +129,12 @@ void bind_conn_gone (struct cairnd *d, struct conn *c)
     }
 }
 
-int bind_check_undrain (struct cairnd *d,
+int bind_check_undrain (struct bindings *bs,
                         struct conn *c,
                         struct cairn_error *err)
 {
     const struct binding *served = NULL;
-    for (const struct binding *b = d->bindings; b; b = b->next) {
+    for (const struct binding *b = bs->head; b; b = b->next) {
         if (b->conn == conn_id (c))
             return 0;
         served = b;
@@ -143,17 +148,30 @@ int bind_check_undrain (struct cairnd *d,
                    served->uuid, served->name);
 }
 
-json_t *bind_describe (struct cairnd *d)
+json_t *bind_describe (struct bindings *bs)
 {
-    struct binding *b = d->bindings;
+    struct binding *b = bs->head;
     return b ? json_pack ("{s:s s:s}", "uuid", b->uuid, "name", b->name) : NULL;
 }
 
-void bind_destroy (struct cairnd *d)
+struct bindings *bind_create (struct jobtable *jobs)
 {
-    while (d->bindings) {
-        struct binding *b = d->bindings;
-        d->bindings = b->next;
+    struct bindings *bs = calloc (1, sizeof (*bs));
+    if (bs)
+        bs->jobs = jobs;
+    return bs;
+}
+
+void bind_destroy (struct bindings *bs)
+{
+    if (!bs)
+        return;
+    int saved = errno;
+    while (bs->head) {
+        struct binding *b = bs->head;
+        bs->head = b->next;
         binding_free (b);
     }
+    free (bs);
+    errno = saved;
 }

@@ -29,7 +29,8 @@
 
 #include "core/error.h"
 
-struct cairnd;
+struct jobtable; /* exec/jobtable.h */
+struct bindings;
 struct conn;
 
 /* The longest instance UUID and description accepted. */
@@ -40,7 +41,7 @@ struct conn;
  * -1 with err: EINVAL (uuid or name missing, empty or too long), EBUSY
  * (cairnd serves another instance: the message names both), ENOMEM. A
  * connection bound already is bound again (the same checks). */
-int bind_conn (struct cairnd *d,
+int bind_conn (struct bindings *bs,
                struct conn *c,
                const char *uuid,
                const char *name,
@@ -48,7 +49,7 @@ int bind_conn (struct cairnd *d,
 
 /* May c start a job stamped with instance (NULL: not stamped)? 0, or -1
  * with err EBUSY naming the connection's binding (or its lack). */
-int bind_check_start (struct cairnd *d,
+int bind_check_start (struct bindings *bs,
                       struct conn *c,
                       const char *instance,
                       struct cairn_error *err);
@@ -57,18 +58,22 @@ int bind_check_start (struct cairnd *d,
  * Flux's drain list is the one, and its module mirrors Flux's undrains
  * (flux/drainsync.h): only a connection bound to it may. 0, or -1 with err
  * EBUSY naming the instance and `flux resource undrain`. */
-int bind_check_undrain (struct cairnd *d,
+int bind_check_undrain (struct bindings *bs,
                         struct conn *c,
                         struct cairn_error *err);
 
 /* c is closed: its binding goes. */
-void bind_conn_gone (struct cairnd *d, struct conn *c);
+void bind_conn_gone (struct bindings *bs, struct conn *c);
 
 /* {"uuid", "name"} of the instance bound on an open connection (new
  * reference), or NULL when none is. */
-json_t *bind_describe (struct cairnd *d);
+json_t *bind_describe (struct bindings *bs);
 
-/* Free what bind_conn kept (cairnd_destroy). */
-void bind_destroy (struct cairnd *d);
+/* No connection bound yet; an active job of jobs counts as its
+ * instance's. NULL with errno ENOMEM. */
+struct bindings *bind_create (struct jobtable *jobs);
+
+/* Free every binding (cairnd_destroy). NULL is fine; errno is kept. */
+void bind_destroy (struct bindings *bs);
 
 #endif /* CAIRN_EXEC_BIND_H */

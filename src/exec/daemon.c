@@ -1,13 +1,17 @@
-/* daemon.c - cairnd's loop: group commit, then effects.
+/* daemon.c - cairnd's wiring: the only file that creates the rooms and
+ * connects them, each lent what it uses and answering through its ops:
+ * the job table (jobtable.h), the commit turn (turn.h), the streams
+ * (streams.h), live output (output.h), held kills (killwait.h), the jobs'
+ * context (jobctx.h), quotas, the node role, the service.
  *
- * The invariant this file keeps: no effect (spawn, signal, response,
- * exit-file removal) happens before the journal commit that records its
- * cause has returned. Everything that reaches a client or the system goes
- * through flush(), which commits first.
+ * What stays here is the daemon's own: what a job's committed events do
+ * (effects(): the runners, the streams, the log), the retention timer, the
+ * state dir and its lock, the signals, and the create/run/destroy phases.
+ * The write-ahead rule (no effect before the commit of its cause) is the
+ * turn's: effects() runs only when the turn says a batch is on disk.
  */
 #include <errno.h>
 #include <math.h>
-#include <pwd.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,303 +19,109 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
-#include <uuid/uuid.h>
 
 #include "core/testenv.h"
 #include "core/eventlog.h"
 #include "core/hostlist.h"
-#include "core/jobid.h"
 #include "exec/bind.h"
 #include "exec/daemon_private.h"
+#include "exec/jobctx.h"
 #include "journal/outbox.h"
 #include "exec/runner.h"
 #include "exec/service_views.h"
+#include "exec/turn.h"
 #include "util/dircheck.h"
 #include "util/log.h"
 #include "util/notify.h"
 #include "supervise/procfs.h"
 #include "journal/crashpoint.h"
 
-double cairnd_now (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_REALTIME, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* A random (version 4) UUID. libuuid's uuid_generate_random() makes four
- * more system calls per id to mix its own generator in, and cairnd makes
- * an id per process it starts: the bytes come from getrandom(), a pool of
- * CAIRND_IDPOOL ids per call. cairnd forks no child that makes ids. */
-static void new_execid (char buf[EXECID_LEN + 1], void *arg)
-{
-    struct cairnd *d = arg;
-    uuid_t u;
-
-    if (d->idpool_left == 0) {
-        ssize_t n = getrandom (d->idpool, sizeof (d->idpool), 0);
-        d->idpool_left = n == (ssize_t)sizeof (d->idpool) ? CAIRND_IDPOOL : 0;
-    }
-    if (d->idpool_left > 0) {
-        unsigned char *b = d->idpool + --d->idpool_left * sizeof (u);
-        memcpy (u, b, sizeof (u));
-        memset (b, 0, sizeof (u)); /* an id's bytes serve once */
-        u[6] = (unsigned char)((u[6] & 0x0f) | 0x40); /* version 4 */
-        u[8] = (unsigned char)((u[8] & 0x3f) | 0x80); /* RFC 4122 variant */
-    } else
-        uuid_generate_random (u);
-    uuid_unparse_lower (u, buf);
-}
-
-static bool user_known (uint32_t uid, void *arg)
-{
-    struct passwd pw, *res = NULL;
-    char buf[4096];
-    return getpwuid_r ((uid_t)uid, &pw, buf, sizeof (buf), &res) == 0 && res;
-}
-
 /* No stream that asked for the job's events follows it: its client (the
  * Flux module: a broker restart, a module reload) is away. */
-static bool client_away (uint64_t id, void *arg)
+static bool client_away (void *arg, uint64_t id)
 {
-    struct jobentry *je = cairnd_job (arg, id);
+    struct cairnd *d = arg;
+    struct jobentry *je = jobtable_get (d->jobs, id);
     for (struct sub *s = je ? je->subs : NULL; s; s = s->next)
         if (s->events)
             return false;
     return true;
 }
 
-void cairnd_ctx (struct cairnd *d, struct job_ctx *ctx)
+static const struct jobctx_ops jobctx_ops = {.client_away = client_away};
+
+/* More (or fewer) streams ask for output: the tail timer runs while any. */
+static void streams_watch (void *arg, int delta)
 {
-    ctx->now = cairnd_now ();
-    ctx->owner_uid = d->uid;
-    ctx->multiuser = d->uid == 0;
-    ctx->user_known = user_known;
-    ctx->new_execid = new_execid;
-    ctx->client_away = client_away;
-    ctx->arg = d;
+    struct cairnd *d = arg;
+    if (d->output) /* none before the loop, nor any stream */
+        output_watch (d->output, delta);
 }
 
-/* ---- jobs in memory ---- */
+static const struct streams_ops streams_ops = {.watch = streams_watch};
 
-static void timer_cb (struct ev_loop *loop, ev_timer *w, int revents);
+/* ---- jobs in memory (jobtable.h) ---- */
 
-struct jobentry *cairnd_job (struct cairnd *d, uint64_t id)
+/* A job is forgotten (jobtable_remove: clean, or a refused start): its
+ * streams, held kills and watched processes go first. */
+static void job_forget (void *arg, struct jobentry *je)
 {
-    char key[24];
-    snprintf (key, sizeof (key), "%ju", (uintmax_t)id);
-    return hashmap_get (d->jobs, key);
-}
-
-struct jobentry *cairnd_job_add (struct cairnd *d, struct job *job)
-{
-    struct jobentry *je = calloc (1, sizeof (*je));
-    if (!je || !(je->pending = json_array ()))
-        goto error;
-    je->d = d;
-    je->job = job;
-    snprintf (je->key, sizeof (je->key), "%ju", (uintmax_t)job_id (job));
-    char f58[JOBID_STRLEN];
-    if (jobid_encode_f58 (job_id (job), f58, sizeof (f58)) < 0)
-        f58[0] = '\0';
-    snprintf (je->name, sizeof (je->name), "%s (%s)", je->key, f58);
-    ev_timer_init (&je->timer, timer_cb, 0, 0);
-    je->timer.data = je;
-    if (hashmap_put (d->jobs, je->key, je) < 0)
-        goto error;
-    return je;
-error:
-    if (je)
-        json_decref (je->pending);
-    free (je);
-    errno = ENOMEM;
-    return NULL;
-}
-
-/* Take s off both its lists and free it; a connection left without
- * streams is dropped from d->conn_subs. */
-static void sub_free (struct cairnd *d, struct sub *s)
-{
-    struct connsubs *cs = s->cs;
-
-    *s->pprev = s->next;
-    if (s->next)
-        s->next->pprev = s->pprev;
-    *s->cpprev = s->cnext;
-    if (s->cnext)
-        s->cnext->cpprev = s->cpprev;
-    if (s->sent) {
-        json_decref (s->sent);
-        output_watch (d, -1);
-    }
-    free (s);
-    if (!cs->head) {
-        hashmap_del (d->conn_subs, cs->key);
-        free (cs);
-    }
-}
-
-/* Forget a job (clean, or a refused start). Not on the dirty list. */
-void cairnd_job_remove (struct jobentry *je)
-{
-    struct cairnd *d = je->d;
-    ev_timer_stop (d->loop, &je->timer);
-    while (je->subs)
-        sub_free (d, je->subs);
-    killwait_drop (je);
+    struct cairnd *d = arg;
+    streams_drop_job (d->streams, je);
+    killwait_drop (d->kills, je);
     /* processes we gave up on (unkillable) are still watched */
     for (size_t i = 0; i < job_nprocs (je->job); i++)
         procs_unwatch (d->procs, job_proc_at (je->job, i)->execid);
-    hashmap_del (d->jobs, je->key);
-    json_decref (je->pending);
-    job_destroy (je->job);
-    free (je);
 }
 
-void cairnd_dirty (struct jobentry *je)
+/* Does cairnd hold a stream of c's (a job's events it follows)? The
+ * server's busy: such a connection is not idle. */
+static bool conn_busy (struct conn *c, void *arg)
 {
-    if (!je->dirty && json_array_size (je->pending) > 0) {
-        je->dirty = true;
-        je->dirty_next = je->d->dirty;
-        je->d->dirty = je;
-    }
+    struct cairnd *d = arg;
+    return streams_conn_busy (d->streams, c);
 }
 
-void cairnd_sub_add (struct jobentry *je,
-                     struct conn *c,
-                     int64_t matchtag,
-                     bool reattached,
-                     bool events,
-                     json_t *sent)
+/* c went away (the server's disconnect): every room forgets it. */
+static void conn_gone (struct conn *c, void *arg)
 {
-    struct cairnd *d = je->d;
-    char key[24];
-    struct connsubs *cs;
-    struct sub *s;
-
-    snprintf (key, sizeof (key), "%ju", (uintmax_t)conn_id (c));
-    if (!(cs = hashmap_get (d->conn_subs, key))) {
-        if (!(cs = calloc (1, sizeof (*cs))))
-            goto nomem;
-        memcpy (cs->key, key, sizeof (key));
-        if (hashmap_put (d->conn_subs, cs->key, cs) < 0) {
-            free (cs);
-            goto nomem;
-        }
-    }
-    if (!(s = calloc (1, sizeof (*s)))) {
-        if (!cs->head) {
-            hashmap_del (d->conn_subs, cs->key);
-            free (cs);
-        }
-        goto nomem;
-    }
-    if ((s->sent = sent))
-        output_watch (d, 1);
-    s->je = je;
-    s->conn = c;
-    s->matchtag = matchtag;
-    s->reattached = reattached;
-    s->events = events;
-    s->cs = cs;
-    s->next = je->subs;
-    s->pprev = &je->subs;
-    if (je->subs)
-        je->subs->pprev = &s->next;
-    je->subs = s;
-    s->cnext = cs->head;
-    s->cpprev = &cs->head;
-    if (cs->head)
-        cs->head->cpprev = &s->cnext;
-    cs->head = s;
-    return;
-nomem:
-    json_decref (sent);
-    log_msg (LOG_ERR, "out of memory adding a subscriber");
-}
-
-void cairnd_ack (struct cairnd *d,
-                 struct conn *c,
-                 int64_t matchtag,
-                 json_t *payload_new)
-{
-    struct ack *a = calloc (1, sizeof (*a));
-    if (!a) {
-        json_decref (payload_new);
-        return;
-    }
-    a->conn = c;
-    a->matchtag = matchtag;
-    a->payload = payload_new;
-    *d->acks_tail = a;
-    d->acks_tail = &a->next;
-}
-
-bool cairnd_conn_busy (struct cairnd *d, struct conn *c)
-{
-    char key[24];
-    snprintf (key, sizeof (key), "%ju", (uintmax_t)conn_id (c));
-    return d->conn_subs && hashmap_get (d->conn_subs, key) != NULL;
-}
-
-void cairnd_conn_gone (struct cairnd *d, struct conn *c)
-{
+    struct cairnd *d = arg;
     remote_conn_gone (d, c);
-    killwait_conn_gone (d, c);
+    killwait_conn_gone (d->kills, c);
     views_conn_gone (d, c);
     node_conn_gone (d->node, c);
-    bind_conn_gone (d, c);
-    for (struct ack *a = d->acks; a; a = a->next)
-        if (a->conn == c)
-            a->conn = NULL;
-    for (struct ack *a = d->flight_acks; a; a = a->next)
-        if (a->conn == c)
-            a->conn = NULL;
-    char key[24];
-    struct connsubs *cs;
-    snprintf (key, sizeof (key), "%ju", (uintmax_t)conn_id (c));
-    /* the last sub_free frees cs and removes the key */
-    while (d->conn_subs && (cs = hashmap_get (d->conn_subs, key)))
-        sub_free (d, cs->head);
+    bind_conn_gone (d->bindings, c);
+    turn_conn_gone (d->turn, c);
+    streams_conn_gone (d->streams, c);
 }
 
 /* ---- timers ---- */
 
-void cairnd_timer_rearm (struct jobentry *je)
+/* A job's deadline came (jobtable.h): what it decides joins this turn. */
+static void job_due (void *arg, struct jobentry *je)
 {
-    struct cairnd *d = je->d;
-    double deadline = job_next_deadline (je->job);
-    ev_timer_stop (d->loop, &je->timer);
-    if (deadline > 0) {
-        double delay = deadline - cairnd_now ();
-        /* a hair late rather than early: an early wake-up decides nothing */
-        ev_timer_set (&je->timer, (delay > 0 ? delay : 0) + 0.001, 0);
-        ev_timer_start (d->loop, &je->timer);
-    }
-}
-
-static void timer_cb (struct ev_loop *loop, ev_timer *w, int revents)
-{
-    struct jobentry *je = w->data;
+    struct cairnd *d = arg;
     struct job_ctx ctx;
-    cairnd_ctx (je->d, &ctx);
+    jobctx_fill (d->jctx, &ctx);
     if (job_advance (je->job, &ctx, je->pending) < 0)
         log_msg (LOG_ERR, "job %s: advance: %s", je->name, strerror (errno));
     if (json_array_size (je->pending) > 0)
-        cairnd_dirty (je);
+        jobtable_dirty (je);
     else
-        cairnd_timer_rearm (je);
+        jobtable_rearm (je);
 }
+
+static const struct jobtable_ops jobtable_ops = {.due = job_due,
+                                                 .forget = job_forget};
 
 /* ---- effects ---- */
 
 /* Does a stream of je want its output? */
 static bool wants_output (const struct jobentry *je)
 {
-    return je->d->noutput > 0 && je->subs;
+    return output_wanted (je->d->output) && je->subs;
 }
 
 static bool want_events (const struct jobentry *je)
@@ -329,11 +139,11 @@ static bool want_events (const struct jobentry *je)
  * `reattached` instead); in the events view a reattach stream gets `start`
  * too, as its backlog would (service.c). */
 static void
-respond_subs (struct jobentry *je, const json_t *entry, const char *name)
+respond_subs (struct jobentry *je, const json_t *entry, enum job_event ev)
 {
-    bool progress = job_event_is_progress (name);
-    bool accept = strcmp (name, "accept") == 0;
-    bool start = strcmp (name, "start") == 0;
+    bool progress = job_ev_is_progress (ev);
+    bool accept = ev == JOB_EV_ACCEPT;
+    bool start = ev == JOB_EV_START;
     json_t *payload;
 
     if (progress && !want_events (je))
@@ -449,9 +259,10 @@ static void effects (struct jobentry *je, json_t *events)
         eventlog_entry_fields (entry, NULL, &name, NULL);
         if (!name)
             continue;
-        if (job_event_is_response (name) || job_event_is_progress (name))
-            respond_subs (je, entry, name);
-        else if (wants_output (je) && strcmp (name, "log") == 0)
+        enum job_event ev = job_event_of (name);
+        if (job_ev_is_response (ev) || job_ev_is_progress (ev))
+            respond_subs (je, entry, ev);
+        else if (ev == JOB_EV_LOG && wants_output (je))
             output_log_event (je, entry);
     }
     /* Forget the job once its `clean` is committed and acted on. Effects
@@ -459,291 +270,35 @@ static void effects (struct jobentry *je, json_t *events)
      * (e.g. a failed spawn): then it is dirty again, and its turn comes. */
     if (job_state (je->job) == JOB_DONE && !je->dirty) {
         je->d->njobs_done++;
-        cairnd_job_remove (je);
+        jobtable_remove (je);
     } else
-        cairnd_timer_rearm (je);
+        jobtable_rearm (je);
 }
 
-/* The outbox's run of a job's committed events (OUTBOX_JOBS). */
-static void job_effects (void *arg, const char *key, int op, json_t *events)
+/* What the turn asks of cairnd (turn.h). Its exit on a journal failure
+ * is cairnd's. */
+_Static_assert(CAIRND_EXIT_JOURNAL == TURN_EXIT_JOURNAL,
+               "a journal failure exits as cairnd says it does");
+
+/* A dirty job about to be staged: its held kills are carried out once its
+ * shells no longer start, their signals in this batch, after the starts
+ * they waited for. */
+static void turn_staging (void *arg, struct jobentry *je)
 {
-    struct jobentry *je = arg;
-    je->unacted -= json_array_size (events);
+    struct cairnd *d = arg;
+    if (killwait_holds (d->kills, je) && !job_shells_starting (je->job))
+        killwait_run (d->kills, je);
+}
+
+static void turn_effects (void *arg, struct jobentry *je, json_t *events)
+{
     effects (je, events); /* may forget je */
 }
 
-uint32_t cairnd_job_acted (const struct jobentry *je)
-{
-    return job_nevents (je->job) - (uint32_t)json_array_size (je->pending) -
-           (uint32_t)je->unacted;
-}
-
-void cairnd_journal_failed (struct cairnd *d, const char *why)
-{
-    log_msg (LOG_ERR,
-             "journal commit failed: %s; nothing of this batch was acted on; "
-             "exiting with status %d so that a restart replays the journal",
-             why, CAIRND_EXIT_JOURNAL);
-    /* Do not run effects, do not respond: exit now. The processes keep
-     * running under their shims; the next cairnd reconciles them. */
-    _exit (CAIRND_EXIT_JOURNAL);
-}
-
-/* A drain event: each of its ranks in the journal's drains table (cairn
- * drain lists it, cairn undrain clears it), in the same commit. */
-static int
-stage_drain (struct cairnd *d, const struct job *job, double t, json_t *ctx)
-{
-    const char *ranks = NULL, *reason = "", *hosts = NULL;
-    struct idset *set;
-    struct hostlist *hl = NULL;
-    size_t i = 0;
-    int rc = 0;
-
-    if (json_unpack (ctx, "{s:s s?s s?s}", "ranks", &ranks, "reason", &reason,
-                     "hosts", &hosts) < 0 ||
-        !(set = idset_decode (ranks, NULL)))
-        return 0; /* the fold took it: cannot happen */
-    if (hosts)    /* the event's: the i-th host is the i-th rank's */
-        hl = hostlist_decode (hosts, NULL);
-    for (uint32_t r = idset_first (set); r != IDSET_INVALID_ID && rc == 0;
-         r = idset_next (set, r), i++) {
-        const char *host = hl ? hostlist_nth (hl, i) : NULL;
-        json_t *o =
-            json_pack ("{s:s s:s s:f s:I}", "host", host ? host : "", "reason",
-                       reason, "time", t, "job", (json_int_t)job_id (job));
-        char *rec = o ? json_dumps (o, JSON_COMPACT) : NULL;
-        rc = rec ? journal_drain (d->journal, r, rec) : -1;
-        free (rec);
-        json_decref (o);
-    }
-    hostlist_destroy (hl);
-    idset_destroy (set);
-    return rc;
-}
-
-/* Stage one job's pending events, and what they carry besides: the
- * drains table, the active index, the users' quotas. 0, or -1 with errno
- * (the batch is then abandoned: cairnd exits). */
-static int stage_job (void *arg)
-{
-    struct jobentry *je = arg;
-    struct cairnd *d = je->d;
-    size_t n = json_array_size (je->pending);
-    uint32_t seq = job_nevents (je->job) - (uint32_t)n;
-    size_t i;
-    json_t *entry;
-
-    json_array_foreach (je->pending, i, entry)
-    {
-        char *line = eventlog_entry_encode (entry);
-        const char *name = "";
-        double t = 0;
-        json_t *ctx = NULL;
-        if (!line)
-            return -1;
-        if (journal_append (d->journal, job_id (je->job), seq + (uint32_t)i,
-                            line, strlen (line)) < 0) {
-            free (line);
-            return -1;
-        }
-        /* encode checked it */
-        eventlog_entry_fields (entry, &t, &name, &ctx);
-        if (!name)
-            name = "";
-        quota_staged (d->quota, je->job, seq + (uint32_t)i, name,
-                      strlen (line));
-        free (line);
-        enum job_event ev = job_event_of (name);
-        if (ev == JOB_EV_DRAIN && stage_drain (d, je->job, t, ctx) < 0)
-            return -1;
-        if ((ev == JOB_EV_ACCEPT &&
-             journal_set_active (d->journal, job_id (je->job), true, 0) < 0) ||
-            (ev == JOB_EV_CLEAN &&
-             journal_set_active (d->journal, job_id (je->job), false, t) < 0))
-            return -1;
-    }
-    return 0;
-}
-
-/* Every dirty job's pending events into the journal batch, each job's
- * effects into the outbox with them (O1). */
-static void stage (struct cairnd *d)
-{
-    while (d->dirty) {
-        struct jobentry *je = d->dirty;
-        /* its signals join this batch, after the starts they waited for */
-        killwait_run (je);
-        json_t *fresh = json_array ();
-        d->dirty = je->dirty_next;
-        je->dirty = false;
-        if (!fresh)
-            cairnd_journal_failed (d, "out of memory");
-        /* the effect takes the events staged from je->pending */
-        size_t n = json_array_size (je->pending);
-        struct outbox_effect e = {
-            .fn = job_effects, .arg = je, .data = je->pending};
-        if (outbox_put (d->outbox, OUTBOX_JOBS, stage_job, je, &e) < 0)
-            cairnd_journal_failed (d, strerror (errno));
-        je->unacted += n;
-        je->pending = fresh;
-    }
-}
-
-static void commit (struct cairnd *d)
-{
-    struct cairn_error err;
-    if (journal_pending (d->journal) > 0) {
-        if (journal_commit (d->journal, &err) < 0)
-            cairnd_journal_failed (d, err.text);
-        d->ncommits++;
-        d->last_commit = ev_now (d->loop);
-    }
-}
-
-/* Run a committed batch's effects, then the replies held for it (O3-O5). */
-static void act (struct outbox_batch *batch, struct ack *acks)
-{
-    outbox_run (batch);
-    while (acks) {
-        struct ack *a = acks;
-        acks = a->next;
-        if (a->conn) {
-            CRASHPOINT ("exec.respond.before");
-            (void)conn_respond (a->conn, a->matchtag, a->payload);
-            CRASHPOINT ("exec.respond.after");
-        }
-        json_decref (a->payload);
-        free (a);
-    }
-}
-
-/* Free replies never sent. */
-static void acks_drop (struct ack *acks)
-{
-    while (acks) {
-        struct ack *a = acks;
-        acks = a->next;
-        json_decref (a->payload);
-        free (a);
-    }
-}
-
-static struct ack *take_acks (struct cairnd *d)
-{
-    struct ack *acks = d->acks;
-    d->acks = NULL;
-    d->acks_tail = &d->acks;
-    return acks;
-}
-
-/* The committer thread's done (journal_commit_start): wake the loop. */
-static void commit_done (void *arg)
-{
-    struct cairnd *d = arg;
-    if (d->land_delay_ms > 0) /* the test switch: on disk, not landed */
-        usleep ((useconds_t)d->land_delay_ms * 1000);
-    ev_async_send (d->loop, &d->landed);
-}
-
-/* The batch in flight, once on disk: its effects and replies run (O3),
- * and the starts they queued go out. Waits if it is not on disk yet. */
-static void land (struct cairnd *d)
-{
-    struct cairn_error err;
-    if (!journal_committing (d->journal))
-        return;
-    if (journal_commit_finish (d->journal, &err) < 0)
-        cairnd_journal_failed (d, err.text);
-    d->ncommits++;
-    d->last_commit = ev_now (d->loop);
-    struct outbox_batch *batch = d->flight;
-    struct ack *acks = d->flight_acks;
-    d->flight = NULL;
-    d->flight_acks = NULL;
-    act (batch, acks);
-    procs_send (d->procs);
-    procs_forget_kick (d->procs);
-}
-
-static void landed_cb (struct ev_loop *loop, ev_async *w, int revents)
-{
-    land (w->data);
-}
-
-/* Commit the turn's events, then act on them; repeat while acting produced
- * more events (outbox.h, O1-O5). The commit is the committer thread's:
- * the loop goes on taking requests and ends while it is written, and
- * acts on the batch when it lands (land()); meanwhile new events wait in
- * their jobs (dirty) for the next batch, which is staged only after it. */
-static void flush (struct cairnd *d)
-{
-    ev_timer_stop (d->loop, &d->lazy_timer);
-    if (journal_committing (d->journal))
-        return; /* the next flush comes after the landing */
-    while (d->dirty || d->acks || outbox_busy (d->outbox)) {
-        stage (d);
-        struct outbox_batch *batch = outbox_take (d->outbox);
-        struct ack *acks = take_acks (d);
-        if (d->unsafe_effects_first) {
-            act (batch, acks);
-            /* the test switch's breach must reach the supervisor before
-             * the commit, or the harness would have nothing to catch */
-            procs_send (d->procs);
-            commit (d);
-            continue;
-        }
-        if (journal_pending (d->journal) > 0) {
-            struct cairn_error err;
-            if (journal_commit_start (d->journal, commit_done, d, &err) < 0)
-                cairnd_journal_failed (d, err.text);
-            d->flight = batch;
-            d->flight_acks = acks;
-            break;
-        }
-        act (batch, acks); /* their causes are on disk already (O2) */
-    }
-    /* nothing is left to stage: what the users' requests were let in for
-     * is counted as staged now (quota.h) */
-    quota_settle (d->quota);
-    /* the turn's starts in one send, and the files of the ends just
-     * acted on with one wake-up */
-    procs_send (d->procs);
-    procs_forget_kick (d->procs);
-}
-
-/* flush() until everything staged is on disk and acted on: before we
- * listen, and at the end. */
-static void flush_all (struct cairnd *d)
-{
-    do {
-        land (d);
-        flush (d);
-    } while (journal_committing (d->journal));
-}
+static const struct turn_ops turn_ops = {.staging = turn_staging,
+                                         .effects = turn_effects};
 
 /* ---- journal space and retention ---- */
-
-/* Refuse new jobs before the map is full, so that the jobs already running
- * can always journal their way to the end: the last 10% (at least 1 MiB)
- * of the largest map, plus each active job's output cap and 64 KiB for
- * its events, are kept for them. */
-bool cairnd_journal_full (struct cairnd *d)
-{
-    struct journal_stats st;
-    if (journal_stats (d->journal, &st) < 0 || st.max_map_size == 0)
-        return false;
-    size_t reserve = st.max_map_size / 10;
-    if (reserve < (1 << 20))
-        reserve = 1 << 20;
-    /* ... plus what the jobs already accepted may still write: their
-     * output up to the cap of each phase, and their events */
-    size_t per_job = 3 * d->cfg.job.output_max_bytes + (64 << 10);
-    reserve += hashmap_count (d->jobs) * per_job;
-    /* live pages, not the high-water mark: after a purge LMDB reuses the
-     * freed pages, so new jobs may come in again */
-    return st.data_used + reserve >= st.max_map_size;
-}
 
 struct purge {
     double cutoff;
@@ -764,7 +319,7 @@ static int purge_cb (const struct journal_jobinfo *info, void *arg)
 static void purge_cb_timer (struct ev_loop *loop, ev_timer *w, int revents)
 {
     struct cairnd *d = w->data;
-    struct purge p = {.cutoff = cairnd_now () - d->cfg.journal_retention};
+    struct purge p = {.cutoff = jobctx_now () - d->cfg.journal_retention};
     struct cairn_error err;
 
     if (journal_foreach_job (d->journal, false, purge_cb, &p, &err) < 0) {
@@ -778,9 +333,9 @@ static void purge_cb_timer (struct ev_loop *loop, ev_timer *w, int revents)
                        sizeof (p.ids) / sizeof (p.ids[0]) - p.n);
     if (p.n > 0) {
         CRASHPOINT ("journal.purge");
-        land (d); /* one commit at a time */
+        turn_land (d->turn); /* one commit at a time */
         if (journal_commit (d->journal, &err) < 0)
-            cairnd_journal_failed (d, err.text);
+            turn_journal_failed (err.text);
         log_msg (LOG_DEBUG,
                  "retention: purged %zu finished jobs (or node "
                  "records)",
@@ -788,67 +343,6 @@ static void purge_cb_timer (struct ev_loop *loop, ev_timer *w, int revents)
         if (p.n == sizeof (p.ids) / sizeof (p.ids[0]))
             ev_feed_event (loop, w, EV_TIMER); /* more to do: next turn */
     }
-}
-
-/* May this turn's commit wait for company? Every pending event is a
- * process's pid record: nothing acts on it, nobody is told of it, and a
- * restart that finds no pid for an intent finds the process by its start
- * marker (procs_look.c), as it does for a start cut short. Waiting lets the
- * records ride with the next commit that must be made (an exit, an intent)
- * instead of costing one of their own per answer of the supervisor. */
-static bool flush_can_wait (struct cairnd *d)
-{
-    if (!d->dirty || d->acks || outbox_busy (d->outbox))
-        return false;
-    for (struct jobentry *je = d->dirty; je; je = je->dirty_next) {
-        size_t i;
-        json_t *entry;
-        json_array_foreach (je->pending, i, entry)
-        {
-            const char *name = NULL;
-            eventlog_entry_fields (entry, NULL, &name, NULL); /* folded */
-            if (!name || job_event_of (name) != JOB_EV_PROC_SPAWN)
-                return false;
-        }
-    }
-    return true;
-}
-
-/* Group commit (journal.commit-interval): while many processes are live,
- * a batch waits until the interval has passed since the last commit, so
- * that what comes meanwhile shares its fdatasync; a batch of pid records
- * alone waits a whole interval. With few processes live the loop is not
- * busy, and a wait would only add to each step of a job: commit at once. */
-static void prepare_cb (struct ev_loop *loop, ev_prepare *w, int revents)
-{
-    struct cairnd *d = w->data;
-    double gap = d->cfg.journal_commit_interval;
-    double wait = 0;
-
-    if (procs_count (d->procs) + procs_asked (d->procs) <
-        CAIRND_GROUP_COMMIT_LIVE)
-        gap = 0;
-
-    if (gap > 0 && flush_can_wait (d))
-        wait = gap;
-    else if (gap > 0 && (d->dirty || d->acks))
-        wait = d->last_commit + gap - ev_now (loop);
-    if (wait <= 0) {
-        flush (d);
-        return;
-    }
-    if (!ev_is_active (&d->lazy_timer)) {
-        ev_timer_set (&d->lazy_timer, wait, 0);
-        ev_timer_start (loop, &d->lazy_timer);
-    }
-    /* starts queued outside a flush (a restart's, procs_orphans_settle's)
-     * go before the loop sleeps */
-    procs_send (d->procs);
-}
-
-static void lazy_cb (struct ev_loop *loop, ev_timer *w, int revents)
-{
-    flush (w->data);
 }
 
 static void signal_cb (struct ev_loop *loop, ev_signal *w, int revents)
@@ -951,6 +445,18 @@ static char *find_shim (const struct cairn_config *cfg)
     return strdup (CAIRN_LIBEXECDIR "/cairn-shim");
 }
 
+/* A held kill whose job's shells no longer start (killwait.h). */
+static void killwait_kill (void *arg,
+                           struct jobentry *je,
+                           struct conn *c,
+                           int64_t matchtag,
+                           int signum)
+{
+    service_kill (arg, je, c, matchtag, signum);
+}
+
+static const struct killwait_ops killwait_ops = {.kill = killwait_kill};
+
 /* Phase 1: memory only — the maps, the outbox, the paths (the config
  * copy and the state dir's name come first, in cairnd_create). */
 static int create_memory (struct cairnd *d, struct cairn_error *err)
@@ -958,10 +464,13 @@ static int create_memory (struct cairnd *d, struct cairn_error *err)
     char path[4096];
 
     d->uid = getuid ();
-    d->t_start = cairnd_now ();
-    if (trust_init (d, err) < 0)
+    d->t_start = jobctx_now ();
+    if (!(d->trust = trust_create (&d->cfg, d->uid, err)))
         return -1;
-    if (!(d->jobs = hashmap_create ()) || !(d->conn_subs = hashmap_create ()) ||
+    /* before the jobs: forgetting one drops its held kills */
+    if (!(d->jctx = jobctx_create (d->uid, &jobctx_ops, d)) ||
+        !(d->kills = killwait_create (&killwait_ops, d)) ||
+        !(d->streams = streams_create (&streams_ops, d)) ||
         !(d->outbox = outbox_create ()))
         return errset (err, ENOMEM, "out of memory");
     snprintf (path, sizeof (path), "%s/cairn.sock", d->statedir);
@@ -1025,15 +534,27 @@ static int setup_loop (struct cairnd *d, struct cairn_error *err)
         errset (err, ENOMEM, "cannot create the event loop");
         return -1;
     }
-    ev_prepare_init (&d->prepare, prepare_cb);
-    d->prepare.data = d;
-    ev_prepare_start (d->loop, &d->prepare);
+    if (!(d->jobs = jobtable_create (d->loop, d, &jobtable_ops, d))) {
+        errset (err, ENOMEM, "out of memory");
+        return -1;
+    }
+    if (!(d->bindings = bind_create (d->jobs)) ||
+        !(d->cost = usercost_create (d->trust, d->quota, d->jobs))) {
+        errset (err, ENOMEM, "out of memory");
+        return -1;
+    }
+    if (!(d->turn = turn_create (
+              d->loop, d->journal, d->outbox, d->jobs, d->quota, d->procs,
+              d->cfg.journal_commit_interval, &turn_ops, d))) {
+        errset (err, ENOMEM, "out of memory");
+        return -1;
+    }
+    if (!(d->output =
+              output_create (d->loop, d->streams, d->procs, &d->cfg))) {
+        errset (err, ENOMEM, "out of memory");
+        return -1;
+    }
     procs_attach (d->procs, d->loop, getenv (TESTENV_CLOCK_SKEW) != NULL);
-    ev_timer_init (&d->lazy_timer, lazy_cb, 0, 0);
-    d->lazy_timer.data = d;
-    ev_async_init (&d->landed, landed_cb);
-    d->landed.data = d;
-    ev_async_start (d->loop, &d->landed);
     ev_signal_init (&d->sigterm, signal_cb, SIGTERM);
     ev_signal_init (&d->sigint, signal_cb, SIGINT);
     d->sigterm.data = d->sigint.data = d;
@@ -1046,12 +567,6 @@ static int setup_loop (struct cairnd *d, struct cairn_error *err)
         rl.rlim_cur = rl.rlim_max;
         (void)setrlimit (RLIMIT_NOFILE, &rl);
     }
-    d->unsafe_effects_first = getenv (TESTENV_UNSAFE_EFFECTS_FIRST) != NULL;
-    const char *delay = getenv (TESTENV_LAND_DELAY);
-    d->land_delay_ms = delay ? atoi (delay) : 0;
-    if (d->unsafe_effects_first)
-        log_msg (LOG_WARNING, "CAIRN_TEST_UNSAFE_EFFECTS_FIRST: acting before "
-                              "committing; for testing the crash harness only");
     if (isfinite (d->cfg.journal_retention)) {
         double every = d->cfg.journal_retention / 10;
         every = every < 1 ? 1 : every > 60 ? 60 : every;
@@ -1065,13 +580,14 @@ static int setup_loop (struct cairnd *d, struct cairn_error *err)
 /* What the node role (node.h) asks of cairnd. */
 static void node_ack (void *arg, struct conn *c, int64_t matchtag, json_t *r)
 {
-    cairnd_ack (arg, c, matchtag, r);
+    struct cairnd *d = arg;
+    turn_ack (d->turn, c, matchtag, r);
 }
 
 __attribute__ ((noreturn)) static void node_journal_failed (void *arg,
                                                             const char *why)
 {
-    cairnd_journal_failed (arg, why);
+    turn_journal_failed (why);
 }
 
 static int node_may_exec (void *arg,
@@ -1079,7 +595,8 @@ static int node_may_exec (void *arg,
                           const json_t *payload,
                           struct cairn_error *err)
 {
-    return trust_node_exec (arg, sender, payload, err);
+    struct cairnd *d = arg;
+    return trust_node_exec (d->trust, sender, payload, err);
 }
 
 static const struct node_ops node_ops = {.ack = node_ack,
@@ -1104,13 +621,14 @@ static int recover (struct cairnd *d, struct cairn_error *err)
         return -1;
     /* said where it matters: not on a state dir with nothing to look at */
     if (!procs_trusted (d->procs) &&
-        (hashmap_count (d->jobs) > 0 || node_nprocs (d->node) > 0))
+        (jobtable_count (d->jobs) > 0 || node_nprocs (d->node) > 0))
         log_msg (LOG_INFO,
                  "%s: not sealed under this boot: a process with "
                  "no start marker and no exit status is lost, not started "
                  "again",
                  procs_exitdir_path (d->procs));
-    flush_all (d); /* what replay decided is committed before we listen */
+    /* what replay decided is committed before we listen */
+    turn_flush_all (d->turn);
     reconcile_sweep_exits (d);
     /* the users' quotas: a count that fails is made again at the next
      * user's start (its count of job records stays 0), never a reason not to
@@ -1135,12 +653,13 @@ static int listen_sockets (struct cairnd *d, struct cairn_error *err)
         .max_connections = d->cfg.max_connections,
         .max_uid_connections = d->cfg.max_user_connections,
         .trusted_uid = d->uid,
-        .trusted_uid2 = d->instance_uid >= 0 ? (uid_t)d->instance_uid : 0,
+        .trusted_uid2 = trust_instance_uid (d->trust) >= 0
+                            ? (uid_t)trust_instance_uid (d->trust)
+                            : 0,
         .user_idle_timeout =
             d->cfg.user_idle_timeout > 0 ? d->cfg.user_idle_timeout : -1};
-    struct server_ops ops = {.request = service_request,
-                             .disconnect = service_disconnect,
-                             .busy = service_busy};
+    struct server_ops ops = {
+        .request = service_request, .disconnect = conn_gone, .busy = conn_busy};
     if (!(d->server = server_create (d->loop, d->sockpath, &lim, &ops, d, err)))
         return -1;
     /* The state dir stays 0700 (journal, exit records, the service's
@@ -1170,7 +689,7 @@ static int listen_sockets (struct cairnd *d, struct cairn_error *err)
     else
         log_msg (LOG_INFO, "listening on %s (journal %s, %zu active jobs)",
                  d->sockpath, journal_instance (d->journal),
-                 hashmap_count (d->jobs));
+                 jobtable_count (d->jobs));
     return 0;
 }
 
@@ -1184,7 +703,6 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
     if (!d)
         return NULL;
     d->lockfd = -1;
-    d->acks_tail = &d->acks;
     /* the whole config, so that no key is left behind a field copy */
     if (config_copy (&d->cfg, cfg) < 0 || !(d->statedir = strdup (statedir))) {
         errset (err, ENOMEM, "out of memory");
@@ -1210,7 +728,7 @@ int cairnd_run (struct cairnd *d)
         log_msg (LOG_WARNING, "cannot tell systemd we are ready: %s",
                  strerror (errno));
     ev_run (d->loop, 0);
-    flush_all (d);
+    turn_flush_all (d->turn);
     return d->exit_code;
 }
 
@@ -1221,41 +739,30 @@ void cairnd_destroy (struct cairnd *d)
     int saved = errno;
     server_destroy (d->server);
     server_destroy (d->public_server);
-    bind_destroy (d);
-    /* torn down with a commit in flight (cairnd_create failing): it ends
-     * first; nothing of it is acted on */
-    if (d->journal && journal_committing (d->journal)) {
-        struct cairn_error err;
-        (void)journal_commit_finish (d->journal, &err);
-    }
-    outbox_drop (d->flight);
-    d->flight = NULL;
-    acks_drop (d->flight_acks);
-    d->flight_acks = NULL;
-    if (d->jobs) {
-        size_t pos = 0;
-        struct jobentry *je;
-        while ((je = hashmap_next (d->jobs, &pos, NULL)))
-            cairnd_job_remove (je);
-        hashmap_destroy (d->jobs);
-    }
+    bind_destroy (d->bindings);
+    d->bindings = NULL;
+    /* a commit in flight ends, unacted on, before its jobs go */
+    turn_destroy (d->turn);
+    d->turn = NULL;
+    jobtable_destroy (d->jobs); /* each job forgotten (job_forget) */
+    d->jobs = NULL;
     if (d->loop) {
         views_destroy (d);
         remote_destroy (d);
         node_destroy (d->node);
         d->node = NULL;
     }
-    hashmap_destroy (d->conn_subs); /* empty: every sub went with its job */
+    streams_destroy (d->streams); /* empty: every sub went with its job */
+    killwait_destroy (d->kills);
+    jobctx_destroy (d->jctx);
+    usercost_destroy (d->cost);
+    trust_destroy (d->trust); /* empty: every kill went with its job */
     quota_destroy (d->quota);
-    acks_drop (d->acks);
-    d->acks = NULL;
     outbox_destroy (d->outbox);
     if (d->loop) {
-        ev_prepare_stop (d->loop, &d->prepare);
         ev_timer_stop (d->loop, &d->purge_timer);
-        ev_timer_stop (d->loop, &d->lazy_timer);
-        ev_async_stop (d->loop, &d->landed);
-        ev_timer_stop (d->loop, &d->output_timer);
+        output_destroy (d->output);
+        d->output = NULL;
         ev_signal_stop (d->loop, &d->sigterm);
         ev_signal_stop (d->loop, &d->sigint);
         procs_detach (d->procs);

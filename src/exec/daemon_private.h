@@ -1,9 +1,14 @@
-/* daemon_private.h - the daemon's own state (struct cairnd: the loop, the
- * active jobs and their streams, the turn's commit), private to src/exec:
- * its job path (daemon*.c, runner.c, reconcile.c, remote*.c) and its
- * socket service (service*.c, bind.c, trust.c). What other rooms own is
- * behind their headers and only pointed at here: procs.h (the processes
- * here), node.h (the node role), quota.h, journal.h and outbox.h. */
+/* daemon_private.h - the daemon's own state (struct cairnd), private to
+ * src/exec: the rooms not yet lent what they use read it (daemon_proc.c,
+ * reconcile.c, remote*.c, service*.c, runner.c). The rooms that are lent
+ * theirs never include it: the job table (jobtable.h), the commit turn
+ * (turn.h), the streams (streams.h), live output (output.h), the held
+ * kills (killwait.h), the jobs' context (jobctx.h), the Flux instance
+ * bound (bind.h), whom it trusts (trust.h), the users' quotas (quota.h)
+ * and their requests' weight (usercost.h); struct cairnd only points at
+ * them, as at procs.h (the processes here), node.h (the node role),
+ * journal.h and outbox.h. Only daemon.c, the wiring, creates and connects
+ * them. */
 #ifndef CAIRN_DAEMON_PRIVATE_H
 #define CAIRN_DAEMON_PRIVATE_H
 
@@ -16,7 +21,14 @@
 #include "core/job.h"
 #include "exec/bind.h"
 #include "exec/trust.h"
+#include "exec/usercost.h"
 #include "exec/daemon.h"
+#include "exec/jobctx.h"
+#include "exec/jobtable.h"
+#include "exec/output.h"
+#include "exec/streams.h"
+#include "exec/turn.h"
+#include "exec/killwait.h"
 #include "exec/quota.h"
 #include "node/node.h"
 #include "procs/procs.h"
@@ -24,62 +36,8 @@
 #include "server/server.h"
 #include "journal/journal.h"
 
-/* A client waiting for a job's responses (a `start` stream). Each sub is
- * on two lists, its job's and its connection's, so that a disconnect
- * costs its own streams, not a walk of every job. */
-struct connsubs;
-struct sub {
-    struct sub *next, **pprev;   /* on je->subs */
-    struct sub *cnext, **cpprev; /* on cs->head */
-    struct connsubs *cs;
-    struct jobentry *je;
-    struct conn *conn;
-    int64_t matchtag;
-    bool reattached; /* a reattach stream: never gets `start` (RFC 32) */
-    bool events;     /* asked for progress events (job_event_is_progress) */
-    json_t *sent;    /* asked for output: rank -> {stdout, stderr} file
-                        offsets sent (daemon_output.c); NULL if not */
-};
-
-/* The streams of one connection (d->conn_subs, keyed by conn_id). */
-struct connsubs {
-    struct sub *head;
-    char key[24];
-};
-
-/* A job in memory (active jobs only). */
-struct jobentry {
-    struct cairnd *d;
-    struct job *job;
-    char key[24];    /* decimal id, the key in d->jobs */
-    char name[64];   /* "DECIMAL (ƒF58)", for the log */
-    json_t *pending; /* events emitted this turn, not yet committed */
-    size_t unacted;  /* events staged whose effects have not run yet (in
-                      * the batch in flight, or in one about to be) */
-    bool dirty;      /* on d->dirty */
-    struct jobentry *dirty_next;
-    ev_timer timer;
-    struct sub *subs;
-    struct killwait *kills; /* kills waiting for its shells (killwait.c) */
-    struct jobentry *kills_next; /* on d->kill_jobs while kills != NULL */
-};
-
 struct outbox; /* outbox.h */
 struct remote; /* rank 0's processes on other nodes (remote.c) */
-
-/* A reply held back until the events that justify it are committed. */
-struct ack {
-    struct ack *next;
-    struct conn *conn; /* NULL once the client went away */
-    int64_t matchtag;
-    json_t *payload;
-};
-
-/* How many live processes (running, or asked for) make cairnd group its
- * commits (journal.commit-interval): fewer, and each commits at once. */
-#define CAIRND_GROUP_COMMIT_LIVE 16
-
-#define CAIRND_IDPOOL 64 /* execids per getrandom() */
 
 struct cairnd {
     struct ev_loop *loop;
@@ -90,116 +48,38 @@ struct cairnd {
     const char *bootid_path; /* or CAIRN_BOOTID_FILE for tests */
     char bootid[40];
     uid_t uid;
-    int64_t instance_uid; /* flux.instance-owner's uid, -1 = none (trust.h) */
+    struct trust *trust;  /* whom it acts for (trust.h) */
+    struct usercost *cost; /* users' requests weighed (usercost.h) */
     int lockfd;
     struct procs *procs; /* the processes here (procs.h) */
     struct journal *journal;
     struct server *server;
     struct server *public_server; /* cfg public-socket, or NULL */
-    struct hashmap *jobs;         /* key -> jobentry */
-    struct hashmap *conn_subs; /* conn_id -> connsubs (with streams only) */
+    struct jobtable *jobs;     /* the active jobs (jobtable.h) */
+    struct streams *streams;   /* clients following jobs (streams.h) */
     struct remote *remote;     /* exec role: processes on other nodes */
     struct node *node;         /* node role (cfg.role_node), else NULL */
-    struct binding *bindings;  /* connections' Flux instances (bind.c) */
+    struct bindings *bindings; /* connections' Flux instances (bind.h) */
     char bind_refused[BIND_UUID_MAX + 1]; /* last refused: logged once */
-    struct jobentry *dirty;    /* jobs with events to stage this turn */
     struct outbox *outbox;     /* effects waiting for the commit */
-    struct ack *acks;
-    struct ack **acks_tail;
-    ev_prepare prepare;
-    ev_timer lazy_timer; /* a commit that waits (prepare_cb) */
-    double last_commit;  /* ev_now of the last one */
-    /* the batch the journal's committer thread is writing (flush(), O3):
-     * its effects and the replies held for it, run once it is on disk */
-    ev_async landed; /* the committer's wake-up */
-    struct outbox_batch *flight;
-    struct ack *flight_acks;
+    struct turn *turn;         /* the commit turn (turn.h) */
+    struct jobctx *jctx;       /* the jobs' view of the world (jobctx.h) */
     ev_signal sigterm;
     ev_signal sigint;
     ev_timer purge_timer;
-    ev_timer output_timer; /* live output, while noutput > 0 */
-    int noutput;           /* streams that asked for output */
-    bool unsafe_effects_first; /* test switch: break the write-ahead rule */
-    int land_delay_ms;         /* test switch: TESTENV_LAND_DELAY */
+    struct output *output; /* live output (output.h) */
     bool stopping;
     int exit_code;
     double t_start;
     /* counters for `stats` */
-    uint64_t ncommits;
     uint64_t njobs_done;
-    struct jobentry *kill_jobs; /* the jobs holding kills (killwait.c) */
-    /* random bytes for execids (new_execid), the first idpool_left
-     * ids' worth unused */
-    unsigned char idpool[16 * CAIRND_IDPOOL];
-    size_t idpool_left;
+    struct killwait *kills; /* kills waiting for shells (killwait.h) */
     struct quota *quota; /* the unprivileged clients' usage (quota.h) */
     struct views *views; /* jobs requests being answered (service_views.c) */
 };
 
-/* daemon.c */
-double cairnd_now (void);
-void cairnd_ctx (struct cairnd *d, struct job_ctx *ctx);
-struct jobentry *cairnd_job (struct cairnd *d, uint64_t id);
-struct jobentry *cairnd_job_add (struct cairnd *d, struct job *job);
-void cairnd_job_remove (struct jobentry *je);
-void cairnd_dirty (struct jobentry *je);
 
-/* How many of je's events have been acted on: those committed whose
- * effects ran. A batch may be on disk before its effects run (it lands a
- * turn later, flush()), so a reader of the journal that also takes the
- * later effects (a reattach's backlog) reads no further than this. */
-uint32_t cairnd_job_acted (const struct jobentry *je);
-void cairnd_ack (struct cairnd *d,
-                 struct conn *c,
-                 int64_t matchtag,
-                 json_t *payload_new);
-void cairnd_timer_rearm (struct jobentry *je);
 
-/* ---- live output (daemon_output.c) ---- */
-
-/* Send a stream what a `log` event (a shell's journaled output) holds
- * beyond the offsets in sent, and advance them. Other events: nothing. */
-void output_send_log (struct conn *c,
-                      int64_t matchtag,
-                      uint64_t id,
-                      json_t *sent,
-                      const json_t *entry);
-
-/* p (a shell of je) has ended: send each output sub what its files hold
- * beyond what was sent, before they are read for the journal. */
-void output_flush (struct jobentry *je, const struct job_proc *p);
-
-/* A committed `log` event of je: output_send_log() to each output sub. */
-void output_log_event (struct jobentry *je, const json_t *entry);
-
-/* A committed proc-signal (ctx) of p: a job shell's kill or kill-shell is
- * told to je's streams that asked for events, as a `kill` notice
- * (cairn-protocol(7)); anything else: nothing. */
-void output_kill_notice (struct jobentry *je,
-                         const struct job_proc *p,
-                         const json_t *ctx);
-
-/* delta output subs more (or fewer): the tail timer runs while any. */
-void output_watch (struct cairnd *d, int delta);
-
-/* sent: the stream's output offsets if it asked for output (taken), or
- * NULL. */
-void cairnd_sub_add (struct jobentry *je,
-                     struct conn *c,
-                     int64_t matchtag,
-                     bool reattached,
-                     bool events,
-                     json_t *sent);
-void cairnd_conn_gone (struct cairnd *d, struct conn *c);
-/* Does cairnd hold a stream of c's (a job's events it follows)? */
-bool cairnd_conn_busy (struct cairnd *d, struct conn *c);
-
-/* daemon.c */
-bool cairnd_journal_full (struct cairnd *d);
-/* The journal could not stage or commit this turn's batch: log why and
- * exit with CAIRND_EXIT_JOURNAL, acting on none of it (outbox.h, O3). */
-void cairnd_journal_failed (struct cairnd *d, const char *why)
-    __attribute__ ((noreturn));
 
 /* daemon_proc.c: a job's processes here (runner_local), through procs.h */
 
@@ -216,6 +96,12 @@ void proc_collect (struct jobentry *je,
                    const char *execid,
                    int shim_status,
                    const struct procs_exit *rec);
+/* Look at p, a job's process here, after the replay (runner_local's
+ * reconcile): collect its exit, watch it again, start it (again) or call
+ * it lost, as procs_look judges it. 0, or -1 with err. */
+int proc_reconcile (struct jobentry *je,
+                    const struct job_proc *p,
+                    struct cairn_error *err);
 
 /* service.c */
 void service_request (struct conn *c,
@@ -223,8 +109,6 @@ void service_request (struct conn *c,
                       int64_t matchtag,
                       json_t *payload,
                       void *arg);
-void service_disconnect (struct conn *c, void *arg);
-bool service_busy (struct conn *c, void *arg);
 /* A checked `kill` of je's shells, carried out now: answered once its
  * signals are committed, or at once with the error. */
 void service_kill (struct cairnd *d,
@@ -232,31 +116,6 @@ void service_kill (struct cairnd *d,
                    struct conn *c,
                    int64_t matchtag,
                    int signum);
-
-/* ---- kills that wait for a job's shells to start (killwait.c) ----
- *
- * A job runs once its shells' starts are journaled; the supervisor makes
- * them a moment later. A `kill` in between would find nothing to signal,
- * so it waits, unanswered, until no shell of the job is starting, and is
- * carried out then (service_kill), its signals in the same batch as the
- * last start. Nothing of it is journaled before: a crash loses it with its
- * connection, and its client, never answered, knows it was not done. */
-#define KILLWAIT_MAX 16 /* held kills a job may have */
-struct killwait;
-/* Hold a kill of je's: 0, or -1 with errno ENOMEM, or EAGAIN when the job
- * holds KILLWAIT_MAX already. */
-int killwait_add (struct jobentry *je,
-                  struct conn *c,
-                  int64_t matchtag,
-                  int signum);
-/* Carry out je's held kills if its shells no longer start (stage()). */
-void killwait_run (struct jobentry *je);
-/* c went away: its held kills are dropped. */
-void killwait_conn_gone (struct cairnd *d, struct conn *c);
-/* je is forgotten: its held kills go, unanswered (cairnd_job_remove). */
-void killwait_drop (struct jobentry *je);
-/* The held kills whose clients still wait, of all jobs (`stats`). */
-size_t killwait_count (const struct cairnd *d);
 
 /* ---- rank 0's processes on other nodes (remote.c, DESIGN-MULTINODE.md) */
 
@@ -297,10 +156,6 @@ int reconcile (struct cairnd *d, struct cairn_error *err);
  * (no such job), EINVAL (an event the fold refuses), ENOMEM. */
 struct job *
 cairnd_job_read (struct cairnd *d, uint64_t id, struct cairn_error *err);
-/* Look at p, a job's process here, after the replay (runner_local). */
-int reconcile_local (struct jobentry *je,
-                     const struct job_proc *p,
-                     struct cairn_error *err);
 void reconcile_sweep_exits (struct cairnd *d);
 
 #endif /* CAIRN_DAEMON_PRIVATE_H */

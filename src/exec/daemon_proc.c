@@ -57,8 +57,8 @@ void proc_collect (struct jobentry *je,
         (void)exitfile_remove (xfd, execid);
         return;
     }
-    cairnd_ctx (d, &ctx);
-    output_flush (je, p);
+    jobctx_fill (d->jctx, &ctx);
+    output_flush (d->output, je, p);
     CRASHPOINT ("exec.exitfile.read");
     long long osz, esz;
     int left = 0;
@@ -81,8 +81,14 @@ void proc_collect (struct jobentry *je,
                         : exitfile_read_output (xfd, execid, "err",
                                                 room > olen ? room - olen : 0,
                                                 &elen, &etrunc);
-        if (job_proc_exited_left (je->job, &ctx, execid, status, error, left,
-                                  out, otrunc, err, etrunc, je->pending) < 0)
+        struct job_proc_end end = {.status = status,
+                                   .error = error,
+                                   .leftover = left,
+                                   .outdata = out,
+                                   .out_trunc = otrunc,
+                                   .errdata = err,
+                                   .err_trunc = etrunc};
+        if (job_proc_exited (je->job, &ctx, execid, &end, je->pending) < 0)
             log_msg (LOG_ERR, "job %s: exit of %s: %s", je->name, execid,
                      strerror (errno));
         free (out);
@@ -110,7 +116,7 @@ void proc_collect (struct jobentry *je,
             log_msg (LOG_ERR, "job %s: loss of %s: %s", je->name, execid,
                      strerror (errno));
     }
-    cairnd_dirty (je);
+    jobtable_dirty (je);
 }
 
 static void job_ended (void *owner,
@@ -134,9 +140,9 @@ static void spawn_done (struct jobentry *je,
 
     if (rc < 0) {
         log_msg (LOG_WARNING, "job %s: %s: %s", je->name, execid, err->text);
-        cairnd_ctx (d, &ctx);
+        jobctx_fill (d->jctx, &ctx);
         (void)job_proc_failed (je->job, &ctx, execid, err->text, je->pending);
-        cairnd_dirty (je);
+        jobtable_dirty (je);
         return;
     }
     if (st->pid == 0) { /* its exit record says why it could not start */
@@ -148,12 +154,12 @@ static void spawn_done (struct jobentry *je,
         log_msg (LOG_ERR, "%s: cannot watch pid %d", execid, (int)st->pid);
     } else
         procs_watch_started (d->procs, execid, st);
-    cairnd_ctx (d, &ctx);
+    jobctx_fill (d->jctx, &ctx);
     if (job_proc_spawned (je->job, &ctx, execid, st->pid, st->starttime,
                           d->bootid, je->pending) < 0)
         log_msg (LOG_ERR, "job %s: spawn record: %s", je->name,
                  strerror (errno));
-    cairnd_dirty (je);
+    jobtable_dirty (je);
 }
 
 static void job_answered (void *owner,
@@ -176,9 +182,9 @@ static void job_answered (void *owner,
         (void)proc_spawn (je, execid);
         break;
     case PROCS_LOST:
-        cairnd_ctx (je->d, &ctx);
+        jobctx_fill (je->d->jctx, &ctx);
         (void)job_proc_lost (je->job, &ctx, execid, err->text, je->pending);
-        cairnd_dirty (je);
+        jobtable_dirty (je);
         break;
     }
 }
@@ -234,4 +240,79 @@ void proc_finished (struct jobentry *je, const char *execid, bool lost)
                      je->name, execid, n);
     }
     procs_forget (procs, execid); /* janitor.h: off the loop */
+}
+
+/* ---- after a restart: runner_local's reconcile ---- */
+
+/* Record and watch a shim found alive. */
+static int adopt (struct jobentry *je,
+                  const struct job_proc *p,
+                  const struct proc_look *look)
+{
+    struct job_ctx ctx;
+    log_msg (LOG_DEBUG, "job %s: %s (pid %d) still running: watching it again",
+             je->name, p->execid, (int)look->pid);
+    if (proc_watch (je, p->execid, look->pid, look->pidfd) < 0) {
+        close (look->pidfd);
+        return -1;
+    }
+    if (p->state == PROC_INTENT) {
+        jobctx_fill (je->d->jctx, &ctx);
+        if (job_proc_spawned (je->job, &ctx, p->execid, look->pid,
+                              look->starttime, je->d->bootid, je->pending) < 0)
+            return -1;
+        jobtable_dirty (je);
+    }
+    return 0;
+}
+
+int proc_reconcile (struct jobentry *je,
+                    const struct job_proc *p,
+                    struct cairn_error *err)
+{
+    struct cairnd *d = je->d;
+    char execid[EXECID_LEN + 1];
+    struct proc_look look;
+    struct job_ctx ctx;
+    bool spawned = p->state == PROC_RUNNING;
+    int signum = spawned && p->terminating ? p->term_signum : 0;
+    int nkills = p->nkills;
+
+    /* p may move when decisions below add processes: copy what we need */
+    snprintf (execid, sizeof (execid), "%s", p->execid);
+    if (procs_look (d->procs, execid, spawned, p->pid, p->starttime, p->bootid,
+                    &look, err) < 0)
+        return errprefix (err, "job %s", je->name);
+    jobctx_fill (d->jctx, &ctx);
+    switch (look.verdict) {
+    case LOOK_EXITED:
+        proc_collect (je, execid, -1, NULL);
+        break;
+    case LOOK_ALIVE:
+        if (adopt (je, p, &look) < 0)
+            return errprintf (err, "job %s: cannot watch %s again: %s",
+                              je->name, execid, strerror (errno));
+        /* The last termination signal was journaled, but a crash may
+         * have come before it was sent: send it again. Harmless if it
+         * did arrive; the escalation clock is unchanged. */
+        if (signum > 0)
+            procs_signal (d->procs, execid, signum, nkills > 0);
+        break;
+    case LOOK_UNSTARTED:
+        log_msg (LOG_INFO, "job %s: %s: %s: starting it %s", je->name, execid,
+                 look.why, spawned ? "again" : "now");
+        if (!spawned) {
+            CRASHPOINT ("reconcile.respawn");
+            (void)proc_spawn (je, execid);
+        } else if (job_proc_unstarted (je->job, &ctx, execid, look.why,
+                                       je->pending) == 0)
+            jobtable_dirty (je);
+        break;
+    case LOOK_LOST:
+        log_msg (LOG_WARNING, "job %s: %s: %s", je->name, execid, look.why);
+        (void)job_proc_lost (je->job, &ctx, execid, look.why, je->pending);
+        jobtable_dirty (je);
+        break;
+    }
+    return 0;
 }

@@ -184,7 +184,7 @@ static void add (struct quota *q, uint64_t id, uint32_t uid, size_t len)
 void quota_staged (struct quota *q,
                    const struct job *job,
                    uint32_t seq,
-                   const char *name,
+                   enum job_event ev,
                    size_t len)
 {
     if (seq == 0)
@@ -192,7 +192,7 @@ void quota_staged (struct quota *q,
     if (job_privileged (job))
         return;
     add (q, job_id (job), job_userid (job), len);
-    if (!strcmp (name, "clean"))
+    if (ev == JOB_EV_CLEAN)
         ended (q, job_userid (job));
 }
 
@@ -377,7 +377,7 @@ static int check_bytes (struct quota *q,
                        (unsigned)uid, have, what, need, lim);
     }
     /* all users together, with what their running jobs may still write
-     * (as cairnd_journal_full() reserves it) */
+     * (as quota_journal_full() reserves it) */
     size_t nactive = quota_users_active (q);
     size_t per_job = 3 * q->cfg->job.output_max_bytes + (64 << 10);
     size_t users = q->users_bytes + q->users_promised + nactive * per_job;
@@ -436,4 +436,25 @@ int quota_check_request (struct quota *q,
     if (recount (q, err) < 0)
         return -1;
     return check_bytes (q, uid, need, false, "this request", err);
+}
+
+/* Refuse new jobs before the map is full, so that the jobs already running
+ * can always journal their way to the end: the last 10% (at least 1 MiB)
+ * of the largest map, plus each active job's output cap and 64 KiB for
+ * its events, are kept for them. */
+bool quota_journal_full (const struct quota *q, size_t active_jobs)
+{
+    struct journal_stats st;
+    if (journal_stats (q->journal, &st) < 0 || st.max_map_size == 0)
+        return false;
+    size_t reserve = st.max_map_size / 10;
+    if (reserve < (1 << 20))
+        reserve = 1 << 20;
+    /* ... plus what the jobs already accepted may still write: their
+     * output up to the cap of each phase, and their events */
+    size_t per_job = 3 * q->cfg->job.output_max_bytes + (64 << 10);
+    reserve += active_jobs * per_job;
+    /* live pages, not the high-water mark: after a purge LMDB reuses the
+     * freed pages, so new jobs may come in again */
+    return st.data_used + reserve >= st.max_map_size;
 }

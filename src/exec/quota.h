@@ -32,12 +32,12 @@ void quota_destroy (struct quota *q);
  * and after another process purged jobs). -1 with err (a journal read
  * error). */
 int quota_count (struct quota *q, struct cairn_error *err);
-/* Event seq of job (name, its line len bytes) was staged for the
+/* Event seq of job (ev, its line len bytes) was staged for the
  * journal. */
 void quota_staged (struct quota *q,
                    const struct job *job,
                    uint32_t seq,
-                   const char *name,
+                   enum job_event ev,
                    size_t len);
 /* Job id was purged from the journal by cairnd. */
 void quota_purged (struct quota *q, uint64_t id);
@@ -72,5 +72,11 @@ size_t quota_users_active (const struct quota *q);
  * never will be: forget the promises. cairnd calls it when nothing is
  * left to stage. */
 void quota_settle (struct quota *q);
+
+/* Is the journal too full for a new job? The last 10% of its largest map
+ * (at least 1 MiB), and what active_jobs may still write (their output
+ * caps and events), are kept for the jobs already accepted. A size that
+ * cannot be read: not full. */
+bool quota_journal_full (const struct quota *q, size_t active_jobs);
 
 #endif /* CAIRN_QUOTA_H */

@@ -78,82 +78,9 @@ static int replay_job (const struct journal_jobinfo *info, void *arg)
         job_destroy (job);
         return -1;
     }
-    if (!cairnd_job_add (r->d, job)) {
+    if (!jobtable_add (r->d->jobs, job)) {
         job_destroy (job);
         return -1;
-    }
-    return 0;
-}
-
-/* Record and watch a shim found alive. */
-static int adopt (struct jobentry *je,
-                  const struct job_proc *p,
-                  const struct proc_look *look)
-{
-    struct job_ctx ctx;
-    log_msg (LOG_DEBUG, "job %s: %s (pid %d) still running: watching it again",
-             je->name, p->execid, (int)look->pid);
-    if (proc_watch (je, p->execid, look->pid, look->pidfd) < 0) {
-        close (look->pidfd);
-        return -1;
-    }
-    if (p->state == PROC_INTENT) {
-        cairnd_ctx (je->d, &ctx);
-        if (job_proc_spawned (je->job, &ctx, p->execid, look->pid,
-                              look->starttime, je->d->bootid, je->pending) < 0)
-            return -1;
-        cairnd_dirty (je);
-    }
-    return 0;
-}
-
-int reconcile_local (struct jobentry *je,
-                     const struct job_proc *p,
-                     struct cairn_error *err)
-{
-    struct cairnd *d = je->d;
-    char execid[EXECID_LEN + 1];
-    struct proc_look look;
-    struct job_ctx ctx;
-    bool spawned = p->state == PROC_RUNNING;
-    int signum = spawned && p->terminating ? p->term_signum : 0;
-    int nkills = p->nkills;
-
-    /* p may move when decisions below add processes: copy what we need */
-    snprintf (execid, sizeof (execid), "%s", p->execid);
-    if (procs_look (d->procs, execid, spawned, p->pid, p->starttime, p->bootid,
-                    &look, err) < 0)
-        return errprefix (err, "job %s", je->name);
-    cairnd_ctx (d, &ctx);
-    switch (look.verdict) {
-    case LOOK_EXITED:
-        proc_collect (je, execid, -1, NULL);
-        break;
-    case LOOK_ALIVE:
-        if (adopt (je, p, &look) < 0)
-            return errprintf (err, "job %s: cannot watch %s again: %s",
-                              je->name, execid, strerror (errno));
-        /* The last termination signal was journaled, but a crash may
-         * have come before it was sent: send it again. Harmless if it
-         * did arrive; the escalation clock is unchanged. */
-        if (signum > 0)
-            procs_signal (d->procs, execid, signum, nkills > 0);
-        break;
-    case LOOK_UNSTARTED:
-        log_msg (LOG_INFO, "job %s: %s: %s: starting it %s", je->name, execid,
-                 look.why, spawned ? "again" : "now");
-        if (!spawned) {
-            CRASHPOINT ("reconcile.respawn");
-            (void)proc_spawn (je, execid);
-        } else if (job_proc_unstarted (je->job, &ctx, execid, look.why,
-                                       je->pending) == 0)
-            cairnd_dirty (je);
-        break;
-    case LOOK_LOST:
-        log_msg (LOG_WARNING, "job %s: %s: %s", je->name, execid, look.why);
-        (void)job_proc_lost (je->job, &ctx, execid, look.why, je->pending);
-        cairnd_dirty (je);
-        break;
     }
     return 0;
 }
@@ -184,7 +111,7 @@ void reconcile_sweep_exits (struct cairnd *d)
         bool live = false;
         size_t pos = 0;
         struct jobentry *je;
-        while (!live && (je = hashmap_next (d->jobs, &pos, NULL))) {
+        while (!live && (je = jobtable_next (d->jobs, &pos))) {
             const struct job_proc *p = job_proc_find (je->job, execid);
             live = p && p->state != PROC_DONE;
         }
@@ -204,7 +131,7 @@ int reconcile (struct cairnd *d, struct cairn_error *err)
     if (journal_foreach_job (d->journal, true, replay_job, &r, err) < 0)
         return errprefix (err, "replaying the journal");
     pos = 0;
-    while ((je = hashmap_next (d->jobs, &pos, NULL))) {
+    while ((je = jobtable_next (d->jobs, &pos))) {
         /* only what the journal holds: decisions taken below add intents
          * that must be committed before they are acted on */
         size_t n = job_nprocs (je->job);
@@ -219,16 +146,17 @@ int reconcile (struct cairnd *d, struct cairn_error *err)
         }
     }
     pos = 0;
-    while ((je = hashmap_next (d->jobs, &pos, NULL))) {
+    while ((je = jobtable_next (d->jobs, &pos))) {
         struct job_ctx ctx;
-        cairnd_ctx (d, &ctx);
+        jobctx_fill (d->jctx, &ctx);
         if (job_advance (je->job, &ctx, je->pending) < 0)
             log_msg (LOG_ERR, "job %s: advance: %s", je->name,
                      strerror (errno));
-        cairnd_dirty (je);
-        cairnd_timer_rearm (je);
+        jobtable_dirty (je);
+        jobtable_rearm (je);
     }
-    if (hashmap_count (d->jobs) > 0)
-        log_msg (LOG_INFO, "replayed %zu active jobs", hashmap_count (d->jobs));
+    if (jobtable_count (d->jobs) > 0)
+        log_msg (LOG_INFO, "replayed %zu active jobs",
+                 jobtable_count (d->jobs));
     return 0;
 }

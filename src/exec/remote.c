@@ -201,7 +201,7 @@ static void ask (struct remote *r, struct rproc *rp)
     if (!p || p->state == PROC_DONE || !r->relay)
         return;
     if (rp->answered) { /* a heartbeat: the node has the rest */
-        rp->t_sent = cairnd_now ();
+        rp->t_sent = jobctx_now ();
         if (!remote_relay_send (
                 r, rp->rank, "node-exec",
                 json_pack ("{s:s s:b}", "execid", rp->execid, "query", 1),
@@ -229,7 +229,7 @@ static void ask (struct remote *r, struct rproc *rp)
         json_decref (o);
         goto nomem;
     }
-    rp->t_sent = cairnd_now ();
+    rp->t_sent = jobctx_now ();
     if (!remote_relay_send (r, rp->rank, "node-exec", o, false))
         rp->t_sent = 0;
 signal:
@@ -260,9 +260,9 @@ static void give_up (struct remote *r, struct rproc *rp, const char *why)
     snprintf (note, sizeof (note), "%s %s", name, why);
     log_msg (LOG_WARNING, "job %s: %s: %s", je->name, rp->execid, note);
     rp->given_up = true;
-    cairnd_ctx (r->d, &ctx);
+    jobctx_fill (r->d->jctx, &ctx);
     (void)job_proc_lost (je->job, &ctx, rp->execid, note, je->pending);
-    cairnd_dirty (je);
+    jobtable_dirty (je);
 }
 
 static struct rproc *track (struct jobentry *je, const char *execid)
@@ -281,7 +281,7 @@ static struct rproc *track (struct jobentry *je, const char *execid)
     rp->je = je;
     rp->id = job_id (je->job);
     rp->rank = (uint32_t)rank;
-    rp->t_track = cairnd_now ();
+    rp->t_track = jobctx_now ();
     snprintf (rp->execid, sizeof (rp->execid), "%s", execid);
     if (hashmap_put (r->procs, rp->execid, rp) < 0) {
         free (rp);
@@ -310,12 +310,12 @@ void remote_exec (struct jobentry *je, const char *execid)
 
     if (!rp) {
         struct job_ctx ctx;
-        cairnd_ctx (je->d, &ctx);
+        jobctx_fill (je->d->jctx, &ctx);
         (void)job_proc_failed (je->job, &ctx, execid,
                                "cannot track a process on another node: out "
                                "of memory",
                                je->pending);
-        cairnd_dirty (je);
+        jobtable_dirty (je);
         return;
     }
     if ((n = node_get (r, rp->rank)) && n->down) {
@@ -357,7 +357,7 @@ void remote_finished (struct jobentry *je, const char *execid)
     hashmap_del (r->procs, execid);
     /* one given up on may still run there: remembered, to be killed when
      * its node answers again (node_back) */
-    rp->t_gone = cairnd_now ();
+    rp->t_gone = jobctx_now ();
     rp->je = NULL; /* the job may end before its node answers */
     if (!rp->given_up || hashmap_put (r->gone, rp->execid, rp) < 0)
         free (rp);
@@ -385,7 +385,7 @@ static void node_back (struct remote *r, uint32_t rank)
             json_pack ("{s:s s:i}", "execid", rp->execid, "signum", SIGKILL),
             true);
         rp->killed = true;
-        rp->t_killed = cairnd_now ();
+        rp->t_killed = jobctx_now ();
     }
 }
 
@@ -393,7 +393,7 @@ static void node_back (struct remote *r, uint32_t rank)
  * stayed silent for GONE_MAX. */
 static void gone_prune (struct remote *r)
 {
-    double now = cairnd_now ();
+    double now = jobctx_now ();
     size_t pos = 0;
     struct rproc *rp;
     while ((rp = hashmap_next (r->gone, &pos, NULL))) {
@@ -413,7 +413,7 @@ void remote_heard (struct remote *r, uint32_t rank)
         return;
     if (n->down)
         log_msg (LOG_INFO, "rank %u: its node answers again", (unsigned)rank);
-    n->heard = cairnd_now ();
+    n->heard = jobctx_now ();
     n->down = false;
     node_back (r, rank);
 }
@@ -433,7 +433,7 @@ void remote_late (struct jobentry *je, json_t *ctx)
 static void tick_cb (struct ev_loop *loop, ev_timer *w, int revents)
 {
     struct remote *r = w->data;
-    double now = cairnd_now ();
+    double now = jobctx_now ();
     size_t pos = 0;
     struct rproc *rp;
 
@@ -483,7 +483,7 @@ void req_node_relay (struct cairnd *d,
                             "another relay took over");
     r->relay = c;
     r->relay_mt = matchtag;
-    r->relay_since = cairnd_now ();
+    r->relay_since = jobctx_now ();
     log_msg (LOG_INFO, "node relay connected (client %ju); asking about %zu "
                        "process(es) on other nodes",
              (uintmax_t)conn_id (c), hashmap_count (r->procs));
@@ -527,7 +527,7 @@ void req_node_hello (struct cairnd *d,
         }
     log_msg (LOG_INFO, "node %s (rank %ju) is up; asked about %zu process(es)",
              host, (uintmax_t)rank, nasked);
-    cairnd_ack (d, c, matchtag, json_object ());
+    turn_ack (d->turn, c, matchtag, json_object ());
 }
 
 /* Flux's word on nodes (issue 33): the rank-0 module watches the brokers
@@ -586,5 +586,6 @@ void req_node_state (struct cairnd *d,
         log_msg (LOG_WARNING, "ranks %s: %s; %zu process(es) lost", ranks, note,
                  nlost);
     idset_destroy (set);
-    cairnd_ack (d, c, matchtag, json_pack ("{s:I}", "lost", (json_int_t)nlost));
+    turn_ack (d->turn, c, matchtag,
+              json_pack ("{s:I}", "lost", (json_int_t)nlost));
 }

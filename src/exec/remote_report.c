@@ -70,7 +70,8 @@ static int stage_late (void *arg)
         return -1;
     }
     free (line);
-    quota_staged (ls->d->quota, ls->job, info.nevents, "proc-late", len);
+    quota_staged (ls->d->quota, ls->job, info.nevents, JOB_EV_PROC_LATE,
+                  len);
     return 0;
 }
 
@@ -104,7 +105,7 @@ static int record_late_done (struct cairnd *d,
                      execid, (uintmax_t)id, err.text);
         goto done;
     }
-    cairnd_ctx (d, &ctx);
+    jobctx_fill (d->jctx, &ctx);
     if (job_state (job) != JOB_DONE ||
         job_proc_late (job, &ctx, execid, report, out) < 0)
         goto done;
@@ -143,7 +144,7 @@ static void report_stale (struct cairnd *d,
                           const struct rproc *late)
 {
     uint64_t id = late ? late->id : report_job (report);
-    struct jobentry *je = id ? cairnd_job (d, id) : NULL;
+    struct jobentry *je = id ? jobtable_get (d->jobs, id) : NULL;
 
     if (state == NODEPROC_INTENT || state == NODEPROC_UNKNOWN)
         return; /* asked twice: the other answer comes with the spawn; or
@@ -160,11 +161,11 @@ static void report_stale (struct cairnd *d,
     }
     if (je) {
         struct job_ctx ctx;
-        cairnd_ctx (d, &ctx);
+        jobctx_fill (d->jctx, &ctx);
         if (job_proc_late (je->job, &ctx, execid, report, je->pending) == 0) {
             log_msg (LOG_INFO, "job %s: %s: a late report (%s): recorded",
                      je->name, execid, nodeproc_state_name (state));
-            cairnd_dirty (je);
+            jobtable_dirty (je);
             return; /* acknowledged once proc-late is committed */
         }
     } else if (id) {
@@ -208,8 +209,13 @@ static void report_ended (struct jobentry *je,
     char *o = capped (out, room, &ot);
     size_t olen = o ? strlen (o) : 0;
     char *e = capped (err, room > olen ? room - olen : 0, &et);
-    if (job_proc_exited (je->job, ctx, p->execid, status, error, o, ot, e, et,
-                         je->pending) < 0)
+    struct job_proc_end end = {.status = status,
+                               .error = error,
+                               .outdata = o,
+                               .out_trunc = ot,
+                               .errdata = e,
+                               .err_trunc = et};
+    if (job_proc_exited (je->job, ctx, p->execid, &end, je->pending) < 0)
         log_msg (LOG_ERR, "job %s: exit of %s: %s", je->name, p->execid,
                  strerror (errno));
     free (o);
@@ -269,11 +275,11 @@ void req_node_report (struct cairnd *d,
         report_stale (d, (uint32_t)rank, execid, state, rep, late);
         if (late && state != NODEPROC_RUNNING)
             free (late);
-        cairnd_ack (d, c, matchtag, json_object ());
+        turn_ack (d->turn, c, matchtag, json_object ());
         return;
     }
     struct jobentry *je = rp->je;
-    cairnd_ctx (d, &ctx);
+    jobctx_fill (d->jctx, &ctx);
     CRASHPOINT ("remote.report.before");
     switch (state) {
     case NODEPROC_RUNNING:
@@ -301,6 +307,6 @@ void req_node_report (struct cairnd *d,
     case NODEPROC_NSTATES:
         break;
     }
-    cairnd_dirty (je);
-    cairnd_ack (d, c, matchtag, json_object ());
+    jobtable_dirty (je);
+    turn_ack (d->turn, c, matchtag, json_object ());
 }

@@ -40,7 +40,7 @@ const struct runner runner_local = {
     .start = local_start,
     .signal = local_signal,
     .finished = proc_finished,
-    .reconcile = reconcile_local,
+    .reconcile = proc_reconcile,
 };
 
 const struct runner runner_remote = {

@@ -1,7 +1,7 @@
 /* runner.h - where a job's process runs, chosen once per process.
  *
  * A job's process runs either here, under this node's supervisor
- * (runner_local: daemon_proc.c through procs.h, reconcile.c), or on its rank's
+ * (runner_local: daemon_proc.c through procs.h), or on its rank's
  * node through that node's cairnd (runner_remote: remote.c,
  * DESIGN-MULTINODE.md). job_proc_node() decides, from the job's config
  * snapshot alone, so a process has the same runner after any restart;

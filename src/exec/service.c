@@ -1,7 +1,7 @@
 /* service.c - RFC 32 requests (cairn-protocol(7)) as cairnd serves them.
  *
  * A request that changes a job is answered only after the events it caused
- * are committed (cairnd_ack), so a client is never told something a crash
+ * are committed (turn_ack), so a client is never told something a crash
  * could take back. Requests that cannot be understood get EPROTO, bad
  * values EINVAL, unknown jobs ENOENT; per-job failures after a job was
  * accepted travel as `exception` responses, never as errors.
@@ -54,7 +54,7 @@ get_job (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
     struct journal_jobinfo info;
     if (get_id (c, matchtag, payload, &id) < 0)
         return NULL;
-    struct jobentry *je = cairnd_job (d, id);
+    struct jobentry *je = jobtable_get (d->jobs, id);
     if (je)
         return je;
     if (journal_job_info (d->journal, id, &info) == 0)
@@ -70,7 +70,7 @@ get_job (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
  * manager submitting for its users) are privileged (trust.h). */
 static bool privileged (const struct cairnd *d, uid_t uid)
 {
-    return trust_privileged (d, uid);
+    return trust_privileged (d->trust, uid);
 }
 
 struct submitter {
@@ -97,7 +97,7 @@ static int submitter_cb (
  * unknown) and whether a privileged client sent it. */
 static struct submitter job_submitter (struct cairnd *d, uint64_t id)
 {
-    struct jobentry *je = cairnd_job (d, id);
+    struct jobentry *je = jobtable_get (d->jobs, id);
     struct cairn_error err;
     struct submitter s = {.uid = -1, .privileged = true, .shell_uid = -1};
     if (je) {
@@ -144,7 +144,8 @@ backlog_cb (uint64_t id, uint32_t seq, const char *line, size_t len, void *arg)
         return 0;
     if (eventlog_entry_parse (entry, NULL, &name, NULL) < 0)
         goto done;
-    if (b->sent && strcmp (name, "log") == 0) { /* not counted by since */
+    enum job_event ev = job_event_of (name);
+    if (b->sent && ev == JOB_EV_LOG) { /* not counted by since */
         output_send_log (b->c, b->matchtag, id, b->sent, entry);
         goto done;
     }
@@ -154,11 +155,10 @@ backlog_cb (uint64_t id, uint32_t seq, const char *line, size_t len, void *arg)
      * them reliably. In the events view `start` is a response like any
      * other: a client that reattached before the shells started (cairnd
      * restarted during the prolog) still needs it. */
-    if (strcmp (name, "accept") == 0 ||
-        (strcmp (name, "start") == 0 && !b->events))
+    if (ev == JOB_EV_ACCEPT || (ev == JOB_EV_START && !b->events))
         goto done;
-    progress = job_event_is_progress (name);
-    if (!job_event_is_response (name) && !(progress && b->events))
+    progress = job_ev_is_progress (ev);
+    if (!job_ev_is_response (ev) && !(progress && b->events))
         goto done;
     if (++b->count > b->since) {
         json_t *r = progress ? job_progress_response (b->job, entry)
@@ -182,7 +182,7 @@ static void start_reattach (struct cairnd *d,
 {
     struct journal_jobinfo info;
     struct cairn_error err;
-    struct jobentry *je = cairnd_job (d, id);
+    struct jobentry *je = jobtable_get (d->jobs, id);
     struct job *gone = NULL;
 
     if (!je && journal_job_info (d->journal, id, &info) < 0) {
@@ -209,7 +209,7 @@ static void start_reattach (struct cairnd *d,
     json_decref (r);
     /* Everything acted on so far (W9); the rest reaches the new subscriber
      * through the effects of its batch: a batch on disk whose effects have
-     * not run (it lands later, daemon.c flush()), a batch in flight, and
+     * not run (it lands later, turn.c flush()), a batch in flight, and
      * what this turn adds. A job no longer in memory was acted on to its
      * end. */
     struct backlog b = {.c = c,
@@ -218,12 +218,12 @@ static void start_reattach (struct cairnd *d,
                         .since = since,
                         .job = je ? je->job : gone,
                         .sent = sent,
-                        .upto = je ? cairnd_job_acted (je) : UINT32_MAX};
+                        .upto = je ? jobtable_acted (je) : UINT32_MAX};
     if (journal_read_job (d->journal, id, 0, backlog_cb, &b, &err) < 0)
         log_msg (LOG_ERR, "reattach %ju: %s", (uintmax_t)id, err.text);
     job_destroy (gone);
     if (je)
-        cairnd_sub_add (je, c, matchtag, true, events, sent);
+        streams_add (d->streams, je, c, matchtag, true, events, sent);
     else
         json_decref (sent);
 }
@@ -275,7 +275,7 @@ bad:
  * over the jobs at a start, however many are active. */
 static int check_max_jobs (struct cairnd *d, bool priv, struct cairn_error *err)
 {
-    size_t total = hashmap_count (d->jobs);
+    size_t total = jobtable_count (d->jobs);
     size_t users = quota_users_active (d->quota);
     size_t max = (size_t)d->cfg.max_jobs;
     size_t share = (size_t)(d->cfg.users_jobs_share * (double)max);
@@ -352,11 +352,12 @@ req_start (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
     const char *instance = NULL;
     (void)json_unpack (jobspec, "{s?{s?{s?{s?s}}}}", "attributes", "system",
                        "cairn", "instance", &instance);
-    if (bind_check_start (d, c, instance, &err) < 0) {
+    if (bind_check_start (d->bindings, c, instance, &err) < 0) {
         conn_respond_error (c, matchtag, EBUSY, "%s", err.text);
         return;
     }
-    if (cairnd_job (d, id) || journal_job_info (d->journal, id, &info) == 0) {
+    if (jobtable_get (d->jobs, id) ||
+        journal_job_info (d->journal, id, &info) == 0) {
         /* never run a job twice: a client that lost track must reattach */
         json_t *r = response (
             id, "exception",
@@ -378,7 +379,7 @@ req_start (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
                             (uintmax_t)id);
         return;
     }
-    if (cairnd_journal_full (d)) {
+    if (quota_journal_full (d->quota, jobtable_count (d->jobs))) {
         /* Not journaled (there is no room): the job never existed here.
          * A fatal exception and the final release end its stream as
          * RFC 32 wants, so the resource manager frees its resources. */
@@ -425,7 +426,7 @@ req_start (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
         return;
     }
     struct job *job = job_create (id);
-    struct jobentry *je = job ? cairnd_job_add (d, job) : NULL;
+    struct jobentry *je = job ? jobtable_add (d->jobs, job) : NULL;
     struct job_ctx ctx;
     if (!je) {
         job_destroy (job);
@@ -434,23 +435,23 @@ req_start (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
     }
     if (!privileged (d, conn_uid (c)))
         job_set_unprivileged (job);
-    if (trust_start (d, conn_uid (c), (uint32_t)userid, jobspec, job, &err) <
-        0) {
+    if (trust_start (d->trust, conn_uid (c), (uint32_t)userid, jobspec, job,
+                     &err) < 0) {
         conn_respond_error (c, matchtag, errno, "%s", err.text);
-        cairnd_job_remove (je);
+        jobtable_remove (je);
         return;
     }
-    cairnd_ctx (d, &ctx);
+    jobctx_fill (d->jctx, &ctx);
     if (job_accept (job, &ctx, (uint32_t)userid, R, jobspec, &d->cfg.job,
                     je->pending, &err) < 0) {
         conn_respond_error (c, matchtag, errno == EINVAL ? EINVAL : errno, "%s",
                             err.text);
-        cairnd_job_remove (je);
+        jobtable_remove (je);
         return;
     }
-    cairnd_sub_add (je, c, matchtag, false, json_is_true (events),
-                    want_output ? json_object () : NULL);
-    cairnd_dirty (je);
+    streams_add (d->streams, je, c, matchtag, false, json_is_true (events),
+                 want_output ? json_object () : NULL);
+    jobtable_dirty (je);
 }
 
 /* ---- requests on a running job ---- */
@@ -471,8 +472,8 @@ static void finish_with (struct cairnd *d,
                             err->text);
         return;
     }
-    cairnd_dirty (je);
-    cairnd_ack (d, c, matchtag, payload);
+    jobtable_dirty (je);
+    turn_ack (d->turn, c, matchtag, payload);
 }
 
 static void finish (struct cairnd *d,
@@ -528,7 +529,7 @@ static void req_exception (struct cairnd *d,
     }
     /* Weighed against the user's quota (usercost.h), but for the first
      * fatal one: it ends the job (a cancel), and what it writes is the
-     * job's end, which the journal keeps room for (cairnd_journal_full),
+     * job's end, which the journal keeps room for (quota_journal_full),
      * with a bounded note; a user over its quota may still cancel. */
     size_t type_len = json_dumpb (json_object_get (payload, "type"), NULL, 0,
                                   JSON_ENCODE_ANY);
@@ -536,10 +537,10 @@ static void req_exception (struct cairnd *d,
                                   JSON_ENCODE_ANY);
     if ((severity != 0 || job_fatal (je->job)) &&
         !usercost_admit (
-            d, c, matchtag, "exception",
+            d->cost, c, matchtag, "exception",
             usercost_exception (je->job, (int)severity, type_len, note_len)))
         return;
-    cairnd_ctx (d, &ctx);
+    jobctx_fill (d->jctx, &ctx);
     errno = 0;
     int rc = job_raise (je->job, &ctx, type, (int)severity, note,
                         ws < 0 ? -1 : (int)ws, je->pending, &err);
@@ -556,9 +557,9 @@ void service_kill (struct cairnd *d,
     struct job_ctx ctx;
 
     /* weighed now, when its signals are staged: a held kill too */
-    if (!usercost_admit (d, c, matchtag, "kill", usercost_kill (je->job)))
+    if (!usercost_admit (d->cost, c, matchtag, "kill", usercost_kill (je->job)))
         return;
-    cairnd_ctx (d, &ctx);
+    jobctx_fill (d->jctx, &ctx);
     errno = 0;
     int rc = job_kill (je->job, &ctx, signum, je->pending, &err);
     finish (d, je, c, matchtag, rc, &err);
@@ -587,9 +588,10 @@ req_kill (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
      * signal yet: the kill waits for it (killwait.c). */
     if (job_shells_starting (je->job)) {
         /* weighed before it is held, and again when it is carried out */
-        if (!usercost_admit (d, c, matchtag, "kill", usercost_kill (je->job)))
+        if (!usercost_admit (d->cost, c, matchtag, "kill",
+                             usercost_kill (je->job)))
             return;
-        if (killwait_add (je, c, matchtag, (int)signum) == 0)
+        if (killwait_add (d->kills, je, c, matchtag, (int)signum) == 0)
             return;
         if (errno == EAGAIN)
             conn_respond_error (c, matchtag, EAGAIN,
@@ -639,10 +641,10 @@ static void req_expiration (struct cairnd *d,
                             (unsigned)d->uid);
         return;
     }
-    if (!usercost_admit (d, c, matchtag, "expiration",
+    if (!usercost_admit (d->cost, c, matchtag, "expiration",
                          usercost_expiration (je->job)))
         return;
-    cairnd_ctx (d, &ctx);
+    jobctx_fill (d->jctx, &ctx);
     errno = 0;
     int rc = job_set_expiration (je->job, &ctx, expiration, je->pending, &err);
     /* the answer: the time limit now in force (job_time_limit) */
@@ -688,11 +690,11 @@ static void req_critical_ranks (struct cairnd *d,
     }
     size_t need = usercost_critical (je->job, strlen (enc));
     free (enc);
-    if (!usercost_admit (d, c, matchtag, "critical-ranks", need)) {
+    if (!usercost_admit (d->cost, c, matchtag, "critical-ranks", need)) {
         idset_destroy (ranks);
         return;
     }
-    cairnd_ctx (d, &ctx);
+    jobctx_fill (d->jctx, &ctx);
     errno = 0;
     int rc = job_set_critical (je->job, &ctx, ranks, je->pending, &err);
     idset_destroy (ranks);
@@ -713,7 +715,7 @@ static void req_fail_ranks (struct cairnd *d,
     if (!je || !(ranks = get_ranks (c, matchtag, payload)))
         return;
     (void)json_unpack (payload, "{s?s}", "note", &note);
-    cairnd_ctx (d, &ctx);
+    jobctx_fill (d->jctx, &ctx);
     errno = 0;
     int rc = job_fail_ranks (je->job, &ctx, ranks, note, je->pending, &err);
     idset_destroy (ranks);
@@ -735,7 +737,7 @@ req_resume (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
         conn_respond_error (c, matchtag, EPROTO, "resume: %s", jerr.text);
         return;
     }
-    cairnd_ctx (d, &ctx);
+    jobctx_fill (d->jctx, &ctx);
     errno = 0;
     int rc = job_resume (je->job, &ctx, ready, je->pending, &err);
     finish (d, je, c, matchtag, rc, &err);
@@ -758,7 +760,7 @@ req_post (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
         conn_respond_error (c, matchtag, EPROTO, "post: %s", jerr.text);
         return;
     }
-    cairnd_ctx (d, &ctx);
+    jobctx_fill (d->jctx, &ctx);
     errno = 0;
     int rc = job_post (je->job, &ctx, name, context, je->pending, &err);
     finish (d, je, c, matchtag, rc, &err);
@@ -810,7 +812,7 @@ req_undrain (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload
                             "undrain: only-drained: must be true or false");
         goto done;
     }
-    if (bind_check_undrain (d, c, &err) < 0) {
+    if (bind_check_undrain (d->bindings, c, &err) < 0) {
         conn_respond_error (c, matchtag, errno, "%s", err.text);
         goto done;
     }
@@ -831,7 +833,7 @@ req_undrain (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload
             goto done;
         }
         if (idset_empty (ranks)) {
-            cairnd_ack (d, c, matchtag, json_pack ("{s:s}", "ranks", ""));
+            turn_ack (d->turn, c, matchtag, json_pack ("{s:s}", "ranks", ""));
             goto done;
         }
     }
@@ -851,11 +853,11 @@ req_undrain (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload
         char why[128];
         snprintf (why, sizeof (why), "undrain: %s", strerror (errno));
         if (u.staged > 0) /* in the batch, and no way to take them out */
-            cairnd_journal_failed (d, why);
+            turn_journal_failed (why);
         conn_respond_error (c, matchtag, errno, "%s", why);
         goto done;
     }
-    cairnd_ack (d, c, matchtag,
+    turn_ack (d->turn, c, matchtag,
                 json_pack ("{s:o}", "ranks", ranks_json (ranks)));
 done:
     idset_destroy (ranks);
@@ -879,7 +881,7 @@ req_list (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
     json_t *jobs = json_array ();
     size_t pos = 0;
     struct jobentry *je;
-    while ((je = hashmap_next (d->jobs, &pos, NULL))) {
+    while ((je = jobtable_next (d->jobs, &pos))) {
         const struct job *job = je->job;
         json_t *o = json_pack (
             "{s:I s:s s:o s:o s:o s:f s:i s:I}", "id", (json_int_t)job_id (job),
@@ -909,7 +911,7 @@ req_bind (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
     struct cairn_error err = {{0}};
 
     (void)json_unpack (payload, "{s?s s?s}", "instance", &uuid, "name", &name);
-    if (bind_conn (d, c, uuid, name, &err) < 0) {
+    if (bind_conn (d->bindings, c, uuid, name, &err) < 0) {
         /* its module tries again every 10 s: said once */
         if (errno == EBUSY && strcmp (d->bind_refused, uuid) != 0) {
             log_msg (LOG_WARNING, "%s", err.text);
@@ -934,11 +936,12 @@ req_stats (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
     json_t *r = json_pack (
         "{s:s s:f s:I s:I s:I s:I s:I s:i s:{s:I s:I s:I s:I s:I s:I}}",
         "instance", journal_instance (d->journal), "uptime",
-        cairnd_now () - d->t_start, "jobs", (json_int_t)hashmap_count (d->jobs),
-        "processes", (json_int_t)procs_count (d->procs), "spawned",
+        jobctx_now () - d->t_start, "jobs",
+        (json_int_t)jobtable_count (d->jobs), "processes",
+        (json_int_t)procs_count (d->procs), "spawned",
         (json_int_t)procs_nspawned (d->procs), "commits",
-        (json_int_t)d->ncommits, "jobs-done", (json_int_t)d->njobs_done,
-        "connections",
+        (json_int_t)turn_ncommits (d->turn), "jobs-done",
+        (json_int_t)d->njobs_done, "connections",
         server_nconns (d->server) +
             (d->public_server ? server_nconns (d->public_server) : 0),
         "journal", "map-size", (json_int_t)st.map_size, "map-used",
@@ -957,7 +960,7 @@ req_stats (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
     else
         json_decref (e);
     /* the Flux instance served (bind.h), while its module is connected */
-    json_t *fi = bind_describe (d);
+    json_t *fi = bind_describe (d->bindings);
     if (r && fi)
         json_object_set_new (r, "flux-instance", fi);
     else
@@ -969,8 +972,9 @@ req_stats (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
             json_string (procs_cgroup (d->procs) ? "cgroup" : "process-group"));
     /* kills waiting for a job's shells to start (killwait.c) */
     if (r)
-        json_object_set_new (r, "kills-waiting",
-                             json_integer ((json_int_t)killwait_count (d)));
+        json_object_set_new (
+            r, "kills-waiting",
+            json_integer ((json_int_t)killwait_count (d->kills)));
     /* jobs requests whose summaries are being made (service_views.c) */
     if (r)
         json_object_set_new (r, "views-waiting",
@@ -1083,7 +1087,7 @@ static bool owner_allowed (struct cairnd *d,
     if (!json_is_integer (id) || json_integer_value (id) < 0)
         return true; /* EPROTO from its handler */
     struct submitter s = job_submitter (d, (uint64_t)json_integer_value (id));
-    if (s.uid < 0 || trust_owner_job (d, uid, s.shell_uid))
+    if (s.uid < 0 || trust_owner_job (d->trust, uid, s.shell_uid))
         return true; /* unknown: ENOENT from its handler */
     conn_respond_error (c, matchtag, EPERM,
                         "%s: permission denied: job %jd is uid %jd's, not "
@@ -1109,7 +1113,7 @@ static bool allowed (struct cairnd *d,
 
     if (access == ANYONE)
         return true;
-    if (trust_is_owner (d, uid))
+    if (trust_is_owner (d->trust, uid))
         return owner_allowed (d, c, topic, matchtag, payload, access);
     if (privileged (d, uid))
         return true;
@@ -1209,12 +1213,3 @@ void service_request (struct conn *c,
     conn_respond_error (c, matchtag, ENOSYS, "unknown topic '%s'", topic);
 }
 
-void service_disconnect (struct conn *c, void *arg)
-{
-    cairnd_conn_gone (arg, c);
-}
-
-bool service_busy (struct conn *c, void *arg)
-{
-    return cairnd_conn_busy (arg, c);
-}

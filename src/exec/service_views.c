@@ -86,25 +86,33 @@ line_head (const char *line, size_t len, double *t, char *name, size_t size)
 
 /* The events a summary reads; the others (processes, output...) are only
  * counted, not decoded. */
-static bool summary_reads (const char *name)
+static bool summary_reads (enum job_event ev)
 {
-    static const char *const names[] = {
-        "accept",    "start",      "finish", "clean",
-        "exception", "expiration", "drain",  NULL,
-    };
-    for (int i = 0; names[i]; i++)
-        if (!strcmp (name, names[i]))
-            return true;
-    return false;
+    switch (ev) {
+    case JOB_EV_ACCEPT:
+    case JOB_EV_START:
+    case JOB_EV_FINISH:
+    case JOB_EV_CLEAN:
+    case JOB_EV_EXCEPTION:
+    case JOB_EV_EXPIRATION:
+    case JOB_EV_DRAIN:
+        return true;
+    default:
+        return false;
+    }
 }
 
-static int
-summary_event (struct summary *s, double t, const char *name, json_t *ctx)
+/* An event (ev, named name) of the job: into its summary. */
+static int summary_event (struct summary *s,
+                          double t,
+                          enum job_event ev,
+                          const char *name,
+                          json_t *ctx)
 {
-    if (!strcmp (name, "accept") && !s->accept)
+    if (ev == JOB_EV_ACCEPT && !s->accept)
         s->accept = json_incref (ctx);
     jobtimes_event (&s->jt, t, name, ctx);
-    if (!strcmp (name, "drain")) {
+    if (ev == JOB_EV_DRAIN) {
         const char *ranks = NULL;
         struct idset *set;
         if (json_unpack (ctx, "{s:s}", "ranks", &ranks) == 0 &&
@@ -130,7 +138,7 @@ summary_cb (uint64_t id, uint32_t seq, const char *line, size_t len, void *arg)
 
     s->nevents++;
     if (line_head (line, len, &t, name, sizeof (name)) == 0 &&
-        !summary_reads (name)) {
+        !summary_reads (job_event_of (name))) {
         snprintf (s->last, sizeof (s->last), "%s", name);
         s->t_last = t;
         return 0;
@@ -143,7 +151,7 @@ summary_cb (uint64_t id, uint32_t seq, const char *line, size_t len, void *arg)
     if (eventlog_entry_parse (entry, &t, &n, &ctx) == 0) {
         snprintf (s->last, sizeof (s->last), "%s", n);
         s->t_last = t;
-        rc = summary_event (s, t, n, ctx);
+        rc = summary_event (s, t, job_event_of (n), n, ctx);
     }
     json_decref (entry);
     return rc;
@@ -232,15 +240,16 @@ static json_t *summary_json (
         json_object_get (json_object_get (jobspec, "attributes"), "system"),
         "cwd"));
     struct rv1 *r = json_is_object (R) ? rv1_decode (R, NULL) : NULL;
-    struct jobentry *je = cairnd_job (d, id);
+    struct jobentry *je = jobtable_get (d->jobs, id);
     const struct job *job = je ? je->job : NULL;
     const struct idset *ranks = job ? job_ranks (job)
                                 : r ? rv1_ranks (r)
                                     : NULL;
-    bool may_see = (trust_privileged (d, sender) &&
-                    trust_owner_job (d, sender, trust_shell_uid (s->accept))) ||
-                   (json_is_integer (uid) &&
-                    json_integer_value (uid) == (json_int_t)sender);
+    bool may_see =
+        (trust_privileged (d->trust, sender) &&
+         trust_owner_job (d->trust, sender, trust_shell_uid (s->accept))) ||
+        (json_is_integer (uid) &&
+         json_integer_value (uid) == (json_int_t)sender);
     double expiration = s->jt.have_expiration ? s->jt.expiration
                         : r                   ? rv1_expiration (r)
                                               : 0;
@@ -630,7 +639,7 @@ void req_jobs (struct cairnd *d,
     }
     if (ids && jobs_ids (c, matchtag, ids) < 0)
         return;
-    if (!trust_privileged (d, conn_uid (c)) && d->views &&
+    if (!trust_privileged (d->trust, conn_uid (c)) && d->views &&
         viewq_count (&d->views->users, conn_uid (c)) >= VIEWS_USER_MAX) {
         conn_respond_error (c, matchtag, EAGAIN,
                             "jobs: uid %u has %d jobs requests being answered "
@@ -682,7 +691,7 @@ void req_jobs (struct cairnd *d,
         jobsview_free (jv);
         return;
     }
-    if (views_add (d, jv, trust_privileged (d, jv->sender)) < 0)
+    if (views_add (d, jv, trust_privileged (d->trust, jv->sender)) < 0)
         goto nomem;
     return;
 readerr:

@@ -6,85 +6,123 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/config.h"
 #include "core/job.h"
-#include "exec/daemon_private.h"
 #include "exec/trust.h"
 #include "util/log.h"
 
-int trust_init (struct cairnd *d, struct cairn_error *err)
+struct trust {
+    const struct cairn_config *cfg;
+    uid_t uid;            /* cairnd's */
+    int64_t instance_uid; /* flux.instance-owner's uid, -1 = none */
+};
+
+/* Resolve flux.instance-owner into t->instance_uid (trust_create). */
+static int owner_init (struct trust *t, struct cairn_error *err)
 {
-    const char *who = d->cfg.flux_owner;
+    const char *who = t->cfg->flux_owner;
     struct passwd pw, *res = NULL;
     char buf[4096], *end;
     struct stat st;
 
-    d->instance_uid = -1;
+    t->instance_uid = -1;
     if (!who)
         return 0;
     errno = 0;
     unsigned long n = strtoul (who, &end, 10);
     if (*who >= '0' && *who <= '9' && *end == '\0' && errno == 0 &&
         n < (uid_t)-1)
-        d->instance_uid = (int64_t)n;
+        t->instance_uid = (int64_t)n;
     else if (getpwnam_r (who, &pw, buf, sizeof (buf), &res) == 0 && res)
-        d->instance_uid = res->pw_uid;
+        t->instance_uid = res->pw_uid;
     else
         return errset (err, EINVAL,
                        "flux.instance-owner: no user '%s' on this host", who);
-    if (d->instance_uid == 0 || (uid_t)d->instance_uid == d->uid) {
-        uid_t u = (uid_t)d->instance_uid;
-        d->instance_uid = -1;
+    if (t->instance_uid == 0 || (uid_t)t->instance_uid == t->uid) {
+        uid_t u = (uid_t)t->instance_uid;
+        t->instance_uid = -1;
         return errset (err, EINVAL,
                        "flux.instance-owner: uid %u is %s, trusted with "
                        "everything already: name the unprivileged user the "
                        "Flux instance runs as",
                        (unsigned)u, u == 0 ? "root" : "cairnd's own");
     }
-    if (d->uid != 0) {
-        d->instance_uid = -1;
+    if (t->uid != 0) {
+        t->instance_uid = -1;
         return errset (err, EINVAL,
                        "flux.instance-owner: cairnd runs as uid %u, not "
                        "root: it runs jobs of its own uid only, and cannot "
                        "serve another user's instance",
-                       (unsigned)d->uid);
+                       (unsigned)t->uid);
     }
-    if (d->cfg.flux_imp &&
-        (stat (d->cfg.flux_imp, &st) < 0 || !S_ISREG (st.st_mode) ||
+    if (t->cfg->flux_imp &&
+        (stat (t->cfg->flux_imp, &st) < 0 || !S_ISREG (st.st_mode) ||
          st.st_uid != 0 || !(st.st_mode & S_ISUID)))
         log_msg (LOG_WARNING,
                  "flux.imp %s: %s: jobs of other users than uid %jd will "
                  "fail to start",
-                 d->cfg.flux_imp,
-                 access (d->cfg.flux_imp, F_OK) < 0 ? strerror (errno)
-                                                    : "not setuid root",
-                 (intmax_t)d->instance_uid);
+                 t->cfg->flux_imp,
+                 access (t->cfg->flux_imp, F_OK) < 0 ? strerror (errno)
+                                                     : "not setuid root",
+                 (intmax_t)t->instance_uid);
     log_msg (LOG_INFO,
              "the Flux instance of uid %jd (%s) may start jobs; other users' "
              "%s",
-             (intmax_t)d->instance_uid, who,
-             d->cfg.flux_imp ? "run through flux.imp"
-                             : "are refused (no "
-                               "flux.imp)");
+             (intmax_t)t->instance_uid, who,
+             t->cfg->flux_imp ? "run through flux.imp"
+                              : "are refused (no "
+                                "flux.imp)");
     return 0;
 }
 
-bool trust_is_owner (const struct cairnd *d, uid_t uid)
+struct trust *trust_create (const struct cairn_config *cfg,
+                            uid_t uid,
+                            struct cairn_error *err)
 {
-    return d->instance_uid >= 0 && uid == (uid_t)d->instance_uid;
+    struct trust *t = calloc (1, sizeof (*t));
+    if (!t) {
+        errset (err, ENOMEM, "out of memory");
+        return NULL;
+    }
+    t->cfg = cfg;
+    t->uid = uid;
+    t->instance_uid = -1;
+    if (owner_init (t, err) < 0) {
+        trust_destroy (t);
+        return NULL;
+    }
+    return t;
 }
 
-bool trust_privileged (const struct cairnd *d, uid_t uid)
+void trust_destroy (struct trust *t)
 {
-    return uid == 0 || uid == d->uid || trust_is_owner (d, uid);
+    int saved = errno;
+    free (t);
+    errno = saved;
+}
+
+int64_t trust_instance_uid (const struct trust *t)
+{
+    return t->instance_uid;
+}
+
+bool trust_is_owner (const struct trust *t, uid_t uid)
+{
+    return t->instance_uid >= 0 && uid == (uid_t)t->instance_uid;
+}
+
+bool trust_privileged (const struct trust *t, uid_t uid)
+{
+    return uid == 0 || uid == t->uid || trust_is_owner (t, uid);
 }
 
 /* T5: every job the owner's connections start runs its shells as the
  * owner (its own, or another user's through the IMP: T1, T2), so those
  * are its instance's jobs. A stamp (attributes.system.cairn.instance) is
  * not asked for: a root instance's jobs carry one too, and are root's. */
-bool trust_owner_job (const struct cairnd *d, uid_t sender, int64_t shell_uid)
+bool trust_owner_job (const struct trust *t, uid_t sender, int64_t shell_uid)
 {
-    return !trust_is_owner (d, sender) || shell_uid == (int64_t)sender;
+    return !trust_is_owner (t, sender) || shell_uid == (int64_t)sender;
 }
 
 json_int_t trust_shell_uid (const json_t *accept)
@@ -114,7 +152,7 @@ static const char *config_command (const json_t *jobspec)
     return NULL;
 }
 
-int trust_start (struct cairnd *d,
+int trust_start (struct trust *t,
                  uid_t sender,
                  uint32_t userid,
                  const json_t *jobspec,
@@ -123,7 +161,7 @@ int trust_start (struct cairnd *d,
 {
     const char *key;
 
-    if (!trust_is_owner (d, sender))
+    if (!trust_is_owner (t, sender))
         return 0;
     if (userid == 0) /* T2 */
         return errset (err, EPERM,
@@ -139,14 +177,14 @@ int trust_start (struct cairnd *d,
                        key, (unsigned)sender);
     if (userid == sender)
         return 0;
-    if (!d->cfg.flux_imp) /* T1 */
+    if (!t->cfg->flux_imp) /* T1 */
         return errset (err, EPERM,
                        "start: permission denied: uid %u (the Flux "
                        "instance's owner) runs jobs of other users (%u) "
                        "only through flux-imp, and cairn.conf sets no "
                        "flux.imp",
                        (unsigned)sender, (unsigned)userid);
-    if (job_set_imp (job, d->cfg.flux_imp, sender) < 0)
+    if (job_set_imp (job, t->cfg->flux_imp, sender) < 0)
         return errset (err, errno, "start: %s", strerror (errno));
     return 0;
 }
@@ -164,7 +202,7 @@ static bool argv_equal (char *const *cmd, const json_t *argv)
     return i == json_array_size (argv);
 }
 
-int trust_node_exec (const struct cairnd *d,
+int trust_node_exec (const struct trust *t,
                      uid_t sender,
                      const json_t *payload,
                      struct cairn_error *err)
@@ -176,7 +214,7 @@ int trust_node_exec (const struct cairnd *d,
     const char *name;
     json_t *v;
 
-    if (!trust_is_owner (d, sender))
+    if (!trust_is_owner (t, sender))
         return 0;
     if (user) {
         if (json_integer_value (user) == (json_int_t)sender)
@@ -189,8 +227,8 @@ int trust_node_exec (const struct cairnd *d,
     }
     /* as root: this node's own prolog or epilog, as rank 0 builds it */
     const struct perilog_config *pc =
-        phase && !strcmp (phase, "prolog")   ? &d->cfg.job.prolog
-        : phase && !strcmp (phase, "epilog") ? &d->cfg.job.epilog
+        phase && !strcmp (phase, "prolog")   ? &t->cfg->job.prolog
+        : phase && !strcmp (phase, "epilog") ? &t->cfg->job.epilog
                                              : NULL;
     if (!pc || !argv_equal (pc->command, argv))
         return errset (err, EPERM,

@@ -43,30 +43,41 @@
 
 #include "core/error.h"
 
-struct cairnd;
+struct cairn_config; /* core/config.h */
 struct job;
+struct trust;
 
-/* At startup: resolve flux.instance-owner (a user name or a decimal uid)
- * into d->instance_uid (-1 without one). -1 with a message for an unknown
- * user, for root or cairnd's own uid (trusted already), or for an owner
- * while cairnd is not root (it could not act for other users). A
- * flux.imp that is not a setuid-root executable is only warned about
- * (the site may install it later); its jobs then fail at their start.
+/* At startup, for a cairnd of uid with cfg (read live): resolve
+ * flux.instance-owner (a user name or a decimal uid) into the instance's
+ * uid (trust_instance_uid; -1 without one). NULL with errno and a message
+ * for an unknown user, for root or cairnd's own uid (trusted already), for
+ * an owner while cairnd is not root (it could not act for other users),
+ * or ENOMEM. A flux.imp that is not a setuid-root executable is only
+ * warned about (the site may install it later); its jobs then fail at
+ * their start.
  */
-int trust_init (struct cairnd *d, struct cairn_error *err);
+struct trust *trust_create (const struct cairn_config *cfg,
+                            uid_t uid,
+                            struct cairn_error *err);
+
+/* NULL is fine; errno is kept. */
+void trust_destroy (struct trust *t);
+
+/* flux.instance-owner's uid, or -1 when there is none. */
+int64_t trust_instance_uid (const struct trust *t);
 
 /* Root, cairnd's uid, or the instance's owner: the resource manager's
  * requests (ids of any range, no quotas, privileged topics). */
-bool trust_privileged (const struct cairnd *d, uid_t uid);
+bool trust_privileged (const struct trust *t, uid_t uid);
 
 /* The instance's owner (not root, not cairnd's uid): T1-T5 apply. */
-bool trust_is_owner (const struct cairnd *d, uid_t uid);
+bool trust_is_owner (const struct trust *t, uid_t uid);
 
 /* T5: may sender act on, or read, a job whose shells start as shell_uid
  * (job_shell_uid, or the accept's imp.uid else its userid)? Always true
  * for a sender that is not the instance's owner: the access table judges
  * those. */
-bool trust_owner_job (const struct cairnd *d, uid_t sender, int64_t shell_uid);
+bool trust_owner_job (const struct trust *t, uid_t sender, int64_t shell_uid);
 
 /* The uid a job's shells start as, from its accept's context: the IMP's
  * caller (imp.uid, T1), else its userid; -1 if it says neither. */
@@ -76,7 +87,7 @@ json_int_t trust_shell_uid (const json_t *accept);
  * job_set_imp() on job (before its accept). Returns 0, or -1 with errno
  * (EPERM, ENOMEM) and a message.
  */
-int trust_start (struct cairnd *d,
+int trust_start (struct trust *t,
                  uid_t sender,
                  uint32_t userid,
                  const json_t *jobspec,
@@ -86,7 +97,7 @@ int trust_start (struct cairnd *d,
 /* A node-exec from sender (its payload as node.c decoded it: "user"
  * absent means root): T4. Returns 0, or -1 with errno = EPERM and a
  * message. */
-int trust_node_exec (const struct cairnd *d,
+int trust_node_exec (const struct trust *t,
                      uid_t sender,
                      const json_t *payload,
                      struct cairn_error *err);

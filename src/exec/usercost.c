@@ -9,7 +9,9 @@
  */
 #include <errno.h>
 
-#include "exec/daemon_private.h"
+#include <stdlib.h>
+
+#include "exec/jobtable.h"
 #include "exec/quota.h"
 #include "exec/trust.h"
 #include "exec/usercost.h"
@@ -63,7 +65,33 @@ size_t usercost_critical (const struct job *job, size_t ranks_len)
                                   2 * ranks_len + n * SIGNAL_LINE);
 }
 
-bool usercost_admit (struct cairnd *d,
+struct usercost {
+    const struct trust *trust;
+    struct quota *quota;
+    const struct jobtable *jobs;
+};
+
+struct usercost *usercost_create (const struct trust *trust,
+                                  struct quota *quota,
+                                  const struct jobtable *jobs)
+{
+    struct usercost *u = calloc (1, sizeof (*u));
+    if (!u)
+        return NULL;
+    u->trust = trust;
+    u->quota = quota;
+    u->jobs = jobs;
+    return u;
+}
+
+void usercost_destroy (struct usercost *u)
+{
+    int saved = errno;
+    free (u);
+    errno = saved;
+}
+
+bool usercost_admit (struct usercost *u,
                      struct conn *c,
                      int64_t matchtag,
                      const char *topic,
@@ -72,11 +100,11 @@ bool usercost_admit (struct cairnd *d,
     struct cairn_error err = {{0}};
     uid_t uid = conn_uid (c);
 
-    if (trust_privileged (d, uid))
+    if (trust_privileged (u->trust, uid))
         return true;
     /* the rest of the journal is for the jobs already running to reach
      * their ends, and for the privileged clients */
-    if (cairnd_journal_full (d)) {
+    if (quota_journal_full (u->quota, jobtable_count (u->jobs))) {
         conn_respond_error (c, matchtag, ENOSPC,
                             "%s: cairnd's journal is full: what is left is "
                             "kept for the running jobs' ends and for root's "
@@ -84,7 +112,7 @@ bool usercost_admit (struct cairnd *d,
                             topic);
         return false;
     }
-    if (quota_check_request (d->quota, uid, need, &err) < 0) {
+    if (quota_check_request (u->quota, uid, need, &err) < 0) {
         int e = errno;
         log_msg (LOG_DEBUG, "refusing %s of uid %u: %s", topic, (unsigned)uid,
                  err.text);

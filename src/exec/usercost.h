@@ -25,8 +25,11 @@
 #include "core/idset.h"
 #include "core/job.h"
 
-struct cairnd;
-struct conn;
+struct conn;     /* server/server.h */
+struct trust;    /* exec/trust.h */
+struct quota;    /* exec/quota.h */
+struct jobtable; /* exec/jobtable.h */
+struct usercost;
 
 /* The longest note a user's exception may carry. A note is a sentence
  * for a human (stock Flux bounds it only by its message size); a user's
@@ -48,14 +51,24 @@ size_t usercost_expiration (const struct job *job);
  * length (it may end the job: a rank made critical that failed). */
 size_t usercost_critical (const struct job *job, size_t ranks_len);
 
+/* The judge of unprivileged requests' weight, lent whom cairnd trusts,
+ * the users' quotas and the active jobs (their room in the journal).
+ * NULL with errno ENOMEM. */
+struct usercost *usercost_create (const struct trust *trust,
+                                  struct quota *quota,
+                                  const struct jobtable *jobs);
+
+/* NULL is fine; errno is kept. */
+void usercost_destroy (struct usercost *u);
+
 /* May c's sender have need bytes (a usercost_*) journaled by its request
  * topic? True at once for a privileged sender. Otherwise true only if
- * the journal is not full (cairnd_journal_full: its rest is the running
+ * the journal is not full (quota_journal_full: its rest is the running
  * jobs' and the privileged clients') and the sender's quota and the
  * users' share allow it (quota_check_request, which promises the bytes);
  * else answers c with ENOSPC or EDQUOT and a message that names the
  * limit, and returns false. */
-bool usercost_admit (struct cairnd *d,
+bool usercost_admit (struct usercost *u,
                      struct conn *c,
                      int64_t matchtag,
                      const char *topic,

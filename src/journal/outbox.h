@@ -3,7 +3,7 @@
  * Whatever cairnd does because of a record — start a process, signal it,
  * tell a client or a node, forget a process's exit records — enters the
  * outbox in the same call that stages the record in the journal's open
- * batch. The loop (daemon.c, flush()) commits the batch, and only then
+ * batch. The loop (turn.c, flush()) commits the batch, and only then
  * takes the effects out and runs them. The rules, cited as O1..O5 in the
  * code (doc/design.md, "The write-ahead rule"):
  *
@@ -22,7 +22,7 @@
  *      restart replays the journal (daemon.c, journal_failed()).
  *  O4  Effects run lane by lane (jobs, node, remote), each lane in the
  *      order it was queued.
- *  O5  Replies held for a commit (cairnd_ack) run after every lane.
+ *  O5  Replies held for a commit (turn_ack) run after every lane.
  *
  * The outbox is bookkeeping only: it neither commits nor knows the
  * journal; staging is the caller's function, called by outbox_put().

@@ -218,9 +218,10 @@ static void drive (struct sim *sim)
                                           sim->pid++, 5000, "boot-1",
                                           sim->out));
             else if (p->state == PROC_RUNNING)
-                DECIDE (job_proc_exited (sim->job, &sim->ctx, execid,
-                                         round % 3 == 2 ? 256 : 0, NULL, NULL,
-                                         false, NULL, false, sim->out));
+                DECIDE (job_proc_exited (
+                    sim->job, &sim->ctx, execid,
+                    &(struct job_proc_end){.status = round % 3 == 2 ? 256 : 0},
+                    sim->out));
         }
         sim->ctx.now += 3600;
         DECIDE (job_advance (sim->job, &sim->ctx, sim->out));
@@ -369,9 +370,11 @@ static void sim_phase (struct sim *sim,
             (void)job_proc_lost (sim->job, &sim->ctx, execid,
                                  "process gone, exit status unknown", sim->out);
         else
-            (void)job_proc_exited (sim->job, &sim->ctx, execid,
-                                   p->rank == odd ? status : 0, NULL,
-                                   "output\n", false, NULL, false, sim->out);
+            (void)job_proc_exited (
+                sim->job, &sim->ctx, execid,
+                &(struct job_proc_end){.status = p->rank == odd ? status : 0,
+                                       .outdata = "output\n"},
+                sim->out);
     }
     sim->ctx.now += 1;
     (void)job_advance (sim->job, &sim->ctx, sim->out);

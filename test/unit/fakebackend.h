@@ -280,8 +280,9 @@ static inline int fake_end (struct fake *fb,
         return -1;
     memcpy (execid, p->execid, sizeof (execid));
     if (fate == FAKE_EXIT)
-        rc = job_proc_exited (fb->job, &fb->ctx, execid, status, NULL, NULL,
-                              false, NULL, false, fb->out);
+        rc = job_proc_exited (fb->job, &fb->ctx, execid,
+                              &(struct job_proc_end){.status = status},
+                              fb->out);
     else if (fate == FAKE_LOST)
         rc = job_proc_lost (fb->job, &fb->ctx, execid, note, fb->out);
     else
@@ -313,8 +314,9 @@ fake_exit_phase (struct fake *fb, enum proc_phase phase, int status)
             memcpy (ids[n++], p->execid, EXECID_LEN + 1);
     }
     for (size_t i = 0; i < n && rc == 0; i++) {
-        rc = job_proc_exited (fb->job, &fb->ctx, ids[i], status, NULL, NULL,
-                              false, NULL, false, fb->out);
+        rc = job_proc_exited (fb->job, &fb->ctx, ids[i],
+                              &(struct job_proc_end){.status = status},
+                              fb->out);
         fake_walk (fb);
     }
     free (ids);

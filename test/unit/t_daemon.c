@@ -322,7 +322,7 @@ static void test_vanished (void)
 static void test_unsafe (void)
 {
     /* the check above can fail: acting before committing is caught */
-    d->unsafe_effects_first = true;
+    turn_unsafe_effects_first (d->turn, true);
     wal_ok = wal_bad = 0;
     start_job (105, 1);
     (void)drive_to_clean (105);
@@ -330,7 +330,7 @@ static void test_unsafe (void)
         "unsafe: with effects first, a start before its intent's commit is "
         "caught (%d)",
         wal_bad);
-    d->unsafe_effects_first = false;
+    turn_unsafe_effects_first (d->turn, false);
 }
 
 /* Is s a canonical RFC 4122 version 4 UUID? */

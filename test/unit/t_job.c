@@ -1623,8 +1623,8 @@ static void test_unkillable (void)
     is_str (set_str (job_drained (fb.job)), "1", "unkillable shell: drained");
     check_end (&fb, "unkillable shell");
     m = fake_mark (&fb);
-    is_int (job_proc_exited (fb.job, &fb.ctx, execid, SIGKILL, NULL, NULL,
-                             false, NULL, false, fb.out),
+    is_int (job_proc_exited (fb.job, &fb.ctx, execid,
+                             &(struct job_proc_end){.status = SIGKILL}, fb.out),
             0, "unkillable shell: a late exit is accepted");
     is_str (fake_names (&fb, m), "", "unkillable shell: and ignored");
     fake_fini (&fb);
@@ -2783,8 +2783,10 @@ static void test_output (void)
     is_int (job_output_room (fb.job, PHASE_SHELL), 100,
             "output: room is the cap");
     m = fake_mark (&fb);
-    job_proc_exited (fb.job, &fb.ctx, fake_find (&fb, PHASE_SHELL, 0)->execid,
-                     0, NULL, "hello\n", false, "oops\n", false, fb.out);
+    job_proc_exited (
+        fb.job, &fb.ctx, fake_find (&fb, PHASE_SHELL, 0)->execid,
+        &(struct job_proc_end){.outdata = "hello\n", .errdata = "oops\n"},
+        fb.out);
     fake_walk (&fb);
     is_str (fake_names (&fb, m), "log,log,proc-exit",
             "output: one log per stream, before the exit");
@@ -2802,7 +2804,11 @@ static void test_output (void)
 
     m = fake_mark (&fb);
     job_proc_exited (fb.job, &fb.ctx, fake_find (&fb, PHASE_SHELL, 1)->execid,
-                     0, NULL, "x", true, "y", true, fb.out);
+                     &(struct job_proc_end){.outdata = "x",
+                                            .out_trunc = true,
+                                            .errdata = "y",
+                                            .err_trunc = true},
+                     fb.out);
     fake_walk (&fb);
     is_str (fake_names (&fb, m),
             "log,log,log,proc-exit,finish,cleanup,release,clean",
@@ -2825,8 +2831,10 @@ static void test_output (void)
     jc.output_max_bytes = 10;
     start_job (&fb, &jc, 1, 0, 0, OWNER);
     fake_spawn_all (&fb);
-    job_proc_exited (fb.job, &fb.ctx, fake_find (&fb, PHASE_SHELL, 0)->execid,
-                     0, NULL, "0123456789", true, NULL, false, fb.out);
+    job_proc_exited (
+        fb.job, &fb.ctx, fake_find (&fb, PHASE_SHELL, 0)->execid,
+        &(struct job_proc_end){.outdata = "0123456789", .out_trunc = true},
+        fb.out);
     fake_walk (&fb);
     is_int (job_output_room (fb.job, PHASE_SHELL), 0,
             "output per phase: the shells' room is used up");
@@ -2834,8 +2842,9 @@ static void test_output (void)
             "output per phase: the epilog's is whole");
     fake_spawn_all (&fb);
     m = fake_mark (&fb);
-    job_proc_exited (fb.job, &fb.ctx, fake_find (&fb, PHASE_EPILOG, 0)->execid,
-                     0, NULL, "node ok", false, NULL, false, fb.out);
+    job_proc_exited (fb.job, &fb.ctx,
+                     fake_find (&fb, PHASE_EPILOG, 0)->execid,
+                     &(struct job_proc_end){.outdata = "node ok"}, fb.out);
     fake_walk (&fb);
     log = fake_event (&fb, m, "log", 0);
     ok (log && !strcmp (ctx_str (log, "phase"), "epilog") &&
@@ -3046,8 +3055,8 @@ static void test_apply_rejects (void)
               "job_proc_spawned twice refused");
     is_errno (fake_spawn (&fb, "00000000-0000-4000-8000-000000000999"), ENOENT,
               "job_proc_spawned of an unknown execid refused");
-    is_errno (job_proc_exited (fb.job, &fb.ctx, "nope", 0, NULL, NULL, false,
-                               NULL, false, fb.out),
+    is_errno (job_proc_exited (fb.job, &fb.ctx, "nope",
+                               &(struct job_proc_end){0}, fb.out),
               ENOENT, "job_proc_exited of an unknown execid refused");
     drive_to_end (&fb);
     is_str (fake_names (&fb, 0),
@@ -3149,8 +3158,8 @@ static void test_shell_leftover (void)
     const struct job_proc *p = fake_find (&fb, PHASE_SHELL, 0);
     char execid[EXECID_LEN + 1];
     memcpy (execid, p->execid, sizeof (execid));
-    ok (job_proc_exited_left (fb.job, &fb.ctx, execid, 0, NULL, 2, NULL, false,
-                              NULL, false, fb.out) == 0,
+    ok (job_proc_exited (fb.job, &fb.ctx, execid,
+                         &(struct job_proc_end){.leftover = 2}, fb.out) == 0,
         "leftover: exit accepted");
     fake_walk (&fb);
     is_str (fake_names (&fb, m), "proc-exit,exception,proc-signal",
@@ -3171,8 +3180,8 @@ static void test_shell_leftover (void)
     fake_spawn_all (&fb);
     m = fake_mark (&fb);
     memcpy (execid, fake_find (&fb, PHASE_SHELL, 0)->execid, sizeof (execid));
-    ok (job_proc_exited_left (fb.job, &fb.ctx, execid, 0, NULL, 0, NULL, false,
-                              NULL, false, fb.out) == 0,
+    ok (job_proc_exited (fb.job, &fb.ctx, execid, &(struct job_proc_end){0},
+                         fb.out) == 0,
         "no leftover: exit accepted");
     fake_walk (&fb);
     is_int (ctx_int (fake_event (&fb, m, "proc-exit", 0), "leftover"), -999,
@@ -3191,8 +3200,10 @@ static void test_shell_leftover (void)
     fake_walk (&fb);
     m = fake_mark (&fb);
     memcpy (execid, fake_find (&fb, PHASE_SHELL, 0)->execid, sizeof (execid));
-    ok (job_proc_exited_left (fb.job, &fb.ctx, execid, SIGKILL, NULL, 1, NULL,
-                              false, NULL, false, fb.out) == 0,
+    ok (job_proc_exited (fb.job, &fb.ctx, execid,
+                         &(struct job_proc_end){.status = SIGKILL,
+                                                .leftover = 1},
+                         fb.out) == 0,
         "leftover after cancel: exit accepted");
     fake_walk (&fb);
     is_int (fake_count (&fb, m, "exception"), 0,

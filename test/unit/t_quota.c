@@ -102,7 +102,7 @@ test_staged (struct quota *q, struct cairn_config *cfg, struct journal *j)
     if (journal_append (j, 77, 0, line, strlen (line)) < 0 ||
         journal_set_active (j, 77, true, 0) < 0 || journal_commit (j, &err) < 0)
         BAIL_OUT ("journal: %s", err.text);
-    quota_staged (q, job, 0, "accept", strlen (line));
+    quota_staged (q, job, 0, JOB_EV_ACCEPT, strlen (line));
 
     cfg->user_max_journal_bytes = 64 * KIB;
     err.text[0] = '\0';
@@ -152,7 +152,7 @@ test_uncommitted (struct quota *q, struct cairn_config *cfg, struct journal *j)
     job_set_unprivileged (job);
     if (journal_append (j, 78, 0, line, strlen (line)) < 0)
         BAIL_OUT ("journal_append: %s", strerror (errno));
-    quota_staged (q, job, 0, "accept", strlen (line));
+    quota_staged (q, job, 0, JOB_EV_ACCEPT, strlen (line));
     cfg->user_max_journal_bytes = 64 * KIB;
     err.text[0] = '\0';
     is_errno (quota_check_request (q, 0, 8000, &err), EDQUOT,
@@ -184,7 +184,7 @@ static void test_active (struct quota *q)
     is_int (quota_users_active (q), 3, "... counts as active while promised");
     quota_settle (q);
     is_int (quota_users_active (q), 2, "... and not once forgotten");
-    quota_staged (q, job, 5, "clean", 60);
+    quota_staged (q, job, 5, JOB_EV_CLEAN, 60);
     is_int (quota_users_active (q), 1, "job 77's clean: 1 active");
     ok (quota_count (q, &err) == 0, "a recount from the journal");
     is_int (quota_users_active (q), 2,

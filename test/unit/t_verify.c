@@ -80,8 +80,9 @@ static json_t *decided_job (bool perilog, bool hang_shells)
                                   out);
             else if (p->state == PROC_RUNNING &&
                      (!hang_shells || p->phase != PHASE_SHELL))
-                job_proc_exited (job, &ctx, execid, 0, NULL, "hi\n", false,
-                                 NULL, false, out);
+                job_proc_exited (job, &ctx, execid,
+                                 &(struct job_proc_end){.outdata = "hi\n"},
+                                 out);
         }
         if (hang_shells && job_state (job) == JOB_RUN && round == 3)
             job_raise (job, &ctx, "cancel", 0, "test", -1, out, &err);

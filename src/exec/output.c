@@ -1,4 +1,4 @@
-/* daemon_output.c - live output: a job's shells' stdout and stderr sent to
+/* output.c - live output: a job's shells' stdout and stderr sent to
  * the streams that asked for it (`"output": true`, cairn-protocol(7)).
  *
  * Output is not a state change, so nothing here is journaled or waits for
@@ -23,12 +23,26 @@
 #include "core/escalate.h"
 #include "core/eventlog.h"
 #include "core/utf8.h"
-#include "exec/daemon_private.h"
+#include "core/job.h"
+#include "exec/jobtable.h"
+#include "exec/output.h"
+#include "exec/streams.h"
+#include "procs/procs.h"
+#include "server/server.h"
 #include "supervise/exitfile.h"
 #include "util/log.h"
 
 #define OUTPUT_INTERVAL 0.1
 #define OUTPUT_CHUNK 65536 /* most bytes read per file per turn */
+
+struct output {
+    struct ev_loop *loop;
+    struct streams *streams;
+    struct procs *procs;
+    const struct cairn_config *cfg;
+    ev_timer timer; /* live output, while nwatch > 0 */
+    int nwatch;     /* streams that asked for output */
+};
 
 /* sent[rank][stream]: the file offset sent up to (0 when absent). */
 static json_int_t sent_get (json_t *sent, uint32_t rank, const char *stream)
@@ -76,14 +90,13 @@ void output_send_log (struct conn *c,
                       json_t *sent,
                       const json_t *entry)
 {
-    const char *name, *stream = NULL, *phase = NULL, *data = NULL;
+    const char *stream = NULL, *phase = NULL, *data = NULL;
     json_t *ctx;
     json_int_t rank = 0;
     json_t *whole;
     size_t len, used;
 
-    if (eventlog_entry_parse (entry, NULL, &name, &ctx) < 0 ||
-        strcmp (name, "log") != 0 ||
+    if (eventlog_entry_parse (entry, NULL, NULL, &ctx) < 0 ||
         json_unpack (ctx, "{s:s s:I s:s s:s}", "stream", &stream, "rank", &rank,
                      "phase", &phase, "data", &data) < 0 ||
         strcmp (phase, "shell") != 0 || rank < 0 || rank > UINT32_MAX)
@@ -114,7 +127,8 @@ void output_send_log (struct conn *c,
 }
 
 /* Send sub what its rank's shell wrote since the last time. */
-static void tail_proc (struct jobentry *je,
+static void tail_proc (struct output *o,
+                       struct jobentry *je,
                        struct sub *s,
                        const struct job_proc *p,
                        bool final,
@@ -127,14 +141,14 @@ static void tail_proc (struct jobentry *je,
         json_int_t off = sent_get (s->sent, p->rank, stream);
         /* past the cap the shim cuts the file back (and a writer without
          * O_APPEND leaves a hole): nothing there is the job's to show */
-        json_int_t cap = (json_int_t)je->d->cfg.job.output_max_bytes;
+        json_int_t cap = (json_int_t)o->cfg->job.output_max_bytes;
         size_t want = off >= cap                 ? 0
                       : cap - off < OUTPUT_CHUNK ? (size_t)(cap - off)
                                                  : OUTPUT_CHUNK;
         if (want == 0)
             continue;
         ssize_t n =
-            exitfile_read_output_at (procs_exitdir (je->d->procs), p->execid,
+            exitfile_read_output_at (procs_exitdir (o->procs), p->execid,
                                      streams[i][0], (uint64_t)off, buf, want);
         if (n <= 0)
             continue;
@@ -154,37 +168,39 @@ static void tail_proc (struct jobentry *je,
  * streams: the work grows with those, not with the jobs cairnd runs. */
 static void output_cb (struct ev_loop *loop, ev_timer *w, int revents)
 {
-    struct cairnd *d = w->data;
+    struct output *o = w->data;
     size_t pos = 0;
-    struct connsubs *cs;
+    struct sub *head;
     char *buf = malloc (OUTPUT_CHUNK);
 
     if (!buf)
         return;
-    while ((cs = hashmap_next (d->conn_subs, &pos, NULL))) {
-        for (struct sub *s = cs->head; s; s = s->cnext) {
+    while ((head = streams_next_conn (o->streams, &pos))) {
+        for (struct sub *s = head; s; s = s->cnext) {
             if (!s->sent)
                 continue;
             for (size_t i = 0; i < job_nprocs (s->je->job); i++) {
                 const struct job_proc *p = job_proc_at (s->je->job, i);
                 if (p->phase == PHASE_SHELL && p->state == PROC_RUNNING)
-                    tail_proc (s->je, s, p, false, buf);
+                    tail_proc (o, s->je, s, p, false, buf);
             }
         }
     }
     free (buf);
 }
 
-void output_flush (struct jobentry *je, const struct job_proc *p)
+void output_flush (struct output *o,
+                   struct jobentry *je,
+                   const struct job_proc *p)
 {
     char *buf;
 
-    if (p->phase != PHASE_SHELL || !je->subs || je->d->noutput == 0 ||
+    if (p->phase != PHASE_SHELL || !je->subs || o->nwatch == 0 ||
         !(buf = malloc (OUTPUT_CHUNK)))
         return;
     for (struct sub *s = je->subs; s; s = s->next)
         if (s->sent)
-            tail_proc (je, s, p, true, buf);
+            tail_proc (o, je, s, p, true, buf);
     free (buf);
 }
 
@@ -196,16 +212,47 @@ void output_log_event (struct jobentry *je, const json_t *entry)
                              entry);
 }
 
-void output_watch (struct cairnd *d, int delta)
+void output_watch (struct output *o, int delta)
 {
-    d->noutput += delta;
-    if (d->noutput > 0 && !ev_is_active (&d->output_timer)) {
-        ev_timer_init (&d->output_timer, output_cb, OUTPUT_INTERVAL,
-                       OUTPUT_INTERVAL);
-        d->output_timer.data = d;
-        ev_timer_start (d->loop, &d->output_timer);
-    } else if (d->noutput <= 0 && ev_is_active (&d->output_timer))
-        ev_timer_stop (d->loop, &d->output_timer);
+    o->nwatch += delta;
+    if (o->nwatch > 0 && !ev_is_active (&o->timer)) {
+        ev_timer_init (&o->timer, output_cb, OUTPUT_INTERVAL, OUTPUT_INTERVAL);
+        o->timer.data = o;
+        ev_timer_start (o->loop, &o->timer);
+    } else if (o->nwatch <= 0 && ev_is_active (&o->timer))
+        ev_timer_stop (o->loop, &o->timer);
+}
+
+bool output_wanted (const struct output *o)
+{
+    return o->nwatch > 0;
+}
+
+struct output *output_create (struct ev_loop *loop,
+                              struct streams *streams,
+                              struct procs *procs,
+                              const struct cairn_config *cfg)
+{
+    struct output *o = calloc (1, sizeof (*o));
+    if (!o)
+        return NULL;
+    o->loop = loop;
+    o->streams = streams;
+    o->procs = procs;
+    o->cfg = cfg;
+    ev_timer_init (&o->timer, output_cb, OUTPUT_INTERVAL, OUTPUT_INTERVAL);
+    o->timer.data = o;
+    return o;
+}
+
+void output_destroy (struct output *o)
+{
+    if (!o)
+        return;
+    int saved = errno;
+    ev_timer_stop (o->loop, &o->timer);
+    free (o);
+    errno = saved;
 }
 
 void output_kill_notice (struct jobentry *je,
