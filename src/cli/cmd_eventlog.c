@@ -25,6 +25,7 @@
 #include "core/job.h"
 #include "core/rv1.h"
 #include "core/signame.h"
+#include "node/nodeproc.h"
 
 #define FOLLOW_INTERVAL_US 100000
 
@@ -170,6 +171,7 @@ static void print_late (const struct elog *el, json_t *ctx)
     const char *error = json_string_value (json_object_get (ctx, "error"));
     json_t *status = json_object_get (ctx, "status");
     const char *what = NULL;
+    enum nodeproc_state st;
     char buf[64];
 
     if (execid) {
@@ -188,16 +190,18 @@ static void print_late (const struct elog *el, json_t *ctx)
     printf (": %s ", what ? what : "the process");
     if (!state)
         printf ("in an unknown state");
-    else if (!strcmp (state, "ended")) {
+    else if (nodeproc_state_of (state, &st) < 0)
+        print_text (state, true);
+    else if (st == NODEPROC_ENDED) {
         printf ("ended");
         if (json_is_integer (status) && json_integer_value (status) >= 0) {
             cli_wait_status_str ((int)json_integer_value (status), buf,
                                  sizeof (buf));
             printf (", %s", buf);
         }
-    } else if (!strcmp (state, "failed"))
+    } else if (st == NODEPROC_FAILED)
         printf ("never started");
-    else if (!strcmp (state, "running"))
+    else if (st == NODEPROC_RUNNING)
         printf ("still running");
     else
         print_text (state, true); /* "lost": unknown there too */

@@ -22,6 +22,7 @@
 #include "cli/cmd_journal.h"
 #include "cli/commands.h"
 #include "core/jobid.h"
+#include "node/nodeproc.h"
 #include "supervise/procfs.h"
 
 static const char *const phase_names[] = {"prolog", "shell", "epilog"};
@@ -224,6 +225,16 @@ static const char *rec_str (const json_t *rec, const char *key)
     return s ? s : "";
 }
 
+/* A record's state, decoded once (nodeproc.h); NODEPROC_UNKNOWN for one
+ * no node writes: shown as it is, never looked for. */
+static enum nodeproc_state rec_state (const json_t *rec)
+{
+    enum nodeproc_state st;
+    if (nodeproc_state_of (rec_str (rec, "state"), &st) < 0)
+        return NODEPROC_UNKNOWN;
+    return st;
+}
+
 /* Does some record belong to job id? */
 static bool nodeprocs_have_job (const json_t *recs, uint64_t id)
 {
@@ -268,7 +279,7 @@ static json_t *nodeproc_json (const json_t *rec,
                    rec_str (rec, "phase"), "state", rec_str (rec, "state"),
                    "alive", alive, "host");
     if (o && (v = json_object_get (rec, "status")) &&
-        !strcmp (rec_str (rec, "state"), "ended"))
+        rec_state (rec) == NODEPROC_ENDED)
         json_object_set (o, "status", v);
     if (o && (v = json_object_get (rec, "error")))
         json_object_set (o, "error", v);
@@ -294,16 +305,16 @@ static int procs_node (const json_t *recs,
 
     json_array_foreach (recs, i, rec)
     {
-        const char *state = rec_str (rec, "state");
+        enum nodeproc_state state = rec_state (rec);
         const char *alive = NULL; /* an end: nothing to look for */
         pid_t pid = (pid_t)rec_int (rec, "pid"), found = 0;
         char idbuf[24], ranks[24], pidbuf[24];
 
         if (!nodeproc_listed (rec, all, want, nwant))
             continue;
-        if (!strcmp (state, "intent") || !strcmp (state, "running"))
+        if (state == NODEPROC_INTENT || state == NODEPROC_RUNNING)
             alive = alive_check (a, rec_str (rec, "execid"),
-                                 !strcmp (state, "intent"), pid,
+                                 state == NODEPROC_INTENT, pid,
                                  (unsigned long long)rec_int (rec, "starttime"),
                                  rec_str (rec, "bootid"), &found);
         snprintf (ranks, sizeof (ranks), "%jd",
@@ -316,7 +327,7 @@ static int procs_node (const json_t *recs,
         snprintf (idbuf, sizeof (idbuf), "%ju", (uintmax_t)rec_int (rec, "id"));
         pid_cell (pid, found, pidbuf, sizeof (pidbuf));
         if (table_add (t, rec_str (rec, "execid"), pidbuf, idbuf, ranks,
-                       rec_str (rec, "phase"), state,
+                       rec_str (rec, "phase"), rec_str (rec, "state"),
                        alive ? alive : "-") < 0) {
             cli_error ("out of memory");
             return -1;

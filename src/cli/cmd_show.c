@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "core/eventlog.h"
 #include "core/job.h"
+#include "node/nodeproc.h"
 
 /* A phase's bounds and status, from its events. */
 struct phase {
@@ -387,12 +388,13 @@ static int late_row (const struct show *sh, struct table *t, json_t *o)
 {
     char when[32], rank[16] = "-", outcome[160];
     json_t *error = json_object_get (o, "error");
+    enum nodeproc_state st;
     since (sh, num (o, "timestamp"), when, sizeof (when));
     if (json_is_integer (json_object_get (o, "rank")))
         snprintf (rank, sizeof (rank), "%lld",
                   (long long)json_integer_value (json_object_get (o, "rank")));
-    if (!strcmp (str (o, "state"), "ended") &&
-        json_is_integer (json_object_get (o, "status")))
+    if (nodeproc_state_of (str (o, "state"), &st) == 0 &&
+        st == NODEPROC_ENDED && json_is_integer (json_object_get (o, "status")))
         jcli_status ((int)num (o, "status"), outcome, sizeof (outcome));
     else
         snprintf (outcome, sizeof (outcome), "%s%s%s", str (o, "state"),
