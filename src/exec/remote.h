@@ -56,8 +56,9 @@ int remote_track (struct remote *r, struct jobentry *je, const char *execid);
 
 /* Effects of committed events of a remote process: its intent (ask the
  * node to run it; lost at once when its node is down), a signal, its end
- * (node-ack, forget it). r NULL (no exec role): nothing tracked, so
- * signal and finished do nothing. */
+ * (node-ack, forget it). r NULL (a node-role cairnd, which runs no
+ * job): nothing is tracked, so signal and finished do nothing; exec and
+ * late need r. */
 void remote_exec (struct remote *r, struct jobentry *je, const char *execid);
 void remote_signal (struct remote *r,
                     struct jobentry *je,
