@@ -28,7 +28,10 @@
 #include "exec/bind.h"
 #include "exec/daemon_private.h"
 #include "exec/jobctx.h"
+#include "exec/localproc.h"
 #include "journal/outbox.h"
+#include "exec/reconcile.h"
+#include "exec/remote.h"
 #include "exec/runner.h"
 #include "exec/service_views.h"
 #include "exec/turn.h"
@@ -88,7 +91,7 @@ static bool conn_busy (struct conn *c, void *arg)
 static void conn_gone (struct conn *c, void *arg)
 {
     struct cairnd *d = arg;
-    remote_conn_gone (d, c);
+    remote_conn_gone (d->remote, c);
     killwait_conn_gone (d->kills, c);
     views_conn_gone (d, c);
     node_conn_gone (d->node, c);
@@ -119,9 +122,9 @@ static const struct jobtable_ops jobtable_ops = {.due = job_due,
 /* ---- effects ---- */
 
 /* Does a stream of je want its output? */
-static bool wants_output (const struct jobentry *je)
+static bool wants_output (struct cairnd *d, const struct jobentry *je)
 {
-    return output_wanted (je->d->output) && je->subs;
+    return output_wanted (d->output) && je->subs;
 }
 
 static bool want_events (const struct jobentry *je)
@@ -206,7 +209,7 @@ static void log_event (struct jobentry *je, enum job_event ev, json_t *ctx)
 /* Carry out what committed events ask for (job.h's effect column).
  * Spawns and signals go first so that a `start` response means the shells
  * are on their way. */
-static void effects (struct jobentry *je, json_t *events)
+static void effects (struct cairnd *d, struct jobentry *je, json_t *events)
 {
     size_t i;
     json_t *entry;
@@ -225,27 +228,30 @@ static void effects (struct jobentry *je, json_t *events)
         enum job_event ev = job_event_of (name);
         enum job_effect effect = job_event_effect (ev);
         const struct job_proc *p = NULL;
+        const struct runner *rn = NULL;
         if (effect == JOB_EFFECT_SPAWN || effect == JOB_EFFECT_SIGNAL ||
             effect == JOB_EFFECT_ENDED || effect == JOB_EFFECT_LOST) {
             if (!(p = job_proc_find (je->job, execid)))
                 continue; /* the fold knew it: cannot happen */
+            rn = runner_of (&d->runners, je, p);
         }
         switch (effect) {
         case JOB_EFFECT_SPAWN:
-            runner_of (je, p)->start (je, execid);
+            rn->ops->start (rn->self, je, execid);
             break;
         case JOB_EFFECT_SIGNAL:
-            runner_of (je, p)->signal (
-                je, execid,
+            rn->ops->signal (
+                rn->self, je, execid,
                 json_integer_value (json_object_get (ctx, "signum")));
             output_kill_notice (je, p, ctx);
             break;
         case JOB_EFFECT_ENDED:
         case JOB_EFFECT_LOST:
-            runner_of (je, p)->finished (je, execid, effect == JOB_EFFECT_LOST);
+            rn->ops->finished (rn->self, je, execid,
+                               effect == JOB_EFFECT_LOST);
             break;
         case JOB_EFFECT_LATE:
-            remote_late (je, ctx);
+            remote_late (d->remote, je, ctx);
             break;
         case JOB_EFFECT_NOTE:
             log_event (je, ev, ctx);
@@ -262,14 +268,14 @@ static void effects (struct jobentry *je, json_t *events)
         enum job_event ev = job_event_of (name);
         if (job_ev_is_response (ev) || job_ev_is_progress (ev))
             respond_subs (je, entry, ev);
-        else if (ev == JOB_EV_LOG && wants_output (je))
+        else if (ev == JOB_EV_LOG && wants_output (d, je))
             output_log_event (je, entry);
     }
     /* Forget the job once its `clean` is committed and acted on. Effects
      * above may have driven it to clean in events not committed yet
      * (e.g. a failed spawn): then it is dirty again, and its turn comes. */
     if (job_state (je->job) == JOB_DONE && !je->dirty) {
-        je->d->njobs_done++;
+        d->njobs_done++;
         jobtable_remove (je);
     } else
         jobtable_rearm (je);
@@ -292,7 +298,7 @@ static void turn_staging (void *arg, struct jobentry *je)
 
 static void turn_effects (void *arg, struct jobentry *je, json_t *events)
 {
-    effects (je, events); /* may forget je */
+    effects (arg, je, events); /* may forget je */
 }
 
 static const struct turn_ops turn_ops = {.staging = turn_staging,
@@ -610,14 +616,22 @@ static int recover (struct cairnd *d, struct cairn_error *err)
     if (procs_cgroup_setup (d->procs, &d->cfg, err) < 0)
         return -1;
     procs_rlimit_setup (d->procs, &d->cfg);
-    if (d->cfg.role_node
-            ? !(d->node = node_create (d->journal, d->outbox, d->procs,
-                                       d->bootid, &node_ops, d))
-            : remote_create (d) < 0) {
+    /* a job's processes: here, and (exec role) on other nodes */
+    if (!(d->local = localproc_create (d->procs, d->jctx, d->output,
+                                       d->bootid)) ||
+        (d->cfg.role_node
+             ? !(d->node = node_create (d->journal, d->outbox, d->procs,
+                                        d->bootid, &node_ops, d))
+             : !(d->remote = remote_create (d->loop, d->journal, d->outbox,
+                                            d->quota, d->jobs, d->turn,
+                                            d->jctx)))) {
         errset (err, ENOMEM, "out of memory");
         return -1;
     }
-    if ((d->node ? node_reconcile (d->node, err) : reconcile (d, err)) < 0)
+    runners_init (&d->runners, d->local, d->remote);
+    if ((d->node ? node_reconcile (d->node, err)
+                 : reconcile (d->journal, d->jobs, d->jctx, &d->runners,
+                              err)) < 0)
         return -1;
     /* said where it matters: not on a state dir with nothing to look at */
     if (!procs_trusted (d->procs) &&
@@ -629,7 +643,7 @@ static int recover (struct cairnd *d, struct cairn_error *err)
                  procs_exitdir_path (d->procs));
     /* what replay decided is committed before we listen */
     turn_flush_all (d->turn);
-    reconcile_sweep_exits (d);
+    reconcile_sweep_exits (d->procs, d->node, d->jobs);
     /* the users' quotas: a count that fails is made again at the next
      * user's start (its count of job records stays 0), never a reason not to
      * start. Without a public socket no user can reach us (the state dir is
@@ -748,10 +762,12 @@ void cairnd_destroy (struct cairnd *d)
     d->jobs = NULL;
     if (d->loop) {
         views_destroy (d);
-        remote_destroy (d);
+        remote_destroy (d->remote);
+        d->remote = NULL;
         node_destroy (d->node);
         d->node = NULL;
     }
+    localproc_destroy (d->local); /* after the jobs that point at it */
     streams_destroy (d->streams); /* empty: every sub went with its job */
     killwait_destroy (d->kills);
     jobctx_destroy (d->jctx);

@@ -20,6 +20,7 @@ struct job;    /* core/job.h */
 struct cairnd; /* the daemon holding the entry (daemon_private.h) */
 struct sub;    /* its streams (streams.h) */
 struct turn;   /* exec/turn.h */
+struct localproc; /* exec/localproc.h */
 struct jobtable;
 
 /* A job in memory (active jobs only). */
@@ -34,6 +35,9 @@ struct jobentry {
     size_t unacted;    /* events staged whose effects have not run yet (in
                         * the batch in flight, or in one about to be) */
     struct turn *turn; /* the turn that staged it (turn.c's, set there) */
+    struct localproc *local; /* the room that runs its processes here
+                              * (localproc.c's, set there): procs.h's
+                              * answers name only the job */
     bool dirty;        /* on the table's dirty list */
     struct jobentry *dirty_next;
     ev_timer timer;   /* the job's next deadline (jobtable_rearm) */

@@ -28,9 +28,15 @@
 #include <string.h>
 
 #include "core/eventlog.h"
-#include "exec/daemon_private.h"
-#include "journal/outbox.h"
+#include "core/idset.h"
+#include "exec/jobctx.h"
+#include "exec/jobtable.h"
+#include "exec/remote.h"
 #include "exec/remote_private.h"
+#include "exec/turn.h"
+#include "journal/outbox.h"
+#include "server/server.h"
+#include "util/hashmap.h"
 #include "util/log.h"
 #include "journal/crashpoint.h"
 
@@ -49,7 +55,13 @@
 
 static void tick_cb (struct ev_loop *loop, ev_timer *w, int revents);
 
-int remote_create (struct cairnd *d)
+struct remote *remote_create (struct ev_loop *loop,
+                              struct journal *journal,
+                              struct outbox *outbox,
+                              struct quota *quota,
+                              struct jobtable *jobs,
+                              struct turn *turn,
+                              struct jobctx *jctx)
 {
     struct remote *r = calloc (1, sizeof (*r));
     if (!r || !(r->procs = hashmap_create ()) ||
@@ -59,31 +71,36 @@ int remote_create (struct cairnd *d)
             hashmap_destroy (r->nodes);
             free (r);
         }
-        return -1;
+        return NULL;
     }
-    r->d = d;
+    r->loop = loop;
+    r->journal = journal;
+    r->outbox = outbox;
+    r->quota = quota;
+    r->jobs = jobs;
+    r->turn = turn;
+    r->jctx = jctx;
     if (!(r->outq = json_array ())) {
         json_decref (r->outq);
         hashmap_destroy (r->procs);
         hashmap_destroy (r->nodes);
         hashmap_destroy (r->gone);
         free (r);
-        return -1;
+        return NULL;
     }
     ev_timer_init (&r->tick, tick_cb, REMOTE_TICK, REMOTE_TICK);
     r->tick.data = r;
-    d->remote = r;
-    return 0;
+    return r;
 }
 
-void remote_destroy (struct cairnd *d)
+void remote_destroy (struct remote *r)
 {
-    struct remote *r = d->remote;
     size_t pos = 0;
     void *v;
     if (!r)
         return;
-    ev_timer_stop (d->loop, &r->tick);
+    int saved = errno;
+    ev_timer_stop (r->loop, &r->tick);
     while ((v = hashmap_next (r->procs, &pos, NULL)))
         free (v);
     pos = 0;
@@ -97,7 +114,7 @@ void remote_destroy (struct cairnd *d)
     hashmap_destroy (r->gone);
     json_decref (r->outq);
     free (r);
-    d->remote = NULL;
+    errno = saved;
 }
 
 static struct rnode *node_get (struct remote *r, uint32_t rank)
@@ -178,7 +195,7 @@ bool remote_relay_send (struct remote *r,
              conn_pending (r->relay) > RELAY_BUDGET) {
         r->backlog = true;
         if (!ev_is_active (&r->tick))
-            ev_timer_start (r->d->loop, &r->tick);
+            ev_timer_start (r->loop, &r->tick);
         if (queue && json_array_append (r->outq, msg) < 0)
             log_msg (LOG_ERR, "relay: %s to rank %u: out of memory", topic,
                      (unsigned)rank);
@@ -260,14 +277,14 @@ static void give_up (struct remote *r, struct rproc *rp, const char *why)
     snprintf (note, sizeof (note), "%s %s", name, why);
     log_msg (LOG_WARNING, "job %s: %s: %s", je->name, rp->execid, note);
     rp->given_up = true;
-    jobctx_fill (r->d->jctx, &ctx);
+    jobctx_fill (r->jctx, &ctx);
     (void)job_proc_lost (je->job, &ctx, rp->execid, note, je->pending);
     jobtable_dirty (je);
 }
 
-static struct rproc *track (struct jobentry *je, const char *execid)
+static struct rproc *
+track (struct remote *r, struct jobentry *je, const char *execid)
 {
-    struct remote *r = je->d->remote;
     const struct job_proc *p = job_proc_find (je->job, execid);
     struct rproc *rp;
     int64_t rank = p ? job_proc_node (je->job, p) : -1;
@@ -288,13 +305,13 @@ static struct rproc *track (struct jobentry *je, const char *execid)
         return NULL;
     }
     if (!ev_is_active (&r->tick))
-        ev_timer_start (r->d->loop, &r->tick);
+        ev_timer_start (r->loop, &r->tick);
     return rp;
 }
 
-int remote_track (struct jobentry *je, const char *execid)
+int remote_track (struct remote *r, struct jobentry *je, const char *execid)
 {
-    if (!track (je, execid)) {
+    if (!track (r, je, execid)) {
         log_msg (LOG_ERR, "job %s: %s: cannot track it: %s", je->name, execid,
                  strerror (errno ? errno : ENOMEM));
         return -1;
@@ -302,15 +319,14 @@ int remote_track (struct jobentry *je, const char *execid)
     return 0;
 }
 
-void remote_exec (struct jobentry *je, const char *execid)
+void remote_exec (struct remote *r, struct jobentry *je, const char *execid)
 {
-    struct remote *r = je->d->remote;
-    struct rproc *rp = track (je, execid);
+    struct rproc *rp = track (r, je, execid);
     struct rnode *n;
 
     if (!rp) {
         struct job_ctx ctx;
-        jobctx_fill (je->d->jctx, &ctx);
+        jobctx_fill (r->jctx, &ctx);
         (void)job_proc_failed (je->job, &ctx, execid,
                                "cannot track a process on another node: out "
                                "of memory",
@@ -325,9 +341,11 @@ void remote_exec (struct jobentry *je, const char *execid)
     ask (r, rp);
 }
 
-void remote_signal (struct jobentry *je, const char *execid, int signum)
+void remote_signal (struct remote *r,
+                    struct jobentry *je,
+                    const char *execid,
+                    int signum)
 {
-    struct remote *r = je->d->remote;
     struct rproc *rp = r ? hashmap_get (r->procs, execid) : NULL;
     if (rp)
         remote_relay_send (
@@ -347,9 +365,10 @@ void remote_ack_effect (void *arg, const char *execid, int rank, json_t *data)
     ack (arg, (uint32_t)rank, execid);
 }
 
-void remote_finished (struct jobentry *je, const char *execid)
+void remote_finished (struct remote *r,
+                      struct jobentry *je,
+                      const char *execid)
 {
-    struct remote *r = je->d->remote;
     struct rproc *rp = r ? hashmap_get (r->procs, execid) : NULL;
     if (!rp)
         return;
@@ -362,7 +381,7 @@ void remote_finished (struct jobentry *je, const char *execid)
     if (!rp->given_up || hashmap_put (r->gone, rp->execid, rp) < 0)
         free (rp);
     else if (!ev_is_active (&r->tick)) /* gone_prune's clock */
-        ev_timer_start (r->d->loop, &r->tick);
+        ev_timer_start (r->loop, &r->tick);
 }
 
 /* Node rank answers again after it was silent: whatever was given up on
@@ -418,14 +437,14 @@ void remote_heard (struct remote *r, uint32_t rank)
     node_back (r, rank);
 }
 
-void remote_late (struct jobentry *je, json_t *ctx)
+void remote_late (struct remote *r, struct jobentry *je, json_t *ctx)
 {
     const struct job_proc *p;
     const char *execid = json_string_value (json_object_get (ctx, "execid"));
     int64_t rank;
     if (execid && (p = job_proc_find (je->job, execid)) &&
         (rank = job_proc_node (je->job, p)) >= 0)
-        ack (je->d->remote, (uint32_t)rank, execid);
+        ack (r, (uint32_t)rank, execid);
 }
 
 /* ---- the clock ---- */
@@ -469,12 +488,11 @@ static void tick_cb (struct ev_loop *loop, ev_timer *w, int revents)
 
 /* ---- requests (only in the exec role: service.c) ---- */
 
-void req_node_relay (struct cairnd *d,
+void req_node_relay (struct remote *r,
                      struct conn *c,
                      int64_t matchtag,
                      json_t *payload)
 {
-    struct remote *r = d->remote;
     size_t pos = 0;
     struct rproc *rp;
 
@@ -491,23 +509,22 @@ void req_node_relay (struct cairnd *d,
         ask (r, rp);
 }
 
-void remote_conn_gone (struct cairnd *d, struct conn *c)
+void remote_conn_gone (struct remote *r, struct conn *c)
 {
-    if (d->remote && d->remote->relay == c) {
-        d->remote->relay = NULL;
-        json_array_clear (d->remote->outq); /* asked again, or sent again
-                                                by the nodes (node-watch) */
+    if (r && r->relay == c) {
+        r->relay = NULL;
+        json_array_clear (r->outq); /* asked again, or sent again by the
+                                       nodes (node-watch) */
         log_msg (LOG_WARNING, "node relay gone: nodes are not asked until "
                               "it is back");
     }
 }
 
-void req_node_hello (struct cairnd *d,
+void req_node_hello (struct remote *r,
                      struct conn *c,
                      int64_t matchtag,
                      json_t *payload)
 {
-    struct remote *r = d->remote;
     json_int_t rank;
     const char *host = "?";
     size_t pos = 0, nasked = 0;
@@ -527,7 +544,7 @@ void req_node_hello (struct cairnd *d,
         }
     log_msg (LOG_INFO, "node %s (rank %ju) is up; asked about %zu process(es)",
              host, (uintmax_t)rank, nasked);
-    turn_ack (d->turn, c, matchtag, json_object ());
+    turn_ack (r->turn, c, matchtag, json_object ());
 }
 
 /* Flux's word on nodes (issue 33): the rank-0 module watches the brokers
@@ -537,12 +554,11 @@ void req_node_hello (struct cairnd *d,
  * online. What runs on there unseen is killed when it comes back (gone).
  * One pass over the processes, whatever the number of ranks; the answer
  * goes once the proc-lost events are committed. */
-void req_node_state (struct cairnd *d,
+void req_node_state (struct remote *r,
                      struct conn *c,
                      int64_t matchtag,
                      json_t *payload)
 {
-    struct remote *r = d->remote;
     const char *ranks, *why = "its broker left Flux's overlay";
     int online;
     struct cairn_error err = {{0}};
@@ -586,6 +602,6 @@ void req_node_state (struct cairnd *d,
         log_msg (LOG_WARNING, "ranks %s: %s; %zu process(es) lost", ranks, note,
                  nlost);
     idset_destroy (set);
-    turn_ack (d->turn, c, matchtag,
+    turn_ack (r->turn, c, matchtag,
               json_pack ("{s:I}", "lost", (json_int_t)nlost));
 }

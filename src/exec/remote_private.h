@@ -13,7 +13,6 @@
 
 #include "core/job.h"
 
-struct cairnd;
 struct jobentry;
 struct conn;
 struct hashmap;
@@ -41,7 +40,15 @@ struct rnode {
 };
 
 struct remote {
-    struct cairnd *d;
+    /* lent (remote.h) */
+    struct ev_loop *loop;
+    struct journal *journal;
+    struct outbox *outbox;
+    struct quota *quota;
+    struct jobtable *jobs;
+    struct turn *turn;
+    struct jobctx *jctx;
+    /* its own */
     struct hashmap *procs; /* execid -> rproc */
     struct hashmap *nodes; /* rank -> rnode */
     struct hashmap *gone;  /* execid -> rproc given up on, not heard of

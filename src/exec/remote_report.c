@@ -14,10 +14,18 @@
 #include <string.h>
 
 #include "core/eventlog.h"
-#include "exec/daemon_private.h"
+#include "exec/jobctx.h"
+#include "exec/jobread.h"
+#include "exec/jobtable.h"
+#include "exec/quota.h"
+#include "exec/remote.h"
+#include "exec/remote_private.h"
+#include "exec/turn.h"
+#include "journal/journal.h"
 #include "journal/outbox.h"
 #include "node/nodeproc.h"
-#include "exec/remote_private.h"
+#include "server/server.h"
+#include "util/hashmap.h"
 #include "util/log.h"
 #include "journal/crashpoint.h"
 
@@ -30,16 +38,14 @@ static uint64_t report_job (const json_t *report)
 
 /* The effect of a node-ack to rank for execid, for the outbox. */
 static struct outbox_effect
-node_ack (struct cairnd *d, uint32_t rank, const char *execid)
+node_ack (struct remote *r, uint32_t rank, const char *execid)
 {
-    return (struct outbox_effect){.fn = remote_ack_effect,
-                                  .arg = d->remote,
-                                  .key = execid,
-                                  .op = (int)rank};
+    return (struct outbox_effect){
+        .fn = remote_ack_effect, .arg = r, .key = execid, .op = (int)rank};
 }
 
 struct late_stage {
-    struct cairnd *d;
+    struct remote *r;
     const struct job *job; /* as read back from the journal */
     json_t *entry;         /* the proc-late */
 };
@@ -50,7 +56,7 @@ struct late_stage {
 static int stage_late (void *arg)
 {
     struct late_stage *ls = arg;
-    struct journal *j = ls->d->journal;
+    struct journal *j = ls->r->journal;
     uint64_t id = job_id (ls->job);
     struct journal_jobinfo info;
     char *line;
@@ -70,8 +76,7 @@ static int stage_late (void *arg)
         return -1;
     }
     free (line);
-    quota_staged (ls->d->quota, ls->job, info.nevents, JOB_EV_PROC_LATE,
-                  len);
+    quota_staged (ls->r->quota, ls->job, info.nevents, JOB_EV_PROC_LATE, len);
     return 0;
 }
 
@@ -83,7 +88,7 @@ static int stage_late (void *arg)
  * again); -1 when there is nothing to record: the job was purged, the
  * process did not end lost (a repeat of a known end), its late report is
  * recorded already. */
-static int record_late_done (struct cairnd *d,
+static int record_late_done (struct remote *r,
                              uint32_t rank,
                              uint64_t id,
                              const char *execid,
@@ -98,21 +103,21 @@ static int record_late_done (struct cairnd *d,
     if (!out)
         errset (&err, ENOMEM, "out of memory");
     else
-        job = cairnd_job_read (d, id, &err);
+        job = jobread (r->journal, id, &err);
     if (!job) {
         if (errno != ENOENT)
             log_msg (LOG_ERR, "%s: a late report of job %ju not recorded: %s",
                      execid, (uintmax_t)id, err.text);
         goto done;
     }
-    jobctx_fill (d->jctx, &ctx);
+    jobctx_fill (r->jctx, &ctx);
     if (job_state (job) != JOB_DONE ||
         job_proc_late (job, &ctx, execid, report, out) < 0)
         goto done;
     CRASHPOINT ("remote.late.done");
-    struct late_stage ls = {d, job, json_array_get (out, 0)};
-    struct outbox_effect e = node_ack (d, rank, execid);
-    if (outbox_put (d->outbox, OUTBOX_REMOTE, stage_late, &ls, &e) < 0) {
+    struct late_stage ls = {r, job, json_array_get (out, 0)};
+    struct outbox_effect e = node_ack (r, rank, execid);
+    if (outbox_put (r->outbox, OUTBOX_REMOTE, stage_late, &ls, &e) < 0) {
         log_msg (LOG_ERR, "%s: a late report of job %ju not recorded: %s",
                  execid, (uintmax_t)id, strerror (errno));
         rc = 1; /* not acknowledged: the node keeps it, and sends it again */
@@ -136,7 +141,7 @@ done:
  * killed: no user work runs on unseen. late: it was given up on
  * (remote.gone), as far as this cairnd knows; after a restart the
  * report's own job id says whose it is. */
-static void report_stale (struct cairnd *d,
+static void report_stale (struct remote *r,
                           uint32_t rank,
                           const char *execid,
                           enum nodeproc_state state,
@@ -144,7 +149,7 @@ static void report_stale (struct cairnd *d,
                           const struct rproc *late)
 {
     uint64_t id = late ? late->id : report_job (report);
-    struct jobentry *je = id ? jobtable_get (d->jobs, id) : NULL;
+    struct jobentry *je = id ? jobtable_get (r->jobs, id) : NULL;
 
     if (state == NODEPROC_INTENT || state == NODEPROC_UNKNOWN)
         return; /* asked twice: the other answer comes with the spawn; or
@@ -155,13 +160,13 @@ static void report_stale (struct cairnd *d,
                  "on: killing it",
                  (unsigned)rank, execid);
         remote_relay_send (
-            d->remote, rank, "node-signal",
+            r, rank, "node-signal",
             json_pack ("{s:s s:i}", "execid", execid, "signum", SIGKILL), true);
         return;
     }
     if (je) {
         struct job_ctx ctx;
-        jobctx_fill (d->jctx, &ctx);
+        jobctx_fill (r->jctx, &ctx);
         if (job_proc_late (je->job, &ctx, execid, report, je->pending) == 0) {
             log_msg (LOG_INFO, "job %s: %s: a late report (%s): recorded",
                      je->name, execid, nodeproc_state_name (state));
@@ -169,14 +174,14 @@ static void report_stale (struct cairnd *d,
             return; /* acknowledged once proc-late is committed */
         }
     } else if (id) {
-        int rc = record_late_done (d, rank, id, execid, report);
+        int rc = record_late_done (r, rank, id, execid, report);
         if (rc >= 0)
             return; /* acknowledged once it is committed, or not at all */
     }
     /* the end it repeats may be in this turn's batch, not yet on disk: the
      * node may forget it only after the commit (O2) */
-    struct outbox_effect e = node_ack (d, rank, execid);
-    if (outbox_after (d->outbox, OUTBOX_REMOTE, &e) < 0)
+    struct outbox_effect e = node_ack (r, rank, execid);
+    if (outbox_after (r->outbox, OUTBOX_REMOTE, &e) < 0)
         log_msg (LOG_ERR, "%s: cannot queue its node-ack", execid);
 }
 
@@ -222,12 +227,11 @@ static void report_ended (struct jobentry *je,
     free (e);
 }
 
-void req_node_report (struct cairnd *d,
+void req_node_report (struct remote *r,
                       struct conn *c,
                       int64_t matchtag,
                       json_t *payload)
 {
-    struct remote *r = d->remote;
     json_t *rep = NULL;
     json_int_t rank;
     const char *execid, *name, *host = NULL, *bootid = "", *error = NULL;
@@ -272,14 +276,14 @@ void req_node_report (struct cairnd *d,
     }
     if (!p || p->state == PROC_DONE || rp->rank != (uint32_t)rank ||
         state == NODEPROC_INTENT || state == NODEPROC_UNKNOWN) {
-        report_stale (d, (uint32_t)rank, execid, state, rep, late);
+        report_stale (r, (uint32_t)rank, execid, state, rep, late);
         if (late && state != NODEPROC_RUNNING)
             free (late);
-        turn_ack (d->turn, c, matchtag, json_object ());
+        turn_ack (r->turn, c, matchtag, json_object ());
         return;
     }
     struct jobentry *je = rp->je;
-    jobctx_fill (d->jctx, &ctx);
+    jobctx_fill (r->jctx, &ctx);
     CRASHPOINT ("remote.report.before");
     switch (state) {
     case NODEPROC_RUNNING:
@@ -308,5 +312,5 @@ void req_node_report (struct cairnd *d,
         break;
     }
     jobtable_dirty (je);
-    turn_ack (d->turn, c, matchtag, json_object ());
+    turn_ack (r->turn, c, matchtag, json_object ());
 }

@@ -19,6 +19,7 @@
 #include "core/signame.h"
 #include "exec/bind.h"
 #include "exec/daemon_private.h"
+#include "exec/remote.h"
 #include "journal/outbox.h"
 #include "util/log.h"
 #include "exec/service_views.h"
@@ -983,6 +984,32 @@ req_stats (struct cairnd *d, struct conn *c, int64_t matchtag, json_t *payload)
     json_decref (r);
 }
 
+/* Rank 0's requests about processes on other nodes (remote.h), for an
+ * exec-role cairnd. */
+static void
+svc_node_relay (struct cairnd *d, struct conn *c, int64_t mt, json_t *p)
+{
+    req_node_relay (d->remote, c, mt, p);
+}
+
+static void
+svc_node_report (struct cairnd *d, struct conn *c, int64_t mt, json_t *p)
+{
+    req_node_report (d->remote, c, mt, p);
+}
+
+static void
+svc_node_hello (struct cairnd *d, struct conn *c, int64_t mt, json_t *p)
+{
+    req_node_hello (d->remote, c, mt, p);
+}
+
+static void
+svc_node_state (struct cairnd *d, struct conn *c, int64_t mt, json_t *p)
+{
+    req_node_state (d->remote, c, mt, p);
+}
+
 /* The node role's requests (node.h), for a node-role cairnd. */
 static void
 req_node_exec (struct cairnd *d, struct conn *c, int64_t mt, json_t *p)
@@ -1038,10 +1065,10 @@ static const struct {
     {"jobs", req_jobs, ANYONE, EXEC},
     {"job-events", req_job_events, OWNER, EXEC},
     /* multinode (remote.c, node.c) */
-    {"node-relay", req_node_relay, PRIVILEGED, EXEC},
-    {"node-report", req_node_report, PRIVILEGED, EXEC},
-    {"node-hello", req_node_hello, PRIVILEGED, EXEC},
-    {"node-state", req_node_state, PRIVILEGED, EXEC},
+    {"node-relay", svc_node_relay, PRIVILEGED, EXEC},
+    {"node-report", svc_node_report, PRIVILEGED, EXEC},
+    {"node-hello", svc_node_hello, PRIVILEGED, EXEC},
+    {"node-state", svc_node_state, PRIVILEGED, EXEC},
     {"node-exec", req_node_exec, PRIVILEGED, NODE},
     {"node-signal", req_node_signal, PRIVILEGED, NODE},
     {"node-ack", req_node_ack, PRIVILEGED, NODE},

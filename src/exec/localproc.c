@@ -1,9 +1,11 @@
-/* daemon_proc.c - a job's processes here (runner_local): started and
+/* localproc.c - a job's processes here (localproc.h): started and
  * watched through procs.h, their ends read into the job.
  *
  * Each is its job's: the jobentry is the owner procs.h answers, and what
  * it answers becomes the job's events (pending, committed at the turn's
- * flush, doc/design.md "The write-ahead rule").
+ * flush, doc/design.md "The write-ahead rule"). procs.h names only the
+ * owner, so the job carries this room's address (je->local), stored where
+ * it becomes an owner: no lookup per answer.
  */
 #include <errno.h>
 #include <signal.h>
@@ -12,10 +14,22 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "exec/daemon_private.h"
+#include "core/job.h"
+#include "exec/jobctx.h"
+#include "exec/jobtable.h"
+#include "exec/localproc.h"
+#include "exec/output.h"
 #include "journal/crashpoint.h"
+#include "procs/procs.h"
 #include "supervise/exitfile.h"
 #include "util/log.h"
+
+struct localproc {
+    struct procs *procs;
+    struct jobctx *jctx;
+    struct output *output;
+    const char *bootid; /* this boot's: a spawn record's */
+};
 
 static void job_ended (void *owner,
                        const char *execid,
@@ -32,22 +46,49 @@ static const struct procs_owner_ops job_ops = {
     .answered = job_answered,
 };
 
-int proc_watch (struct jobentry *je, const char *execid, pid_t pid, int pidfd)
+struct localproc *localproc_create (struct procs *procs,
+                                    struct jobctx *jctx,
+                                    struct output *output,
+                                    const char *bootid)
 {
-    return procs_watch (je->d->procs, execid, pid, pidfd, je, &job_ops);
+    struct localproc *lp = calloc (1, sizeof (*lp));
+    if (!lp)
+        return NULL;
+    lp->procs = procs;
+    lp->jctx = jctx;
+    lp->output = output;
+    lp->bootid = bootid;
+    return lp;
+}
+
+void localproc_destroy (struct localproc *lp)
+{
+    int saved = errno;
+    free (lp);
+    errno = saved;
+}
+
+/* Watch a job's process (pid, pidfd: taken); je->local is lp already. */
+static int watch (struct localproc *lp,
+                  struct jobentry *je,
+                  const char *execid,
+                  pid_t pid,
+                  int pidfd)
+{
+    return procs_watch (lp->procs, execid, pid, pidfd, je, &job_ops);
 }
 
 /* A process ended: read what its shim left and tell the job. A missing
  * exit record means the outcome is lost (shim_status: the shim's own wait
  * status, or -1 when it is not our child), unless the command never
  * started. */
-void proc_collect (struct jobentry *je,
-                   const char *execid,
-                   int shim_status,
-                   const struct procs_exit *rec)
+static void collect (struct localproc *lp,
+                     struct jobentry *je,
+                     const char *execid,
+                     int shim_status,
+                     const struct procs_exit *rec)
 {
-    struct cairnd *d = je->d;
-    int xfd = procs_exitdir (d->procs);
+    int xfd = procs_exitdir (lp->procs);
     struct job_ctx ctx;
     int status;
     char *error = NULL;
@@ -57,8 +98,8 @@ void proc_collect (struct jobentry *je,
         (void)exitfile_remove (xfd, execid);
         return;
     }
-    jobctx_fill (d->jctx, &ctx);
-    output_flush (d->output, je, p);
+    jobctx_fill (lp->jctx, &ctx);
+    output_flush (lp->output, je, p);
     CRASHPOINT ("exec.exitfile.read");
     long long osz, esz;
     int left = 0;
@@ -124,39 +165,40 @@ static void job_ended (void *owner,
                        int shim_status,
                        const struct procs_exit *rec)
 {
-    proc_collect (owner, execid, shim_status, rec);
+    struct jobentry *je = owner;
+    collect (je->local, je, execid, shim_status, rec);
 }
 
 /* What the supervisor's answer to a start means for the job: rc, st and
  * err as procs_start's. */
-static void spawn_done (struct jobentry *je,
+static void spawn_done (struct localproc *lp,
+                        struct jobentry *je,
                         const char *execid,
                         int rc,
                         struct procs_started *st,
                         const struct cairn_error *err)
 {
-    struct cairnd *d = je->d;
     struct job_ctx ctx;
 
     if (rc < 0) {
         log_msg (LOG_WARNING, "job %s: %s: %s", je->name, execid, err->text);
-        jobctx_fill (d->jctx, &ctx);
+        jobctx_fill (lp->jctx, &ctx);
         (void)job_proc_failed (je->job, &ctx, execid, err->text, je->pending);
         jobtable_dirty (je);
         return;
     }
     if (st->pid == 0) { /* its exit record says why it could not start */
-        proc_collect (je, execid, 0, NULL);
+        collect (lp, je, execid, 0, NULL);
         return;
     }
-    if (proc_watch (je, execid, st->pid, st->pidfd) < 0) {
+    if (watch (lp, je, execid, st->pid, st->pidfd) < 0) {
         close (st->pidfd);
         log_msg (LOG_ERR, "%s: cannot watch pid %d", execid, (int)st->pid);
     } else
-        procs_watch_started (d->procs, execid, st);
-    jobctx_fill (d->jctx, &ctx);
+        procs_watch_started (lp->procs, execid, st);
+    jobctx_fill (lp->jctx, &ctx);
     if (job_proc_spawned (je->job, &ctx, execid, st->pid, st->starttime,
-                          d->bootid, je->pending) < 0)
+                          lp->bootid, je->pending) < 0)
         log_msg (LOG_ERR, "job %s: spawn record: %s", je->name,
                  strerror (errno));
     jobtable_dirty (je);
@@ -169,29 +211,31 @@ static void job_answered (void *owner,
                           const struct cairn_error *err)
 {
     struct jobentry *je = owner;
+    struct localproc *lp = je->local;
     struct job_ctx ctx;
 
     switch (answer) {
     case PROCS_STARTED:
-        spawn_done (je, execid, 0, st, err);
+        spawn_done (lp, je, execid, 0, st, err);
         break;
     case PROCS_FAILED:
-        spawn_done (je, execid, -1, st, err);
+        spawn_done (lp, je, execid, -1, st, err);
         break;
     case PROCS_UNSTARTED:
-        (void)proc_spawn (je, execid);
+        (void)localproc_spawn (lp, je, execid);
         break;
     case PROCS_LOST:
-        jobctx_fill (je->d->jctx, &ctx);
+        jobctx_fill (lp->jctx, &ctx);
         (void)job_proc_lost (je->job, &ctx, execid, err->text, je->pending);
         jobtable_dirty (je);
         break;
     }
 }
 
-int proc_spawn (struct jobentry *je, const char *execid)
+int localproc_spawn (struct localproc *lp,
+                     struct jobentry *je,
+                     const char *execid)
 {
-    struct cairnd *d = je->d;
     const struct job_proc *p = job_proc_find (je->job, execid);
     char **argv = NULL;
     const char *cwd;
@@ -202,6 +246,7 @@ int proc_spawn (struct jobentry *je, const char *execid)
 
     if (!p || p->state != PROC_INTENT)
         return 0;
+    je->local = lp; /* procs.h's answers name je */
     if ((rc = job_proc_command (je->job, p, &argv, &cwd, &env)) < 0)
         errprintf (&err, "cannot build the command: %s", strerror (errno));
     else
@@ -210,12 +255,12 @@ int proc_spawn (struct jobentry *je, const char *execid)
          * scripts). Not waiting for the answer: the supervisor's start
          * and ours overlap (job_answered). */
         rc = procs_start (
-            d->procs, execid, argv, env, cwd,
+            lp->procs, execid, argv, env, cwd,
             job_output_room (je->job, p->phase),
             p->phase == PHASE_SHELL ? (int64_t)job_shell_uid (je->job) : -1,
             true, je, &job_ops, &st, &err);
     if (rc < 0 || !st.pending)
-        spawn_done (je, execid, rc, &st, &err);
+        spawn_done (lp, je, execid, rc, &st, &err);
     job_argv_free (argv);
     json_decref (env);
     return rc;
@@ -227,9 +272,12 @@ int proc_spawn (struct jobentry *je, const char *execid)
  * may have left descendants the shim can no longer stop (PDEATHSIG reaches
  * only the command itself): end whatever still carries its execid, so no
  * user work runs on unseen. */
-void proc_finished (struct jobentry *je, const char *execid, bool lost)
+void localproc_finished (struct localproc *lp,
+                         struct jobentry *je,
+                         const char *execid,
+                         bool lost)
 {
-    struct procs *procs = je->d->procs;
+    struct procs *procs = lp->procs;
 
     if (!execid || procs_watched (procs, execid))
         return;
@@ -242,35 +290,47 @@ void proc_finished (struct jobentry *je, const char *execid, bool lost)
     procs_forget (procs, execid); /* janitor.h: off the loop */
 }
 
+void localproc_signal (struct localproc *lp,
+                       struct jobentry *je,
+                       const char *execid,
+                       int signum)
+{
+    /* the kill escalation (nkills counts it, folded before this effect)
+     * goes to the command's whole session */
+    const struct job_proc *p = job_proc_find (je->job, execid);
+    procs_signal (lp->procs, execid, signum, p && p->nkills > 0);
+}
+
 /* ---- after a restart: runner_local's reconcile ---- */
 
 /* Record and watch a shim found alive. */
-static int adopt (struct jobentry *je,
+static int adopt (struct localproc *lp,
+                  struct jobentry *je,
                   const struct job_proc *p,
                   const struct proc_look *look)
 {
     struct job_ctx ctx;
     log_msg (LOG_DEBUG, "job %s: %s (pid %d) still running: watching it again",
              je->name, p->execid, (int)look->pid);
-    if (proc_watch (je, p->execid, look->pid, look->pidfd) < 0) {
+    if (watch (lp, je, p->execid, look->pid, look->pidfd) < 0) {
         close (look->pidfd);
         return -1;
     }
     if (p->state == PROC_INTENT) {
-        jobctx_fill (je->d->jctx, &ctx);
+        jobctx_fill (lp->jctx, &ctx);
         if (job_proc_spawned (je->job, &ctx, p->execid, look->pid,
-                              look->starttime, je->d->bootid, je->pending) < 0)
+                              look->starttime, lp->bootid, je->pending) < 0)
             return -1;
         jobtable_dirty (je);
     }
     return 0;
 }
 
-int proc_reconcile (struct jobentry *je,
-                    const struct job_proc *p,
-                    struct cairn_error *err)
+int localproc_reconcile (struct localproc *lp,
+                         struct jobentry *je,
+                         const struct job_proc *p,
+                         struct cairn_error *err)
 {
-    struct cairnd *d = je->d;
     char execid[EXECID_LEN + 1];
     struct proc_look look;
     struct job_ctx ctx;
@@ -280,30 +340,31 @@ int proc_reconcile (struct jobentry *je,
 
     /* p may move when decisions below add processes: copy what we need */
     snprintf (execid, sizeof (execid), "%s", p->execid);
-    if (procs_look (d->procs, execid, spawned, p->pid, p->starttime, p->bootid,
+    je->local = lp; /* procs.h's answers name je */
+    if (procs_look (lp->procs, execid, spawned, p->pid, p->starttime, p->bootid,
                     &look, err) < 0)
         return errprefix (err, "job %s", je->name);
-    jobctx_fill (d->jctx, &ctx);
+    jobctx_fill (lp->jctx, &ctx);
     switch (look.verdict) {
     case LOOK_EXITED:
-        proc_collect (je, execid, -1, NULL);
+        collect (lp, je, execid, -1, NULL);
         break;
     case LOOK_ALIVE:
-        if (adopt (je, p, &look) < 0)
+        if (adopt (lp, je, p, &look) < 0)
             return errprintf (err, "job %s: cannot watch %s again: %s",
                               je->name, execid, strerror (errno));
         /* The last termination signal was journaled, but a crash may
          * have come before it was sent: send it again. Harmless if it
          * did arrive; the escalation clock is unchanged. */
         if (signum > 0)
-            procs_signal (d->procs, execid, signum, nkills > 0);
+            procs_signal (lp->procs, execid, signum, nkills > 0);
         break;
     case LOOK_UNSTARTED:
         log_msg (LOG_INFO, "job %s: %s: %s: starting it %s", je->name, execid,
                  look.why, spawned ? "again" : "now");
         if (!spawned) {
             CRASHPOINT ("reconcile.respawn");
-            (void)proc_spawn (je, execid);
+            (void)localproc_spawn (lp, je, execid);
         } else if (job_proc_unstarted (je->job, &ctx, execid, look.why,
                                        je->pending) == 0)
             jobtable_dirty (je);
