@@ -30,6 +30,7 @@
 #include "exec/jobctx.h"
 #include "journal/outbox.h"
 #include "exec/runner.h"
+#include "exec/service.h"
 #include "exec/service_views.h"
 #include "exec/turn.h"
 #include "util/dircheck.h"
@@ -90,7 +91,7 @@ static void conn_gone (struct conn *c, void *arg)
     struct cairnd *d = arg;
     remote_conn_gone (d, c);
     killwait_conn_gone (d->kills, c);
-    views_conn_gone (d, c);
+    views_conn_gone (d->views, c);
     node_conn_gone (d->node, c);
     bind_conn_gone (d->bindings, c);
     turn_conn_gone (d->turn, c);
@@ -352,7 +353,7 @@ static void signal_cb (struct ev_loop *loop, ev_signal *w, int revents)
              "%s: stopping; running processes are left to the next "
              "start",
              strsignal (w->signum));
-    d->stopping = true;
+    service_stopping (d->service);
     (void)notify_send ("STOPPING=1");
     server_stop_accepting (d->server);
     if (d->public_server)
@@ -452,7 +453,8 @@ static void killwait_kill (void *arg,
                            int64_t matchtag,
                            int signum)
 {
-    service_kill (arg, je, c, matchtag, signum);
+    struct cairnd *d = arg;
+    service_kill (d->service, je, c, matchtag, signum);
 }
 
 static const struct killwait_ops killwait_ops = {.kill = killwait_kill};
@@ -644,7 +646,95 @@ static int recover (struct cairnd *d, struct cairn_error *err)
     return 0;
 }
 
-/* Phase 6: the sockets, and the line that says cairnd is up. */
+/* ---- the service (service.h) ---- */
+
+/* A request on either socket (the server's ops). */
+static void request (struct conn *c,
+                     const char *topic,
+                     int64_t matchtag,
+                     json_t *payload,
+                     void *arg)
+{
+    struct cairnd *d = arg;
+    service_request (d->service, c, topic, matchtag, payload);
+}
+
+static uint64_t service_jobs_done (void *arg)
+{
+    struct cairnd *d = arg;
+    return d->njobs_done;
+}
+
+static int service_nconns (void *arg)
+{
+    struct cairnd *d = arg;
+    return server_nconns (d->server) +
+           (d->public_server ? server_nconns (d->public_server) : 0);
+}
+
+/* Rank 0's requests from its nodes: remote.c's (exec role only: the
+ * service's table refuses them in the node role, where d->remote is
+ * NULL). */
+static void
+node_relay (void *arg, struct conn *c, int64_t matchtag, json_t *payload)
+{
+    req_node_relay (arg, c, matchtag, payload);
+}
+
+static void
+node_report (void *arg, struct conn *c, int64_t matchtag, json_t *payload)
+{
+    req_node_report (arg, c, matchtag, payload);
+}
+
+static void
+node_hello (void *arg, struct conn *c, int64_t matchtag, json_t *payload)
+{
+    req_node_hello (arg, c, matchtag, payload);
+}
+
+static void
+node_state (void *arg, struct conn *c, int64_t matchtag, json_t *payload)
+{
+    req_node_state (arg, c, matchtag, payload);
+}
+
+static const struct service_ops service_ops = {.jobs_done = service_jobs_done,
+                                               .nconns = service_nconns,
+                                               .node_relay = node_relay,
+                                               .node_report = node_report,
+                                               .node_hello = node_hello,
+                                               .node_state = node_state};
+
+/* Phase 6: the service, lent what it uses, before the sockets that feed
+ * it. */
+static int create_service (struct cairnd *d, struct cairn_error *err)
+{
+    if (!(d->views = views_create (d->loop, d->journal, d->jobs, d->trust)))
+        return errset (err, ENOMEM, "out of memory");
+    struct service_lent lent = {.cfg = &d->cfg,
+                                .uid = d->uid,
+                                .t_start = d->t_start,
+                                .journal = d->journal,
+                                .outbox = d->outbox,
+                                .jobs = d->jobs,
+                                .turn = d->turn,
+                                .streams = d->streams,
+                                .jctx = d->jctx,
+                                .trust = d->trust,
+                                .cost = d->cost,
+                                .quota = d->quota,
+                                .bindings = d->bindings,
+                                .kills = d->kills,
+                                .procs = d->procs,
+                                .views = d->views,
+                                .node = d->node};
+    if (!(d->service = service_create (&lent, &service_ops, d)))
+        return errset (err, ENOMEM, "out of memory");
+    return 0;
+}
+
+/* Phase 7: the sockets, and the line that says cairnd is up. */
 static int listen_sockets (struct cairnd *d, struct cairn_error *err)
 {
     struct server_limits lim = {
@@ -659,7 +749,7 @@ static int listen_sockets (struct cairnd *d, struct cairn_error *err)
         .user_idle_timeout =
             d->cfg.user_idle_timeout > 0 ? d->cfg.user_idle_timeout : -1};
     struct server_ops ops = {
-        .request = service_request, .disconnect = conn_gone, .busy = conn_busy};
+        .request = request, .disconnect = conn_gone, .busy = conn_busy};
     if (!(d->server = server_create (d->loop, d->sockpath, &lim, &ops, d, err)))
         return -1;
     /* The state dir stays 0700 (journal, exit records, the service's
@@ -713,7 +803,7 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
     crashpoint_init ();
     if (create_keeper (d, err) < 0 || open_state (d, err) < 0 ||
         setup_loop (d, err) < 0 || recover (d, err) < 0 ||
-        listen_sockets (d, err) < 0)
+        create_service (d, err) < 0 || listen_sockets (d, err) < 0)
         goto error;
     return d;
 error:
@@ -746,8 +836,10 @@ void cairnd_destroy (struct cairnd *d)
     d->turn = NULL;
     jobtable_destroy (d->jobs); /* each job forgotten (job_forget) */
     d->jobs = NULL;
+    service_destroy (d->service); /* no request, no held kill comes now */
+    d->service = NULL;
     if (d->loop) {
-        views_destroy (d);
+        views_destroy (d->views);
         remote_destroy (d);
         node_destroy (d->node);
         d->node = NULL;

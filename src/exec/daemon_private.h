@@ -1,6 +1,6 @@
 /* daemon_private.h - the daemon's own state (struct cairnd), private to
  * src/exec: the rooms not yet lent what they use read it (daemon_proc.c,
- * reconcile.c, remote*.c, service*.c, runner.c). The rooms that are lent
+ * reconcile.c, remote*.c, runner.c). The rooms that are lent
  * theirs never include it: the job table (jobtable.h), the commit turn
  * (turn.h), the streams (streams.h), live output (output.h), the held
  * kills (killwait.h), the jobs' context (jobctx.h), the Flux instance
@@ -60,7 +60,6 @@ struct cairnd {
     struct remote *remote;     /* exec role: processes on other nodes */
     struct node *node;         /* node role (cfg.role_node), else NULL */
     struct bindings *bindings; /* connections' Flux instances (bind.h) */
-    char bind_refused[BIND_UUID_MAX + 1]; /* last refused: logged once */
     struct outbox *outbox;     /* effects waiting for the commit */
     struct turn *turn;         /* the commit turn (turn.h) */
     struct jobctx *jctx;       /* the jobs' view of the world (jobctx.h) */
@@ -68,14 +67,14 @@ struct cairnd {
     ev_signal sigint;
     ev_timer purge_timer;
     struct output *output; /* live output (output.h) */
-    bool stopping;
     int exit_code;
     double t_start;
     /* counters for `stats` */
     uint64_t njobs_done;
     struct killwait *kills; /* kills waiting for shells (killwait.h) */
     struct quota *quota; /* the unprivileged clients' usage (quota.h) */
-    struct views *views; /* jobs requests being answered (service_views.c) */
+    struct views *views; /* jobs requests being answered (service_views.h) */
+    struct service *service; /* the sockets' requests (service.h) */
 };
 
 
@@ -102,20 +101,6 @@ void proc_collect (struct jobentry *je,
 int proc_reconcile (struct jobentry *je,
                     const struct job_proc *p,
                     struct cairn_error *err);
-
-/* service.c */
-void service_request (struct conn *c,
-                      const char *topic,
-                      int64_t matchtag,
-                      json_t *payload,
-                      void *arg);
-/* A checked `kill` of je's shells, carried out now: answered once its
- * signals are committed, or at once with the error. */
-void service_kill (struct cairnd *d,
-                   struct jobentry *je,
-                   struct conn *c,
-                   int64_t matchtag,
-                   int signum);
 
 /* ---- rank 0's processes on other nodes (remote.c, DESIGN-MULTINODE.md) */
 
