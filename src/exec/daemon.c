@@ -11,35 +11,101 @@
  * turn's: effects() runs only when the turn says a batch is on disk.
  */
 #include <errno.h>
-#include <math.h>
+#include <ev.h>
 #include <fcntl.h>
+#include <jansson.h>
+#include <math.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "core/testenv.h"
 #include "core/eventlog.h"
 #include "core/hostlist.h"
+#include "core/job.h"
+#include "core/testenv.h"
 #include "exec/bind.h"
-#include "exec/daemon_private.h"
+#include "exec/daemon.h"
 #include "exec/jobctx.h"
+#include "exec/jobtable.h"
+#include "exec/killwait.h"
 #include "exec/localproc.h"
-#include "journal/outbox.h"
+#include "exec/output.h"
+#include "exec/quota.h"
 #include "exec/reconcile.h"
 #include "exec/remote.h"
 #include "exec/runner.h"
+#include "exec/service.h"
 #include "exec/service_views.h"
+#include "exec/streams.h"
+#include "exec/trust.h"
 #include "exec/turn.h"
+#include "exec/usercost.h"
+#include "journal/crashpoint.h"
+#include "journal/journal.h"
+#include "journal/outbox.h"
+#include "node/node.h"
+#include "procs/procs.h"
+#include "server/server.h"
+#include "supervise/procfs.h"
 #include "util/dircheck.h"
+#include "util/hashmap.h"
 #include "util/log.h"
 #include "util/notify.h"
-#include "supervise/procfs.h"
-#include "journal/crashpoint.h"
+
+/* The daemon: the rooms it created and connected, and what no room owns
+ * (the state dir, its lock, the sockets, the signals). Only this file
+ * knows it; every room is lent what it uses. */
+struct outbox;    /* outbox.h */
+struct remote;    /* rank 0's processes on other nodes (remote.h) */
+struct localproc; /* a job's processes here (localproc.h) */
+
+struct cairnd {
+    struct ev_loop *loop;
+    struct cairn_config cfg;
+    char *statedir;
+    char *sockpath;
+    const char *procroot;    /* /proc, or CAIRN_PROCROOT for tests */
+    const char *bootid_path; /* or CAIRN_BOOTID_FILE for tests */
+    char bootid[40];
+    uid_t uid;
+    struct trust *trust;   /* whom it acts for (trust.h) */
+    struct usercost *cost; /* users' requests weighed (usercost.h) */
+    int lockfd;
+    struct procs *procs; /* the processes here (procs.h) */
+    struct journal *journal;
+    struct server *server;
+    struct server *public_server; /* cfg public-socket, or NULL */
+    struct jobtable *jobs;        /* the active jobs (jobtable.h) */
+    struct streams *streams;      /* clients following jobs (streams.h) */
+    struct remote *remote;        /* exec role: processes on other nodes */
+    struct localproc *local;      /* a job's processes here (localproc.h) */
+    struct runners runners;       /* local, remote: a process's (runner.h) */
+    struct node *node;            /* node role (cfg.role_node), else NULL */
+    struct bindings *bindings;    /* connections' Flux instances (bind.h) */
+    struct outbox *outbox;        /* effects waiting for the commit */
+    struct turn *turn;            /* the commit turn (turn.h) */
+    struct jobctx *jctx;          /* the jobs' view of the world (jobctx.h) */
+    ev_signal sigterm;
+    ev_signal sigint;
+    ev_timer purge_timer;
+    struct output *output; /* live output (output.h) */
+    int exit_code;
+    double t_start;
+    /* counters for `stats` */
+    uint64_t njobs_done;
+    struct killwait *kills; /* kills waiting for shells (killwait.h) */
+    struct quota *quota;    /* the unprivileged clients' usage (quota.h) */
+    struct views *views;    /* jobs requests being answered (service_views.h) */
+    struct service *service; /* the sockets' requests (service.h) */
+};
 
 /* No stream that asked for the job's events follows it: its client (the
  * Flux module: a broker restart, a module reload) is away. */
@@ -93,7 +159,7 @@ static void conn_gone (struct conn *c, void *arg)
     struct cairnd *d = arg;
     remote_conn_gone (d->remote, c);
     killwait_conn_gone (d->kills, c);
-    views_conn_gone (d, c);
+    views_conn_gone (d->views, c);
     node_conn_gone (d->node, c);
     bind_conn_gone (d->bindings, c);
     turn_conn_gone (d->turn, c);
@@ -140,7 +206,7 @@ static bool want_events (const struct jobentry *je)
  * only goes to the stream of the job's own start request, and so does
  * `start` in the plain view (RFC 32: a reattach stream begins with
  * `reattached` instead); in the events view a reattach stream gets `start`
- * too, as its backlog would (service.c). */
+ * too, as its backlog would (service_start.c). */
 static void
 respond_subs (struct jobentry *je, const json_t *entry, enum job_event ev)
 {
@@ -247,8 +313,7 @@ static void effects (struct cairnd *d, struct jobentry *je, json_t *events)
             break;
         case JOB_EFFECT_ENDED:
         case JOB_EFFECT_LOST:
-            rn->ops->finished (rn->self, je, execid,
-                               effect == JOB_EFFECT_LOST);
+            rn->ops->finished (rn->self, je, execid, effect == JOB_EFFECT_LOST);
             break;
         case JOB_EFFECT_LATE:
             remote_late (d->remote, je, ctx);
@@ -358,7 +423,7 @@ static void signal_cb (struct ev_loop *loop, ev_signal *w, int revents)
              "%s: stopping; running processes are left to the next "
              "start",
              strsignal (w->signum));
-    d->stopping = true;
+    service_stopping (d->service);
     (void)notify_send ("STOPPING=1");
     server_stop_accepting (d->server);
     if (d->public_server)
@@ -458,7 +523,8 @@ static void killwait_kill (void *arg,
                            int64_t matchtag,
                            int signum)
 {
-    service_kill (arg, je, c, matchtag, signum);
+    struct cairnd *d = arg;
+    service_kill (d->service, je, c, matchtag, signum);
 }
 
 static const struct killwait_ops killwait_ops = {.kill = killwait_kill};
@@ -540,7 +606,7 @@ static int setup_loop (struct cairnd *d, struct cairn_error *err)
         errset (err, ENOMEM, "cannot create the event loop");
         return -1;
     }
-    if (!(d->jobs = jobtable_create (d->loop, d, &jobtable_ops, d))) {
+    if (!(d->jobs = jobtable_create (d->loop, &jobtable_ops, d))) {
         errset (err, ENOMEM, "out of memory");
         return -1;
     }
@@ -555,8 +621,7 @@ static int setup_loop (struct cairnd *d, struct cairn_error *err)
         errset (err, ENOMEM, "out of memory");
         return -1;
     }
-    if (!(d->output =
-              output_create (d->loop, d->streams, d->procs, &d->cfg))) {
+    if (!(d->output = output_create (d->loop, d->streams, d->procs, &d->cfg))) {
         errset (err, ENOMEM, "out of memory");
         return -1;
     }
@@ -617,21 +682,21 @@ static int recover (struct cairnd *d, struct cairn_error *err)
         return -1;
     procs_rlimit_setup (d->procs, &d->cfg);
     /* a job's processes: here, and (exec role) on other nodes */
-    if (!(d->local = localproc_create (d->procs, d->jctx, d->output,
-                                       d->bootid)) ||
+    if (!(d->local =
+              localproc_create (d->procs, d->jctx, d->output, d->bootid)) ||
         (d->cfg.role_node
              ? !(d->node = node_create (d->journal, d->outbox, d->procs,
                                         d->bootid, &node_ops, d))
-             : !(d->remote = remote_create (d->loop, d->journal, d->outbox,
-                                            d->quota, d->jobs, d->turn,
-                                            d->jctx)))) {
+             : !(d->remote =
+                     remote_create (d->loop, d->journal, d->outbox, d->quota,
+                                    d->jobs, d->turn, d->jctx)))) {
         errset (err, ENOMEM, "out of memory");
         return -1;
     }
     runners_init (&d->runners, d->local, d->remote);
-    if ((d->node ? node_reconcile (d->node, err)
-                 : reconcile (d->journal, d->jobs, d->jctx, &d->runners,
-                              err)) < 0)
+    if ((d->node
+             ? node_reconcile (d->node, err)
+             : reconcile (d->journal, d->jobs, d->jctx, &d->runners, err)) < 0)
         return -1;
     /* said where it matters: not on a state dir with nothing to look at */
     if (!procs_trusted (d->procs) &&
@@ -658,7 +723,65 @@ static int recover (struct cairnd *d, struct cairn_error *err)
     return 0;
 }
 
-/* Phase 6: the sockets, and the line that says cairnd is up. */
+/* ---- the service (service.h) ---- */
+
+/* A request on either socket (the server's ops). */
+static void request (struct conn *c,
+                     const char *topic,
+                     int64_t matchtag,
+                     json_t *payload,
+                     void *arg)
+{
+    struct cairnd *d = arg;
+    service_request (d->service, c, topic, matchtag, payload);
+}
+
+static uint64_t service_jobs_done (void *arg)
+{
+    struct cairnd *d = arg;
+    return d->njobs_done;
+}
+
+static int service_nconns (void *arg)
+{
+    struct cairnd *d = arg;
+    return server_nconns (d->server) +
+           (d->public_server ? server_nconns (d->public_server) : 0);
+}
+
+static const struct service_ops service_ops = {.jobs_done = service_jobs_done,
+                                               .nconns = service_nconns};
+
+/* Phase 6: the service, lent what it uses, before the sockets that feed
+ * it. */
+static int create_service (struct cairnd *d, struct cairn_error *err)
+{
+    if (!(d->views = views_create (d->loop, d->journal, d->jobs, d->trust)))
+        return errset (err, ENOMEM, "out of memory");
+    struct service_lent lent = {.cfg = &d->cfg,
+                                .uid = d->uid,
+                                .t_start = d->t_start,
+                                .journal = d->journal,
+                                .outbox = d->outbox,
+                                .jobs = d->jobs,
+                                .turn = d->turn,
+                                .streams = d->streams,
+                                .jctx = d->jctx,
+                                .trust = d->trust,
+                                .cost = d->cost,
+                                .quota = d->quota,
+                                .bindings = d->bindings,
+                                .kills = d->kills,
+                                .procs = d->procs,
+                                .views = d->views,
+                                .node = d->node,
+                                .remote = d->remote};
+    if (!(d->service = service_create (&lent, &service_ops, d)))
+        return errset (err, ENOMEM, "out of memory");
+    return 0;
+}
+
+/* Phase 7: the sockets, and the line that says cairnd is up. */
 static int listen_sockets (struct cairnd *d, struct cairn_error *err)
 {
     struct server_limits lim = {
@@ -673,7 +796,7 @@ static int listen_sockets (struct cairnd *d, struct cairn_error *err)
         .user_idle_timeout =
             d->cfg.user_idle_timeout > 0 ? d->cfg.user_idle_timeout : -1};
     struct server_ops ops = {
-        .request = service_request, .disconnect = conn_gone, .busy = conn_busy};
+        .request = request, .disconnect = conn_gone, .busy = conn_busy};
     if (!(d->server = server_create (d->loop, d->sockpath, &lim, &ops, d, err)))
         return -1;
     /* The state dir stays 0700 (journal, exit records, the service's
@@ -727,7 +850,7 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
     crashpoint_init ();
     if (create_keeper (d, err) < 0 || open_state (d, err) < 0 ||
         setup_loop (d, err) < 0 || recover (d, err) < 0 ||
-        listen_sockets (d, err) < 0)
+        create_service (d, err) < 0 || listen_sockets (d, err) < 0)
         goto error;
     return d;
 error:
@@ -760,8 +883,10 @@ void cairnd_destroy (struct cairnd *d)
     d->turn = NULL;
     jobtable_destroy (d->jobs); /* each job forgotten (job_forget) */
     d->jobs = NULL;
+    service_destroy (d->service); /* no request, no held kill comes now */
+    d->service = NULL;
     if (d->loop) {
-        views_destroy (d);
+        views_destroy (d->views);
         remote_destroy (d->remote);
         d->remote = NULL;
         node_destroy (d->node);
@@ -793,4 +918,24 @@ void cairnd_destroy (struct cairnd *d)
     free (d->sockpath);
     free (d);
     errno = saved;
+}
+
+struct ev_loop *cairnd_loop (struct cairnd *d)
+{
+    return d->loop;
+}
+
+struct journal *cairnd_journal (struct cairnd *d)
+{
+    return d->journal;
+}
+
+struct turn *cairnd_turn (struct cairnd *d)
+{
+    return d->turn;
+}
+
+bool cairnd_is_node (const struct cairnd *d)
+{
+    return d->node != NULL;
 }

@@ -11,6 +11,8 @@
 #ifndef CAIRN_DAEMON_H
 #define CAIRN_DAEMON_H
 
+#include <stdbool.h>
+
 #include "core/config.h"
 #include "core/error.h"
 
@@ -34,5 +36,17 @@ struct cairnd *cairnd_create (const struct cairn_config *cfg,
 int cairnd_run (struct cairnd *d);
 
 void cairnd_destroy (struct cairnd *d);
+
+/* For the unit tests that drive a whole cairnd a loop turn at a time
+ * (test/unit/fakedaemon.h): its loop, its journal (read), its commit turn
+ * (the test switches) and whether it plays the node role. Nothing else
+ * reads them: each room is lent what it uses by cairnd_create. */
+struct ev_loop;
+struct journal;
+struct turn;
+struct ev_loop *cairnd_loop (struct cairnd *d);
+struct journal *cairnd_journal (struct cairnd *d);
+struct turn *cairnd_turn (struct cairnd *d);
+bool cairnd_is_node (const struct cairnd *d);
 
 #endif /* CAIRN_DAEMON_H */

@@ -14,7 +14,6 @@
 
 struct jobtable {
     struct ev_loop *loop;
-    struct cairnd *d;
     struct jobtable_ops ops;
     void *arg;
     struct hashmap *map;    /* key -> jobentry */
@@ -22,7 +21,6 @@ struct jobtable {
 };
 
 struct jobtable *jobtable_create (struct ev_loop *loop,
-                                  struct cairnd *d,
                                   const struct jobtable_ops *ops,
                                   void *arg)
 {
@@ -33,7 +31,6 @@ struct jobtable *jobtable_create (struct ev_loop *loop,
         return NULL;
     }
     t->loop = loop;
-    t->d = d;
     t->ops = *ops;
     t->arg = arg;
     return t;
@@ -74,7 +71,6 @@ struct jobentry *jobtable_add (struct jobtable *t, struct job *job)
     if (!je || !(je->pending = json_array ()))
         goto error;
     je->table = t;
-    je->d = t->d;
     je->job = job;
     snprintf (je->key, sizeof (je->key), "%ju", (uintmax_t)job_id (job));
     char f58[JOBID_STRLEN];

@@ -16,29 +16,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct job;    /* core/job.h */
-struct cairnd; /* the daemon holding the entry (daemon_private.h) */
-struct sub;    /* its streams (streams.h) */
-struct turn;   /* exec/turn.h */
+struct job;       /* core/job.h */
+struct sub;       /* its streams (streams.h) */
+struct turn;      /* exec/turn.h */
 struct localproc; /* exec/localproc.h */
 struct jobtable;
 
 /* A job in memory (active jobs only). */
 struct jobentry {
     struct jobtable *table;
-    struct cairnd *d;  /* the table's daemon: for the rooms not yet lent
-                        * what they use (issue 52) */
-    struct job *job;   /* owned: destroyed with the entry */
-    char key[24];      /* decimal id, the table's key */
-    char name[64];     /* "DECIMAL (ƒF58)", for the log */
-    json_t *pending;   /* events emitted this turn, not yet staged */
-    size_t unacted;    /* events staged whose effects have not run yet (in
-                        * the batch in flight, or in one about to be) */
-    struct turn *turn; /* the turn that staged it (turn.c's, set there) */
+    struct job *job;         /* owned: destroyed with the entry */
+    char key[24];            /* decimal id, the table's key */
+    char name[64];           /* "DECIMAL (ƒF58)", for the log */
+    json_t *pending;         /* events emitted this turn, not yet staged */
+    size_t unacted;          /* events staged whose effects have not run yet (in
+                              * the batch in flight, or in one about to be) */
+    struct turn *turn;       /* the turn that staged it (turn.c's, set there) */
     struct localproc *local; /* the room that runs its processes here
                               * (localproc.c's, set there): procs.h's
                               * answers name only the job */
-    bool dirty;        /* on the table's dirty list */
+    bool dirty;              /* on the table's dirty list */
     struct jobentry *dirty_next;
     ev_timer timer;   /* the job's next deadline (jobtable_rearm) */
     struct sub *subs; /* its streams (streams.h): that room's lists */
@@ -52,10 +49,8 @@ struct jobtable_ops {
     void (*forget) (void *arg, struct jobentry *je);
 };
 
-/* An empty table whose timers run on loop; d is set in each entry (je->d).
- * NULL with errno ENOMEM. */
+/* An empty table whose timers run on loop. NULL with errno ENOMEM. */
 struct jobtable *jobtable_create (struct ev_loop *loop,
-                                  struct cairnd *d,
                                   const struct jobtable_ops *ops,
                                   void *arg);
 

@@ -2,7 +2,7 @@
  *
  * One user's 1 MiB jobspecs filled the journal, and then every new job,
  * root's too, was refused until a purge. A user on the public socket
- * (not root or cairnd's uid: service.c's privileged()) now has, per uid,
+ * (not root or cairnd's uid: service_privileged()) now has, per uid,
  * at most limits.user-max-jobs active jobs and limits.user-max-journal-
  * bytes of journal; and all such users together at most
  * limits.users-journal-share of journal.max-size, counting what their

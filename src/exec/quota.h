@@ -2,7 +2,7 @@
  * a job's bytes are counted).
  *
  * A user on the public socket (not root, cairnd's uid or the instance
- * owner: service.c's privileged()) has at most limits.user-max-jobs
+ * owner: service_privileged(), trust.h) has at most limits.user-max-jobs
  * active jobs and limits.user-max-journal-bytes of journal; all such
  * users together at most limits.users-journal-share of
  * journal.max-size: at a start, and at every request of theirs that

@@ -29,14 +29,38 @@
 
 #include "core/eventlog.h"
 #include "core/hostlist.h"
+#include "core/job.h"
 #include "core/jobtimes.h"
 #include "core/rv1.h"
-#include "exec/daemon_private.h"
+#include "exec/jobtable.h"
 #include "exec/service_views.h"
+#include "exec/trust.h"
+#include "journal/journal.h"
+#include "server/server.h"
 
 #define JOBS_MAX_DONE 1000
 #define JOBS_MAX_IDS 1000
 #define JOB_EVENTS_MAX_BYTES (1024 * 1024)
+
+/* A line of jobsviews, first come first served, one job each in turn. */
+struct jobsview;
+
+struct viewq {
+    struct jobsview *head;
+    struct jobsview **tail;
+};
+
+/* The privileged clients' requests (a resource manager's, root's) before
+ * the users': however many users ask, theirs go as fast as alone. */
+struct views {
+    struct ev_loop *loop;
+    struct journal *journal;   /* lent: read only */
+    struct jobtable *jobs;     /* lent: an active job's state and ranks */
+    const struct trust *trust; /* lent: who may see a job's command */
+    ev_idle w;
+    struct viewq privileged;
+    struct viewq users;
+};
 
 /* ---- jobs ---- */
 
@@ -229,7 +253,7 @@ static int set (json_t *o, const char *key, json_t *v)
 /* The summary of job id as the "jobs" response lists it. may_see: the
  * sender may see the job's command and cwd (its owner or privileged). */
 static json_t *summary_json (
-    struct cairnd *d, uint64_t id, bool active, struct summary *s, uid_t sender)
+    struct views *v, uint64_t id, bool active, struct summary *s, uid_t sender)
 {
     const json_t *jobspec = json_object_get (s->accept, "jobspec");
     const json_t *R = json_object_get (s->accept, "R");
@@ -240,14 +264,14 @@ static json_t *summary_json (
         json_object_get (json_object_get (jobspec, "attributes"), "system"),
         "cwd"));
     struct rv1 *r = json_is_object (R) ? rv1_decode (R, NULL) : NULL;
-    struct jobentry *je = jobtable_get (d->jobs, id);
+    struct jobentry *je = jobtable_get (v->jobs, id);
     const struct job *job = je ? je->job : NULL;
     const struct idset *ranks = job ? job_ranks (job)
                                 : r ? rv1_ranks (r)
                                     : NULL;
     bool may_see =
-        (trust_privileged (d->trust, sender) &&
-         trust_owner_job (d->trust, sender, trust_shell_uid (s->accept))) ||
+        (trust_privileged (v->trust, sender) &&
+         trust_owner_job (v->trust, sender, trust_shell_uid (s->accept))) ||
         (json_is_integer (uid) &&
          json_integer_value (uid) == (json_int_t)sender);
     double expiration = s->jt.have_expiration ? s->jt.expiration
@@ -302,7 +326,7 @@ done:
 
 /* Summarize job id into the array jobs. Returns 0 (a job gone meanwhile
  * is left out), or -1 with errno and err. */
-static int jobs_add (struct cairnd *d,
+static int jobs_add (struct views *v,
                      json_t *jobs,
                      uint64_t id,
                      bool active,
@@ -317,12 +341,12 @@ static int jobs_add (struct cairnd *d,
         errset (err, ENOMEM, "out of memory");
         return -1;
     }
-    if (journal_read_job (d->journal, id, 0, summary_cb, &s, err) < 0) {
+    if (journal_read_job (v->journal, id, 0, summary_cb, &s, err) < 0) {
         if (errno == ENOENT)
             rc = 0;
         goto done;
     }
-    if (!(o = summary_json (d, id, active, &s, sender)) ||
+    if (!(o = summary_json (v, id, active, &s, sender)) ||
         json_array_append_new (jobs, o) < 0) {
         errset (err, ENOMEM, "out of memory");
         goto done;
@@ -436,20 +460,6 @@ struct jobsview {
     json_int_t skip;
 };
 
-/* A line of jobsviews, first come first served, one job each in turn. */
-struct viewq {
-    struct jobsview *head;
-    struct jobsview **tail;
-};
-
-/* The privileged clients' requests (a resource manager's, root's) before
- * the users': however many users ask, theirs go as fast as alone. */
-struct views {
-    ev_idle w;
-    struct viewq privileged;
-    struct viewq users;
-};
-
 static void viewq_push (struct viewq *q, struct jobsview *jv)
 {
     jv->next = NULL;
@@ -512,7 +522,7 @@ static void jobsview_respond (struct jobsview *jv,
  * with errno and err. A job purged meanwhile is left out; whether it is
  * active is read again (it may have ended since the list was made). */
 static int
-jobsview_step (struct cairnd *d, struct jobsview *jv, struct cairn_error *err)
+jobsview_step (struct views *v, struct jobsview *jv, struct cairn_error *err)
 {
     struct journal_jobinfo info;
     uint64_t id;
@@ -520,18 +530,17 @@ jobsview_step (struct cairnd *d, struct jobsview *jv, struct cairn_error *err)
     if (jv->at == jv->l.n)
         return 1;
     id = jv->l.v[jv->at++].id;
-    if (journal_job_info (d->journal, id, &info) < 0)
+    if (journal_job_info (v->journal, id, &info) < 0)
         return errno == ENOENT ? 0
                                : errset (err, errno, "%s", strerror (errno));
-    if (jobs_add (d, jv->jobs, id, info.active, jv->sender, err) < 0)
+    if (jobs_add (v, jv->jobs, id, info.active, jv->sender, err) < 0)
         return -1;
     return jv->at == jv->l.n ? 1 : 0;
 }
 
 static void views_cb (struct ev_loop *loop, ev_idle *w, int revents)
 {
-    struct cairnd *d = w->data;
-    struct views *v = d->views;
+    struct views *v = w->data;
     long long until = mono_ns () + VIEWS_SLICE_NS;
 
     if (!v->privileged.head && !v->users.head) {
@@ -542,7 +551,7 @@ static void views_cb (struct ev_loop *loop, ev_idle *w, int revents)
         struct viewq *q = v->privileged.head ? &v->privileged : &v->users;
         struct jobsview *jv = viewq_pop (q);
         struct cairn_error err = {{0}};
-        int rc = jv->c ? jobsview_step (d, jv, &err) : 1;
+        int rc = jv->c ? jobsview_step (v, jv, &err) : 1;
 
         if (rc != 0) {
             jobsview_respond (jv, rc < 0 ? (errno ? errno : EIO) : 0, &err);
@@ -554,23 +563,31 @@ static void views_cb (struct ev_loop *loop, ev_idle *w, int revents)
         ev_idle_stop (loop, w);
 }
 
-/* Queue jv (taken) for views_cb. -1 with ENOMEM. */
-static int views_add (struct cairnd *d, struct jobsview *jv, bool privileged)
+struct views *views_create (struct ev_loop *loop,
+                            struct journal *journal,
+                            struct jobtable *jobs,
+                            const struct trust *trust)
 {
-    struct views *v = d->views;
+    struct views *v = calloc (1, sizeof (*v));
 
-    if (!v) {
-        if (!(v = calloc (1, sizeof (*v))))
-            return -1;
-        ev_idle_init (&v->w, views_cb);
-        v->w.data = d;
-        v->privileged.tail = &v->privileged.head;
-        v->users.tail = &v->users.head;
-        d->views = v;
-    }
+    if (!v)
+        return NULL;
+    v->loop = loop;
+    v->journal = journal;
+    v->jobs = jobs;
+    v->trust = trust;
+    ev_idle_init (&v->w, views_cb);
+    v->w.data = v;
+    v->privileged.tail = &v->privileged.head;
+    v->users.tail = &v->users.head;
+    return v;
+}
+
+/* Queue jv (taken) for views_cb. */
+static void views_add (struct views *v, struct jobsview *jv, bool privileged)
+{
     viewq_push (privileged ? &v->privileged : &v->users, jv);
-    ev_idle_start (d->loop, &v->w);
-    return 0;
+    ev_idle_start (v->loop, &v->w);
 }
 
 static void viewq_conn_gone (struct viewq *q, struct conn *c)
@@ -580,11 +597,11 @@ static void viewq_conn_gone (struct viewq *q, struct conn *c)
             jv->c = NULL;
 }
 
-void views_conn_gone (struct cairnd *d, struct conn *c)
+void views_conn_gone (struct views *v, struct conn *c)
 {
-    if (d->views) {
-        viewq_conn_gone (&d->views->privileged, c);
-        viewq_conn_gone (&d->views->users, c);
+    if (v) {
+        viewq_conn_gone (&v->privileged, c);
+        viewq_conn_gone (&v->users, c);
     }
 }
 
@@ -597,33 +614,32 @@ static size_t viewq_count (const struct viewq *q, long long uid)
     return n;
 }
 
-size_t views_pending (const struct cairnd *d)
+size_t views_pending (const struct views *v)
 {
-    return d->views ? viewq_count (&d->views->privileged, -1) +
-                          viewq_count (&d->views->users, -1)
-                    : 0;
+    return v ? viewq_count (&v->privileged, -1) + viewq_count (&v->users, -1)
+             : 0;
 }
 
-void views_destroy (struct cairnd *d)
+void views_destroy (struct views *v)
 {
-    struct views *v = d->views;
     struct jobsview *jv;
 
     if (!v)
         return;
-    ev_idle_stop (d->loop, &v->w);
+    int saved = errno;
+    ev_idle_stop (v->loop, &v->w);
     while ((jv = viewq_pop (&v->privileged)))
         jobsview_free (jv);
     while ((jv = viewq_pop (&v->users)))
         jobsview_free (jv);
     free (v);
-    d->views = NULL;
+    errno = saved;
 }
 
-void req_jobs (struct cairnd *d,
-               struct conn *c,
-               int64_t matchtag,
-               json_t *payload)
+void views_req_jobs (struct views *v,
+                     struct conn *c,
+                     int64_t matchtag,
+                     json_t *payload)
 {
     json_t *all = json_object_get (payload, "all");
     json_t *ids = json_object_get (payload, "ids");
@@ -631,7 +647,7 @@ void req_jobs (struct cairnd *d,
     struct cairn_error err = {{0}};
     struct journal_jobinfo info;
     size_t i;
-    json_t *v;
+    json_t *idv;
 
     if (all && !json_is_boolean (all)) {
         conn_respond_error (c, matchtag, EPROTO, "all: must be true or false");
@@ -639,8 +655,8 @@ void req_jobs (struct cairnd *d,
     }
     if (ids && jobs_ids (c, matchtag, ids) < 0)
         return;
-    if (!trust_privileged (d->trust, conn_uid (c)) && d->views &&
-        viewq_count (&d->views->users, conn_uid (c)) >= VIEWS_USER_MAX) {
+    if (!trust_privileged (v->trust, conn_uid (c)) &&
+        viewq_count (&v->users, conn_uid (c)) >= VIEWS_USER_MAX) {
         conn_respond_error (c, matchtag, EAGAIN,
                             "jobs: uid %u has %d jobs requests being answered "
                             "already: wait for their answers",
@@ -654,13 +670,13 @@ void req_jobs (struct cairnd *d,
     jv->matchtag = matchtag;
     jv->sender = conn_uid (c);
     if (ids) {
-        json_array_foreach (ids, i, v)
+        json_array_foreach (ids, i, idv)
         {
-            uint64_t id = (uint64_t)json_integer_value (v);
-            if (journal_job_info (d->journal, id, &info) < 0) {
+            uint64_t id = (uint64_t)json_integer_value (idv);
+            if (journal_job_info (v->journal, id, &info) < 0) {
                 if (errno != ENOENT)
                     goto readerr;
-                if (json_array_append (jv->missing, v) < 0)
+                if (json_array_append (jv->missing, idv) < 0)
                     goto nomem;
                 continue;
             }
@@ -672,13 +688,13 @@ void req_jobs (struct cairnd *d,
          * grow with time), walked from the newest end: anyone may ask, and
          * a journal can hold a million finished jobs. */
         struct journal_stats st;
-        if (journal_foreach_job (d->journal, true, joblist_cb, &jv->l, &err) <
+        if (journal_foreach_job (v->journal, true, joblist_cb, &jv->l, &err) <
             0)
             goto readerr;
         if (json_is_true (all)) {
-            if (journal_foreach_job_newest (d->journal, donelist_cb, &jv->l,
+            if (journal_foreach_job_newest (v->journal, donelist_cb, &jv->l,
                                             &err) < 0 ||
-                journal_stats (d->journal, &st) < 0)
+                journal_stats (v->journal, &st) < 0)
                 goto readerr;
             if (st.njobs - st.nactive > jv->l.ndone)
                 jv->skip = (json_int_t)(st.njobs - st.nactive - jv->l.ndone);
@@ -691,8 +707,7 @@ void req_jobs (struct cairnd *d,
         jobsview_free (jv);
         return;
     }
-    if (views_add (d, jv, trust_privileged (d->trust, jv->sender)) < 0)
-        goto nomem;
+    views_add (v, jv, trust_privileged (v->trust, jv->sender));
     return;
 readerr:
     if (errno == ENOMEM)
@@ -732,10 +747,10 @@ page_cb (uint64_t id, uint32_t seq, const char *line, size_t len, void *arg)
     return 0;
 }
 
-void req_job_events (struct cairnd *d,
-                     struct conn *c,
-                     int64_t matchtag,
-                     json_t *payload)
+void views_req_job_events (struct views *v,
+                           struct conn *c,
+                           int64_t matchtag,
+                           json_t *payload)
 {
     json_t *o = json_object_get (payload, "id");
     json_t *f = json_object_get (payload, "from");
@@ -766,7 +781,7 @@ void req_job_events (struct cairnd *d,
         conn_respond_error (c, matchtag, ENOMEM, "job-events: out of memory");
         goto done;
     }
-    if (journal_job_info (d->journal, id, &info) < 0) {
+    if (journal_job_info (v->journal, id, &info) < 0) {
         if (errno == ENOENT)
             conn_respond_error (c, matchtag, ENOENT, "job %ju not found",
                                 (uintmax_t)id);
@@ -778,7 +793,7 @@ void req_job_events (struct cairnd *d,
     }
     /* info and the events are read between two commits of this loop: the
      * events counted are the events read */
-    if (journal_read_job (d->journal, id, (uint32_t)from, page_cb, &p, &err) <
+    if (journal_read_job (v->journal, id, (uint32_t)from, page_cb, &p, &err) <
         0) {
         conn_respond_error (c, matchtag, errno,
                             "job %ju: cannot read the journal: %s",

@@ -20,7 +20,7 @@
 
 #include "client/client.h"
 #include "core/config.h"
-#include "exec/daemon_private.h" /* the loop, the journal */
+#include "exec/daemon.h" /* cairnd_loop, cairnd_journal */
 
 struct fake_daemon {
     struct cairnd *d;

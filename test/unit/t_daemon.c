@@ -23,6 +23,7 @@
 
 #include "core/jobspec.h"
 #include "core/rv1.h"
+#include "exec/turn.h"
 #include "journal/journal.h"
 #include "supervise/procfs.h"
 
@@ -37,7 +38,7 @@ static void turn (void)
 {
     struct cairn_error err;
     json_t *r;
-    ev_run (d->loop, EVRUN_NOWAIT);
+    ev_run (cairnd_loop (d), EVRUN_NOWAIT);
     while ((r = client_recv (cl, 0, &err)))
         json_decref (r);
 }
@@ -69,8 +70,8 @@ static bool committed (const char *name, const char *execid)
 {
     struct find f = {.name = name, .execid = execid};
     struct cairn_error err;
-    return journal_read_job (d->journal, cur_id, 0, find_event, &f, &err) ==
-               0 &&
+    return journal_read_job (cairnd_journal (d), cur_id, 0, find_event, &f,
+                             &err) == 0 &&
            f.found;
 }
 
@@ -116,7 +117,8 @@ static const char *names_of (uint64_t id)
     size_t i, off = 0;
 
     buf[0] = '\0';
-    if (journal_read_job (d->journal, id, 0, collect_name, names, &err) == 0)
+    if (journal_read_job (cairnd_journal (d), id, 0, collect_name, names,
+                          &err) == 0)
         json_array_foreach (names, i, v) off +=
             (size_t)snprintf (buf + off, sizeof (buf) - off, "%s%s",
                               i ? " " : "", json_string_value (v));
@@ -158,14 +160,15 @@ static const char *ctx_of (uint64_t id, const char *name)
     char *want[2] = {(char *)name, buf};
     struct cairn_error err;
     buf[0] = '\0';
-    (void)journal_read_job (d->journal, id, 0, first_ctx, want, &err);
+    (void)journal_read_job (cairnd_journal (d), id, 0, first_ctx, want, &err);
     return buf;
 }
 
 static bool job_done (uint64_t id)
 {
     struct journal_jobinfo info;
-    return journal_job_info (d->journal, id, &info) == 0 && !info.active;
+    return journal_job_info (cairnd_journal (d), id, &info) == 0 &&
+           !info.active;
 }
 
 static void start_job (uint64_t id, uint32_t nranks)
@@ -322,7 +325,7 @@ static void test_vanished (void)
 static void test_unsafe (void)
 {
     /* the check above can fail: acting before committing is caught */
-    turn_unsafe_effects_first (d->turn, true);
+    turn_unsafe_effects_first (cairnd_turn (d), true);
     wal_ok = wal_bad = 0;
     start_job (105, 1);
     (void)drive_to_clean (105);
@@ -330,7 +333,7 @@ static void test_unsafe (void)
         "unsafe: with effects first, a start before its intent's commit is "
         "caught (%d)",
         wal_bad);
-    turn_unsafe_effects_first (d->turn, false);
+    turn_unsafe_effects_first (cairnd_turn (d), false);
 }
 
 /* Is s a canonical RFC 4122 version 4 UUID? */

@@ -40,10 +40,6 @@ static void fake_forget (void *arg, struct jobentry *je)
 
 static const struct jobtable_ops ops = {.due = fake_due, .forget = fake_forget};
 
-/* Stands for the daemon each entry names (je->d): never read here. */
-static char daemon_[1];
-#define DAEMON ((struct cairnd *)daemon_)
-
 static double now_real (void)
 {
     struct timespec ts;
@@ -63,15 +59,15 @@ static void emit (struct jobentry *je)
 static void test_entries (struct ev_loop *loop)
 {
     struct fake_due f = {0};
-    struct jobtable *t = jobtable_create (loop, DAEMON, &ops, &f);
+    struct jobtable *t = jobtable_create (loop, &ops, &f);
     struct job *a = job_create (42), *b = job_create (7);
 
     ok (t && a && b, "entries: table and jobs made");
     struct jobentry *ja = jobtable_add (t, a);
     struct jobentry *jb = jobtable_add (t, b);
     ok (ja && jb, "entries: two added");
-    ok (ja && ja->table == t && ja->job == a && ja->d == DAEMON,
-        "entries: the entry holds its job, its table and the table's daemon");
+    ok (ja && ja->table == t && ja->job == a,
+        "entries: the entry holds its job and its table");
     is_str (ja ? ja->key : "", "42", "entries: keyed by decimal id");
     like (ja ? ja->name : "", "42 (", "entries: named by id and F58 id");
     ok (jobtable_get (t, 42) == ja && jobtable_get (t, 7) == jb,
@@ -97,7 +93,7 @@ static void test_entries (struct ev_loop *loop)
 static void test_dirty (struct ev_loop *loop)
 {
     struct fake_due f = {0};
-    struct jobtable *t = jobtable_create (loop, DAEMON, &ops, &f);
+    struct jobtable *t = jobtable_create (loop, &ops, &f);
     struct jobentry *a = jobtable_add (t, job_create (1));
     struct jobentry *b = jobtable_add (t, job_create (2));
 
@@ -133,7 +129,7 @@ static void test_acted (struct ev_loop *loop)
     struct job_config jc;
     struct cairn_error err;
     double now = now_real ();
-    struct jobtable *t = jobtable_create (loop, DAEMON, &ops, &f);
+    struct jobtable *t = jobtable_create (loop, &ops, &f);
 
     job_config_init (&jc);
     if (fake_accept (&fb, 5, now, getuid (), &jc, 1, now + 3600, 0, getuid (),
@@ -173,7 +169,7 @@ static void test_acted (struct ev_loop *loop)
 static void test_no_deadline (struct ev_loop *loop)
 {
     struct fake_due f = {0};
-    struct jobtable *t = jobtable_create (loop, DAEMON, &ops, &f);
+    struct jobtable *t = jobtable_create (loop, &ops, &f);
     struct jobentry *je = jobtable_add (t, job_create (9));
 
     jobtable_rearm (je);

@@ -84,7 +84,7 @@ static void world_open (struct world *w)
         !(w->jctx = jobctx_create (getuid (), &jctx_ops, NULL)) ||
         !(w->streams = streams_create (&streams_ops, NULL)) ||
         !(w->output = output_create (w->loop, w->streams, w->procs, &w->cfg)) ||
-        !(w->jobs = jobtable_create (w->loop, NULL, &jobs_ops, NULL)) ||
+        !(w->jobs = jobtable_create (w->loop, &jobs_ops, NULL)) ||
         !(w->lp = localproc_create (w->procs, w->jctx, w->output, "boot")))
         BAIL_OUT ("cannot set up: %s", err.text);
     jobctx_fill (w->jctx, &ctx);

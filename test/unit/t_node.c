@@ -59,7 +59,8 @@ static const char *committed_state (const char *execid, bool *acked)
     state[0] = '\0';
     if (acked)
         *acked = false;
-    if (journal_foreach_nodeproc (d->journal, rec_cb, &f, &err) == 0 && f.rec) {
+    if (journal_foreach_nodeproc (cairnd_journal (d), rec_cb, &f, &err) == 0 &&
+        f.rec) {
         snprintf (state, sizeof (state), "%s",
                   json_string_value (json_object_get (f.rec, "state")));
         if (acked)
@@ -86,7 +87,7 @@ static json_t *wait_response (int64_t matchtag)
     struct cairn_error err;
     for (int i = 0; i < 200; i++) {
         json_t *r;
-        ev_run (d->loop, EVRUN_NOWAIT);
+        ev_run (cairnd_loop (d), EVRUN_NOWAIT);
         while ((r = client_recv (cl, 0, &err))) {
             json_int_t mt = -1;
             json_t *p = NULL;
@@ -130,7 +131,7 @@ int main (void)
     fake_daemon_start (&fd, json_pack ("{s:s}", "role", "node"));
     d = fd.d;
     cl = fd.cl;
-    ok (d->node != NULL && fake_procs != NULL,
+    ok (cairnd_is_node (d) && fake_procs != NULL,
         "a node-role cairnd on the fake supervisor");
     fake_on_start = check_intent;
 

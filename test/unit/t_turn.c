@@ -125,7 +125,7 @@ static void world_init (struct world *w)
     config_init (&w->cfg);
     if (!(w->loop = ev_loop_new (EVFLAG_AUTO)) ||
         !(w->outbox = outbox_create ()) ||
-        !(w->jobs = jobtable_create (w->loop, NULL, &table_ops, NULL)) ||
+        !(w->jobs = jobtable_create (w->loop, &table_ops, NULL)) ||
         !(w->quota = quota_create (journal, &w->cfg)) ||
         !(w->turn = turn_create (w->loop, journal, w->outbox, w->jobs,
                                  w->quota, w->procs, 0, &turn_ops, NULL)))
