@@ -31,7 +31,9 @@
 #include "flux/brokers.h"
 #include "flux/fctx.h"
 #include "flux/fjob.h"
-#include "flux/fjob_private.h"
+#include "flux/fjobrec.h"
+#include "flux/fjob_say.h"
+#include "flux/fjob_stream.h"
 #include "flux/fshell.h"
 #include "flux/guest.h"
 #include "flux/shellout.h"
@@ -60,10 +62,9 @@ static json_t *cairn_jobspec (struct fjob *job)
     json_t *env = NULL, *renv = NULL, *js = NULL;
     char id[32], ns[64];
 
-    (void)json_unpack (job->jobspec,
-                       "{s?{s?{s?F s?{s?s s?i}}}}", "attributes", "system",
-                       "duration", &duration, "exec", "job_shell", &shell,
-                       "prolog-failures-allowed", &pfa);
+    (void)json_unpack (job->jobspec, "{s?{s?{s?F s?{s?s s?i}}}}", "attributes",
+                       "system", "duration", &duration, "exec", "job_shell",
+                       &shell, "prolog-failures-allowed", &pfa);
     if (!job->out && !(job->out = shellout_create (shell)))
         return NULL;
     snprintf (id, sizeof (id), "%ju", (uintmax_t)job->id);
@@ -86,9 +87,9 @@ static json_t *cairn_jobspec (struct fjob *job)
     for (size_t i = 0; i < job->nranks; i++) {
         char r[16];
         snprintf (r, sizeof (r), "%u", (unsigned)job->ranks[i]);
-        if (json_object_set_new (renv, r,
-                                 json_pack ("{s:s}", "FLUX_URI",
-                                            ctx->uris[job->ranks[i]])) < 0)
+        if (json_object_set_new (
+                renv, r,
+                json_pack ("{s:s}", "FLUX_URI", ctx->uris[job->ranks[i]])) < 0)
             goto done;
     }
     /* hold-on-shrink: flux-shell sizes the job from R, so after a
@@ -155,9 +156,9 @@ static void cairnd_send_start (struct fjob *job, bool reattach, int since)
                             1, "output", 1)
                : NULL;
     }
-    int64_t mt = p ? cconn_rpc (ctx->cc, "start", p, CREPLY_STREAMING,
-                                stream_cb, job)
-                   : -1;
+    int64_t mt =
+        p ? cconn_rpc (ctx->cc, "start", p, CREPLY_STREAMING, stream_cb, job)
+          : -1;
     if (mt < 0) {
         if (errno != ENOTCONN)
             flux_log_error (ctx->h, "job %s: start to cairnd", job->f58);
@@ -361,8 +362,8 @@ void fjob_exception (struct fjob *job,
     if (severity != 0 || job->state == FJOB_DONE || job->conflict)
         return; /* as job-exec: only fatal exceptions stop a job */
     fshell_stop (job->watch);
-    p = json_pack ("{s:I s:s s:i s:s}", "id", (json_int_t)job->id, "type",
-                   type, "severity", severity, "note", "");
+    p = json_pack ("{s:I s:s s:i s:s}", "id", (json_int_t)job->id, "type", type,
+                   "severity", severity, "note", "");
     /* the wait status a shell puts in its exception is a task's: the
      * job's is that of a shell that exited with the task's code, as
      * job-exec reports it (128 + signal for a signal) */
@@ -653,9 +654,8 @@ static int ranks_of (struct fjob *job)
 
     if (!all)
         return -1;
-    json_array_foreach (json_object_get (json_object_get (job->R, "execution"),
-                                         "R_lite"),
-                        i, e)
+    json_array_foreach (
+        json_object_get (json_object_get (job->R, "execution"), "R_lite"), i, e)
     {
         const char *s = json_string_value (json_object_get (e, "rank"));
         struct idset *one = s ? idset_decode (s, NULL) : NULL;
@@ -668,8 +668,8 @@ static int ranks_of (struct fjob *job)
         idset_destroy (one);
     }
     job->nranks = idset_count (all);
-    if (job->nranks == 0 || !(job->ranks = calloc (job->nranks,
-                                                   sizeof (uint32_t)))) {
+    if (job->nranks == 0 ||
+        !(job->ranks = calloc (job->nranks, sizeof (uint32_t)))) {
         idset_destroy (all);
         errno = job->nranks ? ENOMEM : EINVAL;
         return -1;

@@ -49,17 +49,7 @@ struct fjob;
  * serves one Flux instance. */
 #define FJOB_CLIENT "flux"
 
-/* What the module lends a job besides its context (fctx.h: the broker,
- * the connection to cairnd, the settings): the job answers through these
- * and never calls up into the module. */
-struct fjob_ops {
-    /* The final release went to the job-manager: the job is over, and
-     * may be destroyed from this call (it is not used after it). */
-    void (*released) (struct fjob *job, void *arg);
-    /* What a resync saw of job id's events before its start request came
-     * (resync.h): {name: count}, a new reference, or NULL. */
-    json_t *(*seen) (flux_jobid_t id, void *arg);
-};
+struct fjob_ops; /* what the module lends a job (fctx.h) */
 
 /* Take the job-manager's start request (payload already unpacked into
  * id, userid, jobspec, R, reattach; msg is kept until the final release).

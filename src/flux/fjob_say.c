@@ -1,5 +1,5 @@
 /* fjob_say.c - what a Flux job says, to the job-manager and to cairnd
- * besides its stream (fjob_private.h): its state moves, its answers to the
+ * besides its stream (fjob_say.h): its state moves, its answers to the
  * start request, the `resume`s and the fatal exceptions it sends cairnd.
  * The bottom of the job's three files: fjob.c (the start path) and
  * fjob_stream.c (cairnd's responses handled) both use it, it uses
@@ -12,7 +12,8 @@
 
 #include "flux/cconn.h"
 #include "flux/fctx.h"
-#include "flux/fjob_private.h"
+#include "flux/fjobrec.h"
+#include "flux/fjob_say.h"
 #include "flux/fshell.h"
 
 bool fjob_move (struct fjob *job, enum fjob_event ev)
@@ -74,8 +75,8 @@ static void ready_cb (const json_t *msg, void *arg)
     cconn_msg_split (msg, &m);
     /* ENOENT: the word beat the start; say_ready says it again */
     if (m.errnum && m.errnum != ENOENT)
-        flux_log (job->ctx->h, LOG_ERR, "job %s: resume (ready): %s",
-                  job->f58, m.errstr ? m.errstr : strerror ((int)m.errnum));
+        flux_log (job->ctx->h, LOG_ERR, "job %s: resume (ready): %s", job->f58,
+                  m.errstr ? m.errstr : strerror ((int)m.errnum));
     job->ready_pending = false;
     job->ready_mt = 0;
 }

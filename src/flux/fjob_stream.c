@@ -17,7 +17,9 @@
 #include "core/streamtype.h"
 #include "flux/brokers.h"
 #include "flux/fctx.h"
-#include "flux/fjob_private.h"
+#include "flux/fjobrec.h"
+#include "flux/fjob_say.h"
+#include "flux/fjob_stream.h"
 #include "flux/fshell.h"
 #include "flux/guest.h"
 #include "flux/jmevent.h"
@@ -313,9 +315,8 @@ typedef flux_future_t *(*resp_handler_f) (struct fjob *job,
 
 /* The stream opens after a reattach: at the first attach of this
  * module, what does Flux have already? */
-static flux_future_t *on_reattached (struct fjob *job,
-                                     const char *name,
-                                     json_t *data)
+static flux_future_t *
+on_reattached (struct fjob *job, const char *name, json_t *data)
 {
     flux_future_t *f = NULL;
     char key[128];
@@ -337,15 +338,15 @@ static flux_future_t *on_reattached (struct fjob *job,
  * was received (`since`), so nothing is to be skipped; counting the
  * eventlog then would drop a final release behind an earlier partial
  * one. */
-static flux_future_t *on_accepted (struct fjob *job,
-                                   const char *name,
-                                   json_t *data)
+static flux_future_t *
+on_accepted (struct fjob *job, const char *name, json_t *data)
 {
     job->skip_pending = false;
     return NULL;
 }
 
-static flux_future_t *on_start (struct fjob *job, const char *name, json_t *data)
+static flux_future_t *
+on_start (struct fjob *job, const char *name, json_t *data)
 {
     if (!job->relayed_start)
         fjob_jm_respond (job, "start", NULL);
@@ -353,9 +354,8 @@ static flux_future_t *on_start (struct fjob *job, const char *name, json_t *data
     return NULL;
 }
 
-static flux_future_t *on_exception (struct fjob *job,
-                                    const char *name,
-                                    json_t *data)
+static flux_future_t *
+on_exception (struct fjob *job, const char *name, json_t *data)
 {
     flux_t *h = job->ctx->h;
 
@@ -392,9 +392,8 @@ static flux_future_t *on_exception (struct fjob *job,
     return NULL;
 }
 
-static flux_future_t *on_finish (struct fjob *job,
-                                 const char *name,
-                                 json_t *data)
+static flux_future_t *
+on_finish (struct fjob *job, const char *name, json_t *data)
 {
     flux_t *h = job->ctx->h;
     flux_future_t *f = NULL;
@@ -417,16 +416,14 @@ static flux_future_t *on_finish (struct fjob *job,
     return f;
 }
 
-static flux_future_t *on_prolog (struct fjob *job,
-                                 const char *name,
-                                 json_t *data)
+static flux_future_t *
+on_prolog (struct fjob *job, const char *name, json_t *data)
 {
     return jmevent_post_perilog (job->ctx->h, job->id, name, data);
 }
 
-static flux_future_t *on_epilog (struct fjob *job,
-                                 const char *name,
-                                 json_t *data)
+static flux_future_t *
+on_epilog (struct fjob *job, const char *name, json_t *data)
 {
     /* partial release: not posted, an epilog-start would hold the job's
      * `free`, and with it every rank, until the last epilog-finish */
@@ -435,9 +432,8 @@ static flux_future_t *on_epilog (struct fjob *job,
     return jmevent_post_perilog (job->ctx->h, job->id, name, data);
 }
 
-static flux_future_t *on_output (struct fjob *job,
-                                 const char *name,
-                                 json_t *data)
+static flux_future_t *
+on_output (struct fjob *job, const char *name, json_t *data)
 {
     flux_future_t *f = NULL;
     json_t *c = job->out ? shellout_log (job->out, data) : NULL;
@@ -448,9 +444,8 @@ static flux_future_t *on_output (struct fjob *job,
     return f;
 }
 
-static flux_future_t *on_shell_end (struct fjob *job,
-                                    const char *name,
-                                    json_t *data)
+static flux_future_t *
+on_shell_end (struct fjob *job, const char *name, json_t *data)
 {
     lost_contact (job, data);
     fshell_end (job->watch, data); /* cairnd's, not Flux's: not posted */
@@ -462,26 +457,22 @@ static flux_future_t *on_hold (struct fjob *job, const char *name, json_t *data)
     return shrink (job, data);
 }
 
-static flux_future_t *on_drain (struct fjob *job,
-                                const char *name,
-                                json_t *data)
+static flux_future_t *
+on_drain (struct fjob *job, const char *name, json_t *data)
 {
     const char *ranks = NULL, *reason = "";
 
-    if (json_unpack (data, "{s:s s?s}", "ranks", &ranks, "reason", &reason) <
-        0)
+    if (json_unpack (data, "{s:s s?s}", "ranks", &ranks, "reason", &reason) < 0)
         return NULL;
     /* in flux dmesg, as job-exec and perilog.so log their drains */
     flux_log (job->ctx->h, LOG_WARNING, "job %s: draining rank(s) %s: %s",
               job->f58, ranks, reason);
-    return flux_rpc_pack (job->ctx->h, "resource.drain", 0, 0,
-                          "{s:s s:s s:s}", "targets", ranks, "reason", reason,
-                          "mode", "update");
+    return flux_rpc_pack (job->ctx->h, "resource.drain", 0, 0, "{s:s s:s s:s}",
+                          "targets", ranks, "reason", reason, "mode", "update");
 }
 
-static flux_future_t *on_release (struct fjob *job,
-                                  const char *name,
-                                  json_t *data)
+static flux_future_t *
+on_release (struct fjob *job, const char *name, json_t *data)
 {
     flux_future_t *f;
     int final = 0;
