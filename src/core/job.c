@@ -751,10 +751,8 @@ static int fold_posted (struct job *job, const char *name, json_t *ctx)
 
 /* A node's report about a process that was already given up on (lost
  * when its node went silent): recorded, never acted on. */
-static int fold_proc_late (struct job *job,
-                           double t,
-                           json_t *ctx,
-                           struct cairn_error *err)
+static int
+fold_proc_late (struct job *job, double t, json_t *ctx, struct cairn_error *err)
 {
     struct job_proc *p = ctx_proc (job, ctx, err);
     if (!p)
@@ -911,22 +909,11 @@ static bool stream_name (const char *type, enum stream_kind kind)
     return false;
 }
 
-bool job_stream_notice (const char *type)
-{
-    return stream_name (type, STREAM_KIND_NOTICE);
-}
-
 bool job_event_is_cairns (const char *name)
 {
     return job_event_of (name) != JOB_EV_OTHER ||
            stream_name (name, STREAM_KIND_OPENING) ||
            stream_name (name, STREAM_KIND_NOTICE);
-}
-
-bool job_stream_counts (const char *type)
-{
-    return !stream_name (type, STREAM_KIND_OPENING) &&
-           !stream_name (type, STREAM_KIND_NOTICE);
 }
 
 int job_apply (struct job *job, const json_t *entry, struct cairn_error *err)

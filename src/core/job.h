@@ -569,14 +569,6 @@ bool job_ev_is_progress (enum job_event ev);
  * (accepted, reattached, output, kill)? Such names cannot be posted. */
 bool job_event_is_cairns (const char *name);
 
-/* Is a stream response of this type a live notice (output, kill): not a
- * journaled event, never resent (cairn-protocol(7))? */
-bool job_stream_notice (const char *type);
-
-/* Does a reattach's `since` count a stream response of this type? Not the
- * stream's opening (accepted, reattached) nor a live notice. */
-bool job_stream_counts (const char *type);
-
 /* The longest name job_post() takes. */
 #define JOB_POST_NAME_MAX 64
 
