@@ -16,7 +16,8 @@ if(FLUX_FOUND AND FLUX_IDSET_FOUND AND NOT SANITIZE)
   # position independent.
   set_property(TARGET cairn_core PROPERTY POSITION_INDEPENDENT_CODE ON)
   file(GLOB FLUX_SRC CONFIGURE_DEPENDS src/flux/*.c)
-  add_library(cairn-exec MODULE ${FLUX_SRC} src/util/statedir.c)
+  add_library(cairn-exec MODULE ${FLUX_SRC} src/util/statedir.c
+              src/util/hashmap.c)
   set_target_properties(cairn-exec PROPERTIES PREFIX ""
                         C_VISIBILITY_PRESET hidden)
   target_link_libraries(cairn-exec PRIVATE cairn_core PkgConfig::FLUX
